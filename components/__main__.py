@@ -1,0 +1,5 @@
+import sys
+
+from components.cli import main
+
+sys.exit(main())

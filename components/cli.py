@@ -1,0 +1,120 @@
+"""`python -m components ...`: the offline plan and catalog lookups, no cloud account needed.
+
+User mistakes (unknown stack, bad config, bad arguments) print a clear message and exit 2;
+they never end in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from components.errors import ConfigError
+
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m components", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
+    plan.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
+    plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
+    plan.add_argument("--out", type=Path, help="write one YAML file per Kubernetes object here")
+    plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    plan.set_defaults(handler=_plan)
+
+    shapes = commands.add_parser("shapes", help="list the TPU catalog or resolve one name")
+    shapes.add_argument("name", nargs="?", help="an accelerator name such as v5litepod-16")
+    shapes.add_argument("--json", action="store_true", help="print JSON")
+    shapes.set_defaults(handler=_shapes)
+
+    reference = commands.add_parser("config-reference", help="print the config reference")
+    reference.set_defaults(handler=_config_reference)
+    return parser
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from components.plan import render
+    from components.plan.engine import plan_stack
+    from components.stack_file import STACKS_DIR, load_stack
+
+    config = load_stack(args.stack, args.stacks_dir or STACKS_DIR)
+    plan = plan_stack(config, args.stack)
+    if args.json:
+        sys.stdout.write(render.render_json(plan))
+    else:
+        print(render.render_text(plan))
+    if args.out is not None:
+        written = render.write_manifests(plan, args.out)
+        print(f"wrote {len(written)} Kubernetes manifests to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _shapes(args: argparse.Namespace) -> int:
+    from components import catalog
+    from components.errors import ConfigIssue
+
+    if args.name:
+        try:
+            shapes = [catalog.resolve_accelerator(args.name)]
+        except catalog.CatalogError as exc:
+            raise ConfigError([ConfigIssue("name", str(exc))], "shapes") from None
+    else:
+        shapes = catalog.all_shapes()
+    rows = [_shape_row(s) for s in shapes]
+    if args.json:
+        print(json.dumps(rows if not args.name else rows[0], indent=2))
+        return 0
+    header = ("accelerator", "topology", "machine type", "hosts", "chips/host", "chips", "pathways")
+    print("  ".join(f"{h:<14}" for h in header).rstrip())
+    for row in rows:
+        cells = (
+            row["accelerator"],
+            row["topology"],
+            row["machineType"],
+            row["hosts"],
+            row["chipsPerHost"],
+            row["chips"],
+            row["pathwaysInstanceType"]
+            + ("" if row["pathwaysSupported"] else " (not accepted by controller v0.1.4)"),
+        )
+        print("  ".join(f"{c!s:<14}" for c in cells).rstrip())
+    return 0
+
+
+def _shape_row(shape) -> dict[str, object]:
+    return {
+        "accelerator": shape.accelerator_name,
+        "generation": shape.generation.value,
+        "topology": shape.topology,
+        "machineType": shape.machine_type,
+        "acceleratorLabel": shape.accelerator_label,
+        "hosts": shape.hosts,
+        "chipsPerHost": shape.chips_per_host,
+        "chips": shape.chips,
+        "multiHost": shape.multi_host,
+        "pathwaysInstanceType": shape.pathways_instance_type,
+        "pathwaysSupported": shape.pathways_supported,
+    }
+
+
+def _config_reference(_: argparse.Namespace) -> int:
+    from components.config_reference import render_reference
+
+    print(render_reference())
+    return 0

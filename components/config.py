@@ -1,0 +1,427 @@
+"""The stack configuration schema: everything a `stacks/Pulumi.<stack>.yaml` holds under the
+``tpu-pathways:`` namespace, as pydantic models.
+
+These models are the single, documented schema of the config: their field docstrings become
+the README's config reference (``python -m components config-reference``). Validation runs
+before any resource is registered and reports every problem at once (see ``errors.py``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections import Counter
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from components import catalog
+from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
+from components.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
+from components.machines import machine_type
+
+NAMESPACE = "tpu-pathways"
+
+
+class ConfigModel(BaseModel):
+    """Base for every config model: camelCase keys, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        frozen=True,
+        use_attribute_docstrings=True,
+    )
+
+
+def _pattern(regex: str, what: str):
+    compiled = re.compile(regex)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 CIDR range such as '10.0.0.0/20'") from None
+    return value
+
+
+ProjectId = Annotated[
+    str,
+    _pattern(
+        r"[a-z][a-z0-9-]{4,28}[a-z0-9]",
+        "a GCP project ID (6-30 lowercase letters, digits or hyphens, starting with a letter)",
+    ),
+]
+DnsLabel = Annotated[
+    str,
+    _pattern(
+        r"[a-z]([-a-z0-9]{0,28}[a-z0-9])?",
+        "a name of 1-30 lowercase letters, digits or hyphens that starts with a letter "
+        "and does not end with a hyphen",
+    ),
+]
+ClusterName = Annotated[
+    str,
+    _pattern(
+        r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?",
+        "a GKE cluster name (1-40 lowercase letters, digits or hyphens, starting with a letter)",
+    ),
+]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+Label = Annotated[
+    str,
+    _pattern(r"[a-z0-9]([-_a-z0-9]{0,61}[a-z0-9])?|", "a GCP label value (lowercase, at most 63)"),
+]
+
+
+class Environment(StrEnum):
+    """What a stack is for; ``production`` turns on deletion protection of stateful resources."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PRODUCTION = "production"
+
+
+class ReleaseChannel(StrEnum):
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+class CapacityType(StrEnum):
+    ON_DEMAND = "onDemand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    FLEX_START = "flexStart"
+
+
+class GcpConfig(ConfigModel):
+    """Where the stack's resources live."""
+
+    project: ProjectId
+    """GCP project ID that owns the cluster, network, node pools and bucket."""
+    region: Annotated[str, _pattern(r"[a-z]+-[a-z]+\d+", "a GCP region such as 'us-east5'")]
+    """Region of the cluster's control plane (regional clusters), subnet and bucket."""
+    zone: Annotated[str, _pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "a GCP zone such as 'us-east5-b'")]
+    """Zone of every node pool; TPU capacity is zonal, so all slices live here."""
+
+    @model_validator(mode="after")
+    def _zone_in_region(self) -> GcpConfig:
+        if not self.zone.startswith(self.region + "-"):
+            raise KeyedError.at(
+                "zone", f"{self.zone!r} is not in region {self.region!r} (expected {self.region}-X)"
+            )
+        return self
+
+
+class NetworkConfig(ConfigModel):
+    """The VPC the cluster uses: a dedicated one (default) or an existing one."""
+
+    existing_network: str | None = None
+    """Name of an existing VPC to use instead of creating one. Requires existingSubnetwork."""
+    existing_subnetwork: str | None = None
+    """Name of an existing subnetwork in the region (with existingNetwork)."""
+    mtu: int = Field(8896, ge=1300, le=8896)
+    """MTU of the created VPC. 8896 is what large TPU deployments use for DCN traffic."""
+    nodes_cidr: Cidr = "10.0.0.0/20"
+    """Primary range of the created subnetwork (node IPs)."""
+    pods_cidr: Cidr = "10.4.0.0/14"
+    """Secondary range for pod IPs (VPC-native cluster)."""
+    services_cidr: Cidr = "10.8.0.0/20"
+    """Secondary range for service IPs."""
+
+    @model_validator(mode="after")
+    def _existing_pair(self) -> NetworkConfig:
+        if (self.existing_network is None) != (self.existing_subnetwork is None):
+            missing = (
+                "existingSubnetwork" if self.existing_subnetwork is None else "existingNetwork"
+            )
+            raise KeyedError.at(missing, "required when the other existing* key is set")
+        ranges = {"nodesCidr": self.nodes_cidr, "podsCidr": self.pods_cidr}
+        ranges["servicesCidr"] = self.services_cidr
+        nets = {k: ipaddress.ip_network(v) for k, v in ranges.items()}
+        keys = list(nets)
+        for i, a in enumerate(keys):
+            for b in keys[i + 1 :]:
+                if nets[a].overlaps(nets[b]):
+                    raise KeyedError.at(b, f"{ranges[b]!r} overlaps {a} {ranges[a]!r}")
+        return self
+
+    @property
+    def create(self) -> bool:
+        return self.existing_network is None
+
+
+class AuthorizedNetwork(ConfigModel):
+    cidr: Cidr
+    """CIDR allowed to reach the control plane's IP endpoint."""
+    display_name: str = ""
+    """A label shown in the console."""
+
+
+class ExistingClusterConfig(ConfigModel):
+    """Target a cluster another stack (or XPK) made, instead of creating one."""
+
+    name: ClusterName | None = None
+    """Name of the existing GKE cluster (with location). Its endpoint is looked up at deploy."""
+    location: str | None = None
+    """Region or zone of the existing cluster."""
+    kubeconfig_context: str | None = None
+    """Alternatively, a context of the user's kubeconfig file to deploy through."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ExistingClusterConfig:
+        by_name = self.name is not None or self.location is not None
+        if by_name and self.kubeconfig_context is not None:
+            raise KeyedError.at("kubeconfigContext", "give either name+location or a context")
+        if by_name and (self.name is None or self.location is None):
+            raise KeyedError.at("name" if self.name is None else "location", "required together")
+        if not by_name and self.kubeconfig_context is None:
+            raise KeyedError.at("name", "give name+location, or kubeconfigContext")
+        return self
+
+
+class ClusterConfig(ConfigModel):
+    """The GKE Standard cluster."""
+
+    name: ClusterName
+    """Cluster name; also the prefix of the network, service account and bucket names."""
+    regional: bool = True
+    """Regional control plane (nodes still in the one zone), as XPK creates; false = zonal."""
+    release_channel: ReleaseChannel = ReleaseChannel.RAPID
+    """GKE release channel. RAPID gets new TPU features first (XPK's default)."""
+    deletion_protection: bool = True
+    """Refuse `pulumi destroy` of the cluster. Turn off only for throwaway stacks."""
+    private_nodes: bool = False
+    """Nodes without external IPs; a Cloud Router + NAT is created for egress."""
+    authorized_networks: list[AuthorizedNetwork] = []
+    """CIDRs allowed to reach the IP control-plane endpoint (the DNS endpoint is IAM-gated)."""
+    network: NetworkConfig = NetworkConfig()
+    """The VPC (created by default)."""
+    existing: ExistingClusterConfig | None = None
+    """Deploy onto an existing cluster: nothing cluster-level is created."""
+
+
+class CpuPoolConfig(ConfigModel):
+    """The CPU node pool that runs the Pathways head pods (resource manager, proxy, user code)."""
+
+    name: DnsLabel = "cpu-np"
+    """GKE node pool name."""
+    machine_type: str = "n2-standard-64"
+    """Machine type; it must hold the Pathways head pod (checked against GKE's allocatable)."""
+    min_nodes: int = Field(1, ge=0, le=1000)
+    """Autoscaling minimum."""
+    max_nodes: int = Field(20, ge=1, le=1000)
+    """Autoscaling maximum."""
+    disk_size_gb: int = Field(200, ge=50, le=65536)
+    """Boot disk size."""
+
+    @model_validator(mode="after")
+    def _sizes(self) -> CpuPoolConfig:
+        issues = []
+        try:
+            machine_type(self.machine_type)
+        except ValueError as exc:
+            issues.append(ConfigIssue("machineType", str(exc)))
+        if self.max_nodes < self.min_nodes:
+            issues.append(
+                ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
+            )
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+    @property
+    def machine(self):
+        return machine_type(self.machine_type)
+
+
+class CapacityConfig(ConfigModel):
+    """How a TPU pool's VMs are obtained: exactly one of the keys (default: onDemand)."""
+
+    on_demand: bool = False
+    """Regular on-demand VMs."""
+    spot: bool = False
+    """Spot VMs: cheaper, preemptible at any time."""
+    reservation: (
+        Annotated[
+            str,
+            _pattern(
+                r"[a-z]([-a-z0-9]*[a-z0-9])?|projects/[a-z][-a-z0-9]*/reservations/[a-z]([-a-z0-9]*[a-z0-9])?",
+                "a reservation name or projects/<project>/reservations/<name>",
+            ),
+        ]
+        | None
+    ) = None
+    """Consume a specific reservation (name, or projects/P/reservations/R when shared)."""
+    flex_start: bool = False
+    """Dynamic Workload Scheduler flex-start: nodes come when capacity frees up (scales 0..N)."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> CapacityConfig:
+        chosen = self._chosen()
+        if len(chosen) > 1:
+            raise ValueError(
+                f"choose exactly one capacity type, got {', '.join(t.value for t in chosen)}; "
+                "allowed: onDemand, spot, reservation, flexStart"
+            )
+        return self
+
+    def _chosen(self) -> list[CapacityType]:
+        flags = {
+            CapacityType.ON_DEMAND: self.on_demand,
+            CapacityType.SPOT: self.spot,
+            CapacityType.RESERVATION: self.reservation is not None,
+            CapacityType.FLEX_START: self.flex_start,
+        }
+        return [kind for kind, on in flags.items() if on]
+
+    @property
+    def type(self) -> CapacityType:
+        chosen = self._chosen()
+        return chosen[0] if chosen else CapacityType.ON_DEMAND
+
+
+class TpuPoolConfig(ConfigModel):
+    """A TPU slice shape and how many slices of it: one GKE node pool per slice."""
+
+    name: DnsLabel
+    """Pool name; node pools are named <name>-<slice index>. Workloads refer to it."""
+    accelerator: str | None = None
+    """XPK-style accelerator name (v5litepod-16, v5p-4x4x4, v6e-4). Or generation+topology."""
+    generation: catalog.TpuGeneration | None = None
+    """TPU generation (v5e, v5p, v6e), with topology."""
+    topology: str | None = None
+    """Slice topology, e.g. 4x4 or 2x2x2, with generation."""
+    machine_type: str | None = None
+    """TPU machine type; only needed for GKE's single-host 8-chip variants (ct5lp-hightpu-8t)."""
+    slices: int = Field(1, ge=1, le=256)
+    """Number of slices (a multislice of N is N node pools)."""
+    capacity: CapacityConfig = CapacityConfig()
+    """Capacity type of every slice of the pool."""
+
+    _shape: catalog.TpuShape = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _resolve_shape(self) -> TpuPoolConfig:
+        self._shape = self._lookup()
+        return self
+
+    def _lookup(self) -> catalog.TpuShape:
+        by_name = self.accelerator is not None
+        by_shape = self.generation is not None or self.topology is not None
+        if by_name and by_shape:
+            raise KeyedError.at(
+                "accelerator", "give either accelerator or generation+topology, not both"
+            )
+        if by_name:
+            if self.machine_type is not None:
+                raise KeyedError.at("machineType", "only allowed with generation+topology")
+            try:
+                return catalog.resolve_accelerator(self.accelerator)
+            except catalog.CatalogError as exc:
+                raise KeyedError.at("accelerator", str(exc)) from None
+        if self.generation is None or self.topology is None:
+            missing = "generation" if self.generation is None else "topology"
+            raise KeyedError.at(missing, "required (or give accelerator, e.g. v5litepod-16)")
+        try:
+            return catalog.shape_for(self.generation, self.topology, self.machine_type)
+        except catalog.CatalogError as exc:
+            key = "machineType" if self.machine_type and "machine type" in str(exc) else "topology"
+            raise KeyedError.at(key, str(exc)) from None
+
+    @property
+    def shape(self) -> catalog.TpuShape:
+        return self._shape
+
+    def node_pool_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(self.slices)]
+
+
+class StackConfig(ConfigModel):
+    """Everything under the ``tpu-pathways:`` namespace of one stack file."""
+
+    environment: Environment = Environment.DEV
+    """dev, staging or production. Production protects the cluster, pools and bucket."""
+    team: Label = ""
+    """Team label put on every node pool and bucket."""
+    gcp: GcpConfig
+    """Project, region and zone."""
+    cluster: ClusterConfig
+    """The GKE cluster (or the existing one to target)."""
+    cpu_pool: CpuPoolConfig = CpuPoolConfig()
+    """The CPU pool for Pathways head pods."""
+    tpu_pools: list[TpuPoolConfig] = []
+    """TPU pools; each is one or more identical slices."""
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> StackConfig:
+        issues = [*self._duplicate_pools(), *self._head_fits()]
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+    def _duplicate_pools(self) -> list[ConfigIssue]:
+        counts = Counter(pool.name for pool in self.tpu_pools)
+        issues = [
+            ConfigIssue(f"tpuPools[{i}].name", f"{pool.name!r} is used by more than one pool")
+            for i, pool in enumerate(self.tpu_pools)
+            if counts[pool.name] > 1
+        ]
+        cpu = self.cpu_pool.name
+        issues += [
+            ConfigIssue(f"tpuPools[{i}].name", f"{cpu!r} is the CPU pool's name")
+            for i, pool in enumerate(self.tpu_pools)
+            if pool.name == cpu
+        ]
+        return issues
+
+    def _head_fits(self) -> list[ConfigIssue]:
+        problem = head_fit_problem(self.cpu_pool.machine, DEFAULT_USER_CONTAINER)
+        return [ConfigIssue("cpuPool.machineType", problem)] if problem else []
+
+    @property
+    def protects_state(self) -> bool:
+        """Production stacks protect the cluster, node pools and bucket from deletion."""
+        return self.environment is Environment.PRODUCTION
+
+    @property
+    def creates_cluster(self) -> bool:
+        return self.cluster.existing is None
+
+    def pool(self, name: str) -> TpuPoolConfig | None:
+        return next((p for p in self.tpu_pools if p.name == name), None)
+
+
+def parse_stack_config(values: dict[str, Any], source: str = "stack config") -> StackConfig:
+    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix)."""
+    try:
+        return StackConfig.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(issues_from_validation(exc, StackConfig), source) from None
+
+
+def namespace_values(config: dict[str, Any]) -> dict[str, Any]:
+    """Pick this project's keys out of a Pulumi config map ({'tpu-pathways:gcp': ...})."""
+    prefix = NAMESPACE + ":"
+    return {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}

@@ -1,0 +1,55 @@
+"""The autoscaling CPU node pool that runs Pathways head pods."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.config import CpuPoolConfig
+from components.node_config import node_pool_config, pool_labels
+
+
+class CpuNodePool(pulumi.ComponentResource):
+    node_pool_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        pool: CpuPoolConfig,
+        *,
+        project: str,
+        zone: str,
+        cluster_name: pulumi.Input[str],
+        location: pulumi.Input[str],
+        service_account: pulumi.Input[str],
+        team: str,
+        protect: bool,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:nodepool:CpuNodePool", name, None, opts)
+        node_pool = gcp.container.NodePool(
+            name,
+            name=pool.name,
+            project=project,
+            cluster=cluster_name,
+            location=location,
+            node_locations=[zone],
+            initial_node_count=pool.min_nodes,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=node_pool_config(
+                pool.machine_type, service_account, pool_labels(team, pool.name), pool.disk_size_gb
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=protect,
+                # Fixed GKE names: a replacement must delete the old pool first.
+                delete_before_replace=True,
+                # The autoscaler owns the node count after creation.
+                ignore_changes=["initialNodeCount"],
+            ),
+        )
+        self.node_pool_name = node_pool.name
+        self.register_outputs({"node_pool_name": self.node_pool_name})

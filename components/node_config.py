@@ -1,0 +1,43 @@
+"""Node settings every pool of the cluster shares: identity, metadata server, shielded boot."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+def node_pool_config(
+    machine_type: str,
+    service_account: pulumi.Input[str],
+    labels: dict[str, str],
+    disk_size_gb: int | None = None,
+    **capacity: object,
+) -> gcp.container.NodePoolNodeConfigArgs:
+    """A node config: dedicated service account (IAM decides access, hence the broad scope),
+    GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring.
+    ``capacity`` carries spot / flex_start / reservation_affinity."""
+    return gcp.container.NodePoolNodeConfigArgs(
+        machine_type=machine_type,
+        service_account=service_account,
+        oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+        disk_size_gb=disk_size_gb,
+        labels=labels,
+        gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
+        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+            mode="GKE_METADATA"
+        ),
+        shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+            enable_secure_boot=True, enable_integrity_monitoring=True
+        ),
+        metadata={"disable-legacy-endpoints": "true"},
+        **capacity,
+    )
+
+
+def pool_labels(team: str, pool: str) -> dict[str, str]:
+    labels = {"tpu-pathways/pool": pool}
+    if team:
+        labels["tpu-pathways/team"] = team
+    return labels

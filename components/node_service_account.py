@@ -1,0 +1,52 @@
+"""The dedicated, least-privilege service account every node of the cluster runs as.
+
+GKE nodes otherwise run as the Compute Engine default service account, which has Editor on the
+project. Nodes only need to write logs and metrics and pull images.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+# Roles GKE documents for a minimally privileged node service account, plus image pulls.
+NODE_ROLES: tuple[str, ...] = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/autoscaling.metricsWriter",
+    "roles/artifactregistry.reader",
+)
+
+
+def account_id_for(cluster_name: str) -> str:
+    """Service account IDs are 6-30 characters; keep the cluster name's prefix."""
+    return f"{cluster_name[:24].rstrip('-')}-nodes"
+
+
+class NodeServiceAccount(pulumi.ComponentResource):
+    email: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, project: str, cluster_name: str, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("tpu-pathways:iam:NodeServiceAccount", name, None, opts)
+        account = gcp.serviceaccount.Account(
+            name,
+            project=project,
+            account_id=account_id_for(cluster_name),
+            display_name=f"GKE nodes of {cluster_name}",
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        member = account.email.apply(lambda email: f"serviceAccount:{email}")
+        for role in NODE_ROLES:
+            gcp.projects.IAMMember(
+                f"{name}-{role.removeprefix('roles/').replace('.', '-')}",
+                project=project,
+                role=role,
+                member=member,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        self.email = account.email
+        self.register_outputs({"email": self.email})

@@ -1,0 +1,139 @@
+"""Run the stack's Pulumi program under Pulumi's mock engine and record every registration.
+
+The recording monitor keeps what the SDK actually sent to the engine for each resource: its
+inputs, parent, provider, options and the dependencies Pulumi computed from the outputs it
+consumed and from ``depends_on``. Nothing here guesses an edge.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from components.config import StackConfig
+from components.plan.mocks import PlanMocks
+from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
+
+PROJECT = "tpu-pathways"
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A mock monitor that also keeps each RegisterResource request."""
+
+    def __init__(self, resource_mocks: mocks.Mocks) -> None:
+        super().__init__(resource_mocks)
+        self.registrations: list[PlannedResource] = []
+        self._lock = threading.Lock()
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            record = _record(response.urn, request)
+            with self._lock:
+                self.registrations.append(record)
+        return response
+
+
+def _record(urn: str, request) -> PlannedResource:
+    options = {
+        "protect": request.protect,
+        "retainOnDelete": request.retainOnDelete,
+        "deleteBeforeReplace": request.deleteBeforeReplace,
+        "replaceOnChanges": sorted(request.replaceOnChanges),
+        "ignoreChanges": sorted(request.ignoreChanges),
+    }
+    return PlannedResource(
+        urn=urn,
+        type=request.type,
+        name=request.name,
+        parent=request.parent or None,
+        custom=bool(request.custom),
+        provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+        inputs=readable(json_format.MessageToDict(request.object)),
+        dependencies=sorted(set(request.dependencies)),
+        options={k: v for k, v in options.items() if v},
+    )
+
+
+def readable(value: Any) -> Any:
+    """Wire values -> plan values: secrets hidden, unknowns marked, whole floats as ints."""
+    if isinstance(value, dict):
+        sig = value.get(rpc._special_sig_key)
+        if sig == rpc._special_secret_sig:
+            return SECRET
+        if sig == rpc._special_resource_sig:
+            return value.get("urn")
+        return {k: readable(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    if value == rpc.UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def run_program(
+    program: Callable[[], dict[str, Any]], stack: str, project: str = PROJECT
+) -> tuple[list[PlannedResource], dict[str, Any]]:
+    """Run ``program`` under the mock engine (as a preview); return registrations and outputs."""
+    resource_mocks = PlanMocks()
+    monitor = RecordingMonitor(resource_mocks)
+    settings.ROOT.set(None)  # a fresh root stack resource for every run
+    pulumi.runtime.set_mocks(
+        resource_mocks, project=project, stack=stack, preview=True, monitor=monitor
+    )
+    returned: dict[str, Any] = {}
+
+    def run() -> None:
+        returned.update(program())
+
+    _sync_await(run_pulumi_func(run))
+    outputs = {key: _sync_await(resolve(value)) for key, value in sorted(returned.items())}
+    return order_resources(monitor.registrations), outputs
+
+
+async def resolve(value: Any) -> Any:
+    """A stack output as the plan shows it: secret, unknown, or its plain value."""
+    output = pulumi.Output.from_input(value)
+    if await output.is_secret():
+        return SECRET
+    if not await output.is_known():
+        return UNKNOWN
+    return readable(await output.future())
+
+
+def order_resources(resources: list[PlannedResource]) -> list[PlannedResource]:
+    """A stable order: parents and dependencies before dependents, ties broken by URN."""
+    by_urn = {r.urn: r for r in resources}
+    ordered: list[PlannedResource] = []
+    placed: set[str] = set()
+
+    def place(resource: PlannedResource, visiting: frozenset[str]) -> None:
+        if resource.urn in placed or resource.urn in visiting:
+            return
+        before = [resource.parent, resource.provider, *resource.dependencies]
+        for urn in sorted({u for u in before if u in by_urn}):
+            place(by_urn[urn], visiting | {resource.urn})
+        placed.add(resource.urn)
+        ordered.append(resource)
+
+    for resource in sorted(resources, key=lambda r: r.urn):
+        place(resource, frozenset())
+    return ordered
+
+
+def plan_stack(config: StackConfig, stack: str) -> Plan:
+    """The offline plan of one validated stack config."""
+    from components.program import build_stack, tpu_summary
+
+    resources, outputs = run_program(lambda: build_stack(config), stack)
+    summary = {"tpu": tpu_summary(config), "resources": len(resources)}
+    return Plan(stack, PROJECT, resources, outputs, summary)

@@ -1,0 +1,73 @@
+"""What the mock engine answers for resources and invokes during the offline plan.
+
+New resources get no ID (as in a real preview). Outputs echo the inputs, plus the few outputs
+providers derive deterministically from inputs (a service account's email, a bucket's URL).
+Everything else only the cloud knows, so it stays unknown and shows as ``[unknown]``.
+Invokes answer with a placeholder that says the value is looked up at deploy time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
+
+DEPLOY_TIME = "<looked up at deploy time>"
+
+
+def _service_account(inputs: dict[str, Any]) -> dict[str, Any]:
+    email = f"{inputs['accountId']}@{inputs['project']}.iam.gserviceaccount.com"
+    return {"email": email, "member": f"serviceAccount:{email}"}
+
+
+def _bucket(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"url": f"gs://{inputs['name']}"}
+
+
+def _cluster(inputs: dict[str, Any]) -> dict[str, Any]:
+    # The control-plane endpoint exists only once GKE has created the cluster.
+    endpoints = {"dnsEndpointConfig": {"allowExternalTraffic": True, "endpoint": rpc.UNKNOWN}}
+    return {"endpoint": rpc.UNKNOWN, "controlPlaneEndpointsConfig": endpoints}
+
+
+_DERIVED_OUTPUTS = {
+    "gcp:container/cluster:Cluster": _cluster,
+    "gcp:serviceaccount/account:Account": _service_account,
+    "gcp:storage/bucket:Bucket": _bucket,
+}
+
+
+def _get_project(args: dict[str, Any]) -> dict[str, Any]:
+    return {"projectId": args.get("projectId"), "number": DEPLOY_TIME}
+
+
+def _get_cluster(args: dict[str, Any]) -> dict[str, Any]:
+    endpoint = {"dnsEndpointConfigs": [{"endpoint": DEPLOY_TIME, "allowExternalTraffic": True}]}
+    return {
+        "name": args.get("name"),
+        "location": args.get("location"),
+        "project": args.get("project"),
+        "controlPlaneEndpointsConfigs": [endpoint],
+    }
+
+
+_INVOKES = {
+    "gcp:organizations/getProject:getProject": _get_project,
+    "gcp:container/getCluster:getCluster": _get_cluster,
+}
+
+
+class PlanMocks(Mocks):
+    def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        state = dict(args.inputs)
+        derive = _DERIVED_OUTPUTS.get(args.typ)
+        if derive is not None:
+            state.update(derive(args.inputs))
+        return "", state
+
+    def call(self, args: MockCallArgs) -> tuple[dict[str, Any], None]:
+        answer = _INVOKES.get(args.token)
+        if answer is None:
+            raise NotImplementedError(f"the offline plan has no answer for invoke {args.token}")
+        return answer(args.args), None

@@ -1,0 +1,54 @@
+"""The plan document: every resource the program registers, with its inputs, options and the
+dependencies the SDK sent to the engine, plus the stack outputs and a TPU summary."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"  # known only after the cloud creates the resource
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    provider: str | None
+    inputs: dict[str, Any]
+    dependencies: list[str]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_kubernetes_object(self) -> bool:
+        return self.custom and self.type.startswith("kubernetes:") and "kind" in self.inputs
+
+
+@dataclass
+class Plan:
+    stack: str
+    project: str
+    resources: list[PlannedResource]
+    outputs: dict[str, Any]
+    summary: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack,
+            "project": self.project,
+            "resources": [asdict(r) for r in self.resources],
+            "outputs": self.outputs,
+            "summary": self.summary,
+        }
+
+    def by_type(self, type_token: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type == type_token]
+
+    def get(self, type_token: str, name: str) -> PlannedResource:
+        matches = [r for r in self.resources if r.type == type_token and r.name == name]
+        if len(matches) != 1:
+            raise KeyError(f"{len(matches)} resources of type {type_token} named {name}")
+        return matches[0]

@@ -1,0 +1,89 @@
+"""Where stack configuration comes from: `stacks/Pulumi.<stack>.yaml` for the offline plan, the
+Pulumi engine's config map for `pulumi up`. Both end in the same parser.
+
+The engine hands a program every config value as a string (structured values JSON-encoded).
+The offline plan converts the YAML file to that same form first, so the plan exercises exactly
+the path `pulumi up` takes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config import NAMESPACE, StackConfig, namespace_values, parse_stack_config
+from components.errors import ConfigError, ConfigIssue
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+STACKS_DIR = PROJECT_DIR / "stacks"
+
+
+def stack_path(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
+    return stacks_dir / f"Pulumi.{stack}.yaml"
+
+
+def available_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
+    names = (
+        p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        for p in stacks_dir.glob("Pulumi.*.yaml")
+    )
+    return sorted(names)
+
+
+def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
+    """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
+    path = stack_path(stack, stacks_dir)
+    if not path.is_file():
+        known = ", ".join(available_stacks(stacks_dir)) or "none"
+        raise ConfigError(
+            [ConfigIssue("--stack", f"unknown stack {stack!r}; available: {known}")], "plan"
+        )
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError([ConfigIssue("", f"not valid YAML: {exc}")], str(path)) from None
+    config = document.get("config", {}) if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        raise ConfigError([ConfigIssue("config", "must be a mapping of keys to values")], str(path))
+    return {str(k): engine_string(v) for k, v in config.items()}
+
+
+def engine_string(value: Any) -> str:
+    """How the Pulumi engine passes a config value to a program."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return "" if value is None else str(value)
+
+
+def decode_engine_values(raw: dict[str, str]) -> dict[str, Any]:
+    """Engine strings -> values the models accept (structured values are JSON)."""
+    decoded: dict[str, Any] = {}
+    for key, value in namespace_values(raw).items():
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            # Undecodable JSON stays a string; the schema then reports it against its key.
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(value)
+        decoded[key] = value
+    return decoded
+
+
+def load_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackConfig:
+    """Read and validate one stack file (the offline plan's entry)."""
+    raw = read_stack_file(stack, stacks_dir)
+    return parse_stack_config(
+        decode_engine_values(raw), f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
+    )
+
+
+def load_from_engine() -> StackConfig:
+    """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry)."""
+    from pulumi.runtime import config as runtime_config
+
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return parse_stack_config(decode_engine_values(raw), f"stack config ({NAMESPACE}:)")
