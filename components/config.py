@@ -358,6 +358,118 @@ class TpuPoolConfig(ConfigModel):
         return [f"{self.name}-{i}" for i in range(self.slices)]
 
 
+Version = Annotated[str, _pattern(r"v\d+\.\d+\.\d+", "a release tag such as 'v0.10.1'")]
+ManifestUrl = Annotated[str, _pattern(r"https://\S+\.ya?ml", "an https:// URL of a YAML manifest")]
+
+
+def _version_tuple(tag: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in tag.removeprefix("v").split("."))
+
+
+class JobSetAddon(ConfigModel):
+    """JobSet, which the PathwaysJob controller turns every PathwaysJob into."""
+
+    install: bool = True
+    """Install it (turn off when another stack already installed it on the cluster)."""
+    version: Version = "v0.10.1"
+    """Release tag. v0.10.1 is what XPK pins; the PathwaysJob controller v0.1.4 is built against
+    JobSet v0.8 and does not map the restart condition v0.12 adds."""
+    manifest_url: ManifestUrl | None = None
+    """Mirror of the release manifests.yaml (clusters without internet egress)."""
+
+    @model_validator(mode="after")
+    def _supported(self) -> JobSetAddon:
+        if _version_tuple(self.version) < (0, 8, 0):
+            raise KeyedError.at(
+                "version",
+                f"{self.version!r} is older than v0.8.0, the JobSet API the PathwaysJob "
+                "controller needs; use v0.8.0 or newer (default v0.10.1)",
+            )
+        return self
+
+
+class PathwaysJobAddon(ConfigModel):
+    """The PathwaysJob CRD and controller (google/pathways-job)."""
+
+    install: bool = True
+    """Install it (turn off when another stack already installed it on the cluster)."""
+    version: Version = "v0.1.4"
+    """Release tag of google/pathways-job; the typed PathwaysJob spec follows v0.1.4."""
+    manifest_url: ManifestUrl | None = None
+    """Mirror of the release install.yaml."""
+
+
+class KueueAddon(ConfigModel):
+    """Kueue quota management: one flavor per TPU shape, quota = the chips the stack provisions."""
+
+    enabled: bool = False
+    """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes."""
+    version: Version = "v0.17.1"
+    """Release tag of kubernetes-sigs/kueue (XPK's pin)."""
+    manifest_url: ManifestUrl | None = None
+    """Mirror of the release manifests.yaml."""
+    tpu_quota: int | None = Field(None, ge=0)
+    """Optional cross-check: the TPU chip quota you expect. It must equal the provisioned chips."""
+
+    @model_validator(mode="after")
+    def _served_api(self) -> KueueAddon:
+        if not (0, 9, 0) <= _version_tuple(self.version) < (0, 20, 0):
+            raise KeyedError.at(
+                "version",
+                f"{self.version!r} is not supported; use v0.9.0 up to v0.19.x (the queue objects "
+                "use kueue.x-k8s.io/v1beta1, which Kueue v0.20 no longer serves)",
+            )
+        return self
+
+
+class AddonsConfig(ConfigModel):
+    """In-cluster installs, in dependency order: JobSet, then the PathwaysJob controller."""
+
+    jobset: JobSetAddon = JobSetAddon()
+    """JobSet install."""
+    pathways_job: PathwaysJobAddon = PathwaysJobAddon()
+    """PathwaysJob CRD and controller install."""
+    kueue: KueueAddon = KueueAddon()
+    """Optional Kueue install and queues."""
+
+
+BucketName = Annotated[
+    str,
+    _pattern(
+        r"[a-z0-9][-_a-z0-9]{1,61}[a-z0-9]",
+        "a bucket name (3-63 lowercase letters, digits, hyphens or underscores)",
+    ),
+]
+
+
+class ScratchBucketConfig(ConfigModel):
+    """The GCS bucket Pathways keeps its scratch state in (every PathwaysJob's pathwaysDir)."""
+
+    name: BucketName | None = None
+    """Bucket name; default <project>-<cluster>-pathways (truncated to 63)."""
+    create: bool = True
+    """Create the bucket (false: use an existing bucket of that name; name is then required)."""
+    retention_days: int = Field(30, ge=1, le=3650)
+    """Scratch objects are deleted after this many days."""
+    delete_on_destroy: bool = False
+    """Delete the bucket and its objects on `pulumi destroy` (default: keep it)."""
+
+    @model_validator(mode="after")
+    def _existing_needs_name(self) -> ScratchBucketConfig:
+        if not self.create and self.name is None:
+            raise KeyedError.at("name", "required when create is false")
+        return self
+
+
+class TeamConfig(ConfigModel):
+    """A team namespace and the Kubernetes service account its Pathways pods run as."""
+
+    name: DnsLabel
+    """Namespace name."""
+    service_account: DnsLabel = "pathways"
+    """Kubernetes service account of the team's workloads (gets read/write on the bucket)."""
+
+
 class StackConfig(ConfigModel):
     """Everything under the ``tpu-pathways:`` namespace of one stack file."""
 
@@ -373,10 +485,17 @@ class StackConfig(ConfigModel):
     """The CPU pool for Pathways head pods."""
     tpu_pools: list[TpuPoolConfig] = []
     """TPU pools; each is one or more identical slices."""
+    addons: AddonsConfig = AddonsConfig()
+    """JobSet, PathwaysJob controller and Kueue installs."""
+    scratch_bucket: ScratchBucketConfig = ScratchBucketConfig()
+    """The Pathways scratch bucket."""
+    teams: list[TeamConfig] = [TeamConfig(name="pathways")]
+    """Team namespaces (each with its workload service account and Kueue LocalQueue)."""
 
     @model_validator(mode="after")
     def _cross_checks(self) -> StackConfig:
-        issues = [*self._duplicate_pools(), *self._head_fits()]
+        issues = [*self._duplicate_pools(), *self._head_fits(), *self._kueue_quota()]
+        issues += self._duplicate_teams()
         if issues:
             raise KeyedError(issues)
         return self
@@ -395,6 +514,36 @@ class StackConfig(ConfigModel):
             if pool.name == cpu
         ]
         return issues
+
+    def _duplicate_teams(self) -> list[ConfigIssue]:
+        counts = Counter(team.name for team in self.teams)
+        return [
+            ConfigIssue(f"teams[{i}].name", f"{team.name!r} is used by more than one team")
+            for i, team in enumerate(self.teams)
+            if counts[team.name] > 1
+        ]
+
+    def _kueue_quota(self) -> list[ConfigIssue]:
+        expected = self.addons.kueue.tpu_quota
+        chips = self.provisioned_chips
+        if expected is None or expected == chips:
+            return []
+        return [
+            ConfigIssue(
+                "addons.kueue.tpuQuota",
+                f"{expected} does not match the {chips} TPU chips the tpuPools provision; the "
+                "ClusterQueue quota is computed from the pools, so remove tpuQuota or fix it",
+            )
+        ]
+
+    @property
+    def provisioned_chips(self) -> int:
+        return sum(pool.slices * pool.shape.chips for pool in self.tpu_pools)
+
+    @property
+    def bucket_name(self) -> str:
+        default = f"{self.gcp.project}-{self.cluster.name}-pathways"
+        return self.scratch_bucket.name or default[:63].rstrip("-_")
 
     def _head_fits(self) -> list[ConfigIssue]:
         problem = head_fit_problem(self.cpu_pool.machine, DEFAULT_USER_CONTAINER)

@@ -2,16 +2,40 @@
 
 `__main__.py` (for `pulumi up`) and the offline plan both call `build_stack`, so what the plan
 shows is what the engine would be asked to create.
+
+Ordering: node pools and in-cluster installs both wait only for the cluster, so they proceed in
+parallel; the PathwaysJob controller waits for JobSet; workloads wait for the controller.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+import pulumi
 
 from components.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.config import StackConfig
 from components.cpu_pool import CpuNodePool
+from components.installs import (
+    ReleaseManifest,
+    jobset_manifest_url,
+    kueue_manifest_url,
+    pathways_job_manifest_url,
+)
+from components.kueue import KueueQueues, PriorityClasses
+from components.scratch_bucket import ScratchBucket
+from components.teams import TeamNamespace
 from components.tpu_pool import TpuNodePool
+
+
+@dataclass
+class Installs:
+    """What workloads need from the in-cluster installs."""
+
+    pathways_controller: pulumi.Resource | None
+    namespaces: dict[str, pulumi.Output[str]]
+    kueue: bool
 
 
 def build_stack(config: StackConfig) -> dict[str, Any]:
@@ -23,6 +47,8 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
     else:
         cluster = ExistingCluster(name, config)
         pools = {}
+    installs = _installs(config, cluster)
+    bucket = ScratchBucket(f"{name}-scratch", config, config.teams, cluster.control_plane)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -31,6 +57,8 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
         "kubeconfig": cluster.kubeconfig,
         "tpu_node_pools": {pool: p.node_pool_names for pool, p in pools.items()},
         "tpu_summary": tpu_summary(config),
+        "scratch_bucket": bucket.url,
+        "team_namespaces": installs.namespaces,
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
@@ -54,14 +82,51 @@ def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePo
     }
 
 
+def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
+    name, addons, provider = config.cluster.name, config.addons, cluster.provider
+    controller = None
+    if addons.jobset.install:
+        jobset = ReleaseManifest(
+            f"{name}-jobset",
+            jobset_manifest_url(addons.jobset),
+            addons.jobset.version,
+            provider,
+            depends_on=cluster.control_plane,
+        )
+    if addons.pathways_job.install:
+        # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
+        after = [jobset.manifest] if addons.jobset.install else []
+        controller = ReleaseManifest(
+            f"{name}-pathways-job",
+            pathways_job_manifest_url(addons.pathways_job),
+            addons.pathways_job.version,
+            provider,
+            depends_on=[*cluster.control_plane, *after],
+        ).manifest
+    namespaces = {
+        team.name: TeamNamespace(f"{name}-{team.name}", team, provider).namespace
+        for team in config.teams
+    }
+    if addons.kueue.enabled:
+        kueue = ReleaseManifest(
+            f"{name}-kueue",
+            kueue_manifest_url(addons.kueue),
+            addons.kueue.version,
+            provider,
+            depends_on=cluster.control_plane,
+        )
+        KueueQueues(f"{name}-queues", config, namespaces, provider, kueue.manifest)
+        PriorityClasses(f"{name}-priorities", provider)
+    return Installs(controller, namespaces, addons.kueue.enabled)
+
+
 def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:
     """Slices, hosts and chips per TPU generation: what the stack provisions."""
     summary: dict[str, dict[str, int]] = {}
     for pool in config.tpu_pools:
         shape = pool.shape
-        row = summary.setdefault(
-            shape.generation.value, {"pools": 0, "slices": 0, "hosts": 0, "chips": 0}
-        )
+        empty = {"pools": 0, "slices": 0, "hosts": 0, "chips": 0}
+        row = summary.setdefault(shape.generation.value, empty)
         row["pools"] += 1
         row["slices"] += pool.slices
         row["hosts"] += pool.slices * shape.hosts

@@ -66,8 +66,8 @@ class PlanMocks(Mocks):
             state.update(derive(args.inputs))
         return "", state
 
-    def call(self, args: MockCallArgs) -> tuple[dict[str, Any], None]:
+    def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         answer = _INVOKES.get(args.token)
         if answer is None:
             raise NotImplementedError(f"the offline plan has no answer for invoke {args.token}")
-        return answer(args.args), None
+        return answer(args.args), []
