@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
     plan.add_argument("--out", type=Path, help="write one YAML file per Kubernetes object here")
+    plan.add_argument(
+        "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
+    )
     plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
     plan.set_defaults(handler=_plan)
 
@@ -62,6 +65,12 @@ def _plan(args: argparse.Namespace) -> int:
     if args.out is not None:
         written = render.write_manifests(plan, args.out)
         print(f"wrote {len(written)} Kubernetes manifests to {args.out}", file=sys.stderr)
+    if args.policy:
+        from components.plan.policy import report_policy
+
+        return report_policy(
+            plan, config.environment.value, sys.stderr if args.json else sys.stdout
+        )
     return 0
 
 

@@ -27,8 +27,10 @@ from pydantic.alias_generators import to_camel
 
 from components import catalog
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
-from components.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
-from components.machines import machine_type
+from components.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
+from components.machines import is_tpu_host, machine_type
+from components.pathways_job import INT32_MAX, ComponentType, job_name_problem
+from components.quantities import parse_cpu, parse_memory
 
 NAMESPACE = "tpu-pathways"
 
@@ -243,6 +245,14 @@ class CpuPoolConfig(ConfigModel):
             machine_type(self.machine_type)
         except ValueError as exc:
             issues.append(ConfigIssue("machineType", str(exc)))
+        if is_tpu_host(self.machine_type):
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} is a TPU machine type; use a "
+                    "CPU machine type such as n2-standard-64",
+                )
+            )
         if self.max_nodes < self.min_nodes:
             issues.append(
                 ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
@@ -470,6 +480,161 @@ class TeamConfig(ConfigModel):
     """Kubernetes service account of the team's workloads (gets read/write on the bucket)."""
 
 
+class WorkloadMode(StrEnum):
+    """How a workload runs (maps to the PathwaysJob deployment mode)."""
+
+    TRAINING = "training"
+    INFERENCE = "inference"
+    HEADLESS = "headless"
+
+
+class Priority(StrEnum):
+    VERY_LOW = "very-low"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    VERY_HIGH = "very-high"
+
+
+def _cpu(value: str | int | float) -> str:
+    parse_cpu(value)
+    return str(value)
+
+
+def _memory(value: str | int) -> str:
+    parse_memory(value)
+    return str(value)
+
+
+class ContainerResources(ConfigModel):
+    """CPU and memory of the user container (requests = limits, so the head pod's size is known)."""
+
+    cpu: Annotated[str, AfterValidator(_cpu)] = "24"
+    """CPU cores or millicores ('24', '500m')."""
+    memory: Annotated[str, AfterValidator(_memory)] = "100Gi"
+    """Memory ('100Gi')."""
+
+    @property
+    def pod_resources(self) -> PodResources:
+        return PodResources(parse_cpu(self.cpu), parse_memory(self.memory))
+
+
+# Set by the PathwaysJob controller on the main container; a second copy would shadow it.
+CONTROLLER_ENV = ("JAX_PLATFORMS", "JAX_BACKEND_TARGET", "XCLOUD_ENVIRONMENT", "PATHWAYS_HEAD")
+EnvName = Annotated[str, _pattern(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name")]
+
+
+class CustomComponentConfig(ConfigModel):
+    """Replace the image of, or pass flags/env to, one Pathways component."""
+
+    type: ComponentType
+    """pathways_server, worker, proxy_server or colocated_python_sidecar."""
+    image: str | None = None
+    """Image to use instead of the one pathwaysVersion selects."""
+    flags: list[str] = []
+    """Extra command-line flags."""
+    env: dict[EnvName, str] = {}
+    """Extra environment variables."""
+
+
+JobName = Annotated[str, AfterValidator(lambda v: _job_name(v))]
+
+
+def _job_name(value: str) -> str:
+    problem = job_name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class WorkloadConfig(ConfigModel):
+    """A Pathways workload on one TPU pool of the stack; becomes one PathwaysJob."""
+
+    name: JobName
+    """PathwaysJob name: at most 22 lowercase letters, digits or '-', starting with a letter."""
+    team: DnsLabel = "pathways"
+    """Team (namespace) the job runs in; one of `teams`."""
+    pool: DnsLabel
+    """TPU pool of this stack the workers run on (type and topology come from it)."""
+    slices: int = Field(1, ge=1, le=256)
+    """Number of slices (at most the pool's slices)."""
+    mode: WorkloadMode = WorkloadMode.TRAINING
+    """training (head on the CPU pool), inference (head colocated with workers) or headless."""
+    image: str | None = None
+    """User container image (training and inference)."""
+    command: list[str] = []
+    """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit."""
+    env: dict[EnvName, str] = {}
+    """Environment of the user container."""
+    resources: ContainerResources = ContainerResources()
+    """User container CPU and memory; must fit next to the Pathways head on one node."""
+    priority: Priority | None = None
+    """Priority class (needs addons.kueue.enabled, which installs the classes)."""
+    max_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
+    """Restarts of the whole job before it fails."""
+    max_slice_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
+    """Restarts of one slice (elastic training)."""
+    elastic_slices: int | None = Field(None, ge=0, le=INT32_MAX)
+    """Slices the job may lose and keep running (elastic training)."""
+    termination_grace_period_seconds: int | None = Field(None, ge=0, le=86400)
+    """Time a preempted pod gets to checkpoint before it is killed."""
+    pathways_version: str | None = None
+    """Pathways image tag (default: latest)."""
+    pathways_dir: str | None = None
+    """Scratch path; default gs://<scratch bucket>/<name>. Must be in the scratch bucket."""
+    custom_components: list[CustomComponentConfig] = Field([], max_length=4)
+    """Up to 4 component overrides, one per type."""
+    node_selector: dict[str, str] = {}
+    """Extra node labels the workers must match (e.g. a reservation name)."""
+    enable_metrics_collection: bool = False
+    """Let the controller collect Pathways metrics."""
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> WorkloadConfig:
+        issues = []
+        headless = self.mode is WorkloadMode.HEADLESS
+        if headless and (self.image or self.command):
+            key = "image" if self.image else "command"
+            issues.append(ConfigIssue(key, "headless workloads have no user container; remove it"))
+        if not headless and not self.image:
+            issues.append(ConfigIssue("image", f"required for mode {self.mode.value}"))
+        if not headless and not self.command:
+            issues.append(ConfigIssue("command", f"required for mode {self.mode.value}"))
+        issues += [
+            ConfigIssue(f"env.{k}", "is set by the PathwaysJob controller; remove it")
+            for k in self.env
+            if k in CONTROLLER_ENV
+        ]
+        types = Counter(c.type for c in self.custom_components)
+        issues += [
+            ConfigIssue("customComponents", f"type {t.value!r} appears {n} times; at most once")
+            for t, n in types.items()
+            if n > 1
+        ]
+        if self.elastic_slices is not None and self.elastic_slices > self.slices:
+            issues.append(
+                ConfigIssue("elasticSlices", f"{self.elastic_slices} exceeds slices {self.slices}")
+            )
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+
+class SharedServiceConfig(ConfigModel):
+    """A long-running headless Pathways deployment that many clients share (pathwaysutils)."""
+
+    name: JobName
+    """Name of the service's PathwaysJob (at most 22 characters)."""
+    team: DnsLabel = "pathways"
+    """Team (namespace) it runs in."""
+    pool: DnsLabel
+    """TPU pool of this stack it is sized from."""
+    slices: int = Field(1, ge=1, le=256)
+    """Slices it holds."""
+    pathways_version: str | None = None
+    """Pathways image tag (default: latest)."""
+
+
 class StackConfig(ConfigModel):
     """Everything under the ``tpu-pathways:`` namespace of one stack file."""
 
@@ -491,11 +656,19 @@ class StackConfig(ConfigModel):
     """The Pathways scratch bucket."""
     teams: list[TeamConfig] = [TeamConfig(name="pathways")]
     """Team namespaces (each with its workload service account and Kueue LocalQueue)."""
+    workloads: list[WorkloadConfig] = []
+    """Pathways workloads (PathwaysJobs)."""
+    shared_services: list[SharedServiceConfig] = []
+    """Shared Pathways services."""
 
     @model_validator(mode="after")
     def _cross_checks(self) -> StackConfig:
         issues = [*self._duplicate_pools(), *self._head_fits(), *self._kueue_quota()]
         issues += self._duplicate_teams()
+        if not issues:  # workload checks read the pools and the CPU pool, so they come last
+            from components.workload_checks import workload_issues
+
+            issues += workload_issues(self)
         if issues:
             raise KeyedError(issues)
         return self

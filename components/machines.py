@@ -28,6 +28,17 @@ _FAMILIES: dict[str, tuple[float, tuple[int, ...]]] = {
     "c4-highmem": (7.75, (2, 4, 8, 16, 24, 32, 48, 96, 144, 192, 288)),
     "e2-standard": (4, (2, 4, 8, 16, 32)),
 }
+# TPU VM hosts (vCPUs, memory GiB), for heads colocated with workers. Source: GKE "Plan TPUs"
+# machine type tables, checked 2026-11.
+_TPU_HOSTS: dict[str, tuple[int, int]] = {
+    "ct5lp-hightpu-1t": (24, 48),
+    "ct5lp-hightpu-4t": (112, 192),
+    "ct5lp-hightpu-8t": (224, 384),
+    "ct5p-hightpu-4t": (208, 448),
+    "ct6e-standard-1t": (44, 176),
+    "ct6e-standard-4t": (180, 720),
+    "ct6e-standard-8t": (180, 1440),
+}
 _CUSTOM = re.compile(r"^(n2|n2d|e2)-custom-(\d+)-(\d+)$")
 
 # GKE memory reservation: (size of the band in GiB, fraction reserved); the last band is open.
@@ -85,6 +96,9 @@ def known_machine_types() -> list[MachineType]:
 
 
 _BY_NAME = {m.name: m for m in known_machine_types()}
+_BY_NAME.update(
+    {name: MachineType(name, cpus, memory * GIB) for name, (cpus, memory) in _TPU_HOSTS.items()}
+)
 
 
 def machine_type(name: str) -> MachineType:
@@ -103,7 +117,7 @@ def machine_type(name: str) -> MachineType:
 
 
 def machines_that_fit(cpu_millicores: int, memory_bytes: int, limit: int = 5) -> list[str]:
-    """The smallest known machine types whose allocatable resources hold the given request."""
+    """The smallest known CPU machine types whose allocatable resources hold the request."""
     fits = [
         m
         for m in known_machine_types()
@@ -112,3 +126,7 @@ def machines_that_fit(cpu_millicores: int, memory_bytes: int, limit: int = 5) ->
     ]
     fits.sort(key=lambda m: (m.vcpus, m.memory_bytes, m.name))
     return [m.name for m in fits[:limit]]
+
+
+def is_tpu_host(name: str) -> bool:
+    return name in _TPU_HOSTS

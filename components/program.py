@@ -24,9 +24,17 @@ from components.installs import (
     pathways_job_manifest_url,
 )
 from components.kueue import KueueQueues, PriorityClasses
+from components.pathways_job import PathwaysJob
 from components.scratch_bucket import ScratchBucket
 from components.teams import TeamNamespace
 from components.tpu_pool import TpuNodePool
+from components.workloads import (
+    SharedPathwaysService,
+    job_labels,
+    shared_service_spec,
+    workload_endpoints,
+    workload_spec,
+)
 
 
 @dataclass
@@ -49,6 +57,7 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
         pools = {}
     installs = _installs(config, cluster)
     bucket = ScratchBucket(f"{name}-scratch", config, config.teams, cluster.control_plane)
+    workloads = _workloads(config, cluster, installs)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -59,6 +68,7 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
         "tpu_summary": tpu_summary(config),
         "scratch_bucket": bucket.url,
         "team_namespaces": installs.namespaces,
+        **workloads,
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
@@ -118,6 +128,52 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
         KueueQueues(f"{name}-queues", config, namespaces, provider, kueue.manifest)
         PriorityClasses(f"{name}-priorities", provider)
     return Installs(controller, namespaces, addons.kueue.enabled)
+
+
+def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) -> dict[str, Any]:
+    """PathwaysJobs and shared services; outputs say how to reach each."""
+    prefix, labels = config.cluster.name, job_labels(config)
+    common = {
+        "provider": cluster.provider,
+        "controller_install": installs.pathways_controller,
+        "labels": labels,
+    }
+    jobs = {}
+    for workload in config.workloads:
+        PathwaysJob(
+            f"{prefix}-{workload.team}-{workload.name}",
+            name=workload.name,
+            namespace=installs.namespaces[workload.team],
+            spec=workload_spec(config, workload),
+            **common,
+        )
+        endpoints = workload_endpoints(workload)
+        jobs[workload.name] = {"namespace": workload.team, "proxy": endpoints.proxy}
+        if endpoints.port_forward:
+            jobs[workload.name]["port_forward"] = endpoints.port_forward
+    services = {}
+    for entry in config.shared_services:
+        pool = config.pool(entry.pool)
+        service = SharedPathwaysService(
+            f"{prefix}-{entry.team}-{entry.name}",
+            job_name=entry.name,
+            namespace=installs.namespaces[entry.team],
+            spec=shared_service_spec(
+                config, entry.pool, entry.slices, entry.pathways_version, entry.name
+            ),
+            instance_type=pool.shape.pathways_instance_type,
+            **common,
+        )
+        services[entry.name] = {
+            "pathways_service": service.pathways_service,
+            "expected_tpu_instances": service.expected_tpu_instances,
+        }
+    outputs: dict[str, Any] = {}
+    if jobs:
+        outputs["workloads"] = jobs
+    if services:
+        outputs["shared_services"] = services
+    return outputs
 
 
 def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:

@@ -72,14 +72,14 @@ class ScratchBucket(pulumi.ComponentResource):
             bucket_name = config.bucket_name
 
         project_number = gcp.organizations.get_project_output(project_id=project).number
-        for team in teams:
+        for team, account in _workload_accounts(teams):
             member = project_number.apply(
-                lambda number, team=team: workload_identity_principal(
-                    number, project, team.name, team.service_account
+                lambda number, team=team, account=account: workload_identity_principal(
+                    number, project, team, account
                 )
             )
             gcp.storage.BucketIAMMember(
-                f"{name}-{team.name}",
+                f"{name}-{team}-{account}",
                 bucket=bucket_name,
                 role=OBJECT_READ_WRITE,
                 member=member,
@@ -89,3 +89,13 @@ class ScratchBucket(pulumi.ComponentResource):
         self.bucket_name = pulumi.Output.from_input(bucket_name)
         self.url = self.bucket_name.apply(lambda n: f"gs://{n}")
         self.register_outputs({"bucket_name": self.bucket_name, "url": self.url})
+
+
+def _workload_accounts(teams: Sequence[TeamConfig]) -> list[tuple[str, str]]:
+    """(namespace, service account) pairs that need the bucket. The controller creates worker
+    pods and headless heads without a service account name, so they run as `default`."""
+    pairs = []
+    for team in teams:
+        for account in dict.fromkeys([team.service_account, "default"]):
+            pairs.append((team.name, account))
+    return pairs

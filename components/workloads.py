@@ -1,0 +1,226 @@
+"""From a few lines of workload config to a production-ready PathwaysJob spec.
+
+The worker type and topology come from the named TPU pool, so a job cannot ask for a shape the
+stack does not provision. The user container gets what Pathways needs in production: a shared
+/tmp with the proxy and resource manager, explicit resources that fit the head's node, a
+SIGTERM-forwarding wrapper (checkpoint on preemption), the head pinned to the CPU pool in the
+default mode, priority on head and workers, and the Kueue queue label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import StackConfig, WorkloadConfig, WorkloadMode
+from components.kueue import LOCAL_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
+from components.pathways_job import (
+    ComponentType,
+    Controller,
+    CustomComponent,
+    DeploymentMode,
+    EnvVar,
+    PathwaysJob,
+    PathwaysJobSpec,
+    Worker,
+    WorkerType,
+    proxy_address,
+    resource_manager_address,
+)
+
+MAIN_CONTAINER = "main"
+SHARED_TMP = "shared-tmp"
+# Runs the user command as a child, forwards SIGTERM to it and keeps waiting until it exits,
+# so a preempted job spends its whole grace period checkpointing instead of being cut off.
+SIGTERM_WRAPPER = """\
+trap 'kill -TERM "$child" 2>/dev/null' TERM
+"$@" &
+child=$!
+wait "$child"
+status=$?
+while kill -0 "$child" 2>/dev/null; do
+  wait "$child"
+  status=$?
+done
+exit "$status"
+"""
+_DEPLOYMENT_MODES = {
+    WorkloadMode.TRAINING: DeploymentMode.DEFAULT,
+    WorkloadMode.INFERENCE: DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
+    WorkloadMode.HEADLESS: DeploymentMode.DEFAULT,
+}
+
+
+def wrapped_command(command: list[str]) -> list[str]:
+    return ["/bin/sh", "-c", SIGTERM_WRAPPER, "pathways-main", *command]
+
+
+def default_pathways_dir(config: StackConfig, job_name: str) -> str:
+    return f"gs://{config.bucket_name}/{job_name}"
+
+
+def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobSpec:
+    """The PathwaysJob spec of a validated workload of a validated stack."""
+    pool = config.pool(workload.pool)
+    assert pool is not None  # guaranteed by the stack's workload checks
+    priority = workload.priority.value if workload.priority else None
+    worker = Worker(
+        type=WorkerType(pool.shape.machine_type),
+        topology=pool.shape.topology,
+        num_slices=workload.slices,
+        max_slice_restarts=workload.max_slice_restarts,
+        termination_grace_period_seconds=workload.termination_grace_period_seconds,
+        priority_class_name=priority,
+        node_selector=dict(workload.node_selector) or None,
+    )
+    template = None
+    if workload.mode is not WorkloadMode.HEADLESS:
+        template = user_pod_template(config, workload)
+    controller = Controller(
+        deployment_mode=_DEPLOYMENT_MODES[workload.mode],
+        main_container_name=MAIN_CONTAINER if template else None,
+        enable_metrics_collection=workload.enable_metrics_collection or None,
+        template=template,
+        elastic_slices=workload.elastic_slices,
+    )
+    return PathwaysJobSpec(
+        workers=[worker],
+        controller=controller,
+        custom_components=[
+            CustomComponent(
+                component_type=ComponentType(c.type),
+                image=c.image,
+                custom_flags=list(c.flags) or None,
+                custom_env=[EnvVar(name=k, value=v) for k, v in c.env.items()] or None,
+            )
+            for c in workload.custom_components
+        ]
+        or None,
+        max_restarts=workload.max_restarts,
+        pathways_dir=workload.pathways_dir or default_pathways_dir(config, workload.name),
+        pathways_version=workload.pathways_version,
+    )
+
+
+def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
+    """The head pod's user part: the controller adds the resource manager and proxy to it."""
+    team = next(t for t in config.teams if t.name == workload.team)
+    resources = {"cpu": workload.resources.cpu, "memory": workload.resources.memory}
+    container = {
+        "name": MAIN_CONTAINER,
+        "image": workload.image,
+        "imagePullPolicy": "IfNotPresent",  # large images: do not pull on every restart
+        "command": wrapped_command(workload.command),
+        "env": [{"name": k, "value": v} for k, v in workload.env.items()],
+        "resources": {"requests": resources, "limits": resources},
+        # The client, proxy and resource manager exchange files through the host's /tmp.
+        "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],
+    }
+    spec: dict = {
+        "serviceAccountName": team.service_account,
+        "containers": [container],
+        "volumes": [
+            {"name": SHARED_TMP, "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}
+        ],
+    }
+    if workload.mode is WorkloadMode.TRAINING:
+        spec["nodeSelector"] = {NODE_POOL_LABEL: config.cpu_pool.name}
+    if workload.priority is not None:
+        spec["priorityClassName"] = workload.priority.value
+    if workload.termination_grace_period_seconds is not None:
+        spec["terminationGracePeriodSeconds"] = workload.termination_grace_period_seconds
+    if not container["env"]:
+        del container["env"]
+    return {"spec": spec}
+
+
+def job_labels(config: StackConfig) -> dict[str, str] | None:
+    """The PathwaysJob's labels; the controller copies them to the JobSet Kueue admits."""
+    return {QUEUE_LABEL: LOCAL_QUEUE} if config.addons.kueue.enabled else None
+
+
+def port_forward_command(name: str, namespace: str) -> str:
+    """How a notebook reaches a headless job's proxy on localhost:29000."""
+    selector = (
+        f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=pathways-head"
+    )
+    return (
+        f"kubectl port-forward -n {namespace} "
+        f"$(kubectl get pods -n {namespace} -l {selector} -o name | head -n 1) 29000:29000"
+    )
+
+
+@dataclass(frozen=True)
+class WorkloadEndpoints:
+    proxy: str
+    port_forward: str | None
+
+
+def workload_endpoints(workload: WorkloadConfig) -> WorkloadEndpoints:
+    headless = workload.mode is WorkloadMode.HEADLESS
+    forward = port_forward_command(workload.name, workload.team) if headless else None
+    return WorkloadEndpoints(proxy_address(workload.name), forward)
+
+
+class SharedPathwaysService(pulumi.ComponentResource):
+    """A long-running headless Pathways deployment (resource manager + workers) that many
+    clients share through pathwaysutils' ``isc_pathways.connect``."""
+
+    pathways_service: pulumi.Output[str]
+    expected_tpu_instances: pulumi.Output[dict[str, int]]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        job_name: str,
+        namespace: pulumi.Input[str],
+        spec: PathwaysJobSpec,
+        instance_type: str,
+        provider: k8s.Provider,
+        controller_install: pulumi.Resource | None,
+        labels: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:workloads:SharedPathwaysService", name, None, opts)
+        PathwaysJob(
+            name,
+            name=job_name,
+            namespace=namespace,
+            spec=spec,
+            provider=provider,
+            controller_install=controller_install,
+            labels=labels,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.pathways_service = pulumi.Output.from_input(resource_manager_address(job_name))
+        self.expected_tpu_instances = pulumi.Output.from_input(
+            {instance_type: spec.workers[0].num_slices}
+        )
+        self.register_outputs(
+            {
+                "pathways_service": self.pathways_service,
+                "expected_tpu_instances": self.expected_tpu_instances,
+            }
+        )
+
+
+def shared_service_spec(
+    config: StackConfig, pool_name: str, slices: int, version: str | None, job_name: str
+) -> PathwaysJobSpec:
+    pool = config.pool(pool_name)
+    assert pool is not None  # guaranteed by the stack's checks
+    return PathwaysJobSpec(
+        workers=[
+            Worker(
+                type=WorkerType(pool.shape.machine_type),
+                topology=pool.shape.topology,
+                num_slices=slices,
+            )
+        ],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        pathways_dir=default_pathways_dir(config, job_name),
+        pathways_version=version,
+    )
