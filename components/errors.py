@@ -8,6 +8,7 @@ nothing is registered with the engine before validation has passed.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable, Sequence
@@ -63,9 +64,15 @@ def format_loc(loc: Sequence[str | int]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(str(part)):
+            out += f"[{str(part)!r}]"  # control characters, spaces, empty: shown quoted
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+_UNION_TAG = re.compile(r"[a-z][a-z-]*\[.+\]")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_:/.-]+")
 
 
 def join_key(prefix: str, key: str) -> str:
@@ -92,7 +99,7 @@ def issues_from_validation(exc: ValidationError, root: type[BaseModel]) -> list[
 
 def _is_union_tag(part: str | int) -> bool:
     # pydantic inserts the member type name into locs of union members, e.g. 'function-after[...]'
-    return isinstance(part, str) and ("[" in part or part in {"str", "int", "bool", "float"})
+    return isinstance(part, str) and _UNION_TAG.fullmatch(part) is not None
 
 
 def _describe(err: dict, root: type[BaseModel], loc: list[str | int]) -> str:
@@ -113,7 +120,7 @@ def unknown_key_message(key: str, allowed: Sequence[str]) -> str:
     hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     did_you_mean = f"; did you mean '{hint[0]}'?" if hint else ""
     listed = f" Allowed keys: {', '.join(allowed)}." if allowed else ""
-    return f"unknown key '{key}'{did_you_mean}{listed}"
+    return f"unknown key {key!r}{did_you_mean}{listed}"
 
 
 def _show(value: object) -> str:
