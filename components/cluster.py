@@ -193,15 +193,14 @@ class ExistingCluster(ClusterTarget):
 
 
 def _authorized_networks(config: StackConfig):
-    networks = config.cluster.authorized_networks
-    if not networks:
-        return None
+    """Authorized networks are always on: with none listed, the IP endpoint takes no traffic
+    from outside Google Cloud and the IAM-gated DNS endpoint is the way in."""
     return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
         cidr_blocks=[
             gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
                 cidr_block=n.cidr, display_name=n.display_name or None
             )
-            for n in networks
+            for n in config.cluster.authorized_networks
         ]
     )
 

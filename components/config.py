@@ -48,6 +48,9 @@ class ConfigModel(BaseModel):
     )
 
 
+from components.pricing import PricingOverrides  # noqa: E402  (it builds on ConfigModel)
+
+
 def _pattern(regex: str, what: str):
     compiled = re.compile(regex)
 
@@ -217,7 +220,8 @@ class ClusterConfig(ConfigModel):
     private_nodes: bool = False
     """Nodes without external IPs; a Cloud Router + NAT is created for egress."""
     authorized_networks: list[AuthorizedNetwork] = []
-    """CIDRs allowed to reach the IP control-plane endpoint (the DNS endpoint is IAM-gated)."""
+    """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
+    DNS endpoint)."""
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
     existing: ExistingClusterConfig | None = None
@@ -660,6 +664,8 @@ class StackConfig(ConfigModel):
     """Pathways workloads (PathwaysJobs)."""
     shared_services: list[SharedServiceConfig] = []
     """Shared Pathways services."""
+    pricing: PricingOverrides = PricingOverrides()
+    """Price overrides for the plan's cost estimate (e.g. your reservation's chip-hour rate)."""
 
     @model_validator(mode="after")
     def _cross_checks(self) -> StackConfig:

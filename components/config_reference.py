@@ -44,7 +44,7 @@ def _model_section(model: type[BaseModel], prefix: str, top: bool = False) -> li
             suffix = "[]" if _is_list(annotation) else ""
             nested.append((inner, f"{prefix}{key}{suffix}."))
     for inner, inner_prefix in nested:
-        lines += [""] + _model_section(inner, inner_prefix)
+        lines += ["", *_model_section(inner, inner_prefix)]
     return lines
 
 

@@ -262,7 +262,7 @@ def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
         try:
             hosts = _tpu_hosts(machine, topology)
         except catalog.CatalogError as exc:
-            yield f"placementPolicy.tpuTopology {topology!r} does not fit {machine}: {exc}"
+            yield f"placementPolicy.tpuTopology: {exc}"
             return
     if hosts == 1:
         yield (

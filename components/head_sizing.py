@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.machines import MachineType, machines_that_fit
-from components.quantities import GIB, format_cpu, format_memory
+from components.quantities import GIB, describe_memory
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class PodResources:
         )
 
     def __str__(self) -> str:
-        return f"{format_cpu(self.cpu_millicores)} CPU / {format_memory(self.memory_bytes)}"
+        cpu = self.cpu_millicores / 1000
+        return f"{cpu:g} CPU / {describe_memory(self.memory_bytes)}"
 
 
 # What the PathwaysJob controller v0.1.4 gives its head containers (pathways-rm, pathways-proxy).

@@ -25,6 +25,7 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TPU_RESOURCE = "google.com/tpu"
 
 # XPK's priority classes, lowest to highest.
@@ -82,6 +83,8 @@ class KueueQueues(pulumi.ComponentResource):
             labels = {
                 ACCELERATOR_LABEL: flavor.shape.accelerator_label,
                 TOPOLOGY_LABEL: flavor.shape.topology,
+                # 2x4 exists on two 4-chip hosts and on one 8-chip host: the machine decides.
+                INSTANCE_TYPE_LABEL: flavor.shape.machine_type,
             }
             self._flavor(f"{name}-{flavor.name}", flavor.name, labels, child)
         cpu_flavor = cpu_flavor_name(config)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -153,7 +154,8 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
     """A PathwaysJob custom resource with a validated name and spec.
 
     ``provider`` is required (never the ambient kubeconfig) and ``controller_install`` is the
-    PathwaysJob controller install the job must wait for (None when another stack owns it).
+    PathwaysJob controller install the job must wait for (None when another stack owns it);
+    ``prerequisites`` are other objects it needs first (Kueue queues, priority classes).
     """
 
     def __init__(
@@ -166,6 +168,7 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
         provider: k8s.Provider,
         controller_install: pulumi.Resource | None,
         labels: dict[str, str] | None = None,
+        prerequisites: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         problem = job_name_problem(name)
@@ -173,7 +176,7 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
             raise ConfigError([ConfigIssue("metadata.name", problem)], "PathwaysJob")
         required = pulumi.ResourceOptions(
             provider=provider,
-            depends_on=[controller_install] if controller_install is not None else [],
+            depends_on=[*([controller_install] if controller_install else []), *prerequisites],
             replace_on_changes=["spec"],
             # The name is fixed, so the old job must go before its replacement is created.
             delete_before_replace=True,

@@ -43,7 +43,8 @@ class Installs:
 
     pathways_controller: pulumi.Resource | None
     namespaces: dict[str, pulumi.Output[str]]
-    kueue: bool
+    # Kueue's queues and priority classes: a queued job must not be created before them.
+    queueing: list[pulumi.Resource]
 
 
 def build_stack(config: StackConfig) -> dict[str, Any]:
@@ -113,6 +114,7 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
             provider,
             depends_on=[*cluster.control_plane, *after],
         ).manifest
+    queueing: list[pulumi.Resource] = []
     namespaces = {
         team.name: TeamNamespace(f"{name}-{team.name}", team, provider).namespace
         for team in config.teams
@@ -125,9 +127,11 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
             provider,
             depends_on=cluster.control_plane,
         )
-        KueueQueues(f"{name}-queues", config, namespaces, provider, kueue.manifest)
-        PriorityClasses(f"{name}-priorities", provider)
-    return Installs(controller, namespaces, addons.kueue.enabled)
+        queueing = [
+            KueueQueues(f"{name}-queues", config, namespaces, provider, kueue.manifest),
+            PriorityClasses(f"{name}-priorities", provider),
+        ]
+    return Installs(controller, namespaces, queueing)
 
 
 def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) -> dict[str, Any]:
@@ -137,6 +141,7 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
         "provider": cluster.provider,
         "controller_install": installs.pathways_controller,
         "labels": labels,
+        "prerequisites": installs.queueing,
     }
     jobs = {}
     for workload in config.workloads:
@@ -148,9 +153,10 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
             **common,
         )
         endpoints = workload_endpoints(workload)
-        jobs[workload.name] = {"namespace": workload.team, "proxy": endpoints.proxy}
+        # Names are unique per namespace only, so outputs are keyed by both.
+        job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
         if endpoints.port_forward:
-            jobs[workload.name]["port_forward"] = endpoints.port_forward
+            job["port_forward"] = endpoints.port_forward
     services = {}
     for entry in config.shared_services:
         pool = config.pool(entry.pool)
@@ -164,7 +170,7 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
             instance_type=pool.shape.pathways_instance_type,
             **common,
         )
-        services[entry.name] = {
+        services[f"{entry.team}/{entry.name}"] = {
             "pathways_service": service.pathways_service,
             "expected_tpu_instances": service.expected_tpu_instances,
         }

@@ -64,3 +64,8 @@ def format_memory(num_bytes: int) -> str:
     if num_bytes % MIB == 0:
         return f"{num_bytes // MIB}Mi"
     return str(num_bytes)
+
+
+def describe_memory(num_bytes: int) -> str:
+    """For messages: binary units, one decimal."""
+    return f"{num_bytes / GIB:.1f}Gi"

@@ -66,6 +66,13 @@ def _workload_problems(config: StackConfig, workload: WorkloadConfig):
             f"{workload.priority.value!r} needs addons.kueue.enabled: true (it installs the "
             "priority classes); or remove priority",
         )
+    if workload.mode is WorkloadMode.INFERENCE and config.addons.kueue.enabled:
+        yield (
+            "mode",
+            "inference (head colocated with the workers) cannot be queued by Kueue here: Kueue "
+            "would place the head's CPU and memory on the CPU-pool flavor while the controller "
+            "pins the head to TPU nodes; use training or headless, or disable Kueue",
+        )
     prefix = f"gs://{config.bucket_name}/"
     if workload.pathways_dir is not None and not workload.pathways_dir.startswith(prefix):
         yield (

@@ -9,6 +9,7 @@ default mode, priority on head and workers, and the Kueue queue label.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -34,13 +35,17 @@ MAIN_CONTAINER = "main"
 SHARED_TMP = "shared-tmp"
 # Runs the user command as a child, forwards SIGTERM to it and keeps waiting until it exits,
 # so a preempted job spends its whole grace period checkpointing instead of being cut off.
+# A `wait` interrupted by the trap returns 143; waiting again (only then) yields the child's own
+# exit status.
 SIGTERM_WRAPPER = """\
-trap 'kill -TERM "$child" 2>/dev/null' TERM
+trap 'term=1; kill -TERM "$child" 2>/dev/null' TERM
+term=0
 "$@" &
 child=$!
 wait "$child"
 status=$?
-while kill -0 "$child" 2>/dev/null; do
+while [ "$term" = 1 ]; do
+  term=0
   wait "$child"
   status=$?
 done
@@ -182,6 +187,7 @@ class SharedPathwaysService(pulumi.ComponentResource):
         provider: k8s.Provider,
         controller_install: pulumi.Resource | None,
         labels: dict[str, str] | None = None,
+        prerequisites: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:workloads:SharedPathwaysService", name, None, opts)
@@ -193,6 +199,7 @@ class SharedPathwaysService(pulumi.ComponentResource):
             provider=provider,
             controller_install=controller_install,
             labels=labels,
+            prerequisites=prerequisites,
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.pathways_service = pulumi.Output.from_input(resource_manager_address(job_name))

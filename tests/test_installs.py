@@ -1,0 +1,279 @@
+"""In-cluster installs (JobSet, PathwaysJob controller, Kueue): pinned release manifests applied
+through the cluster's explicit provider, in order, never waiting for node pools."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.stack_file import available_stacks
+
+EXAMPLE_STACKS = available_stacks()
+
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+
+JOBSET_URL = "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml"
+PATHWAYS_URL = "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml"
+KUEUE_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
+
+NOTEBOOK = {"name": "notebook", "pool": "v5e", "mode": "headless"}
+
+
+def config_files(plan) -> dict[str, object]:
+    """URL -> the ConfigFile resource applying it (each URL exactly once)."""
+    files = plan.by_type(CONFIG_FILE)
+    urls = [r.inputs["file"] for r in files]
+    assert len(urls) == len(set(urls)), urls
+    return {r.inputs["file"]: r for r in files}
+
+
+def the_provider(plan):
+    (provider,) = plan.by_type(K8S_PROVIDER)
+    return provider
+
+
+def closure(plan, resource) -> set[str]:
+    """Every URN ``resource`` waits for: dependencies, provider and parent, transitively."""
+    by_urn = {r.urn: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = [resource.urn]
+    while todo:
+        current = by_urn.get(todo.pop())
+        if current is None:
+            continue
+        for urn in [*current.dependencies, current.provider, current.parent]:
+            if urn and urn not in seen:
+                seen.add(urn)
+                todo.append(urn)
+    return seen
+
+
+def types_of(plan, urns: set[str]) -> set[str]:
+    by_urn = {r.urn: r.type for r in plan.resources}
+    return {by_urn[u] for u in urns if u in by_urn}
+
+
+# --- every example stack --------------------------------------------------------------------
+
+
+def test_the_example_stacks_are_found():
+    assert {"dev", "research-v5p", "serving-v6e"} <= set(EXAMPLE_STACKS)
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_jobset_and_pathways_job_are_pinned_release_manifests(example_plan, stack):
+    files = config_files(example_plan(stack))
+    assert JOBSET_URL in files
+    assert PATHWAYS_URL in files
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_installs_use_the_clusters_explicit_provider(example_plan, stack):
+    plan = example_plan(stack)
+    provider = the_provider(plan)
+    files = config_files(plan)
+    for url in (JOBSET_URL, PATHWAYS_URL):
+        assert files[url].provider == provider.urn, url
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_pathways_controller_waits_for_jobset(example_plan, stack):
+    files = config_files(example_plan(stack))
+    assert files[JOBSET_URL].urn in files[PATHWAYS_URL].dependencies
+    assert files[PATHWAYS_URL].urn not in files[JOBSET_URL].dependencies
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_installs_wait_for_the_cluster_but_never_for_node_pools(example_plan, stack):
+    plan = example_plan(stack)
+    files = config_files(plan)
+    for url in (JOBSET_URL, PATHWAYS_URL):
+        waits_for = types_of(plan, closure(plan, files[url]))
+        assert CLUSTER in waits_for, url  # the closure does see the cluster ...
+        assert NODE_POOL not in waits_for, url  # ... and no node pool
+        assert not [d for d in files[url].dependencies if "NodePool" in d]
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_kubernetes_resource_has_an_explicit_provider(example_plan, stack):
+    plan = example_plan(stack)
+    provider = the_provider(plan)
+    kubernetes = [r for r in plan.resources if r.type.startswith("kubernetes:")]
+    assert kubernetes
+    for resource in kubernetes:
+        assert resource.provider == provider.urn, resource.urn
+        assert "default" not in resource.provider
+
+
+def test_provider_urn_of_the_dev_stack(example_plan):
+    provider = the_provider(example_plan("dev"))
+    assert provider.urn == (
+        "urn:pulumi:dev::tpu-pathways::tpu-pathways:cluster:GkeCluster"
+        "$pulumi:providers:kubernetes::pathways-dev-k8s"
+    )
+    assert provider.inputs["enableServerSideApply"] in (True, "true")
+
+
+def test_kueue_install_only_where_enabled(example_plan):
+    assert KUEUE_URL in config_files(example_plan("research-v5p"))
+    assert KUEUE_URL not in config_files(example_plan("dev"))
+    assert KUEUE_URL not in config_files(example_plan("serving-v6e"))
+
+
+def test_kueue_install_never_waits_for_node_pools(example_plan):
+    plan = example_plan("research-v5p")
+    kueue = config_files(plan)[KUEUE_URL]
+    assert kueue.provider == the_provider(plan).urn
+    waits_for = types_of(plan, closure(plan, kueue))
+    assert CLUSTER in waits_for
+    assert NODE_POOL not in waits_for
+
+
+# --- overrides ------------------------------------------------------------------------------
+
+
+def test_version_overrides_change_the_urls(plan_of, stack_values):
+    plan = plan_of(
+        stack_values(
+            addons={"jobset": {"version": "v0.11.0"}, "pathwaysJob": {"version": "v0.1.3"}}
+        )
+    )
+    assert set(config_files(plan)) == {
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.3/install.yaml",
+    }
+
+
+def test_kueue_version_override(plan_of, stack_values):
+    plan = plan_of(stack_values(addons={"kueue": {"enabled": True, "version": "v0.19.2"}}))
+    assert (
+        "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"
+        in config_files(plan)
+    )
+
+
+def test_manifest_mirrors_are_used_verbatim(plan_of, stack_values):
+    jobset = "https://mirror.example.com/k8s/jobset-v0.10.1/manifests.yaml"
+    pathways = "https://mirror.example.com/k8s/pathways-job-v0.1.4/install.yml"
+    kueue = "https://mirror.example.com/k8s/kueue/v0.17.1.yaml"
+    plan = plan_of(
+        stack_values(
+            addons={
+                "jobset": {"manifestUrl": jobset},
+                "pathwaysJob": {"manifestUrl": pathways},
+                "kueue": {"enabled": True, "manifestUrl": kueue},
+            }
+        )
+    )
+    files = config_files(plan)
+    assert set(files) == {jobset, pathways, kueue}
+    assert files[jobset].urn in files[pathways].dependencies
+
+
+def test_jobset_install_false(plan_of, stack_values):
+    plan = plan_of(stack_values(addons={"jobset": {"install": False}}, workloads=[NOTEBOOK]))
+    files = config_files(plan)
+    assert set(files) == {PATHWAYS_URL}
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert files[PATHWAYS_URL].urn in job.dependencies
+
+
+def test_pathways_job_install_false(plan_of, stack_values):
+    plan = plan_of(stack_values(addons={"pathwaysJob": {"install": False}}, workloads=[NOTEBOOK]))
+    files = config_files(plan)
+    assert set(files) == {JOBSET_URL}
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert files[JOBSET_URL].urn not in job.dependencies
+    assert job.provider == the_provider(plan).urn
+
+
+def test_nothing_installed(plan_of, stack_values):
+    plan = plan_of(
+        stack_values(addons={"jobset": {"install": False}, "pathwaysJob": {"install": False}})
+    )
+    assert plan.by_type(CONFIG_FILE) == []
+    assert len(plan.by_type(K8S_PROVIDER)) == 1
+
+
+# --- bad addon config: a clear error naming the key, exit 2, nothing registered --------------
+
+BAD_ADDONS = [
+    pytest.param(
+        {"addons": {"jobset": {"version": "0.10.1"}}},
+        "addons.jobset.version",
+        "'0.10.1' is not a release tag such as 'v0.10.1'",
+        id="jobset-version-without-v",
+    ),
+    pytest.param(
+        {"addons": {"jobset": {"version": "v0.5.0"}}},
+        "addons.jobset.version",
+        "'v0.5.0' is older than v0.8.0",
+        id="jobset-too-old",
+    ),
+    pytest.param(
+        {"addons": {"pathwaysJob": {"version": "latest"}}},
+        "addons.pathwaysJob.version",
+        "'latest' is not a release tag",
+        id="pathways-job-version-not-a-tag",
+    ),
+    pytest.param(
+        {"addons": {"jobsett": {"version": "v0.10.1"}}},
+        "addons.jobsett",
+        "unknown key 'jobsett'; did you mean 'jobset'?",
+        id="unknown-addon",
+    ),
+    pytest.param(
+        # the dev pool is one v5e 2x4 slice: 8 chips
+        {"addons": {"kueue": {"enabled": True, "tpuQuota": 16}}},
+        "addons.kueue.tpuQuota",
+        "16 does not match the 8 TPU chips",
+        id="kueue-quota-mismatch",
+    ),
+    pytest.param(
+        {"addons": {"kueue": {"enabled": True, "version": "v0.20.0"}}},
+        "addons.kueue.version",
+        "'v0.20.0' is not supported",
+        id="kueue-v0.20",
+    ),
+    pytest.param(
+        {"addons": {"jobset": {"manifestUrl": "http://mirror.example.com/manifests.yaml"}}},
+        "addons.jobset.manifestUrl",
+        "https://",
+        id="mirror-not-https",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), BAD_ADDONS)
+def test_bad_addon_config_names_the_key(stack_values, config_error, overrides, key, message):
+    error = config_error(stack_values(**overrides))
+    assert [issue.key for issue in error.issues] == [key]
+    assert message in error.issues[0].message
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), BAD_ADDONS)
+def test_bad_addon_config_exits_2_before_registering(
+    cli_plan, stack_values, overrides, key, message
+):
+    code, out, err, registered = cli_plan(stack_values(**overrides))
+    assert code == 2
+    assert key in err and message in err
+    assert "Traceback" not in err
+    assert out == ""
+    assert registered == 0
+
+
+def test_matching_kueue_quota_is_accepted(plan_of, stack_values):
+    plan = plan_of(stack_values(addons={"kueue": {"enabled": True, "tpuQuota": 8}}))
+    assert KUEUE_URL in config_files(plan)
+
+
+def test_good_stack_through_the_same_cli_path_registers(cli_plan, stack_values):
+    # the counterpart of the exit-2 tests: the harness does see registrations
+    code, out, err, registered = cli_plan(stack_values())
+    assert code == 0, err
+    assert registered > 10
+    assert JOBSET_URL in out

@@ -1,0 +1,187 @@
+"""The Pathways scratch bucket and its Workload Identity grants; and a stack that deploys onto an
+existing cluster (no cluster, no pools, still a provider, installs and grants)."""
+
+from __future__ import annotations
+
+import pytest
+
+BUCKET = "gcp:storage/bucket:Bucket"
+BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+NETWORK = "gcp:compute/network:Network"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+
+DEV_BUCKET = "tpu-pathways-dev-pathways-dev-pathways"  # <project>-<cluster>-pathways
+
+
+def member(team: str, account: str, project: str = "tpu-pathways-dev") -> str:
+    # the project number is an invoke the offline plan answers with a placeholder
+    return (
+        "principal://iam.googleapis.com/projects/<looked up at deploy time>/locations/global/"
+        f"workloadIdentityPools/{project}.svc.id.goog/subject/ns/{team}/sa/{account}"
+    )
+
+
+def the_bucket(plan):
+    (bucket,) = plan.by_type(BUCKET)
+    return bucket
+
+
+@pytest.fixture(scope="module")
+def dev(plan_of, stack_values):
+    return plan_of(stack_values())
+
+
+@pytest.fixture(scope="module")
+def deleting(plan_of, stack_values):
+    return plan_of(stack_values(scratchBucket={"deleteOnDestroy": True, "retentionDays": 7}))
+
+
+def test_bucket_settings(dev):
+    bucket = the_bucket(dev)
+    assert bucket.inputs["name"] == DEV_BUCKET
+    assert bucket.inputs["project"] == "tpu-pathways-dev"
+    assert bucket.inputs["location"] == "US-WEST4"
+    assert bucket.inputs["uniformBucketLevelAccess"] is True
+    assert bucket.inputs["publicAccessPrevention"] == "enforced"
+    assert bucket.inputs["lifecycleRules"] == [
+        {"action": {"type": "Delete"}, "condition": {"age": 30}}
+    ]
+
+
+def test_bucket_is_kept_on_destroy_by_default(dev):
+    bucket = the_bucket(dev)
+    assert bucket.inputs["forceDestroy"] is False
+    assert bucket.options.get("retainOnDelete") is True
+    assert not bucket.options.get("protect")
+
+
+def test_delete_on_destroy_flips_both(deleting):
+    bucket = the_bucket(deleting)
+    assert bucket.inputs["forceDestroy"] is True
+    assert not bucket.options.get("retainOnDelete")
+
+
+def test_retention_days(deleting):
+    assert the_bucket(deleting).inputs["lifecycleRules"] == [
+        {"action": {"type": "Delete"}, "condition": {"age": 7}}
+    ]
+
+
+def test_production_protects_the_bucket(example_plan, plan_of, stack_values):
+    assert the_bucket(example_plan("serving-v6e")).options.get("protect") is True
+    bucket = the_bucket(plan_of(stack_values(environment="production")))
+    assert bucket.options.get("protect") is True
+    assert bucket.options.get("retainOnDelete") is True
+
+
+def test_custom_bucket_name(plan_of, stack_values):
+    plan = plan_of(stack_values(scratchBucket={"name": "team-scratch-01"}))
+    assert the_bucket(plan).inputs["name"] == "team-scratch-01"
+    assert plan.outputs["scratch_bucket"] == "gs://team-scratch-01"
+    for grant in plan.by_type(BUCKET_MEMBER):
+        assert grant.inputs["bucket"] == "team-scratch-01"
+
+
+def test_scratch_bucket_output(dev):
+    assert dev.outputs["scratch_bucket"] == f"gs://{DEV_BUCKET}"
+
+
+def test_workload_identity_grants(dev):
+    grants = {g.inputs["member"]: g for g in dev.by_type(BUCKET_MEMBER)}
+    # the team's KSA, and `default` (worker pods and headless heads run as it)
+    assert set(grants) == {member("pathways", "pathways"), member("pathways", "default")}
+    for grant in grants.values():
+        assert grant.inputs["role"] == "roles/storage.objectUser"
+        assert grant.inputs["bucket"] == DEV_BUCKET
+
+
+def test_grants_wait_for_the_cluster(dev):
+    (cluster,) = dev.by_type(CLUSTER)
+    grants = dev.by_type(BUCKET_MEMBER)
+    assert grants
+    for grant in grants:
+        assert cluster.urn in grant.dependencies
+
+
+def test_grants_per_team_and_service_account(plan_of, stack_values):
+    plan = plan_of(
+        stack_values(teams=[{"name": "ml", "serviceAccount": "trainer"}, {"name": "infer"}])
+    )
+    members = sorted(g.inputs["member"] for g in plan.by_type(BUCKET_MEMBER))
+    assert members == sorted(
+        [
+            member("ml", "trainer"),
+            member("ml", "default"),
+            member("infer", "pathways"),
+            member("infer", "default"),
+        ]
+    )
+
+
+def test_existing_bucket_gets_grants_but_is_not_created(plan_of, stack_values):
+    plan = plan_of(stack_values(scratchBucket={"create": False, "name": "shared-scratch"}))
+    assert plan.by_type(BUCKET) == []
+    grants = plan.by_type(BUCKET_MEMBER)
+    assert len(grants) == 2
+    for grant in grants:
+        assert grant.inputs["bucket"] == "shared-scratch"
+        assert grant.inputs["role"] == "roles/storage.objectUser"
+    assert plan.outputs["scratch_bucket"] == "gs://shared-scratch"
+
+
+def test_existing_bucket_needs_a_name(stack_values, config_error):
+    error = config_error(stack_values(scratchBucket={"create": False}))
+    assert [i.key for i in error.issues] == ["scratchBucket.name"]
+    assert "required when create is false" in error.issues[0].message
+
+
+# --- onto an existing cluster ---------------------------------------------------------------
+
+EXISTING_BY_NAME = {
+    "name": "pathways-dev",
+    "deletionProtection": False,
+    "existing": {"name": "xpk-cluster", "location": "us-west4"},
+}
+EXISTING_BY_CONTEXT = {"name": "pathways-dev", "existing": {"kubeconfigContext": "my-gke"}}
+WORKLOAD = {"name": "notebook", "pool": "v5e", "mode": "headless"}
+
+
+@pytest.fixture(scope="module", params=["by-name", "by-context"])
+def existing(request, plan_of, stack_values):
+    cluster = EXISTING_BY_NAME if request.param == "by-name" else EXISTING_BY_CONTEXT
+    values = stack_values(workloads=[WORKLOAD])
+    values["cluster"] = dict(cluster)
+    return plan_of(values)
+
+
+def test_existing_cluster_creates_no_cluster_pools_or_network(existing):
+    types = {r.type for r in existing.resources}
+    assert CLUSTER not in types
+    assert NODE_POOL not in types
+    assert NETWORK not in types
+
+
+def test_existing_cluster_still_gets_provider_installs_and_grants(existing):
+    (provider,) = existing.by_type(K8S_PROVIDER)
+    files = {r.inputs["file"]: r for r in existing.by_type(CONFIG_FILE)}
+    assert set(files) == {
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+    }
+    for install in files.values():
+        assert install.provider == provider.urn
+    (job,) = existing.by_type(PATHWAYS_JOB)
+    assert job.provider == provider.urn
+    assert len(existing.by_type(BUCKET_MEMBER)) == 2
+    assert len(existing.by_type(BUCKET)) == 1
+
+
+def test_existing_cluster_by_context_uses_that_context(plan_of, stack_values):
+    values = stack_values()
+    values["cluster"] = dict(EXISTING_BY_CONTEXT)
+    (provider,) = plan_of(values).by_type(K8S_PROVIDER)
+    assert provider.inputs["context"] == "my-gke"

@@ -1,0 +1,130 @@
+"""Shared Pathways services: a headless PathwaysJob many clients reach through pathwaysutils'
+``isc_pathways.connect(pathways_service=..., expected_tpu_instances=...)``."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+SERVICE = "tpu-pathways:workloads:SharedPathwaysService"
+# what pathwaysutils' shared-service client accepts as an instance type
+INSTANCE_KEY = re.compile(r"^tpu(v5e|v5|v6e|7x):\d+(x\d+){1,2}$")
+
+
+@pytest.fixture(scope="module")
+def serving(example_plan):
+    return example_plan("serving-v6e")
+
+
+def test_serving_stack_outputs(serving):
+    assert serving.outputs["shared_services"] == {
+        "serving/shared-v6e": {
+            "expected_tpu_instances": {"tpuv6e:2x2": 1},
+            "pathways_service": "shared-v6e-pathways-head-0-0.shared-v6e:29001",
+        }
+    }
+
+
+def test_serving_shared_service_is_a_headless_default_mode_job(serving):
+    (service,) = serving.by_type(SERVICE)
+    (job,) = [r for r in serving.by_type(PATHWAYS_JOB) if r.parent == service.urn]
+    assert job.inputs["metadata"] == {"name": "shared-v6e", "namespace": "serving"}
+    assert job.inputs["spec"] == {
+        "controller": {"deploymentMode": "default"},
+        "pathwaysDir": "gs://tpu-pathways-serving-pathways-serving-pathways/shared-v6e",
+        "workers": [{"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1}],
+    }
+    assert job.options["replaceOnChanges"] == ["spec"]
+    assert job.options["deleteBeforeReplace"] is True
+
+
+def test_instance_keys_match_the_clients_pattern(serving):
+    for entry in serving.outputs["shared_services"].values():
+        for key in entry["expected_tpu_instances"]:
+            assert INSTANCE_KEY.match(key), key
+
+
+@pytest.mark.parametrize(
+    ("pool", "slices", "expected"),
+    [
+        ({"generation": "v6e", "topology": "2x2", "slices": 2}, 2, {"tpuv6e:2x2": 2}),
+        ({"generation": "v6e", "topology": "4x4", "slices": 2}, 1, {"tpuv6e:4x4": 1}),
+        ({"generation": "v5e", "topology": "4x4"}, 1, {"tpuv5e:4x4": 1}),
+        ({"accelerator": "v5p-16", "slices": 3}, 3, {"tpuv5:2x2x2": 3}),  # tpuv5, not tpuv5p
+    ],
+)
+def test_expected_tpu_instances(plan_of, stack_values, pool, slices, expected):
+    plan = plan_of(
+        stack_values(
+            tpuPools=[{"name": "pool", **pool}],
+            sharedServices=[{"name": "svc", "pool": "pool", "slices": slices}],
+        )
+    )
+    assert plan.outputs["shared_services"] == {
+        "pathways/svc": {
+            "expected_tpu_instances": expected,
+            "pathways_service": "svc-pathways-head-0-0.svc:29001",
+        }
+    }
+    (key,) = expected
+    assert INSTANCE_KEY.match(key)
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert job.inputs["spec"]["controller"] == {"deploymentMode": "default"}
+    assert job.inputs["spec"]["workers"][0]["numSlices"] == slices
+
+
+def test_shared_service_gets_the_queue_label_with_kueue(plan_of, stack_values):
+    plan = plan_of(
+        stack_values(
+            addons={"kueue": {"enabled": True}},
+            sharedServices=[{"name": "svc", "pool": "v5e"}],
+        )
+    )
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert job.inputs["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}
+
+
+EIGHT_CHIP_HOST = {
+    "tpuPools": [
+        {"name": "v6e8", "generation": "v6e", "topology": "2x4", "machineType": "ct6e-standard-8t"}
+    ],
+    "sharedServices": [{"name": "svc", "pool": "v6e8"}],
+}
+
+
+def test_an_8_chip_host_pool_is_rejected(stack_values, config_error):
+    error = config_error(stack_values(**EIGHT_CHIP_HOST))
+    issues = {issue.key: issue.message for issue in error.issues}
+    assert list(issues) == ["sharedServices[0].pool"]
+    message = issues["sharedServices[0].pool"]
+    assert "'tpuv6e1t:2x4'" in message
+    assert "not an instance type" in message
+
+
+def test_an_8_chip_host_pool_exits_2_before_registering(stack_values, cli_plan):
+    code, _, err, registered = cli_plan(stack_values(**EIGHT_CHIP_HOST))
+    assert code == 2
+    assert "sharedServices[0].pool" in err and "tpuv6e1t:2x4" in err
+    assert registered == 0
+
+
+@pytest.mark.parametrize(
+    ("service", "key", "fragment"),
+    [
+        ({"name": "svc", "pool": "nope"}, "sharedServices[0].pool", "not a TPU pool"),
+        ({"name": "svc", "pool": "v5e", "slices": 2}, "sharedServices[0].slices", "exceeds"),
+        ({"name": "svc", "pool": "v5e", "team": "x"}, "sharedServices[0].team", "not a team"),
+        (
+            {"name": "shared-service-for-team", "pool": "v5e"},
+            "sharedServices[0].name",
+            "at most 22",
+        ),
+    ],
+)
+def test_shared_service_checks(stack_values, config_error, service, key, fragment):
+    error = config_error(stack_values(sharedServices=[service]))
+    issues = {issue.key: issue.message for issue in error.issues}
+    assert key in issues, issues
+    assert fragment in issues[key]
