@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -246,17 +247,21 @@ class CpuPoolConfig(ConfigModel):
     def _sizes(self) -> CpuPoolConfig:
         issues = []
         try:
-            machine_type(self.machine_type)
+            machine = machine_type(self.machine_type)
         except ValueError as exc:
             issues.append(ConfigIssue("machineType", str(exc)))
-        if is_tpu_host(self.machine_type):
-            issues.append(
-                ConfigIssue(
-                    "machineType",
-                    f"{self.machine_type!r} is a TPU machine type; use a "
-                    "CPU machine type such as n2-standard-64",
+        else:
+            if is_tpu_host(self.machine_type):
+                issues.append(
+                    ConfigIssue(
+                        "machineType",
+                        f"{self.machine_type!r} is a TPU machine type; use a CPU machine type "
+                        "such as n2-standard-64",
+                    )
                 )
-            )
+            # Checked here, not across the stack, so it is reported next to any other error.
+            elif problem := head_fit_problem(machine, DEFAULT_USER_CONTAINER):
+                issues.append(ConfigIssue("machineType", problem))
         if self.max_nodes < self.min_nodes:
             issues.append(
                 ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
@@ -669,8 +674,7 @@ class StackConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> StackConfig:
-        issues = [*self._duplicate_pools(), *self._head_fits(), *self._kueue_quota()]
-        issues += self._duplicate_teams()
+        issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota()]
         if not issues:  # workload checks read the pools and the CPU pool, so they come last
             from components.workload_checks import workload_issues
 
@@ -679,27 +683,24 @@ class StackConfig(ConfigModel):
             raise KeyedError(issues)
         return self
 
-    def _duplicate_pools(self) -> list[ConfigIssue]:
-        counts = Counter(pool.name for pool in self.tpu_pools)
-        issues = [
-            ConfigIssue(f"tpuPools[{i}].name", f"{pool.name!r} is used by more than one pool")
-            for i, pool in enumerate(self.tpu_pools)
-            if counts[pool.name] > 1
-        ]
+    @field_validator("tpu_pools")
+    @classmethod
+    def _unique_pools(cls, pools: list[TpuPoolConfig]) -> list[TpuPoolConfig]:
+        _raise_duplicates([p.name for p in pools], "pool")
+        return pools
+
+    @field_validator("teams")
+    @classmethod
+    def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
+        _raise_duplicates([t.name for t in teams], "team")
+        return teams
+
+    def _pool_named_like_cpu_pool(self) -> list[ConfigIssue]:
         cpu = self.cpu_pool.name
-        issues += [
+        return [
             ConfigIssue(f"tpuPools[{i}].name", f"{cpu!r} is the CPU pool's name")
             for i, pool in enumerate(self.tpu_pools)
             if pool.name == cpu
-        ]
-        return issues
-
-    def _duplicate_teams(self) -> list[ConfigIssue]:
-        counts = Counter(team.name for team in self.teams)
-        return [
-            ConfigIssue(f"teams[{i}].name", f"{team.name!r} is used by more than one team")
-            for i, team in enumerate(self.teams)
-            if counts[team.name] > 1
         ]
 
     def _kueue_quota(self) -> list[ConfigIssue]:
@@ -724,10 +725,6 @@ class StackConfig(ConfigModel):
         default = f"{self.gcp.project}-{self.cluster.name}-pathways"
         return self.scratch_bucket.name or default[:63].rstrip("-_")
 
-    def _head_fits(self) -> list[ConfigIssue]:
-        problem = head_fit_problem(self.cpu_pool.machine, DEFAULT_USER_CONTAINER)
-        return [ConfigIssue("cpuPool.machineType", problem)] if problem else []
-
     @property
     def protects_state(self) -> bool:
         """Production stacks protect the cluster, node pools and bucket from deletion."""
@@ -739,6 +736,17 @@ class StackConfig(ConfigModel):
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)
+
+
+def _raise_duplicates(names: list[str], what: str) -> None:
+    counts = Counter(names)
+    issues = [
+        ConfigIssue(f"[{i}].name", f"{name!r} is used by more than one {what}")
+        for i, name in enumerate(names)
+        if counts[name] > 1
+    ]
+    if issues:
+        raise KeyedError(issues)
 
 
 def parse_stack_config(values: dict[str, Any], source: str = "stack config") -> StackConfig:

@@ -5,6 +5,7 @@ CPU is kept in millicores and memory in bytes so that sizing checks are exact in
 
 from __future__ import annotations
 
+import math
 import re
 
 _MEMORY_SUFFIXES = {
@@ -48,10 +49,11 @@ def parse_memory(value: str | int) -> int:
             "Ki, Mi, Gi, Ti (binary) or k, M, G, T (decimal), e.g. '100Gi'"
         )
     number, suffix = match.groups()
-    amount = float(number) * _MEMORY_SUFFIXES[suffix]
+    # Kubernetes rounds fractional byte quantities up.
+    amount = math.ceil(float(number) * _MEMORY_SUFFIXES[suffix])
     if amount <= 0:
         raise ValueError(f"{value!r} must be more than zero")
-    return int(amount)
+    return amount
 
 
 def format_cpu(millicores: int) -> str:

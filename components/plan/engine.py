@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import pulumi
@@ -86,7 +87,11 @@ def run_program(
     """Run ``program`` under the mock engine (as a preview); return registrations and outputs."""
     resource_mocks = PlanMocks()
     monitor = RecordingMonitor(resource_mocks)
-    settings.ROOT.set(None)  # a fresh root stack resource for every run
+    # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
+    # (possibly failed) run, as pulumi.runtime.test does.
+    settings.ROOT.set(None)
+    settings.SETTINGS.rpc_manager.clear()
+    settings.SETTINGS.outputs.clear()
     pulumi.runtime.set_mocks(
         resource_mocks, project=project, stack=stack, preview=True, monitor=monitor
     )
@@ -132,8 +137,10 @@ def order_resources(resources: list[PlannedResource]) -> list[PlannedResource]:
 
 def plan_stack(config: StackConfig, stack: str) -> Plan:
     """The offline plan of one validated stack config."""
+    from components.plan.cost import cost_summary
     from components.program import build_stack, tpu_summary
 
     resources, outputs = run_program(lambda: build_stack(config), stack)
     summary = {"tpu": tpu_summary(config), "resources": len(resources)}
+    summary["cost"] = cost_summary([asdict(r) for r in resources], config.pricing)
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -1,0 +1,225 @@
+"""Shared fixtures: stack config values shaped like the dev stack, and cached offline plans.
+
+``stack_values(**overrides)`` returns a fresh dict (deep-merged with the overrides) that the
+tests may mutate freely; ``plan_of(values)`` validates it with the real parser and plans it
+under the mock engine, caching the plan per distinct config for the whole session (plans are
+read-only: never mutate one).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
+    sys.path.insert(0, str(PROJECT_ROOT))
+
+from components.config import StackConfig, parse_stack_config  # noqa: E402
+from components.errors import ConfigError  # noqa: E402
+from components.plan.engine import plan_stack  # noqa: E402
+from components.plan.model import Plan  # noqa: E402
+
+STACKS_DIR = PROJECT_ROOT / "stacks"
+
+# The dev stack's values (stacks/Pulumi.dev.yaml), written out so tests do not depend on the file.
+DEV_VALUES: dict[str, Any] = {
+    "environment": "dev",
+    "team": "ml-platform",
+    "gcp": {"project": "tpu-pathways-dev", "region": "us-west4", "zone": "us-west4-a"},
+    "cluster": {"name": "pathways-dev", "deletionProtection": False},
+    "cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
+    "tpuPools": [
+        {
+            "name": "v5e",
+            "generation": "v5e",
+            "topology": "2x4",
+            "slices": 1,
+            "capacity": {"spot": True},
+        }
+    ],
+}
+
+
+def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` merged in: nested dicts merge, anything else replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+@pytest.fixture(scope="session")
+def stack_values() -> Callable[..., dict[str, Any]]:
+    """Factory: a fresh dev-like values dict, e.g. ``stack_values(cluster={"regional": False})``."""
+
+    def make(**overrides: Any) -> dict[str, Any]:
+        return deep_merge(DEV_VALUES, overrides)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def config_of() -> Callable[[dict[str, Any]], StackConfig]:
+    """Factory: validate values with the real parser (raises ConfigError)."""
+    return parse_stack_config
+
+
+@pytest.fixture(scope="session")
+def config_error() -> Callable[[dict[str, Any]], ConfigError]:
+    """Factory: the ConfigError that values raise (fails the test if they are valid)."""
+
+    def check(values: dict[str, Any]) -> ConfigError:
+        with pytest.raises(ConfigError) as caught:
+            parse_stack_config(values)
+        return caught.value
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def plan_of() -> Callable[..., Plan]:
+    """Factory: the offline plan of a values dict, cached per distinct config and stack name."""
+    cache: dict[str, Plan] = {}
+
+    def plan(values: dict[str, Any], stack: str = "test") -> Plan:
+        key = json.dumps([stack, values], sort_keys=True)
+        if key not in cache:
+            cache[key] = plan_stack(parse_stack_config(copy.deepcopy(values)), stack)
+        return cache[key]
+
+    return plan
+
+
+# --- example stacks, the CLI on a temporary stack file, the PathwaysJob CRD schema ----------
+# (added with the installs / kueue / workloads / PathwaysJob tests)
+
+CRD_SCHEMA_FILE = PROJECT_ROOT / "tests" / "data" / "pathwaysjob-v0.1.4-openapi-schema.json"
+
+
+@pytest.fixture(scope="session")
+def example_plan() -> Callable[[str], Plan]:
+    """Factory: the offline plan of an example stack file (stacks/Pulumi.<name>.yaml), planned
+    once per session through the same loader the CLI uses. Plans are read-only."""
+    from components.stack_file import load_stack
+
+    cache: dict[str, Plan] = {}
+
+    def plan(name: str) -> Plan:
+        if name not in cache:
+            cache[name] = plan_stack(load_stack(name, STACKS_DIR), name)
+        return cache[name]
+
+    return plan
+
+
+@pytest.fixture
+def cli_plan(tmp_path, capsys, monkeypatch) -> Callable[..., tuple[int, str, str, int]]:
+    """Factory: write ``values`` as ``<tmp>/Pulumi.<stack>.yaml`` and run
+    ``python -m components plan --stack <stack> --stacks-dir <tmp>`` in-process.
+
+    Returns (exit code, stdout, stderr, number of resources registered with the mock engine).
+    """
+    import yaml
+
+    from components import cli
+    from components.plan import engine
+
+    registered: list[str] = []
+    original = engine.RecordingMonitor.RegisterResource
+
+    def counting(self, request):
+        registered.append(request.type)
+        return original(self, request)
+
+    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", counting)
+
+    def run(values: dict[str, Any], stack: str = "scratch", *extra: str):
+        document = {"config": {f"tpu-pathways:{key}": value for key, value in values.items()}}
+        (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
+        registered.clear()
+        code = cli.main(["plan", "--stack", stack, "--stacks-dir", str(tmp_path), *extra])
+        out, err = capsys.readouterr()
+        return code, out, err, len(registered)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def pathwaysjob_schema_errors() -> Callable[[dict[str, Any]], list[str]]:
+    """Factory: the problems the v0.1.4 PathwaysJob CRD schema finds in a whole PathwaysJob
+    document (empty list = valid).
+
+    The schema (tests/data/pathwaysjob-v0.1.4-openapi-schema.json) is checked with a Draft 7
+    validator plus what the API server enforces beyond JSON Schema: int32/int64 bounds
+    (``format``), unknown fields (structural schemas have no unknown fields unless
+    x-kubernetes-preserve-unknown-fields), and unique keys of x-kubernetes-list-type: map lists.
+    """
+    from jsonschema import Draft7Validator, FormatChecker
+
+    schema = json.loads(CRD_SCHEMA_FILE.read_text())
+    map_lists: list[tuple[tuple[str, ...], list[str]]] = []
+
+    def strict(node: dict[str, Any], path: tuple[str, ...]) -> None:
+        if node.get("x-kubernetes-list-type") == "map":
+            map_lists.append((path, node["x-kubernetes-list-map-keys"]))
+        props = node.get("properties")
+        if (
+            props is not None
+            and "additionalProperties" not in node
+            and not node.get("x-kubernetes-preserve-unknown-fields")
+        ):
+            node["additionalProperties"] = False
+        for name, sub in (props or {}).items():
+            strict(sub, (*path, name))
+        if isinstance(node.get("items"), dict):
+            strict(node["items"], (*path, "[]"))
+        if isinstance(node.get("additionalProperties"), dict):
+            strict(node["additionalProperties"], (*path, "{}"))
+
+    strict(schema, ())
+    formats = FormatChecker()
+
+    @formats.checks("int32")
+    def _int32(value: object) -> bool:
+        return not isinstance(value, int) or -(2**31) <= value <= 2**31 - 1
+
+    @formats.checks("int64")
+    def _int64(value: object) -> bool:
+        return not isinstance(value, int) or -(2**63) <= value <= 2**63 - 1
+
+    validator = Draft7Validator(schema, format_checker=formats)
+
+    def at(document: Any, path: tuple[str, ...]) -> list[Any]:
+        nodes = [document]
+        for part in path:
+            if part == "[]":
+                nodes = [x for n in nodes if isinstance(n, list) for x in n]
+            elif part == "{}":
+                nodes = [x for n in nodes if isinstance(n, dict) for x in n.values()]
+            else:
+                nodes = [n[part] for n in nodes if isinstance(n, dict) and part in n]
+        return nodes
+
+    def errors(document: dict[str, Any]) -> list[str]:
+        found = [
+            f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
+            for e in validator.iter_errors(document)
+        ]
+        for path, keys in map_lists:
+            for items in at(document, path):
+                seen = [tuple(item.get(k) for k in keys) for item in items]
+                if len(seen) != len(set(seen)):
+                    found.append(f"{'.'.join(path)}: duplicate {keys} in a list-type map")
+        return found
+
+    return errors

@@ -1,0 +1,122 @@
+"""Views of a plan: manifests per Kubernetes object, the text tree and summary, JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+
+from components.plan.engine import run_program
+from components.plan.model import Plan, PlannedResource
+from components.plan.render import (
+    lookup,
+    render_json,
+    render_summary,
+    render_text,
+    write_manifests,
+)
+
+
+def k8s_program() -> dict:
+    provider = k8s.Provider("k8s", kubeconfig=pulumi.Output.secret("{}"))
+    opts = pulumi.ResourceOptions(provider=provider)
+    k8s.core.v1.ConfigMap(
+        "settings",
+        metadata={"name": "settings", "namespace": "team-a"},
+        data={"mode": "test", "replicas": "2"},
+        opts=opts,
+    )
+    k8s.core.v1.Namespace("ns", metadata={"name": "team-a"}, opts=opts)
+    gcp.compute.Network("net", mtu=1500)
+    return {}
+
+
+@pytest.fixture(scope="module")
+def k8s_plan() -> Plan:
+    resources, outputs = run_program(k8s_program, "t")
+    return Plan("t", "tpu-pathways", resources, outputs, {"tpu": {}})
+
+
+def test_write_manifests_one_file_per_kubernetes_object(k8s_plan, tmp_path):
+    out = tmp_path / "manifests"
+    written = write_manifests(k8s_plan, out)
+    assert sorted(p.name for p in written) == [
+        "configmap-team-a-settings.yaml",
+        "namespace-team-a.yaml",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in written)
+
+
+def test_manifest_content(k8s_plan, tmp_path):
+    write_manifests(k8s_plan, tmp_path)
+    text = (tmp_path / "configmap-team-a-settings.yaml").read_text()
+    assert yaml.safe_load(text) == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "team-a"},
+        "data": {"mode": "test", "replicas": "2"},
+    }
+    # kubectl's conventional key order
+    assert [line.split(":")[0] for line in text.splitlines() if not line.startswith(" ")] == [
+        "apiVersion",
+        "kind",
+        "metadata",
+        "data",
+    ]
+    namespace = yaml.safe_load((tmp_path / "namespace-team-a.yaml").read_text())
+    assert namespace == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
+
+
+def test_no_manifests_for_cloud_resources_or_providers(k8s_plan, tmp_path):
+    written = write_manifests(k8s_plan, tmp_path)
+    assert all("net" not in p.name and "k8s" not in p.name for p in written)
+
+
+def test_lookup():
+    inputs = {"a": {"b": {"c": 1}}, "x": [1]}
+    assert lookup(inputs, "a.b.c") == 1
+    assert lookup(inputs, "a.b") == {"c": 1}
+    assert lookup(inputs, "a.z") is None
+    assert lookup(inputs, "x.0") is None
+
+
+def plan_with_summary(tpu: dict) -> Plan:
+    resource = PlannedResource(
+        urn="urn:pulumi:s::p::gcp:compute/network:Network::net",
+        type="gcp:compute/network:Network",
+        name="net",
+        parent=None,
+        custom=True,
+        provider=None,
+        inputs={"name": "net", "mtu": 8896},
+        dependencies=[],
+    )
+    return Plan("s", "p", [resource], {"secret": "[secret]"}, {"tpu": tpu, "resources": 1})
+
+
+def test_render_summary():
+    assert render_summary(plan_with_summary({})) == "TPU summary: no TPU pools"
+    text = render_summary(
+        plan_with_summary({"v5p": {"pools": 1, "slices": 2, "hosts": 4, "chips": 16}})
+    )
+    assert text.splitlines()[0] == "TPU summary:"
+    assert text.splitlines()[-1].split() == ["v5p", "1", "2", "4", "16"]
+
+
+def test_render_text():
+    text = render_text(plan_with_summary({}))
+    assert text.startswith("Plan for stack 's' of p: 1 resources\n")
+    assert "+ gcp:compute/network:Network net  name=net mtu=8896" in text
+    assert "Outputs:\n  secret: [secret]" in text
+
+
+def test_render_json_round_trips():
+    document = json.loads(render_json(plan_with_summary({})))
+    assert document["stack"] == "s"
+    assert document["resources"][0]["inputs"] == {"name": "net", "mtu": 8896}
+    assert document["resources"][0]["options"] == {}
+    assert document["summary"] == {"tpu": {}, "resources": 1}

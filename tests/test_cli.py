@@ -1,0 +1,148 @@
+"""`python -m components`: plan and shapes commands, exit codes and messages."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from components import cli
+
+STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
+
+RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "provider", "inputs", "dependencies"}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def dev_json():
+    # one --json run of the dev stack, shared by the JSON tests (capsys is per test)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["plan", "--stack", "dev", "--json"])
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def test_plan_text_has_the_tpu_summary(capsys):
+    code, out, err = run(capsys, "plan", "--stack", "dev")
+    assert code == 0, err
+    assert out.startswith("Plan for stack 'dev' of tpu-pathways: ")
+    assert "TPU summary:" in out
+    # dev: one v5e 2x4 slice = 1 pool, 1 slice, 2 hosts, 8 chips
+    assert re.search(r"^\s+v5e\s+1\s+1\s+2\s+8\s*$", out, re.MULTILINE), out
+    assert "kubeconfig: [secret]" in out
+    assert "Traceback" not in err
+
+
+def test_plan_json_document(dev_json):
+    assert {"stack", "project", "resources", "outputs", "summary"} <= set(dev_json)
+    assert dev_json["stack"] == "dev"
+    assert dev_json["project"] == "tpu-pathways"
+    assert dev_json["resources"]
+    for resource in dev_json["resources"]:
+        assert set(resource) >= RESOURCE_KEYS, resource["urn"]
+    assert dev_json["summary"]["tpu"] == {"v5e": {"pools": 1, "slices": 1, "hosts": 2, "chips": 8}}
+    assert dev_json["summary"]["resources"] == len(dev_json["resources"])
+    assert dev_json["outputs"]["kubeconfig"] == "[secret]"
+
+
+def test_plan_json_node_pool(dev_json):
+    (pool,) = [r for r in dev_json["resources"] if r["name"] == "pathways-dev-v5e-0"]
+    assert pool["type"] == "gcp:container/nodePool:NodePool"
+    assert pool["inputs"]["nodeCount"] == 2
+    (cluster,) = [r for r in dev_json["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    assert cluster["urn"] in pool["dependencies"]
+
+
+def test_plan_out_writes_manifests(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
+    assert code == 0
+    written = sorted(out_dir.glob("*.yaml")) if out_dir.exists() else []
+    assert f"wrote {len(written)} Kubernetes manifests to {out_dir}" in err
+
+
+def test_unknown_stack_lists_available_stacks(capsys):
+    code, out, err = run(capsys, "plan", "--stack", "nope")
+    assert code == 2
+    assert out == ""
+    assert "unknown stack 'nope'; available: " in err
+    for path in STACKS_DIR.glob("Pulumi.*.yaml"):
+        assert path.name.removeprefix("Pulumi.").removesuffix(".yaml") in err
+    assert "Traceback" not in err
+
+
+def test_unknown_stack_in_other_dir(capsys, tmp_path):
+    for name in ("beta", "alpha"):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text("config: {}\n")
+    code, _, err = run(capsys, "plan", "--stack", "gamma", "--stacks-dir", str(tmp_path))
+    assert code == 2
+    assert "unknown stack 'gamma'; available: alpha, beta" in err
+
+
+def test_missing_stack_argument_is_a_usage_error(capsys):
+    try:
+        code = cli.main(["plan"])
+    except SystemExit as exc:  # argparse's own usage error
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--stack" in err
+    assert "Traceback" not in err
+
+
+def test_shapes_one_name_json(capsys):
+    code, out, _ = run(capsys, "shapes", "v5litepod-16", "--json")
+    assert code == 0
+    row = json.loads(out)
+    assert row["accelerator"] == "v5litepod-16"
+    assert row["generation"] == "v5e"
+    assert row["topology"] == "4x4"
+    assert row["machineType"] == "ct5lp-hightpu-4t"
+    assert row["acceleratorLabel"] == "tpu-v5-lite-podslice"
+    assert (row["hosts"], row["chipsPerHost"], row["chips"]) == (4, 4, 16)
+    assert row["multiHost"] is True
+    assert row["pathwaysInstanceType"] == "tpuv5e:4x4"
+
+
+def test_shapes_v5p_uses_the_tpuv5_prefix(capsys):
+    code, out, _ = run(capsys, "shapes", "v5p-16", "--json")
+    assert code == 0
+    row = json.loads(out)
+    assert (row["topology"], row["hosts"]) == ("2x2x2", 2)
+    assert row["pathwaysInstanceType"] == "tpuv5:2x2x2"
+
+
+def test_shapes_unknown_name_suggests(capsys):
+    code, out, err = run(capsys, "shapes", "v5litpod-16")
+    assert code == 2
+    assert out == ""
+    assert "'v5litpod-16' is not a known TPU accelerator; did you mean 'v5litepod-16'?" in err
+    assert "Traceback" not in err
+
+
+def test_shapes_nonsense_name_gives_examples(capsys):
+    code, _, err = run(capsys, "shapes", "nope")
+    assert code == 2
+    assert "'nope' is not a known TPU accelerator" in err
+    assert "v5litepod-16" in err
+
+
+def test_shapes_table(capsys):
+    code, out, _ = run(capsys, "shapes")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["accelerator", "topology"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["v6e-4"][1:3] == ["2x2", "ct6e-standard-4t"]
+    assert rows["v5litepod-16"][1:4] == ["4x4", "ct5lp-hightpu-4t", "4"]

@@ -1,0 +1,88 @@
+"""The autoscaling CPU node pool for Pathways head pods, as registered with the engine."""
+
+from __future__ import annotations
+
+import pytest
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+CPU_COMPONENT = "tpu-pathways:nodepool:CpuNodePool"
+
+
+def cpu_pool(plan):
+    (pool,) = [r for r in plan.by_type(NODE_POOL) if f"${CPU_COMPONENT}::" in (r.parent or "")]
+    return pool
+
+
+@pytest.fixture(scope="module")
+def dev_pool(plan_of, stack_values):
+    return cpu_pool(plan_of(stack_values()))
+
+
+@pytest.fixture(scope="module")
+def custom_pool(plan_of, stack_values):
+    values = stack_values(
+        cpuPool={
+            "name": "head",
+            "machineType": "n2-highmem-64",
+            "minNodes": 0,
+            "maxNodes": 5,
+            "diskSizeGb": 500,
+        }
+    )
+    return cpu_pool(plan_of(values))
+
+
+def test_dev_cpu_pool(dev_pool):
+    inputs = dev_pool.inputs
+    assert dev_pool.name == "pathways-dev-cpu-np"
+    assert inputs["name"] == "cpu-np"
+    assert inputs["nodeConfig"]["machineType"] == "n2-standard-64"
+    assert inputs["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 3}
+    assert inputs["initialNodeCount"] == 1
+    assert inputs["nodeConfig"]["diskSizeGb"] == 200
+    assert inputs["cluster"] == "pathways-dev"
+    assert inputs["location"] == "us-west4"
+    assert inputs["nodeLocations"] == ["us-west4-a"]
+    assert inputs["management"] == {"autoRepair": True, "autoUpgrade": True}
+
+
+def test_custom_cpu_pool(custom_pool):
+    inputs = custom_pool.inputs
+    assert custom_pool.name == "pathways-dev-head"
+    assert inputs["name"] == "head"
+    assert inputs["nodeConfig"]["machineType"] == "n2-highmem-64"
+    assert inputs["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 5}
+    assert inputs["initialNodeCount"] == 0
+    assert inputs["nodeConfig"]["diskSizeGb"] == 500
+    assert inputs["nodeConfig"]["labels"]["tpu-pathways/pool"] == "head"
+
+
+def test_cpu_pool_is_not_a_tpu_pool(dev_pool):
+    inputs = dev_pool.inputs
+    for key in ("placementPolicy", "nodeCount", "maxPodsPerNode", "networkConfig"):
+        assert key not in inputs
+    for key in ("spot", "flexStart", "reservationAffinity"):
+        assert key not in inputs["nodeConfig"]
+
+
+def test_cpu_pool_service_account_and_node_settings(dev_pool):
+    node_config = dev_pool.inputs["nodeConfig"]
+    assert node_config["serviceAccount"] == (
+        "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
+    )
+    assert node_config["gvnic"] == {"enabled": True}
+    assert node_config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert node_config["shieldedInstanceConfig"] == {
+        "enableSecureBoot": True,
+        "enableIntegrityMonitoring": True,
+    }
+    assert node_config["metadata"] == {"disable-legacy-endpoints": "true"}
+
+
+def test_cpu_pool_options_and_dependencies(plan_of, stack_values, dev_pool):
+    cluster = plan_of(stack_values()).by_type("gcp:container/cluster:Cluster")[0]
+    assert cluster.urn in dev_pool.dependencies
+    assert dev_pool.options["deleteBeforeReplace"] is True
+    # the autoscaler owns the node count after creation
+    assert dev_pool.options["ignoreChanges"] == ["initialNodeCount"]
+    assert "protect" not in dev_pool.options
