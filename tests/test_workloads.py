@@ -73,9 +73,7 @@ def queued(plan_of, stack_values):
     """Kueue on, the training job with priority high."""
     train = {**TRAIN, "priority": "high"}
     return plan_of(
-        values(
-            stack_values, workloads=[train, NOTEBOOK], addons={"kueue": {"enabled": True}}
-        )
+        values(stack_values, workloads=[train, NOTEBOOK], addons={"kueue": {"enabled": True}})
     )
 
 
