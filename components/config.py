@@ -556,17 +556,24 @@ def _job_name(value: str) -> str:
     return value
 
 
-class WorkloadConfig(ConfigModel):
-    """A Pathways workload on one TPU pool of the stack; becomes one PathwaysJob."""
+class PathwaysDeployment(ConfigModel):
+    """What every PathwaysJob of the stack names: itself, its namespace and its TPU pool."""
 
     name: JobName
     """PathwaysJob name: at most 22 lowercase letters, digits or '-', starting with a letter."""
     team: DnsLabel = "pathways"
-    """Team (namespace) the job runs in; one of `teams`."""
+    """Team (namespace) it runs in; one of `teams`."""
     pool: DnsLabel
     """TPU pool of this stack the workers run on (type and topology come from it)."""
     slices: int = Field(1, ge=1, le=256)
     """Number of slices (at most the pool's slices)."""
+    pathways_version: str | None = None
+    """Pathways image tag (default: latest)."""
+
+
+class WorkloadConfig(PathwaysDeployment):
+    """A Pathways workload on one TPU pool of the stack; becomes one PathwaysJob."""
+
     mode: WorkloadMode = WorkloadMode.TRAINING
     """training (head on the CPU pool), inference (head colocated with workers) or headless."""
     image: str | None = None
@@ -587,8 +594,6 @@ class WorkloadConfig(ConfigModel):
     """Slices the job may lose and keep running (elastic training)."""
     termination_grace_period_seconds: int | None = Field(None, ge=0, le=86400)
     """Time a preempted pod gets to checkpoint before it is killed."""
-    pathways_version: str | None = None
-    """Pathways image tag (default: latest)."""
     pathways_dir: str | None = None
     """Scratch path; default gs://<scratch bucket>/<name>. Must be in the scratch bucket."""
     custom_components: list[CustomComponentConfig] = Field([], max_length=4)
@@ -629,19 +634,8 @@ class WorkloadConfig(ConfigModel):
         return self
 
 
-class SharedServiceConfig(ConfigModel):
+class SharedServiceConfig(PathwaysDeployment):
     """A long-running headless Pathways deployment that many clients share (pathwaysutils)."""
-
-    name: JobName
-    """Name of the service's PathwaysJob (at most 22 characters)."""
-    team: DnsLabel = "pathways"
-    """Team (namespace) it runs in."""
-    pool: DnsLabel
-    """TPU pool of this stack it is sized from."""
-    slices: int = Field(1, ge=1, le=256)
-    """Slices it holds."""
-    pathways_version: str | None = None
-    """Pathways image tag (default: latest)."""
 
 
 class StackConfig(ConfigModel):

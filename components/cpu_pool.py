@@ -6,7 +6,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config import CpuPoolConfig
-from components.node_config import node_pool_config, pool_labels
+from components.node_config import PoolTarget, node_pool_config, pool_labels
 
 
 class CpuNodePool(pulumi.ComponentResource):
@@ -16,35 +16,31 @@ class CpuNodePool(pulumi.ComponentResource):
         self,
         name: str,
         pool: CpuPoolConfig,
-        *,
-        project: str,
-        zone: str,
-        cluster_name: pulumi.Input[str],
-        location: pulumi.Input[str],
-        service_account: pulumi.Input[str],
-        team: str,
-        protect: bool,
+        target: PoolTarget,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:nodepool:CpuNodePool", name, None, opts)
         node_pool = gcp.container.NodePool(
             name,
             name=pool.name,
-            project=project,
-            cluster=cluster_name,
-            location=location,
-            node_locations=[zone],
+            project=target.project,
+            cluster=target.cluster_name,
+            location=target.location,
+            node_locations=[target.zone],
             initial_node_count=pool.min_nodes,
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             node_config=node_pool_config(
-                pool.machine_type, service_account, pool_labels(team, pool.name), pool.disk_size_gb
+                pool.machine_type,
+                target.service_account,
+                pool_labels(target.team, pool.name),
+                pool.disk_size_gb,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
-                protect=protect,
+                protect=target.protect,
                 # Fixed GKE names: a replacement must delete the old pool first.
                 delete_before_replace=True,
                 # The autoscaler owns the node count after creation.

@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_gcp as gcp
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+@dataclass(frozen=True)
+class PoolTarget:
+    """Where a node pool goes and what its nodes run as: the same for every pool of a stack."""
+
+    project: str
+    zone: str
+    cluster_name: pulumi.Input[str]
+    location: pulumi.Input[str]
+    service_account: pulumi.Input[str]
+    team: str
+    protect: bool
 
 
 def node_pool_config(

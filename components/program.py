@@ -24,6 +24,7 @@ from components.installs import (
     pathways_job_manifest_url,
 )
 from components.kueue import KueueQueues, PriorityClasses
+from components.node_config import PoolTarget
 from components.pathways_job import PathwaysJob
 from components.scratch_bucket import ScratchBucket
 from components.teams import TeamNamespace
@@ -77,19 +78,19 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
 
 
 def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePool]:
-    common = {
-        "project": config.gcp.project,
-        "zone": config.gcp.zone,
-        "cluster_name": cluster.cluster_name,
-        "location": cluster.location,
-        "service_account": cluster.node_service_account,
-        "team": config.team,
-        "protect": config.protects_state,
-    }
+    target = PoolTarget(
+        project=config.gcp.project,
+        zone=config.gcp.zone,
+        cluster_name=cluster.cluster_name,
+        location=cluster.location,
+        service_account=cluster.node_service_account,
+        team=config.team,
+        protect=config.protects_state,
+    )
     name = config.cluster.name
-    CpuNodePool(f"{name}-{config.cpu_pool.name}", config.cpu_pool, **common)
+    CpuNodePool(f"{name}-{config.cpu_pool.name}", config.cpu_pool, target)
     return {
-        pool.name: TpuNodePool(f"{name}-{pool.name}", pool, **common) for pool in config.tpu_pools
+        pool.name: TpuNodePool(f"{name}-{pool.name}", pool, target) for pool in config.tpu_pools
     }
 
 

@@ -12,7 +12,7 @@ import pulumi_gcp as gcp
 
 from components.catalog import TpuGeneration
 from components.config import CapacityType, TpuPoolConfig
-from components.node_config import node_pool_config, pool_labels
+from components.node_config import PoolTarget, node_pool_config, pool_labels
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 # Multi-host TPU pools: GKE's recommended pod density for TPU hosts (XPK uses the same).
@@ -28,14 +28,7 @@ class TpuNodePool(pulumi.ComponentResource):
         self,
         name: str,
         pool: TpuPoolConfig,
-        *,
-        project: str,
-        zone: str,
-        cluster_name: pulumi.Input[str],
-        location: pulumi.Input[str],
-        service_account: pulumi.Input[str],
-        team: str,
-        protect: bool,
+        target: PoolTarget,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:nodepool:TpuNodePool", name, None, opts)
@@ -47,10 +40,10 @@ class TpuNodePool(pulumi.ComponentResource):
                 gcp.container.NodePool(
                     f"{name}-{index}",
                     name=node_pool_name,
-                    project=project,
-                    cluster=cluster_name,
-                    location=location,
-                    node_locations=[zone],
+                    project=target.project,
+                    cluster=target.cluster_name,
+                    location=target.location,
+                    node_locations=[target.zone],
                     node_count=None if flex else shape.hosts,
                     initial_node_count=0 if flex else None,
                     autoscaling=_flex_autoscaling(shape.hosts) if flex else None,
@@ -74,13 +67,13 @@ class TpuNodePool(pulumi.ComponentResource):
                     ),
                     node_config=node_pool_config(
                         shape.machine_type,
-                        service_account,
-                        pool_labels(team, pool.name),
+                        target.service_account,
+                        pool_labels(target.team, pool.name),
                         **_capacity_args(pool),
                     ),
                     opts=pulumi.ResourceOptions(
                         parent=self,
-                        protect=protect,
+                        protect=target.protect,
                         # GKE node pool names are fixed: a replacement deletes the old slice first.
                         delete_before_replace=True,
                         # GKE can read back an empty placement type for TPU pools; without this
