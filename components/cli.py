@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.errors import ConfigError
+from components.plan import diff_cli
 
 EXIT_USAGE = 2
 
@@ -32,13 +33,14 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
-    plan.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
+    plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
     plan.add_argument("--out", type=Path, help="write one YAML file per Kubernetes object here")
     plan.add_argument(
         "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
     )
     plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    diff_cli.add_arguments(plan)
     plan.set_defaults(handler=_plan)
 
     shapes = commands.add_parser("shapes", help="list the TPU catalog or resolve one name")
@@ -52,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    if (code := diff_cli.run(args)) is not None:  # --diff / --diff-dir / --all
+        return code
     from components.plan import render
     from components.plan.engine import plan_stack
     from components.stack_file import STACKS_DIR, load_stack

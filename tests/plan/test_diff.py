@@ -1,0 +1,455 @@
+"""Plan diffs: classification on hand-built plan pairs, secrets, rendering, the CLI end to end."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components import cli
+from components.plan.diff import diff_plans
+from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
+from components.pricing import PriceTable
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = ROOT / "tests" / "data" / "plan_diff_two_stacks.md"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+
+TABLE = PriceTable(
+    {
+        "hoursPerMonth": 730,
+        "taken": "2026-01-01",
+        "tpu": {
+            "default": {
+                "v5e": {"onDemand": 1.0, "spot": None},
+                "v5p": {"onDemand": 4.0},
+            }
+        },
+        "cpu": {"default": {"n2": {"vcpuHour": 0.03, "gibHour": 0.004}}},
+    },
+    source="test prices",
+)
+
+
+def res(
+    name: str,
+    type_: str = NODE_POOL,
+    inputs: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    stack: str = "s",
+) -> dict[str, Any]:
+    return {
+        "urn": f"urn:pulumi:{stack}::tpu-pathways::{type_}::{name}",
+        "type": type_,
+        "name": name,
+        "parent": None,
+        "custom": True,
+        "provider": None,
+        "inputs": inputs or {},
+        "dependencies": [],
+        "options": options or {},
+    }
+
+
+def plan(*resources: dict[str, Any], stack: str = "s", tpu: dict | None = None) -> dict:
+    return {
+        "stack": stack,
+        "project": "tpu-pathways",
+        "resources": list(resources),
+        "outputs": {},
+        "summary": {"tpu": tpu or {}, "resources": len(resources)},
+    }
+
+
+def tpu_pool(name: str = "v5e-0", topology: str = "2x4", hosts: int = 2, **node_config) -> dict:
+    return {
+        "name": name,
+        "cluster": "c",
+        "location": "us-west4",
+        "nodeLocations": ["us-west4-a"],
+        "nodeCount": hosts,
+        "placementPolicy": {"type": "COMPACT", "tpuTopology": topology},
+        "nodeConfig": {"machineType": "ct5lp-hightpu-4t", **node_config},
+    }
+
+
+POOL_OPTIONS = {"deleteBeforeReplace": True, "ignoreChanges": ["placementPolicy.type"]}
+
+
+def one(before: dict, after: dict):
+    """The only resource change between two one-resource plans."""
+    diff = diff_plans(plan(before), plan(after), TABLE)
+    assert len(diff.resources) == 1, diff.resources
+    return diff.resources[0]
+
+
+def changed_paths(change) -> dict[str, Any]:
+    return {c.path: c for c in change.changes}
+
+
+# --- classification ---------------------------------------------------------------------------
+
+
+def test_a_plan_against_itself_is_empty():
+    document = plan(res("v5e-0", inputs=tpu_pool(), options=POOL_OPTIONS), res("b", "x:y:Z"))
+    diff = diff_plans(document, copy.deepcopy(document), TABLE)
+    assert diff.resources == []
+    assert diff.unchanged == 2
+    assert not diff.has_changes
+    assert "no changes" in render_text([diff])
+
+
+def test_the_real_dev_plan_against_itself_is_empty(plan_of, stack_values):
+    document = json.loads(json.dumps(plan_of(stack_values(), "dev").to_dict()))
+    diff = diff_plans(document, copy.deepcopy(document))
+    assert diff.resources == []
+    assert diff.unchanged == len(document["resources"])
+
+
+def test_added_and_removed_resources_are_matched_by_urn():
+    kept = res("kept", "x:y:Z", {"a": 1})
+    diff = diff_plans(plan(kept, res("old", "x:y:Z")), plan(kept, res("new", "x:y:Z")), TABLE)
+    assert [(r.kind, r.name) for r in diff.resources] == [("remove", "old"), ("add", "new")]
+    assert diff.counts == {"replace": 0, "remove": 1, "add": 1, "update": 0, "ignored": 0}
+
+
+def test_in_place_change_is_an_update():
+    before = tpu_pool()
+    after = copy.deepcopy(before)
+    after["management"] = {"autoRepair": False}
+    change = one(res("p", inputs=before), res("p", inputs=after))
+    assert change.kind == "update"
+    assert changed_paths(change)["management"].after == {"autoRepair": False}
+
+
+def test_provider_force_new_field_is_a_replace_and_delete_before_replace_is_flagged():
+    after = tpu_pool(name="v5e-renamed")
+    change = one(
+        res("p", inputs=tpu_pool(), options=POOL_OPTIONS),
+        res("p", inputs=after, options=POOL_OPTIONS),
+    )
+    assert change.kind == "replace"
+    assert change.delete_before_replace
+    reason = changed_paths(change)["name"].replace_reason
+    assert "name" in reason and "ForceNew" in reason
+
+
+def test_capacity_type_change_is_a_replace():
+    # spot -> on-demand: nodeConfig.spot is ForceNew
+    change = one(res("p", inputs=tpu_pool(spot=True)), res("p", inputs=tpu_pool()))
+    assert change.kind == "replace"
+    assert changed_paths(change)["nodeConfig.spot"].replace_reason
+
+
+def test_tpu_topology_change_is_a_replace_and_the_node_count_rides_along():
+    change = one(
+        res("p", inputs=tpu_pool("v5e-0", "2x4", 2), options=POOL_OPTIONS),
+        res("p", inputs=tpu_pool("v5e-0", "4x4", 4), options=POOL_OPTIONS),
+    )
+    assert change.kind == "replace"
+    paths = changed_paths(change)
+    assert "GKE" in paths["placementPolicy.tpuTopology"].replace_reason
+    assert paths["nodeCount"].replace_reason is None  # a resize alone is in place
+
+
+def test_block_appearing_forces_replacement_but_fields_inside_it_update_in_place():
+    without = tpu_pool()
+    del without["placementPolicy"]
+    assert one(res("p", inputs=without), res("p", inputs=tpu_pool())).kind == "replace"
+    scaled = copy.deepcopy(tpu_pool())
+    scaled["autoscaling"] = {"totalMinNodeCount": 0, "totalMaxNodeCount": 2}
+    rescaled = copy.deepcopy(scaled)
+    rescaled["autoscaling"]["totalMaxNodeCount"] = 4
+    assert one(res("p", inputs=scaled), res("p", inputs=rescaled)).kind == "update"
+
+
+def test_machine_type_change_updates_in_place_but_recreates_the_nodes():
+    before = tpu_pool()
+    after = copy.deepcopy(before)
+    after["nodeConfig"]["machineType"] = "ct5lp-hightpu-8t"
+    change = one(res("p", inputs=before), res("p", inputs=after))
+    assert change.kind == "update"
+    assert change.recreates_nodes
+
+
+def test_replace_on_changes_covers_the_changed_path():
+    options = {"replaceOnChanges": ["spec"], "deleteBeforeReplace": True}
+    job = {"metadata": {"name": "j", "labels": {"a": "1"}}, "spec": {"workers": [{"n": 1}]}}
+    respec = copy.deepcopy(job)
+    respec["spec"]["workers"][0]["n"] = 2
+    relabel = copy.deepcopy(job)
+    relabel["metadata"]["labels"]["a"] = "2"
+    replaced = one(res("j", PATHWAYS_JOB, job, options), res("j", PATHWAYS_JOB, respec, options))
+    assert replaced.kind == "replace"
+    assert "replaceOnChanges 'spec'" in changed_paths(replaced)["spec.workers"].replace_reason
+    updated = one(res("j", PATHWAYS_JOB, job, options), res("j", PATHWAYS_JOB, relabel, options))
+    assert updated.kind == "update"
+
+
+def test_replace_on_changes_star_means_any_change():
+    options = {"replaceOnChanges": ["*"]}
+    change = one(res("x", "x:y:Z", {"a": 1}, options), res("x", "x:y:Z", {"a": 2}, options))
+    assert change.kind == "replace"
+
+
+def test_kubernetes_object_renamed_is_a_replace():
+    before = {"metadata": {"name": "a", "namespace": "n"}}
+    after = {"metadata": {"name": "b", "namespace": "n"}}
+    kind = "kubernetes:core/v1:ConfigMap"
+    assert one(res("c", kind, before), res("c", kind, after)).kind == "replace"
+
+
+def test_ignored_changes_are_listed_but_do_not_count():
+    before, after = tpu_pool(), tpu_pool()
+    after["placementPolicy"]["type"] = ""
+    change = one(
+        res("p", inputs=before, options=POOL_OPTIONS), res("p", inputs=after, options=POOL_OPTIONS)
+    )
+    assert change.kind == "ignored"
+    assert changed_paths(change)["placementPolicy.type"].ignored
+    diff = diff_plans(plan(res("p", inputs=before, options=POOL_OPTIONS)),
+                      plan(res("p", inputs=after, options=POOL_OPTIONS)), TABLE)  # fmt: skip
+    assert not diff.has_changes
+
+
+def test_unknown_values_are_shown_as_unknown():
+    known = res("x", "x:y:Z", {"endpoint": "1.2.3.4"})
+    unknown = res("x", "x:y:Z", {"endpoint": "[unknown]"})
+    assert changed_paths(one(known, unknown))["endpoint"].after == "[unknown]"
+    text = render_text([diff_plans(plan(known), plan(unknown), TABLE)])
+    assert '"1.2.3.4" -> [unknown]' in text
+    same = res("x", "x:y:Z", {"endpoint": "[unknown]"})
+    assert diff_plans(plan(same), plan(copy.deepcopy(same)), TABLE).resources == []
+
+
+def test_secrets_are_never_revealed():
+    leaked = "hunter2-do-not-show"
+    wire_secret = {SECRET_SIG: "1b47061264138c4ac30d75fd1eb44270", "value": leaked}
+    provider = "pulumi:providers:kubernetes"
+    before = res("k", provider, {"kubeconfig": "[secret]", "token": "old"})
+    after = res("k", provider, {"kubeconfig": wire_secret, "token": wire_secret})
+    diff = diff_plans(plan(before), plan(after), TABLE)
+    paths = changed_paths(diff.resources[0])
+    assert "kubeconfig" not in paths  # [secret] -> [secret]: nothing the plan can show
+    assert paths["token"].after == "[secret]"
+    for output in (render_text([diff]), render_markdown([diff]), render_json([diff])):
+        assert leaked not in output
+        assert "[secret]" in output
+
+
+def test_new_and_removed_stacks():
+    document = plan(res("a", "x:y:Z"), res("b", "x:y:Z"))
+    new = diff_plans(None, document, TABLE)
+    assert new.new_stack and new.counts["add"] == 2
+    gone = diff_plans(document, None, TABLE)
+    assert gone.removed_stack and gone.counts["remove"] == 2
+
+
+# --- Markdown ---------------------------------------------------------------------------------
+
+CPU_POOL = {
+    "name": "cpu-np",
+    "nodeLocations": ["us-west4-a"],
+    "autoscaling": {"minNodeCount": 1, "maxNodeCount": 3},
+    "nodeConfig": {"machineType": "n2-standard-8"},
+}
+
+
+def two_stack_change() -> list:
+    """dev: the v5e slice goes 2x4 -> 4x4 (replace) and its job is replaced; a bucket is added.
+    research: a third on-demand v5p slice is added."""
+    job_options = {"replaceOnChanges": ["spec"], "deleteBeforeReplace": True}
+
+    def job(topology: str) -> dict:
+        return {"metadata": {"name": "train"}, "spec": {"workers": [{"topology": topology}]}}
+
+    dev_before = plan(
+        res("cpu", inputs=CPU_POOL, stack="dev"),
+        res("v5e-0", inputs=tpu_pool("v5e-0", "2x4", 2), options=POOL_OPTIONS, stack="dev"),
+        res("train", PATHWAYS_JOB, job("2x4"), job_options, stack="dev"),
+        stack="dev",
+        tpu={"v5e": {"pools": 1, "slices": 1, "hosts": 2, "chips": 8}},
+    )
+    dev_after = plan(
+        res("cpu", inputs=CPU_POOL, stack="dev"),
+        res("v5e-0", inputs=tpu_pool("v5e-0", "4x4", 4), options=POOL_OPTIONS, stack="dev"),
+        res("train", PATHWAYS_JOB, job("4x4"), job_options, stack="dev"),
+        res("scratch", "gcp:storage/bucket:Bucket", {"name": "scratch"}, stack="dev"),
+        stack="dev",
+        tpu={"v5e": {"pools": 1, "slices": 1, "hosts": 4, "chips": 16}},
+    )
+
+    def v5p(index: int) -> dict:
+        inputs = tpu_pool(f"v5p-{index}", "2x2x2", 2)
+        inputs["nodeConfig"]["machineType"] = "ct5p-hightpu-4t"
+        return res(f"v5p-{index}", inputs=inputs, options=POOL_OPTIONS, stack="research")
+
+    research_before = plan(
+        v5p(0), v5p(1), stack="research",
+        tpu={"v5p": {"pools": 1, "slices": 2, "hosts": 4, "chips": 16}},
+    )  # fmt: skip
+    research_after = plan(
+        v5p(0), v5p(1), v5p(2), stack="research",
+        tpu={"v5p": {"pools": 1, "slices": 3, "hosts": 6, "chips": 24}},
+    )  # fmt: skip
+    return [
+        diff_plans(dev_before, dev_after, TABLE),
+        diff_plans(research_before, research_after, TABLE),
+    ]
+
+
+def test_two_stack_change_costs_by_hand():
+    dev, research = two_stack_change()
+    # dev: n2-standard-8 = 8 x 0.03 + 32 x 0.004 = $0.368/h; the v5e slice is on demand at $1:
+    # 8 chips -> 16 chips: $8.368/h -> $16.368/h, +$8/h = +$5,840/month
+    assert dev.cost_before["hourly"] == pytest.approx(8.368)
+    assert dev.cost_after["hourly"] == pytest.approx(16.368)
+    # research: 2 -> 3 slices of 8 v5p chips at $4: $64/h -> $96/h, +$23,360/month
+    assert research.cost_before["monthly"] == pytest.approx(64 * 730)
+    assert research.cost_after["monthly"] == pytest.approx(96 * 730)
+
+
+def test_markdown_snapshot_of_a_two_stack_change():
+    text = render_markdown(two_stack_change())
+    if os.environ.get("UPDATE_SNAPSHOTS"):
+        SNAPSHOT.write_text(text)
+    assert text == SNAPSHOT.read_text()
+
+
+def test_markdown_is_one_comment_with_a_headline_per_stack():
+    text = render_markdown(two_stack_change())
+    assert text.startswith(MARKER + "\n")
+    summaries = re.findall(r"<summary>(.*)</summary>", text)
+    assert len(summaries) == 2
+    assert summaries[0].startswith("<b>dev</b>: 2 to replace, 1 to add")
+    assert "+$5,840.00/mo" in summaries[0]
+    assert "+$23,360.00/mo" in summaries[1]
+
+
+def test_markdown_drops_details_before_headlines_to_fit_one_comment():
+    diffs = two_stack_change()
+    full = render_markdown(diffs)
+    shorter = render_markdown(diffs, max_chars=len(full) - 1)
+    assert "placementPolicy.tpuTopology" not in shorter
+    assert "<summary><b>dev</b>" in shorter
+    tiny = render_markdown(diffs, max_chars=100)
+    assert tiny.startswith(MARKER)
+    assert "- **dev**: 2 to replace" in tiny and "- **research**: 1 to add" in tiny
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(["plan", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        ("{not json", "is not JSON"),
+        ('{"stack": "dev"}', "is not a plan document"),
+    ],
+)
+def test_bad_diff_file_is_a_clear_error(tmp_path, capsys, content, expected):
+    base = tmp_path / "base.json"
+    if content is not None:
+        base.write_text(content)
+    code, out, err = run_cli(capsys, "--stack", "dev", "--diff", str(base))
+    assert code == 2
+    assert out == ""
+    assert f"--diff: {base} " in err or f"--diff: cannot read {base}" in err
+    assert expected in err and "plan --stack NAME --json" in err
+    assert "Traceback" not in err
+
+
+def test_bad_format_is_a_clear_error(tmp_path, capsys):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(plan(stack="dev")))
+    code, _, err = run_cli(capsys, "--stack", "dev", "--diff", str(base), "--format", "html")
+    assert code == 2
+    assert "--format: 'html' is not a diff format; allowed: text, markdown, json" in err
+
+
+def test_base_plan_of_another_stack_is_refused(tmp_path, capsys):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(plan(stack="serving")))
+    code, _, err = run_cli(capsys, "--stack", "dev", "--diff", str(base))
+    assert code == 2 and "is the plan of stack 'serving', not 'dev'" in err
+
+
+def stacks_copy(tmp_path: Path) -> Path:
+    """A copy of stacks/ whose dev stack prices its spot v5e chips at $0.50 (the table has no
+    spot price), so the cost delta of the TPU change is visible."""
+    stacks = tmp_path / "stacks"
+    shutil.copytree(ROOT / "stacks", stacks)
+    dev = stacks / "Pulumi.dev.yaml"
+    pricing = "  tpu-pathways:pricing:\n    tpuChipHour:\n      v5e:\n        spot: 0.5\n"
+    dev.write_text(dev.read_text().replace("config:\n", "config:\n" + pricing, 1))
+    return stacks
+
+
+def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
+    stacks = stacks_copy(tmp_path)
+    code, base_json, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
+    assert code == 0
+    base = tmp_path / "dev.json"
+    base.write_text(base_json)
+
+    dev = stacks / "Pulumi.dev.yaml"
+    assert "topology: 2x4" in dev.read_text()
+    dev.write_text(dev.read_text().replace("topology: 2x4", "topology: 4x4"))
+    argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
+
+    code, out, err = run_cli(capsys, *argv, "--format", "json")
+    assert code == 0, err
+    (stack,) = json.loads(out)["stacks"]
+    kinds = {r["name"]: r["kind"] for r in stack["resources"]}
+    assert kinds["pathways-dev-v5e-0"] == "replace"  # the TPU node pool (the slice)
+    assert all(k == "replace" for n, k in kinds.items() if r"v5e" in n)
+    pool = next(r for r in stack["resources"] if r["name"] == "pathways-dev-v5e-0")
+    assert pool["deleteBeforeReplace"] is True
+    topology = next(c for c in pool["changes"] if c["path"] == "placementPolicy.tpuTopology")
+    assert (topology["before"], topology["after"]) == ("2x4", "4x4")
+    assert stack["capacity"]["v5e"]["before"]["chips"] == 8
+    assert stack["capacity"]["v5e"]["after"]["chips"] == 16
+    # 8 -> 16 spot chips at $0.50: +$4.00/h, the CPU pool unchanged
+    before, after = stack["cost"]["before"]["hourly"], stack["cost"]["after"]["hourly"]
+    assert after - before == pytest.approx(4.0)
+
+    code, out, _ = run_cli(capsys, *argv, "--format", "markdown")
+    assert code == 0
+    headline = re.search(r"<summary>(.*)</summary>", out).group(1)
+    assert "v5e chips 8 → 16" in headline
+    assert "+$2,920.00/mo" in headline  # $4/h x 730 h
+    assert "**pathways-dev-v5e-0** — deleted before its replacement is created" in out
+
+
+def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
+    stacks = stacks_copy(tmp_path)
+    base_dir = tmp_path / "base"
+    base_dir.mkdir()
+    code, out, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
+    (base_dir / "dev.json").write_text(out)
+    gone = plan(res("old", "x:y:Z", stack="retired"), stack="retired")
+    (base_dir / "retired.json").write_text(json.dumps(gone))
+
+    argv = ("--all", "--stacks-dir", str(stacks), "--diff-dir", str(base_dir))
+    code, out, err = run_cli(capsys, *argv, "--format", "markdown")
+    assert code == 0, err
+    summaries = dict(re.findall(r"<summary><b>([^<]+)</b>: (.*)</summary>", out))
+    assert sorted(summaries) == ["dev", "research-v5p", "retired", "serving-v6e"]
+    assert summaries["dev"].startswith("no changes")
+    assert summaries["research-v5p"].startswith("new stack")  # no base plan: all added
+    assert summaries["retired"].startswith("stack removed, 1 to remove")
