@@ -76,6 +76,13 @@ class TpuNodePool(pulumi.ComponentResource):
                         protect=target.protect,
                         # GKE node pool names are fixed: a replacement deletes the old slice first.
                         delete_before_replace=True,
+                        # A slice is its topology on its machine type. The provider would update
+                        # these in place (a rolling recreate of the slice's VMs, or nothing);
+                        # say in the preview what really happens: the slice is replaced.
+                        replace_on_changes=[
+                            "placementPolicy.tpuTopology",
+                            "nodeConfig.machineType",
+                        ],
                         # GKE can read back an empty placement type for TPU pools; without this
                         # every preview would show a diff and roll the slice (provider drift).
                         ignore_changes=["placementPolicy.type"] if shape.multi_host else None,
