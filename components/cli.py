@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
         "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
     )
     plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    plan.add_argument(
+        "--critical-path",
+        action="store_true",
+        help="print the modeled critical path of `pulumi up`; exit 1 on structure violations",
+    )
     diff_cli.add_arguments(plan)
     plan.set_defaults(handler=_plan)
 
@@ -62,6 +67,10 @@ def _plan(args: argparse.Namespace) -> int:
 
     config = load_stack(args.stack, args.stacks_dir or STACKS_DIR)
     plan = plan_stack(config, args.stack)
+    if args.critical_path:  # instead of the plan itself (with --json: as JSON)
+        from components.plan.critical_path import report_critical_path
+
+        return report_critical_path(plan, sys.stdout, as_json=args.json)
     if args.json:
         sys.stdout.write(render.render_json(plan))
     else:

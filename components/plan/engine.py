@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 import pulumi
@@ -142,5 +141,5 @@ def plan_stack(config: StackConfig, stack: str) -> Plan:
 
     resources, outputs = run_program(lambda: build_stack(config), stack)
     summary = {"tpu": tpu_summary(config), "resources": len(resources)}
-    summary["cost"] = cost_summary([asdict(r) for r in resources], config.pricing)
+    summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -3,7 +3,7 @@ dependencies the SDK sent to the engine, plus the stack outputs and a TPU summar
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 SECRET = "[secret]"
@@ -22,6 +22,12 @@ class PlannedResource:
     dependencies: list[str]
     options: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The resource as a plain dict. Shallow (it shares ``inputs``; plans are read-only):
+        ``dataclasses.asdict`` deep-copies every value, about 35 ms per pass over a 256-slice
+        plan (benchmarks/README.md)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
     @property
     def is_kubernetes_object(self) -> bool:
         return self.custom and self.type.startswith("kubernetes:") and "kind" in self.inputs
@@ -39,7 +45,7 @@ class Plan:
         return {
             "stack": self.stack,
             "project": self.project,
-            "resources": [asdict(r) for r in self.resources],
+            "resources": [r.to_dict() for r in self.resources],
             "outputs": self.outputs,
             "summary": self.summary,
         }

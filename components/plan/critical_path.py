@@ -1,0 +1,432 @@
+"""The modeled critical path of `pulumi up` for a plan: which chain of resources sets how long a
+deployment takes, and whether the dependency graph keeps that chain short.
+
+The model follows how the Pulumi engine schedules a program's registrations:
+
+- A resource starts once everything it waits for is done: its ``dependencies`` (what the SDK
+  sent: outputs it consumed and ``depends_on``), its explicit ``provider``, and its ``parent``.
+- Waiting for a parent means waiting for the parent's own registration. A component resource
+  (this project's ``tpu-pathways:*`` groupings) does no work, so its children are not held
+  back by it, only by whatever its registration itself waited for.
+- Waiting for a resource through ``dependencies`` or ``provider`` means waiting until it is
+  done. A custom resource is done when it is created; a component is done when its children
+  are (the SDK turns ``depends_on=[component]`` into its children; the plan already holds those
+  expanded edges, the rule is here for completeness).
+- How long a resource takes comes from ``components/data/durations.yaml`` (per type, with
+  sources); component resources take no time unless the table lists their type (remote
+  components such as ``kubernetes:yaml/v2:ConfigFile`` stand in for the objects they apply).
+
+Everything runs as parallel as the graph allows (the engine's default parallelism is
+unbounded), so the deployment takes as long as its longest chain. The sequential total (the sum
+of all durations) shows what the parallelism saves.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from components.plan.model import PlannedResource
+
+DURATIONS_PATH = Path(__file__).resolve().parent.parent / "data" / "durations.yaml"
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+# GKE TPU machine types: ct4p-, ct5lp-, ct5p-, ct6e- ... and tpu7x-.
+TPU_MACHINE_PREFIXES = ("ct", "tpu")
+
+ESTIMATES = ("low", "typical", "high")
+PARENT, PROVIDER, DEPENDENCY = "parent", "provider", "dependency"
+# On equal finish times, the chain goes through an explicit dependency before a provider
+# before a parent, then by URN: deterministic, and it names the resource that really gates.
+_EDGE_RANK = {DEPENDENCY: 0, PROVIDER: 1, PARENT: 2}
+
+
+@dataclass(frozen=True)
+class Duration:
+    low: float
+    high: float
+    label: str
+    source: str
+
+    def at(self, estimate: str) -> float:
+        if estimate == "typical":
+            return (self.low + self.high) / 2
+        return self.low if estimate == "low" else self.high
+
+
+NO_TIME = Duration(0, 0, "component", "does no work of its own")
+
+
+def lookup(inputs: Mapping[str, Any], path: str) -> Any:
+    value: Any = inputs
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _matches(when: Mapping[str, Any] | None, inputs: Mapping[str, Any]) -> bool:
+    if not when:
+        return True
+    value = lookup(inputs, when["input"])
+    if "equals" in when:
+        return value == when["equals"]
+    prefixes = when.get("prefix", ())
+    prefixes = (prefixes,) if isinstance(prefixes, str) else tuple(prefixes)
+    return isinstance(value, str) and value.startswith(prefixes)
+
+
+@dataclass(frozen=True)
+class DurationTable:
+    """Per-type creation times: the parsed ``durations.yaml`` (or any dict of that shape)."""
+
+    types: Mapping[str, list[dict[str, Any]]]
+    default_custom: Duration
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DurationTable:
+        low, high = data["defaultCustom"]["seconds"]
+        default = Duration(low, high, "default", data["defaultCustom"]["source"])
+        return cls(dict(data.get("types", {})), default)
+
+    @classmethod
+    def load(cls, path: Path = DURATIONS_PATH) -> DurationTable:
+        return cls.from_dict(yaml.safe_load(path.read_text()))
+
+    def duration(self, resource: PlannedResource) -> Duration:
+        for rule in self.types.get(resource.type, ()):
+            if _matches(rule.get("when"), resource.inputs):
+                low, high = rule["seconds"]
+                return Duration(low, high, rule.get("label", resource.type), rule["source"])
+        return self.default_custom if resource.custom else NO_TIME
+
+
+@cache
+def default_table() -> DurationTable:
+    return DurationTable.load()
+
+
+def is_tpu_node_pool(resource: PlannedResource) -> bool:
+    machine = lookup(resource.inputs, "nodeConfig.machineType")
+    return (
+        resource.type == NODE_POOL
+        and isinstance(machine, str)
+        and machine.startswith(TPU_MACHINE_PREFIXES)
+    )
+
+
+def as_resource(value: PlannedResource | Mapping[str, Any]) -> PlannedResource:
+    """A plan resource from the model or from a plan JSON document's ``resources`` list."""
+    if isinstance(value, PlannedResource):
+        return value
+    return PlannedResource(
+        urn=value["urn"],
+        type=value["type"],
+        name=value["name"],
+        parent=value.get("parent"),
+        custom=bool(value.get("custom", True)),
+        provider=value.get("provider"),
+        inputs=value.get("inputs", {}),
+        dependencies=list(value.get("dependencies", ())),
+        options=value.get("options", {}),
+    )
+
+
+class Graph:
+    """What each resource waits for, and each component's children."""
+
+    def __init__(self, resources: Iterable[PlannedResource | Mapping[str, Any]]) -> None:
+        self.resources = {r.urn: r for r in map(as_resource, resources)}
+        self.order = list(self.resources)
+        self.waits: dict[str, list[tuple[str, str]]] = {}
+        self.children: dict[str, list[str]] = {urn: [] for urn in self.resources}
+        for urn, r in self.resources.items():
+            edges = {(d, DEPENDENCY) for d in r.dependencies}
+            if r.provider:
+                edges.add((r.provider, PROVIDER))
+            if r.parent:
+                edges.add((r.parent, PARENT))
+            # Edges to resources outside the plan (the root stack) cost nothing.
+            known = [(u, kind) for u, kind in edges if u in self.resources and u != urn]
+            self.waits[urn] = sorted(known, key=lambda e: (_EDGE_RANK[e[1]], e[0]))
+            if r.parent in self.children:
+                self.children[r.parent].append(urn)
+
+    def ancestors(self, urn: str) -> set[str]:
+        """Every resource ``urn`` waits for, directly or transitively (same rules as timing)."""
+        seen: set[str] = set()
+        stack = [urn]
+        while stack:
+            current = stack.pop()
+            for dep, kind in self.waits[current]:
+                reached = [dep] if kind == PARENT else self._with_descendants(dep)
+                for r in reached:
+                    if r not in seen and r != urn:
+                        seen.add(r)
+                        stack.append(r)
+        return seen
+
+    def _with_descendants(self, urn: str) -> list[str]:
+        found, stack = [], [urn]
+        while stack:
+            current = stack.pop()
+            found.append(current)
+            if not self.resources[current].custom:  # a component is done when its children are
+                stack.extend(self.children[current])
+        return found
+
+
+@dataclass
+class Schedule:
+    """Start and finish of every resource for one estimate (low, typical or high durations)."""
+
+    graph: Graph
+    durations: dict[str, Duration]
+    estimate: str
+    start: dict[str, float] = field(default_factory=dict)
+    finish: dict[str, float] = field(default_factory=dict)
+    done: dict[str, float] = field(default_factory=dict)
+    start_cause: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    done_cause: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._visiting: set[tuple[str, str]] = set()
+        for urn in self.graph.order:
+            self._done(urn)
+
+    def _finish(self, urn: str) -> float:
+        if urn not in self.finish:
+            self._enter("finish", urn)
+            best, cause = 0.0, None
+            for dep, kind in self.graph.waits[urn]:
+                t = self._finish(dep) if kind == PARENT else self._done(dep)
+                if t > best:
+                    best, cause = t, (dep, kind)
+            self.start[urn], self.start_cause[urn] = best, cause
+            self.finish[urn] = best + self.durations[urn].at(self.estimate)
+            self._visiting.discard(("finish", urn))
+        return self.finish[urn]
+
+    def _done(self, urn: str) -> float:
+        if urn not in self.done:
+            self._enter("done", urn)
+            best, cause = self._finish(urn), None
+            if not self.graph.resources[urn].custom:
+                for child in self.graph.children[urn]:
+                    t = self._done(child)
+                    if t > best:
+                        best, cause = t, child
+            self.done[urn], self.done_cause[urn] = best, cause
+            self._visiting.discard(("done", urn))
+        return self.done[urn]
+
+    def _enter(self, what: str, urn: str) -> None:
+        if (what, urn) in self._visiting:
+            raise ValueError(f"dependency cycle through {urn}")
+        self._visiting.add((what, urn))
+
+    @property
+    def makespan(self) -> float:
+        return max(self.done.values(), default=0.0)
+
+    def chain(self) -> list[str]:
+        """The resources of the longest chain, first to last (components that take no time are
+        left out: they only pass the wait on)."""
+        if not self.done:
+            return []
+        # The resource that finishes last; on a tie, the first in plan order.
+        end = max(self.graph.order, key=lambda u: self.done[u])
+        walked: list[str] = []
+        state, urn = "done", end
+        while True:
+            if state == "done" and self.done_cause[urn] is not None:
+                urn = self.done_cause[urn]
+                continue
+            walked.append(urn)
+            cause = self.start_cause[urn]
+            if cause is None:
+                break
+            urn, kind = cause
+            state = "finish" if kind == PARENT else "done"
+        walked.reverse()
+        return [u for u in walked if self.graph.resources[u].custom or self.durations[u].high > 0]
+
+
+@dataclass(frozen=True)
+class Step:
+    urn: str
+    type: str
+    name: str
+    label: str
+    start: float
+    finish: float
+    low: float
+    high: float
+    source: str
+
+
+@dataclass
+class CriticalPath:
+    chain: list[Step]
+    parallel: dict[str, float]  # modeled `pulumi up` time per estimate, seconds
+    sequential: dict[str, float]  # the same resources one after another, seconds
+    milestones: dict[str, float]  # typical finish of each stage, seconds
+    violations: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def critical_path(
+    resources: Iterable[PlannedResource | Mapping[str, Any]],
+    table: DurationTable | None = None,
+) -> CriticalPath:
+    """The longest chain (typical durations), the modeled totals and the structure check."""
+    graph = Graph(resources)
+    table = table or default_table()
+    durations = {urn: table.duration(r) for urn, r in graph.resources.items()}
+    schedules = {e: Schedule(graph, durations, e) for e in ESTIMATES}
+    typical = schedules["typical"]
+    chain = [
+        Step(
+            urn=urn,
+            type=graph.resources[urn].type,
+            name=graph.resources[urn].name,
+            label=durations[urn].label,
+            start=typical.start[urn],
+            finish=typical.finish[urn],
+            low=durations[urn].low,
+            high=durations[urn].high,
+            source=durations[urn].source,
+        )
+        for urn in typical.chain()
+    ]
+    return CriticalPath(
+        chain=chain,
+        parallel={e: s.makespan for e, s in schedules.items()},
+        sequential={e: sum(d.at(e) for d in durations.values()) for e in ESTIMATES},
+        milestones=_milestones(graph, typical),
+        violations=structure_violations(graph),
+    )
+
+
+def _milestones(graph: Graph, schedule: Schedule) -> dict[str, float]:
+    stages = {
+        "cluster": lambda r: r.type == CLUSTER,
+        "cpu node pools": lambda r: r.type == NODE_POOL and not is_tpu_node_pool(r),
+        "tpu node pools": is_tpu_node_pool,
+        "installs": lambda r: r.type == CONFIG_FILE,
+        "workloads submitted": lambda r: r.type == PATHWAYS_JOB,
+    }
+    found = {}
+    for stage, member in stages.items():
+        times = [schedule.finish[u] for u, r in graph.resources.items() if member(r)]
+        if times:
+            found[stage] = max(times)
+    return found
+
+
+def structure_violations(
+    resources: Graph | Iterable[PlannedResource | Mapping[str, Any]],
+) -> list[str]:
+    """What breaks the intended shape: cluster, then node pools in parallel with the installs,
+    then workloads. Each wait is checked directly or transitively.
+
+    - no node pool waits for another node pool (slices are created side by side);
+    - no install (ConfigFile) waits for a TPU node pool (installs need only the control plane);
+    - every node pool and every install waits for the cluster, when the plan creates one.
+    """
+    graph = resources if isinstance(resources, Graph) else Graph(resources)
+    by_urn = graph.resources
+    clusters = {u for u, r in by_urn.items() if r.type == CLUSTER}
+    problems = []
+    for urn, r in by_urn.items():
+        if r.type not in (NODE_POOL, CONFIG_FILE):
+            continue
+        upstream = graph.ancestors(urn)
+        if r.type == NODE_POOL:
+            pools = sorted(by_urn[u].name for u in upstream if by_urn[u].type == NODE_POOL)
+            if pools:
+                problems.append(f"node pool {r.name} waits for node pool(s) {', '.join(pools)}")
+        else:
+            tpu = sorted(by_urn[u].name for u in upstream if is_tpu_node_pool(by_urn[u]))
+            if tpu:
+                problems.append(f"install {r.name} waits for TPU node pool(s) {', '.join(tpu)}")
+        if clusters and not clusters & upstream:
+            what = "node pool" if r.type == NODE_POOL else "install"
+            problems.append(f"{what} {r.name} does not wait for the cluster")
+    return problems
+
+
+def minutes(seconds: float) -> str:
+    """A duration as 12m05s (or 3h02m05s)."""
+    hours, rest = divmod(round(seconds), 3600)
+    text = f"{rest // 60:02d}m{rest % 60:02d}s" if hours else f"{rest // 60}m{rest % 60:02d}s"
+    return f"{hours}h{text}" if hours else text
+
+
+def render_text(path: CriticalPath, stack: str = "") -> str:
+    title = f"Modeled critical path of `pulumi up`{f' for stack {stack!r}' if stack else ''}"
+    lines = [title, "(typical = midpoint of each low-high range in components/data/durations.yaml)"]
+    lines.append("")
+    lines.append(f"  {'start':>7} {'finish':>7}  {'takes (low-high)':<19} resource")
+    for step in path.chain:
+        took = f"{minutes(step.finish - step.start)} ({minutes(step.low)}-{minutes(step.high)})"
+        lines.append(
+            f"  {minutes(step.start):>7} {minutes(step.finish):>7}  {took:<19} "
+            f"{step.label}: {step.type} {step.name}"
+        )
+    stages = path.milestones
+    prose = [
+        "Stages finish at (typical): "
+        + ", ".join(f"{stage} {minutes(t)}" for stage, t in stages.items())
+        + "."
+    ]
+    if "workloads submitted" in stages and "tpu node pools" in stages:
+        prose.append(
+            "PathwaysJobs do not wait for node pools in `pulumi up`: the API server accepts them "
+            f"at {minutes(stages['workloads submitted'])}, their pods are scheduled as their TPU "
+            f"slices become ready (the last at {minutes(stages['tpu node pools'])})."
+        )
+    p, s = path.parallel, path.sequential
+    prose.append(
+        f"Parallel total (as the engine runs it): {minutes(p['typical'])} "
+        f"(low {minutes(p['low'])}, high {minutes(p['high'])})."
+    )
+    prose.append(
+        f"Sequential total (one resource at a time): {minutes(s['typical'])} "
+        f"(low {minutes(s['low'])}, high {minutes(s['high'])})."
+    )
+    if not path.violations:
+        prose.append(
+            "Structure: ok (cluster -> node pools in parallel with installs -> workloads; "
+            "no node pool waits for another, no install waits for a TPU node pool)."
+        )
+    lines.append("")
+    lines += [wrapped for text in prose for wrapped in textwrap.wrap(text, 96)]
+    if path.violations:
+        lines.append("")
+        lines.append(f"STRUCTURE VIOLATIONS ({len(path.violations)}):")
+        lines += [f"  - {v}" for v in path.violations]
+    return "\n".join(lines)
+
+
+def report_critical_path(plan: Any, out: TextIO, as_json: bool = False) -> int:
+    """Print the critical path of a plan; 1 when the structure is violated (the CLI's exit)."""
+    path = critical_path(plan.resources)
+    if as_json:
+        out.write(json.dumps({"stack": plan.stack, **path.to_dict()}, indent=2) + "\n")
+    else:
+        print(render_text(path, plan.stack), file=out)
+    return 1 if path.violations else 0
