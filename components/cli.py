@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 from components.plan import diff_cli
 
 EXIT_USAGE = 2
@@ -76,7 +76,13 @@ def _plan(args: argparse.Namespace) -> int:
     else:
         print(render.render_text(plan))
     if args.out is not None:
-        written = render.write_manifests(plan, args.out)
+        try:
+            written = render.write_manifests(plan, args.out)
+        except OSError as exc:
+            raise ConfigError(
+                [ConfigIssue("--out", f"cannot write manifests to {str(args.out)!r}: {exc}")],
+                "plan",
+            ) from None
         print(f"wrote {len(written)} Kubernetes manifests to {args.out}", file=sys.stderr)
     if args.policy:
         from components.plan.policy import report_policy
@@ -89,7 +95,6 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _shapes(args: argparse.Namespace) -> int:
     from components import catalog
-    from components.errors import ConfigIssue
 
     if args.name:
         try:

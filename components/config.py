@@ -16,40 +16,23 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 
 from components import catalog
+from components.config_model import ConfigModel
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
 from components.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
 from components.machines import is_tpu_host, machine_type
 from components.pathways_job import INT32_MAX, ComponentType, job_name_problem
+from components.pricing import PricingOverrides
 from components.quantities import parse_cpu, parse_memory
 
 NAMESPACE = "tpu-pathways"
-
-
-class ConfigModel(BaseModel):
-    """Base for every config model: camelCase keys, unknown keys rejected, immutable."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        frozen=True,
-        use_attribute_docstrings=True,
-    )
-
-
-from components.pricing import PricingOverrides  # noqa: E402  (it builds on ConfigModel)
 
 
 def _pattern(regex: str, what: str):

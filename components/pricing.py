@@ -1,9 +1,5 @@
 """Prices for the offline plan's cost estimate: the list-price table kept in the repo as data
 (``components/data/prices.yaml``) and a stack's own overrides (``tpu-pathways:pricing``).
-
-Import order: ``components.config`` imports this module right after it defines ``ConfigModel``,
-which the override models build on; import ``components.config`` (or anything that imports it)
-before this module.
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ import yaml
 from pydantic import AfterValidator, Field
 
 from components.catalog import TpuGeneration
-from components.config import ConfigModel
+from components.config_model import ConfigModel
 
 PRICE_TABLE = Path(__file__).resolve().parent / "data" / "prices.yaml"
 CAPACITY_TYPES = ("onDemand", "spot", "reservation", "flexStart")

@@ -146,3 +146,12 @@ def test_shapes_table(capsys):
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["v6e-4"][1:3] == ["2x2", "ct6e-standard-4t"]
     assert rows["v5litepod-16"][1:4] == ["4x4", "ct5lp-hightpu-4t", "4"]
+
+
+def test_plan_out_to_an_unwritable_place_is_a_clean_error(capsys, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(blocker / "manifests"))
+    assert code == 2
+    assert "--out: cannot write manifests to" in err
+    assert "Traceback" not in err
