@@ -1,0 +1,42 @@
+"""`__main__.py`, the program `pulumi up` runs, takes its config from the engine and registers
+exactly what the offline plan shows for the same stack file."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from components.plan.engine import plan_stack, run_program
+from components.stack_file import available_stacks, load_stack, read_stack_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_entrypoint(monkeypatch, stack: str, config: dict[str, str]):
+    # The engine hands a Python program its config as PULUMI_CONFIG (JSON of strings).
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
+    return run_program(lambda: (runpy.run_path(str(ROOT / "__main__.py")), {})[1], stack)
+
+
+@pytest.mark.parametrize("stack", available_stacks())
+def test_entrypoint_registers_what_the_plan_shows(monkeypatch, stack):
+    resources, _ = run_entrypoint(monkeypatch, stack, read_stack_file(stack))
+    planned = plan_stack(load_stack(stack), stack).resources
+    assert [(r.urn, r.inputs, r.dependencies) for r in resources] == [
+        (r.urn, r.inputs, r.dependencies) for r in planned
+    ]
+
+
+def test_entrypoint_reports_bad_config_without_a_traceback(monkeypatch):
+    config = read_stack_file("dev")
+    config["tpu-pathways:tpuPools"] = json.dumps(
+        [{"name": "v5e", "generation": "v5e", "topology": "4x5"}]
+    )
+    with pytest.raises(pulumi.RunError) as caught:
+        run_entrypoint(monkeypatch, "dev", config)
+    message = str(caught.value)
+    assert "tpuPools[0].topology: '4x5' is not a v5e topology" in message
