@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import TpuShape
-from components.config import StackConfig
+from components.config import Priority, StackConfig
 from components.quantities import format_cpu, format_memory
 
 KUEUE_API = "kueue.x-k8s.io/v1beta1"  # served by Kueue up to v0.19
@@ -28,13 +28,13 @@ NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TPU_RESOURCE = "google.com/tpu"
 
-# XPK's priority classes, lowest to highest.
-PRIORITY_CLASSES: Mapping[str, int] = {
-    "very-low": 100,
-    "low": 250,
-    "medium": 500,
-    "high": 750,
-    "very-high": 1000,
+# XPK's priority classes, lowest to highest (the names workloads may ask for).
+PRIORITY_CLASSES: Mapping[Priority, int] = {
+    Priority.VERY_LOW: 100,
+    Priority.LOW: 250,
+    Priority.MEDIUM: 500,
+    Priority.HIGH: 750,
+    Priority.VERY_HIGH: 1000,
 }
 
 
@@ -177,13 +177,13 @@ class PriorityClasses(pulumi.ComponentResource):
         self, name: str, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:kueue:PriorityClasses", name, None, opts)
-        for class_name, value in PRIORITY_CLASSES.items():
+        for priority, value in PRIORITY_CLASSES.items():
             k8s.scheduling.v1.PriorityClass(
-                f"{name}-{class_name}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=class_name),
+                f"{name}-{priority.value}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=priority.value),
                 value=value,
                 global_default=False,
-                description=f"Pathways workload priority {class_name} ({value})",
+                description=f"Pathways workload priority {priority.value} ({value})",
                 opts=pulumi.ResourceOptions(parent=self, provider=provider),
             )
         self.register_outputs({})
