@@ -53,6 +53,15 @@ def _parser() -> argparse.ArgumentParser:
     shapes.add_argument("--json", action="store_true", help="print JSON")
     shapes.set_defaults(handler=_shapes)
 
+    stacks = commands.add_parser(
+        "stacks", help="list the stacks: owners (create a cluster) first, then team stacks"
+    )
+    stacks.add_argument("--stacks-dir", type=Path, default=None, help="default: stacks/")
+    stacks.add_argument(
+        "--github-output", action="store_true", help="print owners=[...] and teams=[...] lines"
+    )
+    stacks.set_defaults(handler=_stacks)
+
     reference = commands.add_parser("config-reference", help="print the config reference")
     reference.set_defaults(handler=_config_reference)
     return parser
@@ -138,6 +147,19 @@ def _shape_row(shape) -> dict[str, object]:
         "pathwaysInstanceType": shape.pathways_instance_type,
         "pathwaysSupported": shape.pathways_supported,
     }
+
+
+def _stacks(args: argparse.Namespace) -> int:
+    from components.stack_file import STACKS_DIR, available_stacks, owner_stacks
+
+    stacks_dir = args.stacks_dir or STACKS_DIR
+    owners = owner_stacks(stacks_dir)
+    teams = [s for s in available_stacks(stacks_dir) if s not in owners]
+    if args.github_output:
+        print(f"owners={json.dumps(owners)}\nteams={json.dumps(teams)}")
+    else:
+        print("\n".join([*(f"{s}  (owns its cluster)" for s in owners), *teams]))
+    return 0
 
 
 def _config_reference(_: argparse.Namespace) -> int:

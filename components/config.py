@@ -651,7 +651,7 @@ class StackConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> StackConfig:
-        issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota()]
+        issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
         if not issues:  # workload checks read the pools and the CPU pool, so they come last
             from components.workload_checks import workload_issues
 
@@ -678,6 +678,20 @@ class StackConfig(ConfigModel):
             ConfigIssue(f"tpuPools[{i}].name", f"{cpu!r} is the CPU pool's name")
             for i, pool in enumerate(self.tpu_pools)
             if pool.name == cpu
+        ]
+
+    def _shared_bucket(self) -> list[ConfigIssue]:
+        """On a cluster another stack owns, the default bucket name is that stack's bucket."""
+        bucket = self.scratch_bucket
+        if self.creates_cluster or not bucket.create or bucket.name is not None:
+            return []
+        return [
+            ConfigIssue(
+                "scratchBucket",
+                f"this stack targets an existing cluster, so creating the default bucket "
+                f"{self.bucket_name!r} would collide with the owning stack's; set create: false "
+                "and name the owner's bucket, or give this stack's own bucket a name",
+            )
         ]
 
     def _kueue_quota(self) -> list[ConfigIssue]:

@@ -184,9 +184,10 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
 
 
 def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:
-    """Slices, hosts and chips per TPU generation: what the stack provisions."""
+    """Slices, hosts and chips per TPU generation: what the stack provisions. A stack on an
+    existing cluster provisions none (its pools belong to the owning stack)."""
     summary: dict[str, dict[str, int]] = {}
-    for pool in config.tpu_pools:
+    for pool in config.tpu_pools if config.creates_cluster else []:
         shape = pool.shape
         empty = {"pools": 0, "slices": 0, "hosts": 0, "chips": 0}
         row = summary.setdefault(shape.generation.value, empty)

@@ -37,6 +37,17 @@ def available_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
     return sorted(names)
 
 
+def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
+    """Whether the stack deploys onto a cluster another stack owns (`cluster.existing`)."""
+    cluster = decode_engine_values(read_stack_file(stack, stacks_dir)).get("cluster")
+    return isinstance(cluster, dict) and cluster.get("existing") is not None
+
+
+def owner_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
+    """Stacks that create their cluster; the others target one of these, so deploy these first."""
+    return [s for s in available_stacks(stacks_dir) if not targets_existing_cluster(s, stacks_dir)]
+
+
 def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
     """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
     path = stack_path(stack, stacks_dir)

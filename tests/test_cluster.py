@@ -290,7 +290,12 @@ def test_outputs_resolved_by_the_engine(config_of, stack_values):
 
 
 def test_existing_cluster_by_kubeconfig_context(plan_of, stack_values):
-    plan = plan_of(stack_values(cluster={"existing": {"kubeconfigContext": "my-ctx"}}))
+    plan = plan_of(
+        stack_values(
+            cluster={"existing": {"kubeconfigContext": "my-ctx"}},
+            scratchBucket={"name": "team-scratch"},
+        )
+    )
     assert plan.by_type(CLUSTER) == []
     assert plan.by_type(NODE_POOL) == []
     assert plan.by_type(NETWORK) == []
@@ -301,7 +306,10 @@ def test_existing_cluster_by_kubeconfig_context(plan_of, stack_values):
 
 def test_existing_cluster_by_name(plan_of, stack_values):
     # the endpoint is looked up with an invoke (getCluster) at deploy time
-    values = stack_values(cluster={"existing": {"name": "xpk-cluster", "location": "us-west4"}})
+    values = stack_values(
+        cluster={"existing": {"name": "xpk-cluster", "location": "us-west4"}},
+        scratchBucket={"name": "team-scratch"},
+    )
     plan = plan_of(values)
     assert plan.by_type(CLUSTER) == []
     assert plan.by_type(NODE_POOL) == []

@@ -24,7 +24,7 @@ from components.guardrails import (
 from components.plan.engine import plan_stack
 from components.plan.model import UNKNOWN, Plan, PlannedResource
 from components.plan.policy import Violation, check_plan
-from components.stack_file import STACKS_DIR, available_stacks, load_stack
+from components.stack_file import STACKS_DIR, available_stacks, load_stack, owner_stacks
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 BUCKET_IAM_BINDING = "gcp:storage/bucketIAMBinding:BucketIAMBinding"
@@ -675,7 +675,8 @@ def test_the_example_stacks_cover_every_environment_and_rule_target():
 @pytest.mark.parametrize("stack", available_stacks())
 def test_every_example_stack_passes(stack):
     plan, environment = stack_plan(stack)
-    assert plan.by_type(CLUSTER) and plan.by_type(NODE_POOL)  # the rules had work to do
+    if stack in owner_stacks():
+        assert plan.by_type(CLUSTER) and plan.by_type(NODE_POOL)  # the rules had work to do
     assert check_plan(plan, environment) == []
 
 

@@ -29,7 +29,7 @@ from components.pathways_job import (
     job_name_problem,
 )
 from components.plan.engine import run_program
-from components.stack_file import available_stacks
+from components.stack_file import owner_stacks
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -581,7 +581,7 @@ def test_parse_reports_every_problem_at_once():
 # --- replacement semantics of every PathwaysJob of every example stack ----------------------
 
 
-@pytest.mark.parametrize("stack", available_stacks())
+@pytest.mark.parametrize("stack", owner_stacks())  # team stacks rely on the owner's controller
 def test_every_stack_job_is_replaced_not_updated(example_plan, stack):
     plan = example_plan(stack)
     jobs = plan.by_type(PATHWAYS_JOB)

@@ -153,7 +153,8 @@ WORKLOAD = {"name": "notebook", "pool": "v5e", "mode": "headless"}
 @pytest.fixture(scope="module", params=["by-name", "by-context"])
 def existing(request, plan_of, stack_values):
     cluster = EXISTING_BY_NAME if request.param == "by-name" else EXISTING_BY_CONTEXT
-    values = stack_values(workloads=[WORKLOAD])
+    # A bucket of this stack's own: the default name is the owning stack's bucket.
+    values = stack_values(workloads=[WORKLOAD], scratchBucket={"name": "team-scratch"})
     values["cluster"] = dict(cluster)
     return plan_of(values)
 
@@ -181,7 +182,16 @@ def test_existing_cluster_still_gets_provider_installs_and_grants(existing):
 
 
 def test_existing_cluster_by_context_uses_that_context(plan_of, stack_values):
-    values = stack_values()
+    values = stack_values(scratchBucket={"create": False, "name": "owner-scratch"})
     values["cluster"] = dict(EXISTING_BY_CONTEXT)
     (provider,) = plan_of(values).by_type(K8S_PROVIDER)
     assert provider.inputs["context"] == "my-gke"
+
+
+def test_existing_cluster_with_the_default_bucket_is_refused(stack_values, config_error):
+    values = stack_values()
+    values["cluster"] = dict(EXISTING_BY_NAME)
+    error = config_error(values)
+    assert [i.key for i in error.issues] == ["scratchBucket"]
+    assert "would collide with the owning stack's" in error.issues[0].message
+    assert "'tpu-pathways-dev-pathways-dev-pathways'" in error.issues[0].message

@@ -118,43 +118,67 @@ def test_deploy_runs_up_per_stack_behind_its_environment():
     assert document["on"]["push"] == {"branches": ["main"]}
     gate = document["jobs"]["stacks"]["if"]
     assert all(f"{var} != ''" in gate for var in CREDENTIAL_VARS)
-    job = document["jobs"]["up"]
-    assert job["environment"]["name"] == "${{ matrix.stack }}"
-    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
-    assert job["concurrency"]["cancel-in-progress"] is False  # never cancel a running up
-    pulumi = step_using(job, "pulumi/actions")["with"]
-    assert (pulumi["command"], pulumi["stack-name"]) == ("up", "${{ matrix.stack }}")
-    assert step_using(job, "google-github-actions/auth")
+    for name, listed in (("up", "owners"), ("up-teams", "teams")):
+        job = document["jobs"][name]
+        assert job["environment"]["name"] == "${{ matrix.stack }}"
+        matrix = job["strategy"]["matrix"]["stack"]
+        assert matrix == f"${{{{ fromJSON(needs.stacks.outputs.{listed}) }}}}"
+        assert job["concurrency"]["cancel-in-progress"] is False  # never cancel a running up
+        (deploy,) = [s for s in steps(job) if s.get("uses") == "./.github/actions/deploy-stack"]
+        assert deploy["with"]["stack"] == "${{ matrix.stack }}"
+    # team stacks deploy onto clusters the owner stacks create, so after them
+    assert "up" in document["jobs"]["up-teams"]["needs"]
+    action = yaml.safe_load(
+        (ROOT / ".github" / "actions" / "deploy-stack" / "action.yml").read_text()
+    )
+    pulumi = step_using(action["runs"], "pulumi/actions")["with"]
+    assert (pulumi["command"], pulumi["stack-name"]) == ("up", "${{ inputs.stack }}")
+    assert step_using(action["runs"], "google-github-actions/auth")
 
 
-def run_stack_listing(workflow: str, repo: Path, tmp_path: Path) -> list[str]:
-    """Run the workflow's `list` step in ``repo`` as the runner would; its `stacks` output."""
+def run_stack_listing(workflow: str, repo: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """Run the workflow's `list` step in ``repo`` as the runner would; its outputs."""
     (step,) = [s for s in steps(load(workflow)["jobs"]["stacks"]) if s.get("id") == "list"]
     output = tmp_path / "github_output"
     output.write_text("")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     python3 = bin_dir / "python3"
-    if not python3.exists():
-        python3.symlink_to(sys.executable)
+    if not python3.exists():  # the runner's python3, with the program installed
+        python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python3.chmod(0o755)
     env = {**os.environ, "GITHUB_OUTPUT": str(output)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     bash = shutil.which("bash") or "/bin/bash"
     subprocess.run([bash, "-e", "-c", step["run"]], cwd=repo, env=env, check=True, timeout=60)
-    (line,) = [x for x in output.read_text().splitlines() if x.startswith("stacks=")]
-    return json.loads(line.removeprefix("stacks="))
+    lines = [line.partition("=") for line in output.read_text().splitlines()]
+    return {key: json.loads(value) for key, _, value in lines}
+
+
+def listed_stacks(workflow: str, repo: Path, tmp_path: Path) -> list[str]:
+    return sorted(
+        s for found in run_stack_listing(workflow, repo, tmp_path).values() for s in found
+    )
 
 
 @pytest.mark.parametrize("workflow", ["preview.yml", "deploy.yml"])
 def test_matrix_covers_every_stack(workflow, tmp_path):
-    assert run_stack_listing(workflow, ROOT, tmp_path) == available_stacks(ROOT / "stacks")
+    assert listed_stacks(workflow, ROOT, tmp_path) == available_stacks(ROOT / "stacks")
     assert len(available_stacks(ROOT / "stacks")) >= 3
     # a new team's stack file joins the matrix without touching the workflow
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "stacks", repo / "stacks")
     (repo / "stacks" / "Pulumi.new-team.yaml").write_text("config: {}\n")
-    listed = run_stack_listing(workflow, repo, tmp_path)
+    listed = listed_stacks(workflow, repo, tmp_path)
     assert listed == sorted([*available_stacks(ROOT / "stacks"), "new-team"])
+
+
+def test_deploy_lists_cluster_owners_before_team_stacks(tmp_path):
+    listing = run_stack_listing("deploy.yml", ROOT, tmp_path)
+    assert listing == {
+        "owners": ["dev", "research-v5p", "serving-v6e"],
+        "teams": ["team-research"],
+    }
 
 
 def test_pr_plan_covers_every_stack():

@@ -7,7 +7,6 @@ must keep: node pools never wait for each other and installs never wait for a TP
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -25,11 +24,9 @@ from components.plan.critical_path import (
     structure_violations,
 )
 from components.plan.model import PlannedResource
+from components.stack_file import owner_stacks
 
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (Path(__file__).resolve().parents[2] / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
 
 # Test types take exactly the seconds in their name ("t:x:S10" takes 10 s); "t:x:R10-30" takes
 # 10 s (low) to 30 s (high), 20 s typical. Unlisted custom types take 0 s.
