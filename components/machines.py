@@ -28,8 +28,9 @@ _FAMILIES: dict[str, tuple[float, tuple[int, ...]]] = {
     "c4-highmem": (7.75, (2, 4, 8, 16, 24, 32, 48, 96, 144, 192, 288)),
     "e2-standard": (4, (2, 4, 8, 16, 32)),
 }
-# TPU VM hosts (vCPUs, memory GiB), for heads colocated with workers. Source: GKE "Plan TPUs"
-# machine type tables, checked 2026-11.
+# TPU VM hosts (vCPUs, memory GiB), for heads colocated with workers. v5e figures match the
+# Compute Engine machine type list (seen 2026-11 in a public copy of machinetypes data); v5p and
+# v6e figures are GKE's TPU documentation tables as recalled, not re-checked here.
 _TPU_HOSTS: dict[str, tuple[int, int]] = {
     "ct5lp-hightpu-1t": (24, 48),
     "ct5lp-hightpu-4t": (112, 192),
