@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from components.quantities import GIB, MIB
 
 # family -> (memory GiB per vCPU, offered vCPU counts). Source: Compute Engine machine families
-# (general-purpose N2, N2D, C3, C4, E2), checked 2026-11.
+# (general-purpose N2, N2D, C3, C4, E2) documentation.
 _FAMILIES: dict[str, tuple[float, tuple[int, ...]]] = {
     "n2-standard": (4, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128)),
     "n2-highmem": (8, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128)),
