@@ -12,7 +12,7 @@ import ipaddress
 import re
 from collections import Counter
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     AfterValidator,
@@ -368,16 +368,32 @@ def _version_tuple(tag: str) -> tuple[int, ...]:
     return tuple(int(part) for part in tag.removeprefix("v").split("."))
 
 
-class JobSetAddon(ConfigModel):
+class ReleaseAddon(ConfigModel):
+    """An upstream project installed from its pinned release manifest."""
+
+    # The release manifest's URL for a version tag; a subclass names its project's.
+    RELEASE_URL: ClassVar[str]
+    version: Version
+    manifest_url: ManifestUrl | None = None
+    """Mirror of the release manifest (clusters without internet egress)."""
+
+    @property
+    def url(self) -> str:
+        return self.manifest_url or self.RELEASE_URL.format(version=self.version)
+
+
+class JobSetAddon(ReleaseAddon):
     """JobSet, which the PathwaysJob controller turns every PathwaysJob into."""
+
+    RELEASE_URL = (
+        "https://github.com/kubernetes-sigs/jobset/releases/download/{version}/manifests.yaml"
+    )
 
     install: bool = True
     """Install it (turn off when another stack already installed it on the cluster)."""
     version: Version = "v0.10.1"
     """Release tag. v0.10.1 is what XPK pins; the PathwaysJob controller v0.1.4 is built against
     JobSet v0.8 and does not map the restart condition v0.12 adds."""
-    manifest_url: ManifestUrl | None = None
-    """Mirror of the release manifests.yaml (clusters without internet egress)."""
 
     @model_validator(mode="after")
     def _supported(self) -> JobSetAddon:
@@ -390,26 +406,28 @@ class JobSetAddon(ConfigModel):
         return self
 
 
-class PathwaysJobAddon(ConfigModel):
+class PathwaysJobAddon(ReleaseAddon):
     """The PathwaysJob CRD and controller (google/pathways-job)."""
+
+    RELEASE_URL = "https://github.com/google/pathways-job/releases/download/{version}/install.yaml"
 
     install: bool = True
     """Install it (turn off when another stack already installed it on the cluster)."""
     version: Version = "v0.1.4"
     """Release tag of google/pathways-job; the typed PathwaysJob spec follows v0.1.4."""
-    manifest_url: ManifestUrl | None = None
-    """Mirror of the release install.yaml."""
 
 
-class KueueAddon(ConfigModel):
+class KueueAddon(ReleaseAddon):
     """Kueue quota management: one flavor per TPU shape, quota = the chips the stack provisions."""
+
+    RELEASE_URL = (
+        "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
+    )
 
     enabled: bool = False
     """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes."""
     version: Version = "v0.17.1"
     """Release tag of kubernetes-sigs/kueue (XPK's pin)."""
-    manifest_url: ManifestUrl | None = None
-    """Mirror of the release manifests.yaml."""
     tpu_quota: int | None = Field(None, ge=0)
     """Optional cross-check: the TPU chip quota you expect. It must equal the provisioned chips."""
 

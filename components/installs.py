@@ -17,25 +17,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import JobSetAddon, KueueAddon, PathwaysJobAddon
-
-
-def jobset_manifest_url(addon: JobSetAddon) -> str:
-    return addon.manifest_url or (
-        f"https://github.com/kubernetes-sigs/jobset/releases/download/{addon.version}/manifests.yaml"
-    )
-
-
-def pathways_job_manifest_url(addon: PathwaysJobAddon) -> str:
-    return addon.manifest_url or (
-        f"https://github.com/google/pathways-job/releases/download/{addon.version}/install.yaml"
-    )
-
-
-def kueue_manifest_url(addon: KueueAddon) -> str:
-    return addon.manifest_url or (
-        f"https://github.com/kubernetes-sigs/kueue/releases/download/{addon.version}/manifests.yaml"
-    )
+from components.config import ReleaseAddon
 
 
 class ReleaseManifest(pulumi.ComponentResource):
@@ -44,15 +26,13 @@ class ReleaseManifest(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        url: str,
-        version: str,
+        addon: ReleaseAddon,
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:installs:ReleaseManifest", name, None, opts)
-        self.url = url
-        self.version = version
+        url, version = addon.url, addon.version
         # Awaited (no skip_await): dependents wait until the controller Deployment is available,
         # which matters because JobSet's webhooks fail closed until then.
         self.manifest = k8s.yaml.v2.ConfigFile(

@@ -17,12 +17,7 @@ import pulumi
 from components.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.config import StackConfig
 from components.cpu_pool import CpuNodePool
-from components.installs import (
-    ReleaseManifest,
-    jobset_manifest_url,
-    kueue_manifest_url,
-    pathways_job_manifest_url,
-)
+from components.installs import ReleaseManifest
 from components.kueue import KueueQueues, PriorityClasses
 from components.node_config import PoolTarget
 from components.pathways_job import PathwaysJob
@@ -96,24 +91,20 @@ def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePo
 
 def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
     name, addons, provider = config.cluster.name, config.addons, cluster.provider
-    controller = None
+    after_jobset: list[pulumi.Resource] = []
     if addons.jobset.install:
         jobset = ReleaseManifest(
-            f"{name}-jobset",
-            jobset_manifest_url(addons.jobset),
-            addons.jobset.version,
-            provider,
-            depends_on=cluster.control_plane,
+            f"{name}-jobset", addons.jobset, provider, depends_on=cluster.control_plane
         )
+        after_jobset = [jobset.manifest]
+    controller = None
     if addons.pathways_job.install:
         # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
-        after = [jobset.manifest] if addons.jobset.install else []
         controller = ReleaseManifest(
             f"{name}-pathways-job",
-            pathways_job_manifest_url(addons.pathways_job),
-            addons.pathways_job.version,
+            addons.pathways_job,
             provider,
-            depends_on=[*cluster.control_plane, *after],
+            depends_on=[*cluster.control_plane, *after_jobset],
         ).manifest
     queueing: list[pulumi.Resource] = []
     namespaces = {
@@ -122,11 +113,7 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
     }
     if addons.kueue.enabled:
         kueue = ReleaseManifest(
-            f"{name}-kueue",
-            kueue_manifest_url(addons.kueue),
-            addons.kueue.version,
-            provider,
-            depends_on=cluster.control_plane,
+            f"{name}-kueue", addons.kueue, provider, depends_on=cluster.control_plane
         )
         queueing = [
             KueueQueues(f"{name}-queues", config, namespaces, provider, kueue.manifest),
@@ -165,9 +152,7 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
             f"{prefix}-{entry.team}-{entry.name}",
             job_name=entry.name,
             namespace=installs.namespaces[entry.team],
-            spec=shared_service_spec(
-                config, entry.pool, entry.slices, entry.pathways_version, entry.name
-            ),
+            spec=shared_service_spec(config, entry),
             instance_type=pool.shape.pathways_instance_type,
             **common,
         )

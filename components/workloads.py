@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import StackConfig, WorkloadConfig, WorkloadMode
+from components.config import (
+    PathwaysDeployment,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
 from components.kueue import LOCAL_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
 from components.pathways_job import (
     ComponentType,
@@ -66,15 +72,24 @@ def default_pathways_dir(config: StackConfig, job_name: str) -> str:
     return f"gs://{config.bucket_name}/{job_name}"
 
 
-def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobSpec:
-    """The PathwaysJob spec of a validated workload of a validated stack."""
-    pool = config.pool(workload.pool)
+def pool_worker(config: StackConfig, entry: PathwaysDeployment, **options: object) -> Worker:
+    """The workers of a job: type and topology are those of the stack pool it names."""
+    pool = config.pool(entry.pool)
     assert pool is not None  # guaranteed by the stack's workload checks
-    priority = workload.priority.value if workload.priority else None
-    worker = Worker(
+    return Worker(
         type=WorkerType(pool.shape.machine_type),
         topology=pool.shape.topology,
-        num_slices=workload.slices,
+        num_slices=entry.slices,
+        **options,
+    )
+
+
+def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobSpec:
+    """The PathwaysJob spec of a validated workload of a validated stack."""
+    priority = workload.priority.value if workload.priority else None
+    worker = pool_worker(
+        config,
+        workload,
         max_slice_restarts=workload.max_slice_restarts,
         termination_grace_period_seconds=workload.termination_grace_period_seconds,
         priority_class_name=priority,
@@ -214,20 +229,11 @@ class SharedPathwaysService(pulumi.ComponentResource):
         )
 
 
-def shared_service_spec(
-    config: StackConfig, pool_name: str, slices: int, version: str | None, job_name: str
-) -> PathwaysJobSpec:
-    pool = config.pool(pool_name)
-    assert pool is not None  # guaranteed by the stack's checks
+def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> PathwaysJobSpec:
+    """A headless job in the default mode: resource manager and workers, no user container."""
     return PathwaysJobSpec(
-        workers=[
-            Worker(
-                type=WorkerType(pool.shape.machine_type),
-                topology=pool.shape.topology,
-                num_slices=slices,
-            )
-        ],
+        workers=[pool_worker(config, service)],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
-        pathways_dir=default_pathways_dir(config, job_name),
-        pathways_version=version,
+        pathways_dir=default_pathways_dir(config, service.name),
+        pathways_version=service.pathways_version,
     )

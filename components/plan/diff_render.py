@@ -175,18 +175,26 @@ def _code(text: str) -> str:
     return f"{tick}{pad}{text}{pad}{tick}"
 
 
+def _change_note(change) -> str | None:
+    """What a changed input does to its resource, when more than an in-place update."""
+    if change.ignored:
+        return "ignored"
+    if change.replace_reason:
+        return f"forces replacement: {change.replace_reason}"
+    if change.recreates_nodes:
+        return "GKE recreates the nodes"
+    return None
+
+
 def _md_change_lines(resource: ResourceChange) -> list[str]:
     lines = []
     for change in resource.changes:
         before, after = show_pair(change.before, change.after)
         text = f"  - {_code(change.path)}: {_code(before)} → {_code(after)}"
-        if change.ignored:
-            text += " (ignored)"
-        elif change.replace_reason:
-            text += f" — **forces replacement**: {change.replace_reason}"
-        elif change.recreates_nodes:
-            text += " — GKE recreates the nodes"
-        lines.append(text)
+        note = _change_note(change)
+        if note and change.replace_reason:
+            note = note.replace("forces replacement", "**forces replacement**")
+        lines.append(text + (f" — {note}" if note else ""))
     return lines
 
 
@@ -307,13 +315,8 @@ def _text_stack(diff: StackDiff) -> list[str]:
             for change in resource.changes:
                 before, after = show_pair(change.before, change.after)
                 text = f"      ~ {change.path}: {before} -> {after}"
-                if change.ignored:
-                    text += "  [ignored]"
-                elif change.replace_reason:
-                    text += f"  [forces replacement: {change.replace_reason}]"
-                elif change.recreates_nodes:
-                    text += "  [GKE recreates the nodes]"
-                lines.append(text)
+                note = _change_note(change)
+                lines.append(text + (f"  [{note}]" if note else ""))
     for generation, row in diff.capacity.items():
         cells = []
         for key in ("pools", "slices", "hosts", "chips"):
