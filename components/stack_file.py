@@ -56,7 +56,12 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
         raise ConfigError(
             [ConfigIssue("--stack", f"unknown stack {stack!r}; available: {known}")], "plan"
         )
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            [ConfigIssue("", f"cannot read it as UTF-8 text: {exc}")], str(path)
+        ) from None
     try:
         document = yaml.load(text, Loader=_FAST_SAFE_LOADER) or {}
     except yaml.YAMLError:

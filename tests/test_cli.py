@@ -155,3 +155,11 @@ def test_plan_out_to_an_unwritable_place_is_a_clean_error(capsys, tmp_path):
     assert code == 2
     assert "--out: cannot write manifests to" in err
     assert "Traceback" not in err
+
+
+def test_a_stack_file_that_is_not_utf8_is_a_clean_error(capsys, tmp_path):
+    (tmp_path / "Pulumi.x.yaml").write_bytes(b'config:\n  tpu-pathways:team: "\xff\xfe"\n')
+    code, _, err = run(capsys, "plan", "--stack", "x", "--stacks-dir", str(tmp_path))
+    assert code == 2
+    assert "cannot read it as UTF-8 text" in err
+    assert "Traceback" not in err
