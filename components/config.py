@@ -27,7 +27,7 @@ from components import catalog
 from components.config_model import ConfigModel
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
 from components.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
-from components.machines import is_tpu_host, machine_type
+from components.machines import machine_type
 from components.pathways_job import INT32_MAX, ComponentType, job_name_problem
 from components.pricing import PricingOverrides
 from components.quantities import parse_cpu, parse_memory
@@ -229,22 +229,23 @@ class CpuPoolConfig(ConfigModel):
     @model_validator(mode="after")
     def _sizes(self) -> CpuPoolConfig:
         issues = []
-        try:
-            machine = machine_type(self.machine_type)
-        except ValueError as exc:
-            issues.append(ConfigIssue("machineType", str(exc)))
-        else:
-            if is_tpu_host(self.machine_type):
-                issues.append(
-                    ConfigIssue(
-                        "machineType",
-                        f"{self.machine_type!r} is a TPU machine type; use a CPU machine type "
-                        "such as n2-standard-64",
-                    )
+        if catalog.is_tpu_machine_type(self.machine_type):
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} is a TPU machine type; use a CPU machine type "
+                    "such as n2-standard-64",
                 )
+            )
+        else:
+            try:
+                machine = machine_type(self.machine_type)
+            except ValueError as exc:
+                issues.append(ConfigIssue("machineType", str(exc)))
             # Checked here, not across the stack, so it is reported next to any other error.
-            elif problem := head_fit_problem(machine, DEFAULT_USER_CONTAINER):
-                issues.append(ConfigIssue("machineType", problem))
+            else:
+                if problem := head_fit_problem(machine, DEFAULT_USER_CONTAINER):
+                    issues.append(ConfigIssue("machineType", problem))
         if self.max_nodes < self.min_nodes:
             issues.append(
                 ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
