@@ -442,11 +442,14 @@ def resolve_accelerator(name: str) -> TpuShape:
 
 
 def _name_prefix(head: str) -> str | None:
-    """The accelerator-name prefix a user meant: 'v4', 'v5litepod' (also typed 'v5e') ..."""
-    for generation, gen in _GENERATIONS.items():
-        if head in (gen.name_prefix, generation.value):
-            return gen.name_prefix
-    return None
+    """The accelerator-name prefix a user meant: 'v4', 'v5litepod' (also typed 'v5e' or, as a
+    typo, 'v5litpod') ..."""
+    aliases = {g.value: gen.name_prefix for g, gen in _GENERATIONS.items()}
+    aliases.update({gen.name_prefix: gen.name_prefix for gen in _GENERATIONS.values()})
+    if head in aliases:
+        return aliases[head]
+    close = difflib.get_close_matches(head, list(aliases), n=1)
+    return aliases[close[0]] if close else None
 
 
 def _name_hint(wanted: str) -> str:
