@@ -107,7 +107,8 @@ def _service_problems(config: StackConfig, service: SharedServiceConfig):
         yield (
             "pool",
             f"{pool.shape.pathways_instance_type!r} is not an instance type pathwaysutils' shared "
-            "service accepts (tpuv5e, tpuv5, tpuv6e, tpu7x); use a 4-chip-host pool",
+            "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
+            "v6e or tpu7x pool of 4-chip hosts",
         )
 
 
