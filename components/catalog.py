@@ -56,6 +56,8 @@ class _Generation:
     offers: tuple[_Offer, ...]
     # topologies that own the '<prefix>-<cores>' name when several share a core count
     named: frozenset[str] = frozenset()
+    # GKE places multi-host slices with a workload policy, not a TPU topology (Ironwood)
+    workload_policy: bool = False
 
 
 _PLANAR = ("2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
@@ -163,6 +165,7 @@ _GENERATIONS: dict[TpuGeneration, _Generation] = {
             _Offer("tpu7x-standard-4t", _cube_topologies(144)),
         ),
         named=frozenset(_TPU7X_NAMED),
+        workload_policy=True,
     ),
     TpuGeneration.TPU7: _Generation(
         name_prefix="tpu7",
@@ -174,6 +177,7 @@ _GENERATIONS: dict[TpuGeneration, _Generation] = {
             _Offer("tpu7-standard-4t", _cube_topologies(4)),
         ),
         named=frozenset(_cube_topologies(4)),  # XPK names all nine as defaults
+        workload_policy=True,
     ),
 }
 
@@ -245,6 +249,12 @@ class TpuShape:
         if _INDEX.names[by_cores] == self:
             return by_cores
         return f"{gen.name_prefix}-{self.topology}"
+
+    @property
+    def needs_workload_policy(self) -> bool:
+        """GKE creates this slice's node pool with a workload policy (XPK: multi-host tpu7x and
+        tpu7, ``requires_workload_policy``) instead of a TPU topology."""
+        return _GENERATIONS[self.generation].workload_policy and self.multi_host
 
     @property
     def is_xpk_default(self) -> bool:

@@ -311,9 +311,9 @@ class TpuPoolConfig(ConfigModel):
     name: DnsLabel
     """Pool name; node pools are named <name>-<slice index>. Workloads refer to it."""
     accelerator: str | None = None
-    """XPK-style accelerator name (v5litepod-16, v5p-4x4x4, v6e-4). Or generation+topology."""
+    """XPK-style accelerator name (v5litepod-16, v5p-4x4x4, v6e-4, v4-16). Or generation+topology."""
     generation: catalog.TpuGeneration | None = None
-    """TPU generation (v5e, v5p, v6e), with topology."""
+    """TPU generation (v4, v5e, v5p, v6e, tpu7x = Ironwood, tpu7), with topology."""
     topology: str | None = None
     """Slice topology, e.g. 4x4 or 2x2x2, with generation."""
     machine_type: str | None = None
@@ -328,6 +328,15 @@ class TpuPoolConfig(ConfigModel):
     @model_validator(mode="after")
     def _resolve_shape(self) -> TpuPoolConfig:
         self._shape = self._lookup()
+        if self._shape.needs_workload_policy:
+            key = "accelerator" if self.accelerator is not None else "topology"
+            raise KeyedError.at(
+                key,
+                f"{self._shape.generation} {self._shape.topology} is a multi-host slice "
+                f"({self._shape.hosts} hosts); GKE places those with a workload policy instead "
+                "of a TPU topology, which this program does not create; use a single-host "
+                f"{self._shape.generation} slice (1x1x1 or 2x2x1)",
+            )
         return self
 
     def _lookup(self) -> catalog.TpuShape:

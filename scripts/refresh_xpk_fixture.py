@@ -51,6 +51,7 @@ def main() -> int:
             "chips_per_vm": sc.chips_per_vm,
             "device_type": sc.device_type,  # '<prefix>-<tensorcores>'
             "pathways_tpu_version": sc.pathways_tpu_version,
+            "requires_workload_policy": sc.requires_workload_policy,
         }
         for name, sc in sorted(UserFacingNameToSystemCharacteristics.items())
         if sc.accelerator_type == AcceleratorType.TPU

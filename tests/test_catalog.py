@@ -62,6 +62,7 @@ def test_every_xpk_name_resolves_like_xpk():
             # XPK's device_type is '<prefix>-<tensorcores>': our count of cores, XPK's prefix
             "device_type": f"{want['device_type'].rpartition('-')[0]}-{shape.tensorcores}",
             "pathways_tpu_version": shape.pathways_instance_type.split(":")[0],
+            "requires_workload_policy": shape.needs_workload_policy,
         }
         if got != want:
             failures.append(f"{name}: got {got}, XPK has {want}")
