@@ -311,7 +311,7 @@ class TpuPoolConfig(ConfigModel):
     name: DnsLabel
     """Pool name; node pools are named <name>-<slice index>. Workloads refer to it."""
     accelerator: str | None = None
-    """XPK-style accelerator name (v5litepod-16, v5p-4x4x4, v6e-4, v4-16). Or generation+topology."""
+    """XPK accelerator name (v5litepod-16, v5p-4x4x4, v6e-4, v4-16). Or generation+topology."""
     generation: catalog.TpuGeneration | None = None
     """TPU generation (v4, v5e, v5p, v6e, tpu7x = Ironwood, tpu7), with topology."""
     topology: str | None = None
