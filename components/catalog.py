@@ -102,15 +102,13 @@ def _cube_topologies(max_cubes: int, nondecreasing: bool = True) -> tuple[str, .
     """XPK's 3D rule (generate_tpu_topologies): four sub-cube slices, then AxBxC (multiples of 4
     up to 256; A<=B<=C unless ``nondecreasing`` is off, as for v4) made of at most ``max_cubes``
     4x4x4 cubes. Order matters: it is XPK's iteration order, which decides shared names."""
-    sides = range(4, 257, 4)
-    cubes = (
-        f"{a}x{b}x{c}"
-        for a in sides
-        for b in sides
-        if b >= a or not nondecreasing
-        for c in sides
-        if (c >= b or not nondecreasing) and (a // 4) * (b // 4) * (c // 4) <= max_cubes
-    )
+    cubes = []
+    for a in range(1, 65):  # sides in cubes: 4 .. 256 chips
+        for b in range(a if nondecreasing else 1, min(64, max_cubes // a) + 1):
+            cubes += (
+                f"{4 * a}x{4 * b}x{4 * c}"
+                for c in range(b if nondecreasing else 1, min(64, max_cubes // (a * b)) + 1)
+            )
     return (*_SUB_CUBES, *cubes)
 
 
