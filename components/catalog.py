@@ -1,4 +1,4 @@
-"""TPU slice shapes (v5e, v5p, v6e): topology, machine type, hosts, names.
+"""TPU slice shapes (v4, v5e, v5p, v6e, tpu7x Ironwood, tpu7): topology, machine type, hosts, names.
 
 One small table per generation is the single source of truth; every shape is generated from it.
 Without a machine type the catalog offers exactly what XPK 1.16 offers (its accelerator names,
@@ -9,10 +9,11 @@ name for them and "v5e 2x4" means XPK's two 4-chip hosts. Their accelerator name
 machine type's chip count so they never collide with XPK's: ``v5litepod-8-8t``, ``v6e-8-8t``,
 ``v5litepod-1-1t``, ``v5litepod-4-4t`` (the topology form works too: ``v5litepod-2x4-8t``).
 
-Sources: xpk 1.16.0 ``xpk/core/system_characteristics.py`` (checked against the fixture
-``tests/data/xpk_1_16_tpu_shapes.json``) and google/pathways-job v0.1.4
+Sources: xpk 1.16.0 ``xpk/core/system_characteristics.py`` (all 2,020 TPU names it accepts are
+checked against the fixture ``tests/data/xpk_1_16_tpu_shapes.json``), google/pathways-job v0.1.4
 ``internal/controller/pathwaysjob_controller.go`` (which machine types and topologies a
-PathwaysJob accepts, and the instance-type prefixes).
+PathwaysJob accepts, and the instance-type prefixes) and AI-Hypercomputer/pathways-utils
+``experimental/shared_pathways_service/validators.py`` (the instance types its client accepts).
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ class CatalogError(ValueError):
 
 
 class TpuGeneration(StrEnum):
+    V4 = "v4"
     V5E = "v5e"
     V5P = "v5p"
     V6E = "v6e"
+    TPU7X = "tpu7x"  # Ironwood
+    TPU7 = "tpu7"
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class _Generation:
     offers: tuple[_Offer, ...]
     # topologies that own the '<prefix>-<cores>' name when several share a core count
     named: frozenset[str] = frozenset()
+    # GKE places multi-host slices with a workload policy, not a TPU topology (Ironwood)
+    workload_policy: bool = False
 
 
 _PLANAR = ("2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
@@ -75,22 +81,47 @@ _V5P_NAMED = (
 )  # fmt: skip
 
 
-def _v5p_topologies(max_cubes: int = 140) -> tuple[str, ...]:
-    """XPK's v5p rule: four sub-cube slices, then AxBxC (A<=B<=C, multiples of 4 up to 256)
-    made of at most ``max_cubes`` 4x4x4 cubes. Order matters: it is XPK's iteration order."""
-    sides = range(4, 257, 4)
-    cubes = (
-        f"{a}x{b}x{c}"
-        for a in sides
-        for b in sides
-        if b >= a
-        for c in sides
-        if c >= b and (a // 4) * (b // 4) * (c // 4) <= max_cubes
-    )
-    return ("2x2x1", "2x2x2", "2x2x4", "2x4x4", *cubes)
+# XPK's v4 default_topologies: they own their '<prefix>-<cores>' name; the other core counts go
+# to the first generated topology.
+_V4_NAMED = (
+    "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x12", "8x8x16",
+    "8x16x16",
+)  # fmt: skip
+# The PathwaysJob v0.1.4 controller's v4 list: XPK's v4 defaults plus 4x4x16 and 4x16x16.
+_V4_PATHWAYS = (
+    "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "4x4x16", "8x8x8", "8x8x12",
+    "8x8x16", "4x16x16", "8x16x16",
+)  # fmt: skip
+# XPK's tpu7x default_topologies = v5p's plus the two shapes only 144 cubes allow; the same 98
+# topologies as the PathwaysJob v0.1.4 ValidTpuTopologiesMap["tpu7x-standard-4t"].
+_TPU7X_NAMED = (*_V5P_NAMED, "16x16x32", "16x24x24")
+_SUB_CUBES = ("2x2x1", "2x2x2", "2x2x4", "2x4x4")
+
+
+def _cube_topologies(max_cubes: int, nondecreasing: bool = True) -> tuple[str, ...]:
+    """XPK's 3D rule (generate_tpu_topologies): four sub-cube slices, then AxBxC (multiples of 4
+    up to 256; A<=B<=C unless ``nondecreasing`` is off, as for v4) made of at most ``max_cubes``
+    4x4x4 cubes. Order matters: it is XPK's iteration order, which decides shared names."""
+    cubes = []
+    for a in range(1, 65):  # sides in cubes: 4 .. 256 chips
+        for b in range(a if nondecreasing else 1, min(64, max_cubes // a) + 1):
+            cubes += (
+                f"{4 * a}x{4 * b}x{4 * c}"
+                for c in range(b if nondecreasing else 1, min(64, max_cubes // (a * b)) + 1)
+            )
+    return (*_SUB_CUBES, *cubes)
 
 
 _GENERATIONS: dict[TpuGeneration, _Generation] = {
+    TpuGeneration.V4: _Generation(
+        name_prefix="v4",
+        accelerator_label="tpu-v4-podslice",
+        pathways_prefix="tpuv4",
+        tensorcores_per_chip=2,
+        # XPK lists every order of the dimensions for v4 (4x4x8, 4x8x4, 8x4x4 are three shapes).
+        offers=(_Offer("ct4p-hightpu-4t", _cube_topologies(64, nondecreasing=False)),),
+        named=frozenset(_V4_NAMED),
+    ),
     TpuGeneration.V5E: _Generation(
         name_prefix="v5litepod",
         accelerator_label="tpu-v5-lite-podslice",
@@ -108,7 +139,7 @@ _GENERATIONS: dict[TpuGeneration, _Generation] = {
         accelerator_label="tpu-v5p-slice",
         pathways_prefix="tpuv5",  # not "tpuv5p"
         tensorcores_per_chip=2,
-        offers=(_Offer("ct5p-hightpu-4t", _v5p_topologies()),),
+        offers=(_Offer("ct5p-hightpu-4t", _cube_topologies(140)),),
         named=frozenset(_V5P_NAMED),
     ),
     TpuGeneration.V6E: _Generation(
@@ -122,18 +153,48 @@ _GENERATIONS: dict[TpuGeneration, _Generation] = {
             _Offer("ct6e-standard-8t", ("2x4",), default=False),
         ),
     ),
+    TpuGeneration.TPU7X: _Generation(
+        name_prefix="tpu7x",
+        accelerator_label="tpu7x",
+        pathways_prefix="tpu7x",
+        tensorcores_per_chip=2,
+        offers=(
+            _Offer("tpu7x-standard-1t", ("1x1x1",)),
+            _Offer("tpu7x-standard-4t", _cube_topologies(144)),
+        ),
+        named=frozenset(_TPU7X_NAMED),
+        workload_policy=True,
+    ),
+    TpuGeneration.TPU7: _Generation(
+        name_prefix="tpu7",
+        accelerator_label="tpu7",
+        pathways_prefix="tpu7",
+        tensorcores_per_chip=2,
+        offers=(
+            _Offer("tpu7-standard-1t", ("1x1x1",)),
+            _Offer("tpu7-standard-4t", _cube_topologies(4)),
+        ),
+        named=frozenset(_cube_topologies(4)),  # XPK names all nine as defaults
+        workload_policy=True,
+    ),
 }
 
 # PathwaysJob controller v0.1.4: topologies it accepts per worker machine type. Machine types
-# missing here (the 1t ones) are rejected by its CRD enum. Its ct6e-standard-4t list also has
-# 1x1, unreachable here: GKE's v6e 1x1 is ct6e-standard-1t.
+# missing here (the 1t ones, all of tpu7) are rejected by its CRD enum. Its ct6e-standard-4t
+# list also has 1x1, unreachable here: GKE's v6e 1x1 is ct6e-standard-1t. Its v4 list has 13
+# entries, two of them (4x4x16, 4x16x16) not XPK defaults.
 _PATHWAYS_TOPOLOGIES: dict[str, tuple[str, ...]] = {
+    "ct4p-hightpu-4t": _V4_PATHWAYS,
     "ct5lp-hightpu-4t": ("2x2", *_PLANAR),
     "ct5lp-hightpu-8t": ("2x4",),
     "ct5p-hightpu-4t": _V5P_NAMED,
     "ct6e-standard-4t": ("1x1", "2x2", *_PLANAR),
     "ct6e-standard-8t": ("2x4",),
+    "tpu7x-standard-4t": _TPU7X_NAMED,
 }
+# pathwaysutils' shared-service client validates instance types with this pattern
+# (experimental/shared_pathways_service/validators.py): no tpuv4, tpu7 or '1t' prefixes.
+_PATHWAYSUTILS_INSTANCE = re.compile(r"tpu(v5e|v5|v6e|7x):\d+(x\d+){1,2}")
 # The controller names 8-chip-host slices with their own instance-type prefixes.
 _PATHWAYS_PREFIX_BY_MACHINE = {"ct5lp-hightpu-8t": "tpuv5e1t", "ct6e-standard-8t": "tpuv6e1t"}
 
@@ -188,6 +249,12 @@ class TpuShape:
         return f"{gen.name_prefix}-{self.topology}"
 
     @property
+    def needs_workload_policy(self) -> bool:
+        """GKE creates this slice's node pool with a workload policy (XPK: multi-host tpu7x and
+        tpu7, ``requires_workload_policy``) instead of a TPU topology."""
+        return _GENERATIONS[self.generation].workload_policy and self.multi_host
+
+    @property
     def is_xpk_default(self) -> bool:
         """True when this is the shape chosen for its topology without a machine type."""
         return _INDEX.defaults.get((self.generation, self.topology)) == self
@@ -203,6 +270,11 @@ class TpuShape:
     def pathways_supported(self) -> bool:
         """The PathwaysJob controller v0.1.4 accepts this machine type with this topology."""
         return self.topology in _PATHWAYS_TOPOLOGIES.get(self.machine_type, ())
+
+    @property
+    def pathwaysutils_supported(self) -> bool:
+        """pathwaysutils' shared-service client accepts this shape's instance type."""
+        return _PATHWAYSUTILS_INSTANCE.fullmatch(self.pathways_instance_type) is not None
 
 
 def _dims(topology: str) -> tuple[int, ...]:
@@ -228,10 +300,15 @@ class _Index:
         self.shapes: dict[tuple[TpuGeneration, str, str], TpuShape] = {}
         self.defaults: dict[tuple[TpuGeneration, str], TpuShape] = {}
         self.names: dict[str, TpuShape] = {}
+        self.machine_types: dict[str, TpuGeneration] = {}
         for generation, gen in _GENERATIONS.items():
             for offer in gen.offers:
+                self.machine_types[offer.machine_type] = generation
                 for topology in offer.topologies:
                     self._add(generation, gen, offer, topology)
+        self.names_by_shape: dict[TpuShape, list[str]] = {}
+        for name, shape in self.names.items():
+            self.names_by_shape.setdefault(shape, []).append(name)
 
     def _add(self, generation: TpuGeneration, gen: _Generation, offer: _Offer, topology: str):
         cph = _chips_per_host(offer.machine_type)
@@ -271,6 +348,23 @@ def _listing(values: list[str], limit: int = 8) -> str:
 def _did_you_mean(value: str, choices: list[str]) -> str:
     hint = difflib.get_close_matches(value, choices, n=1)
     return f"; did you mean '{hint[0]}'?" if hint else ""
+
+
+# GKE names TPU VM machine types '<family>-<kind>-<chips>t': ct4p-hightpu-4t, ct5lp-hightpu-8t,
+# ct6e-standard-1t, tpu7x-standard-4t. The pattern also recognises ones the catalog lacks.
+_TPU_MACHINE_TYPE = re.compile(r"(ct\d+[a-z]*|tpu\d+[a-z]*)-[a-z]+-\d+t")
+
+
+def is_tpu_machine_type(name: object) -> bool:
+    """True for a GKE TPU VM machine type (every generation, known to the catalog or not)."""
+    return isinstance(name, str) and (
+        name in _INDEX.machine_types or _TPU_MACHINE_TYPE.fullmatch(name) is not None
+    )
+
+
+def generation_of_machine_type(name: str) -> TpuGeneration | None:
+    """The TPU generation a catalog machine type belongs to (None if the catalog lacks it)."""
+    return _INDEX.machine_types.get(name)
 
 
 def machine_types(generation: TpuGeneration | str) -> list[str]:
@@ -346,16 +440,57 @@ def _needs_machine(gen: TpuGeneration, topology: str) -> str:
 
 
 def resolve_accelerator(name: str) -> TpuShape:
-    """An XPK accelerator name ('v5litepod-16', 'v5p-4x4x4', 'v6e-4') or a catalog '-<N>t' name."""
+    """An XPK accelerator name ('v5litepod-16', 'v5p-4x4x4', 'v6e-4', 'v4-8', 'tpu7x-128') or a
+    catalog '-<N>t' name ('v5litepod-8-8t')."""
     wanted = str(name).strip().lower()
     shape = _INDEX.names.get(wanted)
     if shape is None:
-        # 'v5litepod-4' has no XPK name but is one machine type away: 'v5litepod-4-4t'.
-        suffixed = [n for n in _INDEX.names if re.fullmatch(re.escape(wanted) + r"-\d+t", n)]
-        hint = _did_you_mean(wanted, suffixed or list(_INDEX.names))
-        example = "" if hint else "; expected e.g. v5litepod-16, v5p-128, v5p-4x4x4, v6e-4"
-        raise CatalogError(f"'{name}' is not a known TPU accelerator{hint or example}")
+        raise CatalogError(f"'{name}' is not a known TPU accelerator{_name_hint(wanted)}")
     return shape
+
+
+def _name_prefix(head: str) -> str | None:
+    """The accelerator-name prefix a user meant: 'v4', 'v5litepod' (also typed 'v5e' or, as a
+    typo, 'v5litpod') ..."""
+    aliases = {g.value: gen.name_prefix for g, gen in _GENERATIONS.items()}
+    aliases.update({gen.name_prefix: gen.name_prefix for gen in _GENERATIONS.values()})
+    if head in aliases:
+        return aliases[head]
+    close = difflib.get_close_matches(head, list(aliases), n=1)
+    return aliases[close[0]] if close else None
+
+
+def _name_hint(wanted: str) -> str:
+    """A suggestion from the generation the user typed only: 'v4-17' never suggests 'v6e-16'."""
+    head, _, rest = wanted.partition("-")
+    prefix = _name_prefix(head)
+    if prefix is None or not rest:
+        prefixes = ", ".join(gen.name_prefix for gen in _GENERATIONS.values())
+        return (
+            f"; expected <prefix>-<tensorcores> or <prefix>-<topology> with prefix one of "
+            f"{prefixes}, e.g. v5litepod-16, v5p-4x4x4, v6e-4, tpu7x-128"
+        )
+    canonical = f"{prefix}-{rest}"
+    if canonical in _INDEX.names:  # 'v5e-16' is spelled 'v5litepod-16'
+        return f"; did you mean '{canonical}'?"
+    own = [n for n in _INDEX.names if n.startswith(f"{prefix}-")]
+    # 'v5litepod-4' has no XPK name but is one machine type away: 'v5litepod-4-4t'.
+    suffixed = [n for n in own if re.fullmatch(re.escape(canonical) + r"-\d+t", n)]
+    if suffixed:
+        return _did_you_mean(canonical, suffixed)
+    if rest.isdigit():  # a core count: the nearest one of this generation ('v4-17' -> 'v4-16')
+        counts = sorted({int(n.rpartition("-")[2]) for n in own if re.fullmatch(r"[^-]+-\d+", n)})
+        nearest = min(counts, key=lambda c: (abs(c - int(rest)), c))
+        return f"; did you mean '{prefix}-{nearest}'?"
+    reordered = _reordered(rest, [n.partition("-")[2] for n in own])  # 'v5p-4x8x4' -> 4x4x8
+    hint = reordered.replace("'", f"'{prefix}-", 1) if reordered else _did_you_mean(canonical, own)
+    return hint or f"; no {prefix} name is close (python -m components shapes lists all {len(own)})"
+
+
+def accepted_names(shape: TpuShape) -> list[str]:
+    """Every name that resolves to this shape, its canonical accelerator_name first."""
+    names = _INDEX.names_by_shape.get(shape, [])
+    return sorted(names, key=lambda n: (n != shape.accelerator_name, len(n), n))
 
 
 def all_shapes() -> list[TpuShape]:

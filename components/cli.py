@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,29 +114,58 @@ def _shapes(args: argparse.Namespace) -> int:
     else:
         shapes = catalog.all_shapes()
     rows = [_shape_row(s) for s in shapes]
-    if args.json:
-        print(json.dumps(rows if not args.name else rows[0], indent=2))
-        return 0
-    header = ("accelerator", "topology", "machine type", "hosts", "chips/host", "chips", "pathways")
-    print("  ".join(f"{h:<14}" for h in header).rstrip())
-    for row in rows:
-        cells = (
-            row["accelerator"],
-            row["topology"],
-            row["machineType"],
-            row["hosts"],
-            row["chipsPerHost"],
-            row["chips"],
-            row["pathwaysInstanceType"]
-            + ("" if row["pathwaysSupported"] else " (not accepted by controller v0.1.4)"),
-        )
-        print("  ".join(f"{c!s:<14}" for c in cells).rstrip())
+    text = json.dumps(rows if not args.name else rows[0], indent=2) if args.json else None
+    try:
+        print(text if text is not None else _shape_table(rows))
+    except BrokenPipeError:  # `shapes | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
+# The text table: (header, row key, right-aligned). Booleans print as yes/no.
+_SHAPE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("accelerator", "accelerator", False),
+    ("topology", "topology", False),
+    ("machine type", "machineType", False),
+    ("hosts", "hosts", True),
+    ("chips/host", "chipsPerHost", True),
+    ("chips", "chips", True),
+    ("pathways instance", "pathwaysInstanceType", False),
+    ("controller v0.1.4", "pathwaysSupported", False),
+    ("pathwaysutils", "pathwaysutilsSupported", False),
+)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _shape_table(rows: list[dict[str, object]]) -> str:
+    """Columns as wide as their widest cell; numbers right-aligned."""
+    cells = [[_cell(row[key]) for _, key, _ in _SHAPE_COLUMNS] for row in rows]
+    widths = [
+        max([len(header), *(len(line[i]) for line in cells)])
+        for i, (header, _, _) in enumerate(_SHAPE_COLUMNS)
+    ]
+
+    def line(values: list[str]) -> str:
+        parts = (
+            v.rjust(w) if right else v.ljust(w)
+            for v, w, (_, _, right) in zip(values, widths, _SHAPE_COLUMNS, strict=True)
+        )
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line([h for h, _, _ in _SHAPE_COLUMNS]), *(line(c) for c in cells)])
+
+
 def _shape_row(shape) -> dict[str, object]:
+    from components.catalog import accepted_names
+
     return {
         "accelerator": shape.accelerator_name,
+        "names": accepted_names(shape),
         "generation": shape.generation.value,
         "topology": shape.topology,
         "machineType": shape.machine_type,
@@ -143,9 +173,11 @@ def _shape_row(shape) -> dict[str, object]:
         "hosts": shape.hosts,
         "chipsPerHost": shape.chips_per_host,
         "chips": shape.chips,
+        "tensorcoresPerChip": shape.tensorcores_per_chip,
         "multiHost": shape.multi_host,
         "pathwaysInstanceType": shape.pathways_instance_type,
         "pathwaysSupported": shape.pathways_supported,
+        "pathwaysutilsSupported": shape.pathwaysutils_supported,
     }
 
 

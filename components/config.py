@@ -27,7 +27,7 @@ from components import catalog
 from components.config_model import ConfigModel
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
 from components.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
-from components.machines import is_tpu_host, machine_type
+from components.machines import machine_type
 from components.pathways_job import INT32_MAX, ComponentType, job_name_problem
 from components.pricing import PricingOverrides
 from components.quantities import parse_cpu, parse_memory
@@ -229,22 +229,23 @@ class CpuPoolConfig(ConfigModel):
     @model_validator(mode="after")
     def _sizes(self) -> CpuPoolConfig:
         issues = []
-        try:
-            machine = machine_type(self.machine_type)
-        except ValueError as exc:
-            issues.append(ConfigIssue("machineType", str(exc)))
-        else:
-            if is_tpu_host(self.machine_type):
-                issues.append(
-                    ConfigIssue(
-                        "machineType",
-                        f"{self.machine_type!r} is a TPU machine type; use a CPU machine type "
-                        "such as n2-standard-64",
-                    )
+        if catalog.is_tpu_machine_type(self.machine_type):
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} is a TPU machine type; use a CPU machine type "
+                    "such as n2-standard-64",
                 )
+            )
+        else:
+            try:
+                machine = machine_type(self.machine_type)
+            except ValueError as exc:
+                issues.append(ConfigIssue("machineType", str(exc)))
             # Checked here, not across the stack, so it is reported next to any other error.
-            elif problem := head_fit_problem(machine, DEFAULT_USER_CONTAINER):
-                issues.append(ConfigIssue("machineType", problem))
+            else:
+                if problem := head_fit_problem(machine, DEFAULT_USER_CONTAINER):
+                    issues.append(ConfigIssue("machineType", problem))
         if self.max_nodes < self.min_nodes:
             issues.append(
                 ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
@@ -310,9 +311,9 @@ class TpuPoolConfig(ConfigModel):
     name: DnsLabel
     """Pool name; node pools are named <name>-<slice index>. Workloads refer to it."""
     accelerator: str | None = None
-    """XPK-style accelerator name (v5litepod-16, v5p-4x4x4, v6e-4). Or generation+topology."""
+    """XPK accelerator name (v5litepod-16, v5p-4x4x4, v6e-4, v4-16). Or generation+topology."""
     generation: catalog.TpuGeneration | None = None
-    """TPU generation (v5e, v5p, v6e), with topology."""
+    """TPU generation (v4, v5e, v5p, v6e, tpu7x = Ironwood, tpu7), with topology."""
     topology: str | None = None
     """Slice topology, e.g. 4x4 or 2x2x2, with generation."""
     machine_type: str | None = None
@@ -327,6 +328,15 @@ class TpuPoolConfig(ConfigModel):
     @model_validator(mode="after")
     def _resolve_shape(self) -> TpuPoolConfig:
         self._shape = self._lookup()
+        if self._shape.needs_workload_policy:
+            key = "accelerator" if self.accelerator is not None else "topology"
+            raise KeyedError.at(
+                key,
+                f"{self._shape.generation} {self._shape.topology} is a multi-host slice "
+                f"({self._shape.hosts} hosts); GKE places those with a workload policy instead "
+                "of a TPU topology, which this program does not create; use a single-host "
+                f"{self._shape.generation} slice (1x1x1 or 2x2x1)",
+            )
         return self
 
     def _lookup(self) -> catalog.TpuShape:

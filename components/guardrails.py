@@ -61,12 +61,6 @@ PROJECT_IAM_TYPES: dict[str, str] = {
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-TPU_MACHINE_PREFIXES = ("ct5lp-", "ct5p-", "ct6e-")
-_TPU_GENERATION_BY_MACHINE = {
-    machine: generation
-    for generation in catalog.TpuGeneration
-    for machine in catalog.machine_types(generation)
-}
 _MISSING = object()
 
 
@@ -239,7 +233,7 @@ def _pool_size(inputs: Mapping[str, Any]) -> int | None:
 def _tpu_hosts(machine_type: str, topology: str) -> int | None:
     """Hosts of the slice, from the TPU catalog; None for a machine type it does not know.
     Raises CatalogError when the topology does not exist for the machine type."""
-    generation = _TPU_GENERATION_BY_MACHINE.get(machine_type)
+    generation = catalog.generation_of_machine_type(machine_type)
     if generation is None:
         return None
     return catalog.shape_for(generation, topology, machine_type).hosts
@@ -247,7 +241,7 @@ def _tpu_hosts(machine_type: str, topology: str) -> int | None:
 
 def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
     machine = lookup(resource.inputs, "nodeConfig.machineType")
-    if not isinstance(machine, str) or not machine.startswith(TPU_MACHINE_PREFIXES):
+    if not catalog.is_tpu_machine_type(machine):
         return
     placement = lookup(resource.inputs, "placementPolicy")
     if is_unknown(placement):

@@ -29,8 +29,11 @@ _FAMILIES: dict[str, tuple[float, tuple[int, ...]]] = {
     "e2-standard": (4, (2, 4, 8, 16, 32)),
 }
 # TPU VM hosts (vCPUs, memory GiB), for heads colocated with workers. v5e figures match the
-# Compute Engine machine type list (seen 2026-11 in a public copy of machinetypes data); v5p and
-# v6e figures are GKE's TPU documentation tables as recalled, not re-checked here.
+# Compute Engine machine type list (seen 2026-11 in a public copy of machinetypes data); v5p,
+# v6e and tpu7x 4-chip figures are the Cloud TPU TPU7x page's comparison table
+# (docs.cloud.google.com/tpu/docs/tpu7x: 208/448, 180/720, 224/960); the other v6e figures are
+# GKE's TPU documentation tables as recalled. v4 and the 1-chip tpu7x/tpu7 hosts: no figure
+# found, so a colocated head on them is not size-checked.
 _TPU_HOSTS: dict[str, tuple[int, int]] = {
     "ct5lp-hightpu-1t": (24, 48),
     "ct5lp-hightpu-4t": (112, 192),
@@ -39,6 +42,7 @@ _TPU_HOSTS: dict[str, tuple[int, int]] = {
     "ct6e-standard-1t": (44, 176),
     "ct6e-standard-4t": (180, 720),
     "ct6e-standard-8t": (180, 1440),
+    "tpu7x-standard-4t": (224, 960),
 }
 _CUSTOM = re.compile(r"^(n2|n2d|e2)-custom-(\d+)-(\d+)$")
 
@@ -129,5 +133,6 @@ def machines_that_fit(cpu_millicores: int, memory_bytes: int, limit: int = 5) ->
     return [m.name for m in fits[:limit]]
 
 
-def is_tpu_host(name: str) -> bool:
-    return name in _TPU_HOSTS
+def tpu_host(name: str) -> MachineType | None:
+    """A TPU VM host's size, or None when no figure is recorded for it."""
+    return _BY_NAME.get(name) if name in _TPU_HOSTS else None

@@ -36,7 +36,7 @@ class TpuChipHourPrices(ConfigModel):
     on_demand: ChipHourPrice | None = None
     """On-demand price per chip-hour."""
     spot: ChipHourPrice | None = None
-    """Spot price per chip-hour (the table has none: spot prices change often)."""
+    """Spot price per chip-hour (the table holds one dated reading; spot prices change often)."""
     reservation: ChipHourPrice | None = None
     """Price of reserved capacity, e.g. your committed use discount rate (default: on-demand)."""
     flex_start: ChipHourPrice | None = None
@@ -97,7 +97,8 @@ class PriceTable:
         entry = self._entry("tpu", generation, region)
         value = entry.get(capacity)
         if value is not None:
-            return Price(float(value), "list price")
+            # spot prices move (daily at most): the table holds one dated reading
+            return Price(float(value), "spot price as read" if capacity == "spot" else "list price")
         if capacity == "reservation" and "reservation" not in entry:
             on_demand = entry.get("onDemand")
             if on_demand is not None:

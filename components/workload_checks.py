@@ -17,10 +17,7 @@ from components.config import (
     WorkloadMode,
 )
 from components.head_sizing import head_fit_problem
-from components.machines import machine_type
-
-# pathwaysutils' shared-service client accepts only these instance types.
-_SHARED_SERVICE_PREFIXES = ("tpuv5e:", "tpuv5:", "tpuv6e:", "tpu7x:")
+from components.machines import tpu_host
 
 
 def workload_issues(config: StackConfig) -> list[ConfigIssue]:
@@ -91,7 +88,10 @@ def _head_fit(config: StackConfig, workload: WorkloadConfig):
         problem = head_fit_problem(config.cpu_pool.machine, user)
         where = f"the CPU pool ({config.cpu_pool.machine_type})"
     elif workload.mode is WorkloadMode.INFERENCE and pool is not None:
-        problem = head_fit_problem(machine_type(pool.shape.machine_type), user)
+        host = tpu_host(pool.shape.machine_type)
+        if host is None:  # no published host size to check against (see machines.py)
+            return
+        problem = head_fit_problem(host, user)
         where = f"a TPU host of pool {pool.name!r} (colocated head)"
     else:
         problem = head_fit_problem(config.cpu_pool.machine, None)
@@ -103,13 +103,12 @@ def _head_fit(config: StackConfig, workload: WorkloadConfig):
 def _service_problems(config: StackConfig, service: SharedServiceConfig):
     yield from _pool_problems(config, service)
     pool = config.pool(service.pool)
-    if pool is not None and not pool.shape.pathways_instance_type.startswith(
-        _SHARED_SERVICE_PREFIXES
-    ):
+    if pool is not None and not pool.shape.pathwaysutils_supported:
         yield (
             "pool",
             f"{pool.shape.pathways_instance_type!r} is not an instance type pathwaysutils' shared "
-            "service accepts (tpuv5e, tpuv5, tpuv6e, tpu7x); use a 4-chip-host pool",
+            "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
+            "v6e or tpu7x pool of 4-chip hosts",
         )
 
 

@@ -12,7 +12,9 @@ from components.catalog import (
     TpuGeneration,
     TpuShape,
     accelerator_names,
+    accepted_names,
     all_shapes,
+    is_tpu_machine_type,
     machine_types,
     resolve_accelerator,
     shape_for,
@@ -29,7 +31,18 @@ XPK_NAMES: dict[str, dict] = XPK["names"]
 
 def test_fixture_is_xpk_1_16_and_complete():
     assert XPK["xpk_version"] == "1.16.0"
-    assert len(XPK_NAMES) == 569  # 12 v5e + 541 v5p + 16 v6e
+    assert len(XPK_NAMES) == 2020
+    per_label: dict[str, int] = {}
+    for want in XPK_NAMES.values():
+        per_label[want["gke_accelerator"]] = per_label.get(want["gke_accelerator"], 0) + 1
+    assert per_label == {
+        "tpu-v4-podslice": 868,
+        "tpu7x": 564,
+        "tpu-v5p-slice": 541,
+        "tpu7": 19,
+        "tpu-v6e-slice": 16,
+        "tpu-v5-lite-podslice": 12,
+    }
 
 
 def test_every_xpk_name_resolves_like_xpk():
@@ -46,7 +59,10 @@ def test_every_xpk_name_resolves_like_xpk():
             "gke_accelerator": shape.accelerator_label,
             "vms_per_slice": shape.hosts,
             "chips_per_vm": shape.chips_per_host,
+            # XPK's device_type is '<prefix>-<tensorcores>': our count of cores, XPK's prefix
+            "device_type": f"{want['device_type'].rpartition('-')[0]}-{shape.tensorcores}",
             "pathways_tpu_version": shape.pathways_instance_type.split(":")[0],
+            "requires_workload_policy": shape.needs_workload_policy,
         }
         if got != want:
             failures.append(f"{name}: got {got}, XPK has {want}")
@@ -138,7 +154,67 @@ def test_v5p_generated_count_and_extremes():
 
 def test_shape_counts_per_generation():
     counts = {g: sum(s.generation is g for s in all_shapes()) for g in TpuGeneration}
-    assert counts == {TpuGeneration.V5E: 9, TpuGeneration.V5P: 414, TpuGeneration.V6E: 9}
+    assert counts == {
+        TpuGeneration.V4: 800,
+        TpuGeneration.V5E: 9,
+        TpuGeneration.V5P: 414,
+        TpuGeneration.V6E: 9,
+        TpuGeneration.TPU7X: 433,
+        TpuGeneration.TPU7: 10,
+    }
+
+
+# --- v4, tpu7x (Ironwood), tpu7: known answers --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "topology", "machine_type", "label", "chips", "hosts", "cores", "instance_type"),
+    [
+        ("v4-8", "2x2x1", "ct4p-hightpu-4t", "tpu-v4-podslice", 4, 1, 8, "tpuv4:2x2x1"),
+        ("v4-16", "2x2x2", "ct4p-hightpu-4t", "tpu-v4-podslice", 8, 2, 16, "tpuv4:2x2x2"),
+        ("v4-128", "4x4x4", "ct4p-hightpu-4t", "tpu-v4-podslice", 64, 16, 128, "tpuv4:4x4x4"),
+        ("v4-4x8x4", "4x8x4", "ct4p-hightpu-4t", "tpu-v4-podslice", 128, 32, 256, "tpuv4:4x8x4"),
+        ("v4-256", "4x4x8", "ct4p-hightpu-4t", "tpu-v4-podslice", 128, 32, 256, "tpuv4:4x4x8"),
+        ("v4-4096", "8x16x16", "ct4p-hightpu-4t", "tpu-v4-podslice", 2048, 512, 4096,
+         "tpuv4:8x16x16"),
+        ("tpu7x-2", "1x1x1", "tpu7x-standard-1t", "tpu7x", 1, 1, 2, "tpu7x:1x1x1"),
+        ("tpu7x-8", "2x2x1", "tpu7x-standard-4t", "tpu7x", 4, 1, 8, "tpu7x:2x2x1"),
+        ("tpu7x-128", "4x4x4", "tpu7x-standard-4t", "tpu7x", 64, 16, 128, "tpu7x:4x4x4"),
+        ("tpu7x-16384", "16x16x32", "tpu7x-standard-4t", "tpu7x", 8192, 2048, 16384,
+         "tpu7x:16x16x32"),
+        ("tpu7-2", "1x1x1", "tpu7-standard-1t", "tpu7", 1, 1, 2, "tpu7:1x1x1"),
+        ("tpu7-512", "4x8x8", "tpu7-standard-4t", "tpu7", 256, 64, 512, "tpu7:4x8x8"),
+        ("tpu7-4x4x16", "4x4x16", "tpu7-standard-4t", "tpu7", 256, 64, 512, "tpu7:4x4x16"),
+    ],
+)  # fmt: skip
+def test_new_generations_known_shapes(
+    name, topology, machine_type, label, chips, hosts, cores, instance_type
+):
+    shape = resolve_accelerator(name)
+    assert (shape.topology, shape.machine_type, shape.accelerator_label) == (
+        topology,
+        machine_type,
+        label,
+    )
+    assert (shape.chips, shape.hosts, shape.tensorcores) == (chips, hosts, cores)
+    assert shape.tensorcores_per_chip == 2
+    assert shape.pathways_instance_type == instance_type
+
+
+def test_v4_lists_every_order_of_dimensions():
+    v4 = set(topologies("v4"))
+    assert {"4x4x8", "4x8x4", "8x4x4"} <= v4  # three shapes; XPK enforces no order for v4
+    assert "4x4x256" in v4 and "4x8x256" not in v4  # 64 cubes at most
+    assert max(s.chips for s in all_shapes() if s.generation == "v4") == 4096
+
+
+def test_tpu7x_and_tpu7_extremes():
+    tpu7x = [s for s in all_shapes() if s.generation == "tpu7x"]
+    assert max(s.chips for s in tpu7x) == 9216  # 144 cubes: the Ironwood pod
+    assert topologies("tpu7") == [
+        "1x1x1", "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x4x12", "4x4x16", "4x8x8",
+    ]  # fmt: skip
+    assert machine_types("tpu7x") == ["tpu7x-standard-1t", "tpu7x-standard-4t"]
 
 
 def test_v5e_2x4_is_two_hosts_unless_8t_is_named():
@@ -204,7 +280,7 @@ def test_every_shape_round_trips_through_its_name():
 def test_orderings_are_deterministic():
     assert all_shapes() == all_shapes()
     assert accelerator_names() == accelerator_names()
-    assert accelerator_names()[:2] == ["v5litepod-1-1t", "v5litepod-1x1-1t"]
+    assert accelerator_names()[:2] == ["v4-8", "v4-2x2x1"]
 
 
 def test_inputs_are_normalised():
@@ -262,10 +338,10 @@ def test_bad_machine_type_message():
 
 
 def test_bad_generation_message():
-    expected = "'v4' is not a supported TPU generation; valid: v5e, v5p, v6e"
-    assert _message(shape_for, "v4", "2x2x1") == expected
-    assert _message(machine_types, "v4") == expected
-    assert _message(topologies, "v4") == expected
+    expected = "'v3' is not a supported TPU generation; valid: v4, v5e, v5p, v6e, tpu7x, tpu7"
+    assert _message(shape_for, "v3", "2x2x1") == expected
+    assert _message(machine_types, "v3") == expected
+    assert _message(topologies, "v3") == expected
 
 
 def test_bad_name_messages():
@@ -273,14 +349,34 @@ def test_bad_name_messages():
         "'v5litepod-17' is not a known TPU accelerator; did you mean 'v5litepod-16'?"
     )
     assert _message(resolve_accelerator, "tpu") == (
-        "'tpu' is not a known TPU accelerator; "
-        "expected e.g. v5litepod-16, v5p-128, v5p-4x4x4, v6e-4"
+        "'tpu' is not a known TPU accelerator; expected <prefix>-<tensorcores> or "
+        "<prefix>-<topology> with prefix one of v4, v5litepod, v5p, v6e, tpu7x, tpu7, "
+        "e.g. v5litepod-16, v5p-4x4x4, v6e-4, tpu7x-128"
     )
     # XPK has no name for the single-host v5e slices: point at the machine-qualified name
     assert _message(resolve_accelerator, "v5litepod-4") == (
         "'v5litepod-4' is not a known TPU accelerator; did you mean 'v5litepod-4-4t'?"
     )
     assert _message(resolve_accelerator, "v5litepod-1").endswith("did you mean 'v5litepod-1-1t'?")
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("v4-17", "v4-16"),  # not v6e-16: suggestions stay in the generation typed
+        ("v4-12", "v4-8"),  # equally near 8 and 16: the smaller
+        ("v6e-17", "v6e-16"),
+        ("tpu7-1024", "tpu7-512"),  # not tpu7x-1024
+        ("tpu7x-3", "tpu7x-2"),  # not tpu7-...
+        ("v5e-16", "v5litepod-16"),  # the generation's name, spelled XPK's way
+        ("v5p-4x8x4", "v5p-4x4x8"),  # XPK spells v5p topologies in non-decreasing order
+        ("v6e-4x2", "v6e-2x4"),
+    ],
+)
+def test_suggestions_stay_within_the_generation(typed, suggested):
+    assert _message(resolve_accelerator, typed) == (
+        f"'{typed}' is not a known TPU accelerator; did you mean '{suggested}'?"
+    )
 
 
 # --- PathwaysJob controller v0.1.4 -----------------------------------------------------------
@@ -301,6 +397,16 @@ def test_bad_name_messages():
         ("v5p", "16x20x28", None, True),
         ("v5p", "4x4x16", None, False),  # v5p-512 is 4x8x8 for the controller
         ("v5p", "4x8x16", None, False),
+        ("v4", "2x2x1", None, True),  # ct4p-hightpu-4t: all three upstream samples use it
+        ("v4", "4x4x16", None, True),  # in the controller's list though not an XPK default
+        ("v4", "4x16x16", None, True),
+        ("v4", "16x4x4", None, False),
+        ("v4", "4x4x12", None, False),
+        ("tpu7x", "2x2x1", None, True),
+        ("tpu7x", "16x24x24", None, True),
+        ("tpu7x", "4x4x16", None, False),  # tpu7x-512 is 4x8x8
+        ("tpu7x", "1x1x1", None, False),  # tpu7x-standard-1t is not in the CRD enum
+        ("tpu7", "2x2x1", None, False),  # no tpu7 machine type in the CRD enum
     ],
 )
 def test_pathways_supported(generation, topology, machine_type, supported):
@@ -312,3 +418,70 @@ def test_pathways_accepts_96_v5p_shapes_one_per_core_count():
     assert len(accepted) == 96
     assert len({s.chips for s in accepted}) == 96
     assert all(s.accelerator_name == f"v5p-{s.tensorcores}" for s in accepted)
+
+
+def test_pathways_accepts_13_v4_and_98_tpu7x_shapes():
+    accepted = {g: 0 for g in TpuGeneration}
+    for shape in all_shapes():
+        accepted[shape.generation] += shape.pathways_supported
+    assert accepted == {
+        TpuGeneration.V4: 13,
+        TpuGeneration.V5E: 8,
+        TpuGeneration.V5P: 96,
+        TpuGeneration.V6E: 8,
+        TpuGeneration.TPU7X: 98,
+        TpuGeneration.TPU7: 0,
+    }
+
+
+# --- pathwaysutils (shared-service client) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("generation", "topology", "machine_type", "supported"),
+    [
+        ("v5e", "4x4", None, True),  # tpuv5e:4x4
+        ("v5e", "2x4", "ct5lp-hightpu-8t", False),  # tpuv5e1t: its pattern has no '1t'
+        ("v5p", "2x2x1", None, True),  # tpuv5:2x2x1
+        ("v6e", "2x2", None, True),
+        ("v6e", "2x4", "ct6e-standard-8t", False),
+        ("tpu7x", "4x4x4", None, True),
+        ("v4", "2x2x1", None, False),  # tpuv4 is not in its pattern
+        ("tpu7", "2x2x1", None, False),
+    ],
+)
+def test_pathwaysutils_supported(generation, topology, machine_type, supported):
+    assert shape_for(generation, topology, machine_type).pathwaysutils_supported is supported
+
+
+# --- one classifier for TPU machine types ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "is_tpu"),
+    [
+        ("ct4p-hightpu-4t", True),
+        ("ct5lp-hightpu-8t", True),
+        ("ct5p-hightpu-4t", True),
+        ("ct6e-standard-1t", True),
+        ("tpu7x-standard-4t", True),
+        ("tpu7-standard-1t", True),
+        ("ct5p-hightpu-2t", True),  # GKE has it; the catalog does not: still a TPU machine
+        ("n2-standard-64", False),
+        ("c3-standard-8", False),
+        ("e2-standard-16", False),
+        (None, False),
+    ],
+)
+def test_is_tpu_machine_type(name, is_tpu):
+    assert is_tpu_machine_type(name) is is_tpu
+
+
+def test_accepted_names_canonical_first():
+    assert accepted_names(shape_for("v5p", "2x2x1")) == ["v5p-8", "v5p-2x2x1"]
+    assert accepted_names(shape_for("v5e", "2x4", "ct5lp-hightpu-8t")) == [
+        "v5litepod-8-8t",
+        "v5litepod-2x4-8t",
+    ]
+    assert accepted_names(shape_for("v4", "4x8x4")) == ["v4-4x8x4"]
+    assert accepted_names(shape_for("tpu7x", "1x1x1")) == ["tpu7x-2", "tpu7x-1x1x1"]

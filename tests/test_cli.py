@@ -146,6 +146,78 @@ def test_shapes_table(capsys):
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["v6e-4"][1:3] == ["2x2", "ct6e-standard-4t"]
     assert rows["v5litepod-16"][1:4] == ["4x4", "ct5lp-hightpu-4t", "4"]
+    assert rows["v4-8"][1:] == [
+        "2x2x1",
+        "ct4p-hightpu-4t",
+        "1",
+        "4",
+        "4",
+        "tpuv4:2x2x1",
+        "yes",
+        "no",
+    ]
+    assert rows["tpu7-8"][-3:] == ["tpu7:2x2x1", "no", "no"]
+    assert len(lines) == 1 + 1675  # every shape once
+
+
+def test_shapes_table_columns_are_aligned(capsys):
+    _, out, _ = run(capsys, "shapes")
+    lines = out.splitlines()
+    header = lines[0]
+    # each column starts where its header starts, on every line (the longest names included)
+    starts = [header.index(h) for h in ("topology", "machine type", "pathways instance")]
+    assert starts == [16, 26, 71]
+    for line in lines[1:]:
+        for start in starts:
+            assert line[start - 2 : start] == "  " and line[start] != " ", line
+    # numbers are right-aligned under their header's last character
+    hosts_end = header.index("hosts") + len("hosts")
+    assert all(line[hosts_end - 1].isdigit() for line in lines[1:])
+    assert header == (
+        "accelerator     topology  machine type       hosts  chips/host  chips  "
+        "pathways instance  controller v0.1.4  pathwaysutils"
+    )
+
+
+def test_shapes_json_lists_every_accepted_name(capsys):
+    code, out, _ = run(capsys, "shapes", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert len(rows) == 1675
+    names = [n for row in rows for n in row["names"]]
+    assert len(names) == len(set(names)) == 2028  # XPK's 2,020 and 8 machine-qualified names
+    by_name = {row["accelerator"]: row for row in rows}
+    assert by_name["v5p-8"]["names"] == ["v5p-8", "v5p-2x2x1"]
+    assert by_name["v5litepod-8-8t"]["names"] == ["v5litepod-8-8t", "v5litepod-2x4-8t"]
+    assert by_name["v4-4x8x4"]["names"] == ["v4-4x8x4"]
+    assert by_name["tpu7x-8"]["tensorcoresPerChip"] == 2
+
+
+def test_shapes_v4_and_ironwood_json(capsys):
+    _, out, _ = run(capsys, "shapes", "v4-16", "--json")
+    row = json.loads(out)
+    assert (row["topology"], row["machineType"], row["acceleratorLabel"]) == (
+        "2x2x2",
+        "ct4p-hightpu-4t",
+        "tpu-v4-podslice",
+    )
+    assert (row["hosts"], row["pathwaysInstanceType"], row["pathwaysSupported"]) == (
+        2,
+        "tpuv4:2x2x2",
+        True,
+    )
+    assert row["pathwaysutilsSupported"] is False
+    _, out, _ = run(capsys, "shapes", "tpu7x-128", "--json")
+    row = json.loads(out)
+    assert (row["topology"], row["machineType"], row["hosts"]) == ("4x4x4", "tpu7x-standard-4t", 16)
+    assert (row["pathwaysSupported"], row["pathwaysutilsSupported"]) == (True, True)
+
+
+def test_shapes_suggestion_stays_in_the_generation(capsys):
+    code, _out, err = run(capsys, "shapes", "v4-17")
+    assert code == 2
+    assert "'v4-17' is not a known TPU accelerator; did you mean 'v4-16'?" in err
+    assert "v6e" not in err
 
 
 def test_plan_out_to_an_unwritable_place_is_a_clean_error(capsys, tmp_path):

@@ -97,12 +97,51 @@ def test_bad_topology_in_second_pool_is_located(stack_values, config_error):
 
 def test_unknown_generation(stack_values, config_error):
     values = stack_values()
-    values["tpuPools"][0]["generation"] = "v4"
+    values["tpuPools"][0]["generation"] = "v3"
     key, message = only_issue(config_error(values))
     assert key == "tpuPools[0].generation"
-    assert "'v4'" in message
-    for generation in ("v5e", "v5p", "v6e"):
+    assert "'v3'" in message
+    for generation in ("v4", "v5e", "v5p", "v6e", "tpu7x", "tpu7"):
         assert generation in message
+
+
+def test_v4_and_ironwood_pools_are_accepted(config_of, stack_values):
+    values = stack_values(
+        tpuPools=[
+            {"name": "v4", "accelerator": "v4-16"},
+            {"name": "iw", "generation": "tpu7x", "topology": "2x2x1"},
+        ]
+    )
+    pools = {p.name: p.shape for p in config_of(values).tpu_pools}
+    assert (pools["v4"].topology, pools["v4"].machine_type, pools["v4"].hosts) == (
+        "2x2x2",
+        "ct4p-hightpu-4t",
+        2,
+    )
+    assert (pools["iw"].machine_type, pools["iw"].accelerator_label) == (
+        "tpu7x-standard-4t",
+        "tpu7x",
+    )
+
+
+def test_a_multi_host_ironwood_pool_is_refused(stack_values, config_error):
+    values = stack_values(tpuPools=[{"name": "iw", "accelerator": "tpu7x-128"}])
+    assert only_issue(config_error(values)) == (
+        "tpuPools[0].accelerator",
+        "tpu7x 4x4x4 is a multi-host slice (16 hosts); GKE places those with a workload policy "
+        "instead of a TPU topology, which this program does not create; use a single-host "
+        "tpu7x slice (1x1x1 or 2x2x1)",
+    )
+
+
+def test_a_tpu_machine_type_for_the_cpu_pool_is_refused(stack_values, config_error):
+    for machine in ("ct4p-hightpu-4t", "tpu7x-standard-4t", "ct5lp-hightpu-4t"):
+        values = stack_values(cpuPool={"machineType": machine})
+        key, message = only_issue(config_error(values))
+        assert key == "cpuPool.machineType"
+        assert message == (
+            f"{machine!r} is a TPU machine type; use a CPU machine type such as n2-standard-64"
+        )
 
 
 def test_unknown_accelerator_hints_a_close_name(stack_values, config_error):

@@ -103,6 +103,20 @@ def test_an_8_chip_host_pool_is_rejected(stack_values, config_error):
     assert "not an instance type" in message
 
 
+def test_a_v4_pool_is_rejected_for_a_shared_service(stack_values, config_error):
+    # tpuv4 is not in pathwaysutils' instance pattern, though the PathwaysJob controller takes it
+    values = stack_values(
+        tpuPools=[{"name": "v4", "accelerator": "v4-8"}],
+        sharedServices=[{"name": "svc", "pool": "v4"}],
+    )
+    issues = {issue.key: issue.message for issue in config_error(values).issues}
+    assert issues == {
+        "sharedServices[0].pool": "'tpuv4:2x2x1' is not an instance type pathwaysutils' shared "
+        "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
+        "v6e or tpu7x pool of 4-chip hosts"
+    }
+
+
 def test_an_8_chip_host_pool_exits_2_before_registering(stack_values, cli_plan):
     code, _, err, registered = cli_plan(stack_values(**EIGHT_CHIP_HOST))
     assert code == 2

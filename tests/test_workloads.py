@@ -475,3 +475,21 @@ def test_wrapper_passes_arguments_and_status_through(wrapper_script):
 def test_wrapper_reports_a_child_killed_by_a_signal(wrapper_script):
     ((status, _),) = run_wrapped(wrapper_script, ["sh", "-c", "kill -KILL $$"], None)
     assert status == 128 + signal.SIGKILL
+
+
+def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values):
+    # all three upstream PathwaysJob samples run on ct4p-hightpu-4t; a colocated head on a v4
+    # host is not size-checked (no published host size), so it plans instead of failing
+    infer_v4 = {**INFER, "pool": "v4"}
+    train_v4 = {**TRAIN, "pool": "v4", "slices": 1}
+    plan = plan_of(
+        values(
+            stack_values,
+            workloads=[train_v4, infer_v4],
+            tpuPools=[{"name": "v4", "accelerator": "v4-16"}],
+        )
+    )
+    for job in jobs(plan).values():
+        assert job["spec"]["workers"] == [
+            {"type": "ct4p-hightpu-4t", "topology": "2x2x2", "numSlices": 1}
+        ]

@@ -33,6 +33,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from components.catalog import is_tpu_machine_type
 from components.plan.model import PlannedResource
 
 DURATIONS_PATH = Path(__file__).resolve().parent.parent / "data" / "durations.yaml"
@@ -41,8 +42,6 @@ CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
-# GKE TPU machine types: ct4p-, ct5lp-, ct5p-, ct6e- ... and tpu7x-.
-TPU_MACHINE_PREFIXES = ("ct", "tpu")
 
 ESTIMATES = ("low", "typical", "high")
 PARENT, PROVIDER, DEPENDENCY = "parent", "provider", "dependency"
@@ -119,11 +118,7 @@ def default_table() -> DurationTable:
 
 def is_tpu_node_pool(resource: PlannedResource) -> bool:
     machine = lookup(resource.inputs, "nodeConfig.machineType")
-    return (
-        resource.type == NODE_POOL
-        and isinstance(machine, str)
-        and machine.startswith(TPU_MACHINE_PREFIXES)
-    )
+    return resource.type == NODE_POOL and is_tpu_machine_type(machine)
 
 
 def as_resource(value: PlannedResource | Mapping[str, Any]) -> PlannedResource:

@@ -105,6 +105,64 @@ def render_summary(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+# The cost table: (header, row key, right-aligned).
+_COST_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("pool", "pool", False),
+    ("machine type", "machineType", False),
+    ("capacity", "capacity", False),
+    ("nodes", "nodes", True),
+    ("chips", "chips", True),
+    ("per hour", "hourly", True),
+    ("per month", "monthly", True),
+    ("basis", "basis", False),
+)
+
+
+def _money(value: float | None) -> str:
+    return "not priced" if value is None else f"{value:,.2f}"
+
+
+def _cost_cells(row: dict[str, Any], hours_per_month: float) -> list[str]:
+    hourly = row.get("hourly")
+    values = {
+        **row,
+        "hourly": _money(hourly),
+        "monthly": _money(None if hourly is None else hourly * hours_per_month),
+    }
+    return ["-" if values.get(key) is None else str(values[key]) for _, key, _ in _COST_COLUMNS]
+
+
+def _aligned(lines: list[list[str]]) -> list[str]:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(_COST_COLUMNS))]
+    return [
+        "  ".join(
+            v.rjust(w) if right else v.ljust(w)
+            for v, w, (_, _, right) in zip(line, widths, _COST_COLUMNS, strict=True)
+        ).rstrip()
+        for line in lines
+    ]
+
+
+def render_cost(plan: Plan) -> str:
+    """Hourly and monthly cost of every node pool and in total, from ``summary.cost``."""
+    cost = plan.summary.get("cost")
+    if not cost or not cost.get("pools"):
+        return "Cost estimate: no node pools"
+    hours = float(cost["hoursPerMonth"])
+    table = cost.get("priceTable", {})
+    head = (
+        f"Cost estimate ({cost['currency']}, list prices from {table.get('source')} taken "
+        f"{table.get('taken')}, {hours:g} hours a month; an estimate, not a bill):"
+    )
+    rows = [[h for h, _, _ in _COST_COLUMNS]]
+    rows += [_cost_cells(pool, hours) for pool in cost["pools"]]
+    total = ["total", "", "", "", "", _money(cost["hourly"]), _money(cost["monthly"]), ""]
+    lines = [head, *(f"  {line}" for line in _aligned([*rows, total]))]
+    if cost.get("notPriced"):
+        lines.append(f"  not priced, left out of the total: {', '.join(cost['notPriced'])}")
+    return "\n".join(lines)
+
+
 def render_outputs(plan: Plan) -> str:
     lines = ["Outputs:"]
     for key, value in plan.outputs.items():
@@ -113,7 +171,9 @@ def render_outputs(plan: Plan) -> str:
 
 
 def render_text(plan: Plan) -> str:
-    return "\n\n".join([render_tree(plan), render_summary(plan), render_outputs(plan)])
+    return "\n\n".join(
+        [render_tree(plan), render_summary(plan), render_cost(plan), render_outputs(plan)]
+    )
 
 
 def render_json(plan: Plan) -> str:

@@ -13,6 +13,7 @@ import pytest
 from components.config import parse_stack_config
 from components.errors import ConfigError
 from components.plan.cost import capacity_type, cost_summary, plan_cost, pool_region
+from components.plan.render import render_cost
 from components.pricing import PriceTable, PricingOverrides, price_table
 
 TABLE = PriceTable(
@@ -213,12 +214,37 @@ def test_saved_plan_is_priced_with_the_overrides_it_records():
 # --- the stack's `pricing` key ----------------------------------------------------------------
 
 
-def test_dev_plan_summary_prices_the_cpu_pool_and_flags_the_spot_slice(plan_of, stack_values):
+def test_dev_plan_summary_prices_every_pool(plan_of, stack_values):
     cost = plan_of(stack_values()).summary["cost"]
-    # the repo table: n2-standard-64 = 64 x 0.031611 + 256 x 0.004237 = 3.107776 $/h
-    assert cost["hourly"] == pytest.approx(3.107776)
-    assert cost["monthly"] == pytest.approx(3.107776 * 730)
-    assert cost["notPriced"] == ["v5e-0"]
+    # the repo table: n2-standard-64 = 64 x 0.031611 + 256 x 0.004237 = 3.107776 $/h;
+    # the spot v5e slice: 2 hosts x 4 chips x 0.244926 = 1.959408 $/h
+    assert cost["hourly"] == pytest.approx(5.067184)
+    assert cost["monthly"] == pytest.approx(3699.04432)
+    assert cost["notPriced"] == []
+    spot = next(p for p in cost["pools"] if p["pool"] == "v5e-0")
+    assert (spot["capacity"], spot["hourly"]) == ("spot", pytest.approx(1.959408))
+    assert spot["basis"] == "spot price as read"
+
+
+def test_plain_plan_text_shows_hourly_and_monthly_cost_per_pool_and_total(plan_of, stack_values):
+    text = render_cost(plan_of(stack_values()))
+    assert text.splitlines() == [
+        "Cost estimate (USD, list prices from components/data/prices.yaml taken 2026-11-22, "
+        "730 hours a month; an estimate, not a bill):",
+        "  pool    machine type      capacity  nodes  chips  per hour  per month  basis",
+        "  cpu-np  n2-standard-64    onDemand      1      -      3.11   2,268.68  "
+        "list price; at its autoscaling minimum",
+        "  v5e-0   ct5lp-hightpu-4t  spot          2      8      1.96   1,430.37  "
+        "spot price as read",
+        "  total                                                 5.07   3,699.04",
+    ]
+
+
+def test_plain_plan_text_names_unpriced_pools(plan_of, stack_values):
+    values = stack_values(tpuPools=[{"name": "iw", "generation": "tpu7x", "topology": "2x2x1"}])
+    text = render_cost(plan_of(values))
+    assert "  iw-0    tpu7x-standard-4t  onDemand      1      4  not priced" in text
+    assert text.endswith("  not priced, left out of the total: iw-0")
 
 
 def test_stack_pricing_override_reaches_the_plan(plan_of, stack_values):
@@ -233,7 +259,7 @@ def test_stack_pricing_override_reaches_the_plan(plan_of, stack_values):
 @pytest.mark.parametrize(
     ("pricing", "key"),
     [
-        ({"tpuChipHour": {"v4": {"onDemand": 1.0}}}, "pricing.tpuChipHour"),
+        ({"tpuChipHour": {"v3": {"onDemand": 1.0}}}, "pricing.tpuChipHour"),
         ({"tpuChipHour": {"v5e": {"spot": -1}}}, "pricing.tpuChipHour.v5e.spot"),
         ({"tpuChipHour": {"v5e": {"ondemand": 1.0}}}, "pricing.tpuChipHour.v5e.ondemand"),
         ({"region": "Mars"}, "pricing.region"),
@@ -256,8 +282,21 @@ def test_repo_table_holds_the_sourced_figures():
     assert table.tpu_chip_hour("v6e", "onDemand", "us-east5").value == 2.70
     assert table.tpu_chip_hour("v6e", "flexStart", "us-east5").value == 1.35
     assert table.tpu_chip_hour("v6e", "flexStart", "us-west4").value is None
-    assert table.tpu_chip_hour("v5e", "spot", "us-west4").value is None  # no public figure
+    assert table.tpu_chip_hour("v5e", "spot", "us-west4").value == 0.244926  # one reading
+    assert table.tpu_chip_hour("v6e", "spot", "us-west4").value == 0.748824
+    assert table.tpu_chip_hour("v5p", "spot", "us-east5").value is None  # no public figure
+    assert table.tpu_chip_hour("v4", "onDemand", "us-central2").value == 3.22
+    assert table.tpu_chip_hour("v4", "spot", "us-central2").value == 0.9215
+    for generation in ("tpu7x", "tpu7"):  # no public figure for Ironwood
+        assert table.tpu_chip_hour(generation, "onDemand", "us-central1").value is None
     # no reservation price: the on-demand rate
     assert table.tpu_chip_hour("v5p", "reservation", "us-east5").value == 4.20
     assert table.cpu_rates("n2", "us-west4") == (0.031611, 0.004237)
     assert table.cpu_rates("c4", "us-west4") is None
+
+
+def test_every_catalog_generation_has_a_row_in_the_repo_table():
+    # a generation missing from the table would be "not priced" without the table saying why
+    assert set(price_table().data["tpu"]["default"]) == {
+        "v4", "v5e", "v5p", "v6e", "tpu7x", "tpu7",
+    }  # fmt: skip
