@@ -201,8 +201,9 @@ class ClusterConfig(ConfigModel):
     """GKE release channel. RAPID gets new TPU features first (XPK's default)."""
     deletion_protection: bool = True
     """Refuse `pulumi destroy` of the cluster. Turn off only for throwaway stacks."""
-    private_nodes: bool = False
-    """Nodes without external IPs; a Cloud Router + NAT is created for egress."""
+    private_nodes: bool | None = None
+    """Nodes without external IPs; a Cloud Router + NAT is created for egress. Default: true in
+    production stacks, false otherwise."""
     authorized_networks: list[AuthorizedNetwork] = []
     """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
     DNS endpoint)."""
@@ -738,6 +739,12 @@ class StackConfig(ConfigModel):
     def protects_state(self) -> bool:
         """Production stacks protect the cluster, node pools and bucket from deletion."""
         return self.environment is Environment.PRODUCTION
+
+    @property
+    def private_nodes(self) -> bool:
+        """Private nodes unless the stack says otherwise; production stacks default to them."""
+        explicit = self.cluster.private_nodes
+        return self.environment is Environment.PRODUCTION if explicit is None else explicit
 
     @property
     def creates_cluster(self) -> bool:
