@@ -253,9 +253,7 @@ def test_production_protects_network_and_node_identity(plan_of, stack_values, de
     tokens = (NETWORK, SUBNETWORK, FIREWALL, ROUTER, NAT, ACCOUNT, IAM_MEMBER)
     stateful = [r for r in production.resources if r.type in tokens]
     assert len(stateful) == 14  # VPC, subnet, 3 firewalls, router, NAT, account, 6 grants
-    assert {r.name: r.options.get("protect") for r in stateful} == {
-        r.name: True for r in stateful
-    }
+    assert {r.name: r.options.get("protect") for r in stateful} == {r.name: True for r in stateful}
     assert not any(r.options.get("protect") for r in dev.resources if r.type in tokens)
 
 

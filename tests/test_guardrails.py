@@ -200,7 +200,9 @@ CASES = [
     case(
         "cluster-authorized-networks-closed",
         CLUSTER,
-        edit(CLUSTER_OK, masterAuthorizedNetworksConfig={"cidrBlocks": [{"cidrBlock": "10.0.0.0/8"}]}),
+        edit(
+            CLUSTER_OK, masterAuthorizedNetworksConfig={"cidrBlocks": [{"cidrBlock": "10.0.0.0/8"}]}
+        ),
         [],
         id="authorized-private-range",
     ),

@@ -127,7 +127,7 @@ def test_each_team_reaches_only_its_own_prefix(plan_of, stack_values):
         member("a-b", "default"): prefix_condition(DEV_BUCKET, "a-b"),
     }
     a = conditions[member("a", "pathways")]["expression"]
-    assert f"/objects/a/" in a and "a-b" not in a
+    assert "/objects/a/" in a and "a-b" not in a
 
 
 def test_no_grant_reaches_the_whole_bucket(example_plan):
