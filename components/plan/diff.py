@@ -83,7 +83,8 @@ _NODE_CONFIG_FORCE_NEW = tuple(
 # (v7.45.0, Aug 2026): the ForceNew attributes of google/services/container/
 # resource_container_node_pool.go, node_config.go, resource_container_cluster.go,
 # storage/resource_storage_bucket.go, compute/resource_compute_network.go,
-# compute/resource_compute_subnetwork.go, resourcemanager/resource_google_service_account.go.
+# compute/resource_compute_subnetwork.go, resourcemanager/resource_google_service_account.go,
+# tpgiamresource/iam.go.
 # Not ForceNew there (updated in place): node pool nodeLocations, nodeCount, autoscaling,
 # nodeConfig.machineType/diskSizeGb/labels; cluster nodeLocations, privateClusterConfig
 # .enablePrivateNodes; subnetwork ipCidrRange; network mtu.
@@ -192,6 +193,15 @@ FORCE_NEW: dict[str, ReplaceRules] = {
         blocks=("params",),
     ),
     "gcp:serviceaccount/account:Account": ReplaceRules(values=("accountId", "project")),
+    # IAM members (tpgiamresource/iam.go, IamMemberBaseSchema, and the parent resource's id):
+    # a grant is its role, member and condition; changing any of them is a new grant.
+    **{
+        token: ReplaceRules(values=(parent, "role", "member", "condition"))
+        for token, parent in (
+            ("gcp:storage/bucketIAMMember:BucketIAMMember", "bucket"),
+            ("gcp:projects/iAMMember:IAMMember", "project"),
+        )
+    },
 }
 
 # Fields GKE fixes when it creates a node pool although the provider has no ForceNew for them:

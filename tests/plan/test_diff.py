@@ -543,3 +543,18 @@ def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, 
     ]
     code, out, _ = run_cli(capsys, *argv, "--format", "markdown")
     assert "zone change: 2 TPU hosts move to another zone" in out
+
+
+def test_a_grant_gaining_a_condition_is_a_new_grant():
+    """role, member and condition are ForceNew on IAM members (the provider's
+    IamMemberBaseSchema): conditioning a team's bucket grant replaces it."""
+    token = "gcp:storage/bucketIAMMember:BucketIAMMember"
+    grant = {"bucket": "b", "role": "roles/storage.objectUser", "member": "principal://x"}
+    conditioned = {**grant, "condition": {"title": "t", "expression": "true"}}
+    change = one(res("g", token, grant), res("g", token, conditioned))
+    assert change.kind == "replace"
+    assert changed_paths(change)["condition"].replace_reason == (
+        "condition (ForceNew in the Google provider)"
+    )
+    reworded = {**conditioned, "condition": {"title": "t", "expression": "false"}}
+    assert one(res("g", token, conditioned), res("g", token, reworded)).kind == "replace"
