@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.config import StackConfig
 from components.kubeconfig import gke_kubeconfig
-from components.network import PODS_RANGE, SERVICES_RANGE, ClusterNetwork
+from components.network import PODS_RANGE, SERVICES_RANGE, ClusterNetwork, PathwaysPortsFirewall
 from components.node_service_account import NodeServiceAccount
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -59,17 +59,19 @@ class GkeCluster(ClusterTarget):
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
         cfg, project = config.cluster, config.gcp.project
-        child = pulumi.ResourceOptions(parent=self)
+        # Production protects what the cluster stands on; children inherit it from the component.
+        protected = pulumi.ResourceOptions(parent=self, protect=config.protects_state)
 
         if cfg.network.create:
             network = ClusterNetwork(
-                f"{name}-net", config.gcp, cfg.network, cfg.private_nodes, opts=child
+                f"{name}-net", config.gcp, cfg.network, config.private_nodes, opts=protected
             )
             network_name, subnetwork_name = network.network_name, network.subnetwork_name
             ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
                 cluster_secondary_range_name=PODS_RANGE,
                 services_secondary_range_name=SERVICES_RANGE,
             )
+            nodes_range: pulumi.Input[str] = cfg.network.nodes_cidr
         else:
             network_name = pulumi.Output.from_input(cfg.network.existing_network)
             subnetwork_name = pulumi.Output.from_input(cfg.network.existing_subnetwork)
@@ -77,8 +79,19 @@ class GkeCluster(ClusterTarget):
                 cluster_ipv4_cidr_block=cfg.network.pods_cidr,
                 services_ipv4_cidr_block=cfg.network.services_cidr,
             )
-
-        node_sa = NodeServiceAccount(f"{name}-nodes", project, cfg.name, opts=child)
+            # The nodes' addresses are the existing subnetwork's primary range.
+            nodes_range = gcp.compute.get_subnetwork_output(
+                name=cfg.network.existing_subnetwork, region=config.gcp.region, project=project
+            ).ip_cidr_range
+        node_sa = NodeServiceAccount(f"{name}-nodes", project, cfg.name, opts=protected)
+        PathwaysPortsFirewall(
+            f"{name}-pathways-ports",
+            project=project,
+            network=network_name,
+            cluster_ranges=[nodes_range, cfg.network.pods_cidr],
+            node_service_account=node_sa.email,
+            opts=protected,
+        )
         location = config.gcp.region if cfg.regional else config.gcp.zone
 
         cluster = gcp.container.Cluster(
@@ -125,7 +138,7 @@ class GkeCluster(ClusterTarget):
             ),
             private_cluster_config=(
                 gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True)
-                if cfg.private_nodes
+                if config.private_nodes
                 else None
             ),
             master_authorized_networks_config=_authorized_networks(config),

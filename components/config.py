@@ -163,9 +163,19 @@ class NetworkConfig(ConfigModel):
 
 class AuthorizedNetwork(ConfigModel):
     cidr: Cidr
-    """CIDR allowed to reach the control plane's IP endpoint."""
+    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0)."""
     display_name: str = ""
     """A label shown in the console."""
+
+    @field_validator("cidr")
+    @classmethod
+    def _not_everywhere(cls, value: str) -> str:
+        if ipaddress.ip_network(value).prefixlen == 0:
+            raise ValueError(
+                f"{value!r} would open the control plane's IP endpoint to the whole internet; "
+                "list your networks' CIDRs, or list none and use the IAM-gated DNS endpoint"
+            )
+        return value
 
 
 class ExistingClusterConfig(ConfigModel):
@@ -201,8 +211,9 @@ class ClusterConfig(ConfigModel):
     """GKE release channel. RAPID gets new TPU features first (XPK's default)."""
     deletion_protection: bool = True
     """Refuse `pulumi destroy` of the cluster. Turn off only for throwaway stacks."""
-    private_nodes: bool = False
-    """Nodes without external IPs; a Cloud Router + NAT is created for egress."""
+    private_nodes: bool | None = None
+    """Nodes without external IPs; a Cloud Router + NAT is created for egress. Default: true in
+    production stacks, false otherwise."""
     authorized_networks: list[AuthorizedNetwork] = []
     """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
     DNS endpoint)."""
@@ -497,7 +508,8 @@ class TeamConfig(ConfigModel):
     name: DnsLabel
     """Namespace name."""
     service_account: DnsLabel = "pathways"
-    """Kubernetes service account of the team's workloads (gets read/write on the bucket)."""
+    """Kubernetes service account of the team's workloads (gets read/write on the team's prefix
+    gs://<scratch bucket>/<team>/ of the bucket)."""
 
 
 class WorkloadMode(StrEnum):
@@ -606,7 +618,8 @@ class WorkloadConfig(PathwaysDeployment):
     termination_grace_period_seconds: int | None = Field(None, ge=0, le=86400)
     """Time a preempted pod gets to checkpoint before it is killed."""
     pathways_dir: str | None = None
-    """Scratch path; default gs://<scratch bucket>/<name>. Must be in the scratch bucket."""
+    """Scratch path; default gs://<scratch bucket>/<team>/<name>. Must be under the team's
+    prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach)."""
     custom_components: list[CustomComponentConfig] = Field([], max_length=4)
     """Up to 4 component overrides, one per type."""
     node_selector: dict[str, str] = {}
@@ -744,10 +757,20 @@ class StackConfig(ConfigModel):
         default = f"{self.gcp.project}-{self.cluster.name}-pathways"
         return self.scratch_bucket.name or default[:63].rstrip("-_")
 
+    def team_scratch_url(self, team: str) -> str:
+        """gs:// URL of the team's own prefix of the scratch bucket (its pathwaysDir default)."""
+        return f"gs://{self.bucket_name}/{team_prefix(team)}"
+
     @property
     def protects_state(self) -> bool:
         """Production stacks protect the cluster, node pools and bucket from deletion."""
         return self.environment is Environment.PRODUCTION
+
+    @property
+    def private_nodes(self) -> bool:
+        """Private nodes unless the stack says otherwise; production stacks default to them."""
+        explicit = self.cluster.private_nodes
+        return self.environment is Environment.PRODUCTION if explicit is None else explicit
 
     @property
     def creates_cluster(self) -> bool:
@@ -755,6 +778,12 @@ class StackConfig(ConfigModel):
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)
+
+
+def team_prefix(team: str) -> str:
+    """The object-name prefix a team owns in the scratch bucket. The trailing slash keeps team
+    ``a`` out of team ``a-b``'s objects."""
+    return f"{team}/"
 
 
 def _raise_duplicates(names: list[str], what: str) -> None:

@@ -18,6 +18,7 @@ may be omitted (``enableShieldedNodes``, ``enableLegacyAbac``, ``enableIntegrity
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -59,6 +60,27 @@ PROJECT_IAM_TYPES: dict[str, str] = {
 }
 # GCP's basic (formerly "primitive") roles: project-wide, far beyond what nodes need.
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
+
+# What a production stack stands on besides the cluster and node pools: deleting or replacing any
+# of these takes running workloads down (a CRD's deletion deletes every object of it).
+NETWORK_TYPES = frozenset(
+    {
+        "gcp:compute/network:Network",
+        "gcp:compute/subnetwork:Subnetwork",
+        "gcp:compute/firewall:Firewall",
+        "gcp:compute/router:Router",
+        "gcp:compute/routerNat:RouterNat",
+    }
+)
+SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
+INSTALL = "kubernetes:yaml/v2:ConfigFile"
+PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
+PROTECTED_IN_PRODUCTION = frozenset(
+    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, INSTALL, PRIORITY_CLASS}
+    | NETWORK_TYPES
+    | set(PROJECT_IAM_TYPES)
+)
 
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
 _MISSING = object()
@@ -105,9 +127,10 @@ class Rule:
     description: str
     types: frozenset[str]
     check: Check
+    type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
 
     def applies_to(self, type_token: str) -> bool:
-        return type_token in self.types
+        return type_token in self.types or type_token.startswith(self.type_prefixes)
 
     def violations(self, resource: Resource, context: StackContext) -> list[str]:
         """Messages naming the resource, one per problem; none for other resource types."""
@@ -196,6 +219,25 @@ def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
             "controlPlaneEndpointsConfig.dnsEndpointConfig is set (limit the IP endpoint to "
             "authorized networks, or reach the control plane through the IAM-gated DNS endpoint)"
         )
+
+
+def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
+    blocks = lookup(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
+    for block in _as_list(blocks):
+        cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
+        if isinstance(cidr, str) and _is_everywhere(cidr):
+            yield (
+                f"masterAuthorizedNetworksConfig.cidrBlocks has {cidr!r}: the control plane's IP "
+                "endpoint would take traffic from the whole internet; list your networks' CIDRs "
+                "or use the IAM-gated DNS endpoint"
+            )
+
+
+def _is_everywhere(cidr: str) -> bool:
+    try:
+        return ipaddress.ip_network(cidr, strict=False).prefixlen == 0
+    except ValueError:
+        return False
 
 
 def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
@@ -417,6 +459,12 @@ RULES: tuple[Rule, ...] = (
         _control_plane_access,
     ),
     Rule(
+        "cluster-authorized-networks-closed",
+        "GKE control planes never list 0.0.0.0/0 (or ::/0) as an authorized network.",
+        _CLUSTER_TYPES,
+        _authorized_networks_closed,
+    ),
+    Rule(
         "cluster-deletion-protection",
         "Production GKE clusters set deletionProtection.",
         _CLUSTER_TYPES,
@@ -481,9 +529,11 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "production-protect",
-        "Production clusters and node pools set the protect resource option.",
-        frozenset({CLUSTER, NODE_POOL}),
+        "Production clusters, node pools, network, node service account and its project grants, "
+        "installs and Kueue objects set the protect resource option.",
+        PROTECTED_IN_PRODUCTION,
         _in_production(_protected),
+        type_prefixes=(KUEUE_TYPE_PREFIX,),
     ),
     Rule(
         "bucket-public-access",

@@ -7,6 +7,8 @@ TPU multislice traffic crosses the data-center network between slices; a VPC wit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -14,6 +16,20 @@ from components.config import GcpConfig, NetworkConfig
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
+
+# Ports the PathwaysJob controller v0.1.4 binds on the node's own address (every Pathways pod
+# uses the host network), from google/pathways-job internal/controller/pathwaysjob_controller.go:
+# head pod: proxy 29000 (PathwaysProxyPort), resource manager 29001 (PathwaysRMPort) and 29002;
+# worker pods: 29005 (PathwaysWorkerPort), 29006, 8471 and 8080; the colocated Python sidecar on
+# workers: 50051.
+PATHWAYS_HEAD_PORTS: tuple[str, ...] = ("29000", "29001", "29002")
+PATHWAYS_WORKER_PORTS: tuple[str, ...] = ("29005", "29006", "8471", "8080", "50051")
+PATHWAYS_PORTS: tuple[str, ...] = PATHWAYS_HEAD_PORTS + PATHWAYS_WORKER_PORTS
+# Firewall priorities (lower wins): both rules sit above the default 1000 of any allow rule the
+# VPC already has (e.g. the default network's default-allow-internal, or 0.0.0.0/0 rules).
+ALLOW_FROM_CLUSTER_PRIORITY = 800
+DENY_FROM_ELSEWHERE_PRIORITY = 810
+ANYWHERE = "0.0.0.0/0"
 
 
 class ClusterNetwork(pulumi.ComponentResource):
@@ -102,3 +118,54 @@ class ClusterNetwork(pulumi.ComponentResource):
         self.register_outputs(
             {"network_name": self.network_name, "subnetwork_name": self.subnetwork_name}
         )
+
+
+class PathwaysPortsFirewall(pulumi.ComponentResource):
+    """Admit the host-network Pathways ports only from the cluster's own node and pod ranges.
+
+    NetworkPolicy does not govern host-network pods, so these ports on the node IPs are open to
+    whatever the VPC firewall admits. Two rules on the nodes (targeted by the node service
+    account, so they also hold on an existing VPC): allow the cluster's ranges, then deny
+    everyone else, both ahead of the VPC's own allow rules.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        project: str,
+        network: pulumi.Input[str],
+        cluster_ranges: Sequence[pulumi.Input[str]],
+        node_service_account: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:network:PathwaysPortsFirewall", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ports = [gcp.compute.FirewallAllowArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))]
+        targets = [node_service_account]
+        gcp.compute.Firewall(
+            f"{name}-allow",
+            name=f"{name}-allow",
+            project=project,
+            network=network,
+            direction="INGRESS",
+            priority=ALLOW_FROM_CLUSTER_PRIORITY,
+            source_ranges=list(cluster_ranges),
+            target_service_accounts=targets,
+            allows=ports,
+            description="Pathways host-network ports: the cluster's own node and pod ranges",
+            opts=child,
+        )
+        gcp.compute.Firewall(
+            f"{name}-deny",
+            name=f"{name}-deny",
+            project=project,
+            network=network,
+            direction="INGRESS",
+            priority=DENY_FROM_ELSEWHERE_PRIORITY,
+            source_ranges=[ANYWHERE],
+            target_service_accounts=targets,
+            denies=[gcp.compute.FirewallDenyArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))],
+            description="Pathways host-network ports: nobody outside the cluster",
+            opts=child,
+        )
+        self.register_outputs({})

@@ -91,10 +91,17 @@ def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePo
 
 def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
     name, addons, provider = config.cluster.name, config.addons, cluster.provider
+    # Production protects the installs and the Kueue objects: deleting a CRD deletes every
+    # object of it (every PathwaysJob, JobSet or queued workload) with it.
+    protected = pulumi.ResourceOptions(protect=config.protects_state)
     after_jobset: list[pulumi.Resource] = []
     if addons.jobset.install:
         jobset = ReleaseManifest(
-            f"{name}-jobset", addons.jobset, provider, depends_on=cluster.control_plane
+            f"{name}-jobset",
+            addons.jobset,
+            provider,
+            depends_on=cluster.control_plane,
+            opts=protected,
         )
         after_jobset = [jobset.manifest]
     controller = None
@@ -105,6 +112,7 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
             addons.pathways_job,
             provider,
             depends_on=[*cluster.control_plane, *after_jobset],
+            opts=protected,
         ).manifest
     queueing: list[pulumi.Resource] = []
     namespaces = {
@@ -113,11 +121,17 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
     }
     if addons.kueue.enabled:
         kueue = ReleaseManifest(
-            f"{name}-kueue", addons.kueue, provider, depends_on=cluster.control_plane
+            f"{name}-kueue",
+            addons.kueue,
+            provider,
+            depends_on=cluster.control_plane,
+            opts=protected,
         )
         queueing = [
-            KueueQueues(f"{name}-queues", config, namespaces, provider, kueue.manifest),
-            PriorityClasses(f"{name}-priorities", provider),
+            KueueQueues(
+                f"{name}-queues", config, namespaces, provider, kueue.manifest, opts=protected
+            ),
+            PriorityClasses(f"{name}-priorities", provider, opts=protected),
         ]
     return Installs(controller, namespaces, queueing)
 

@@ -70,12 +70,13 @@ def _workload_problems(config: StackConfig, workload: WorkloadConfig):
             "would place the head's CPU and memory on the CPU-pool flavor while the controller "
             "pins the head to TPU nodes; use training or headless, or disable Kueue",
         )
-    prefix = f"gs://{config.bucket_name}/"
+    prefix = config.team_scratch_url(workload.team)
     if workload.pathways_dir is not None and not workload.pathways_dir.startswith(prefix):
         yield (
             "pathwaysDir",
-            f"{workload.pathways_dir!r} is not in the stack's scratch bucket; use {prefix}<path> "
-            "(only that bucket is writable by the workload's service account)",
+            f"{workload.pathways_dir!r} is not under team {workload.team!r}'s prefix of the "
+            f"scratch bucket; use {prefix}<path> (each team's service accounts may write only "
+            "under their own prefix)",
         )
     yield from _head_fit(config, workload)
 

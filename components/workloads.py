@@ -68,8 +68,9 @@ def wrapped_command(command: list[str]) -> list[str]:
     return ["/bin/sh", "-c", SIGTERM_WRAPPER, "pathways-main", *command]
 
 
-def default_pathways_dir(config: StackConfig, job_name: str) -> str:
-    return f"gs://{config.bucket_name}/{job_name}"
+def default_pathways_dir(config: StackConfig, team: str, job_name: str) -> str:
+    """Under the team's own prefix of the scratch bucket, the only part its grants reach."""
+    return f"{config.team_scratch_url(team)}{job_name}"
 
 
 def pool_worker(config: StackConfig, entry: PathwaysDeployment, **options: object) -> Worker:
@@ -119,7 +120,8 @@ def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobS
         ]
         or None,
         max_restarts=workload.max_restarts,
-        pathways_dir=workload.pathways_dir or default_pathways_dir(config, workload.name),
+        pathways_dir=workload.pathways_dir
+        or default_pathways_dir(config, workload.team, workload.name),
         pathways_version=workload.pathways_version,
     )
 
@@ -234,6 +236,6 @@ def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> Pa
     return PathwaysJobSpec(
         workers=[pool_worker(config, service)],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
-        pathways_dir=default_pathways_dir(config, service.name),
+        pathways_dir=default_pathways_dir(config, service.team, service.name),
         pathways_version=service.pathways_version,
     )

@@ -7,8 +7,10 @@ The stack environment (dev | staging | production) comes from the stack's own co
 engine starts a policy pack with the stack config in the ``PULUMI_CONFIG`` environment variable
 (a JSON map of ``namespace:key`` to string), so the pack reads ``tpu-pathways:environment`` exactly
 as the program does, with the program's default ``dev`` when the key is absent. The variable
-``TPU_PATHWAYS_POLICY_ENVIRONMENT`` overrides it (e.g. to check a stack as production). With no
-stack config at all, or a value that is no environment, the pack applies the production rules.
+``TPU_PATHWAYS_POLICY_ENVIRONMENT`` can only make the rules stricter (check a dev stack as
+production); it never relaxes a stack's own environment, so a production stack is always checked
+as production. With no stack config at all, or a value that is no environment (in the config or
+the variable), the pack applies the production rules.
 """
 
 from __future__ import annotations
@@ -36,22 +38,36 @@ ENVIRONMENT_OVERRIDE = "TPU_PATHWAYS_POLICY_ENVIRONMENT"
 ENVIRONMENT_KEY = f"{NAMESPACE}:environment"
 
 
+# Least to most strict: the override variable may move a stack right, never left.
+STRICTNESS = (Environment.DEV, Environment.STAGING, Environment.PRODUCTION)
+
+
 def stack_environment(environ: Mapping[str, str] | None = None) -> str:
-    """The environment the rules apply: override variable, else the stack config, fail closed."""
+    """The environment the rules apply: the stricter of the stack config and the override
+    variable; anything unreadable or unknown fails closed (production)."""
     environ = os.environ if environ is None else environ
-    value = environ.get(ENVIRONMENT_OVERRIDE)
-    if not value:
-        try:
-            config = json.loads(environ["PULUMI_CONFIG"])
-        except (KeyError, json.JSONDecodeError):
-            return Environment.PRODUCTION.value
-        if not isinstance(config, Mapping):
-            return Environment.PRODUCTION.value
-        value = config.get(ENVIRONMENT_KEY, Environment.DEV.value)
+    chosen = [_config_environment(environ)]
+    override = environ.get(ENVIRONMENT_OVERRIDE)
+    if override:
+        chosen.append(_environment(override))
+    return max(chosen, key=STRICTNESS.index).value
+
+
+def _config_environment(environ: Mapping[str, str]) -> Environment:
     try:
-        return Environment(value).value
+        config = json.loads(environ["PULUMI_CONFIG"])
+    except (KeyError, json.JSONDecodeError):
+        return Environment.PRODUCTION
+    if not isinstance(config, Mapping):
+        return Environment.PRODUCTION
+    return _environment(config.get(ENVIRONMENT_KEY, Environment.DEV.value))
+
+
+def _environment(value: object) -> Environment:
+    try:
+        return Environment(value)
     except ValueError:
-        return Environment.PRODUCTION.value
+        return Environment.PRODUCTION
 
 
 def plain(value: Any) -> Any:

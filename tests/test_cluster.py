@@ -191,8 +191,13 @@ def test_private_nodes_get_router_and_nat(private):
 
 
 def test_existing_network_creates_no_vpc(zonal):
-    for token in (NETWORK, SUBNETWORK, FIREWALL, ROUTER, NAT):
+    for token in (NETWORK, SUBNETWORK, ROUTER, NAT):
         assert zonal.by_type(token) == []
+    # only the stack's own rules for the Pathways ports are added to the existing VPC
+    assert [f.name for f in zonal.by_type(FIREWALL)] == [
+        "pathways-dev-pathways-ports-allow",
+        "pathways-dev-pathways-ports-deny",
+    ]
     inputs = cluster_of(zonal).inputs
     assert inputs["network"] == "shared-vpc"
     assert inputs["subnetwork"] == "shared-subnet"
@@ -200,6 +205,56 @@ def test_existing_network_creates_no_vpc(zonal):
         "clusterIpv4CidrBlock": "10.4.0.0/14",
         "servicesIpv4CidrBlock": "10.8.0.0/20",
     }
+
+
+# Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from
+# google/pathways-job internal/controller/pathwaysjob_controller.go, not from the code under test.
+PATHWAYS_PORTS = ["29000", "29001", "29002", "29005", "29006", "8471", "8080", "50051"]
+
+
+def test_pathways_ports_admit_only_the_cluster_ranges(dev):
+    allow = dev.get(FIREWALL, "pathways-dev-pathways-ports-allow")
+    deny = dev.get(FIREWALL, "pathways-dev-pathways-ports-deny")
+    for rule in (allow, deny):
+        assert rule.inputs["network"] == "pathways-dev-net"
+        assert rule.inputs["direction"] == "INGRESS"
+        # on the cluster's nodes only: every node runs as the node service account
+        assert rule.inputs["targetServiceAccounts"] == [NODE_SA]
+    assert allow.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+    assert allow.inputs["allows"] == [{"protocol": "tcp", "ports": PATHWAYS_PORTS}]
+    assert deny.inputs["sourceRanges"] == ["0.0.0.0/0"]
+    assert deny.inputs["denies"] == [{"protocol": "tcp", "ports": PATHWAYS_PORTS}]
+    # the allow rule wins over the deny, and both over any allow rule at the default 1000
+    assert allow.inputs["priority"] < deny.inputs["priority"] < 1000
+
+
+def test_pathways_ports_on_an_existing_network_use_its_subnet_range(zonal):
+    allow = zonal.get(FIREWALL, "pathways-dev-pathways-ports-allow")
+    assert allow.inputs["network"] == "shared-vpc"
+    # the node range is the existing subnetwork's, looked up at deploy time
+    assert allow.inputs["sourceRanges"] == ["<looked up at deploy time>", "10.4.0.0/14"]
+    assert zonal.get(FIREWALL, "pathways-dev-pathways-ports-deny").inputs["sourceRanges"] == [
+        "0.0.0.0/0"
+    ]
+
+
+def test_private_nodes_by_default_in_production(plan_of, stack_values, dev):
+    assert "privateClusterConfig" not in cluster_of(dev).inputs  # dev: public unless asked
+    production = plan_of(stack_values(environment="production"))  # privateNodes not given
+    assert cluster_of(production).inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert len(production.by_type(NAT)) == 1
+    # an explicit choice still holds
+    public = plan_of(stack_values(environment="production", cluster={"privateNodes": False}))
+    assert "privateClusterConfig" not in cluster_of(public).inputs
+
+
+def test_production_protects_network_and_node_identity(plan_of, stack_values, dev):
+    production = plan_of(stack_values(environment="production", cluster={"privateNodes": True}))
+    tokens = (NETWORK, SUBNETWORK, FIREWALL, ROUTER, NAT, ACCOUNT, IAM_MEMBER)
+    stateful = [r for r in production.resources if r.type in tokens]
+    assert len(stateful) == 14  # VPC, subnet, 3 firewalls, router, NAT, account, 6 grants
+    assert {r.name: r.options.get("protect") for r in stateful} == {r.name: True for r in stateful}
+    assert not any(r.options.get("protect") for r in dev.resources if r.type in tokens)
 
 
 # --- node service account -------------------------------------------------------------------

@@ -508,3 +508,11 @@ def test_cli_unknown_key_in_stack_file(tmp_path, capsys):
     code, _, err = run_cli(capsys, "plan", "--stack", "typo", "--stacks-dir", str(tmp_path))
     assert code == 2
     assert "cpuPol: unknown key 'cpuPol'; did you mean 'cpuPool'?" in err
+
+
+@pytest.mark.parametrize("cidr", ["0.0.0.0/0", "::/0"])
+def test_authorized_network_everywhere_is_refused(stack_values, config_error, cidr):
+    values = stack_values(cluster={"authorizedNetworks": [{"cidr": cidr}]})
+    key, message = only_issue(config_error(values))
+    assert key == "cluster.authorizedNetworks[0].cidr"
+    assert message.startswith(f"'{cidr}' would open the control plane's IP endpoint to the whole")

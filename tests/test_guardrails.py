@@ -196,6 +196,44 @@ CASES = [
         ],
         id="open-control-plane",
     ),
+    # cluster-authorized-networks-closed
+    case(
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        edit(
+            CLUSTER_OK, masterAuthorizedNetworksConfig={"cidrBlocks": [{"cidrBlock": "10.0.0.0/8"}]}
+        ),
+        [],
+        id="authorized-private-range",
+    ),
+    case(
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        edit(
+            CLUSTER_OK,
+            masterAuthorizedNetworksConfig={
+                "cidrBlocks": [{"cidrBlock": "10.0.0.0/8"}, {"cidrBlock": "0.0.0.0/0"}]
+            },
+        ),
+        [
+            C + "masterAuthorizedNetworksConfig.cidrBlocks has '0.0.0.0/0': the control plane's "
+            "IP endpoint would take traffic from the whole internet; list your networks' CIDRs "
+            "or use the IAM-gated DNS endpoint"
+        ],
+        id="authorized-everywhere",
+    ),
+    case(
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        edit(CLUSTER_OK, masterAuthorizedNetworksConfig={"cidrBlocks": [{"cidrBlock": "::/0"}]}),
+        [
+            C + "masterAuthorizedNetworksConfig.cidrBlocks has '::/0': the control plane's "
+            "IP endpoint would take traffic from the whole internet; list your networks' CIDRs "
+            "or use the IAM-gated DNS endpoint"
+        ],
+        environment="production",
+        id="authorized-everywhere-v6",
+    ),
     # cluster-deletion-protection
     case(
         "cluster-deletion-protection",
@@ -640,7 +678,7 @@ def test_every_rule_has_a_passing_and_a_failing_case():
     passing = {p.values[0] for p in CASES if not p.values[5]}
     failing = {p.values[0] for p in CASES if p.values[5]}
     ids = {r.id for r in RULES}
-    assert len(ids) == len(RULES) == 16
+    assert len(ids) == len(RULES) == 17
     assert ids - passing == set()
     assert ids - failing == set()
 
@@ -764,12 +802,48 @@ def test_production_rules_follow_the_stack_environment():
     assert check_plan(bad, "staging") == []
 
 
+PRODUCTION_STATE = [
+    ("gcp:compute/network:Network", "pathways-serving-net"),
+    ("gcp:compute/subnetwork:Subnetwork", "pathways-serving-net-subnet"),
+    ("gcp:compute/firewall:Firewall", "pathways-serving-pathways-ports-deny"),
+    ("gcp:compute/routerNat:RouterNat", "pathways-serving-net-nat"),
+    ("gcp:serviceaccount/account:Account", "pathways-serving-nodes"),
+    (PROJECT_IAM_MEMBER, "pathways-serving-nodes-logging-logWriter"),
+    ("kubernetes:yaml/v2:ConfigFile", "pathways-serving-pathways-job"),
+]
+
+
+@pytest.mark.parametrize(("type_token", "name"), PRODUCTION_STATE)
+def test_production_protects_what_the_cluster_stands_on(type_token, name):
+    plan, environment = stack_plan("serving-v6e")
+    assert plan.get(type_token, name).options.get("protect") is True
+    bad = _replace(plan, type_token, name, options={})
+    assert [(v.rule, v.name) for v in check_plan(bad, environment)] == [
+        ("production-protect", name)
+    ]
+
+
+@pytest.mark.parametrize(
+    "type_token",
+    [
+        "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue",
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+    ],
+)
+def test_production_protects_kueue_objects_of_any_version(type_token):
+    message = "production stacks must set the protect resource option"
+    found = violations("production-protect", type_token, {}, {}, "production")
+    assert len(found) == 1 and message in found[0]
+    assert violations("production-protect", type_token, {}, PROTECTED, "production") == []
+
+
 # --- the CLI ------------------------------------------------------------------------------
 
 
 def test_cli_policy_passes_the_dev_stack(capsys):
     assert main(["plan", "--stack", "dev", "--policy"]) == 0
-    assert "Policy (dev): no violations of 16 rules" in capsys.readouterr().out
+    assert "Policy (dev): no violations of 17 rules" in capsys.readouterr().out
 
 
 def test_cli_policy_exits_1_and_names_the_resource(tmp_path: Path, capsys):

@@ -165,3 +165,14 @@ def test_no_kueue_objects_when_disabled(example_plan):
     for kind in (FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE, PRIORITY_CLASS):
         assert plan.by_type(kind) == []
     assert KUEUE_URL not in {r.inputs["file"] for r in plan.by_type(CONFIG_FILE)}
+
+
+def test_production_protects_the_installs_and_every_kueue_object(plan_of, stack_values):
+    """Deleting a CRD deletes every object of it; a queue's deletion strands queued jobs."""
+    kinds = (CONFIG_FILE, FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE, PRIORITY_CLASS)
+    production = plan_of(stack_values(environment="production", addons=KUEUE_ON))
+    objects = [r for r in production.resources if r.type in kinds]
+    assert {r.type for r in objects} == set(kinds)
+    assert [r.name for r in objects if r.options.get("protect") is not True] == []
+    dev = plan_of(stack_values(addons=KUEUE_ON))
+    assert [r.name for r in dev.resources if r.type in kinds and r.options.get("protect")] == []

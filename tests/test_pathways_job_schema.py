@@ -93,7 +93,7 @@ def rich(plan_of, stack_values):
                     "elasticSlices": 1,
                     "terminationGracePeriodSeconds": 300,
                     "pathwaysVersion": "jax-0.6.0",
-                    "pathwaysDir": "gs://tpu-pathways-dev-pathways-dev-pathways/runs/train",
+                    "pathwaysDir": "gs://tpu-pathways-dev-pathways-dev-pathways/ml/runs/train",
                     "nodeSelector": {"cloud.google.com/reservation-name": "r1"},
                     "enableMetricsCollection": True,
                     "customComponents": [

@@ -200,6 +200,15 @@ FAILING = [
         "the IAM-gated DNS endpoint)",
     ),
     (
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        "masterAuthorizedNetworksConfig",
+        {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere"}]},
+        "masterAuthorizedNetworksConfig.cidrBlocks has '0.0.0.0/0': the control plane's IP "
+        "endpoint would take traffic from the whole internet; list your networks' CIDRs or use "
+        "the IAM-gated DNS endpoint",
+    ),
+    (
         "cluster-deletion-protection",
         CLUSTER,
         "deletionProtection",
@@ -352,6 +361,37 @@ def test_policies_ignore_resources_of_other_types(stack_config):
             {
                 "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
                 "TPU_PATHWAYS_POLICY_ENVIRONMENT": "production",
+            },
+            "production",
+        ),
+        # The variable only tightens: it cannot downgrade a production stack's policy...
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "production"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev",
+            },
+            "production",
+        ),
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "staging"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev",
+            },
+            "staging",
+        ),
+        # ...nor relax the fail-closed default when no stack config is visible
+        ({"TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev"}, "production"),
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "staging",
+            },
+            "staging",
+        ),
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "prod",  # not an environment: fail closed
             },
             "production",
         ),

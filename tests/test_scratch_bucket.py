@@ -90,6 +90,21 @@ def test_scratch_bucket_output(dev):
     assert dev.outputs["scratch_bucket"] == f"gs://{DEV_BUCKET}"
 
 
+def prefix_condition(bucket: str, team: str) -> dict[str, str]:
+    """The IAM condition a team's grants carry, written out as GCS evaluates it: objects are
+    named projects/_/buckets/B/objects/NAME; a list request is checked on the bucket and
+    carries its prefix as the API attribute storage.googleapis.com/objectListPrefix."""
+    return {
+        "title": f"team {team} prefix only",
+        "description": f"Objects under gs://{bucket}/{team}/ and lists of that prefix",
+        "expression": (
+            f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{team}/") || '
+            'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
+            f'.startsWith("{team}/")'
+        ),
+    }
+
+
 def test_workload_identity_grants(dev):
     grants = {g.inputs["member"]: g for g in dev.by_type(BUCKET_MEMBER)}
     # the team's KSA, and `default` (worker pods and headless heads run as it)
@@ -97,6 +112,36 @@ def test_workload_identity_grants(dev):
     for grant in grants.values():
         assert grant.inputs["role"] == "roles/storage.objectUser"
         assert grant.inputs["bucket"] == DEV_BUCKET
+        assert grant.inputs["condition"] == prefix_condition(DEV_BUCKET, "pathways")
+
+
+def test_each_team_reaches_only_its_own_prefix(plan_of, stack_values):
+    """Team `a` must not delete team `a-b`'s pathwaysDir: every grant is conditioned on the
+    grantee's own prefix, with the slash that keeps `a/` apart from `a-b/`."""
+    plan = plan_of(stack_values(teams=[{"name": "a"}, {"name": "a-b"}]))
+    conditions = {g.inputs["member"]: g.inputs["condition"] for g in plan.by_type(BUCKET_MEMBER)}
+    assert conditions == {
+        member("a", "pathways"): prefix_condition(DEV_BUCKET, "a"),
+        member("a", "default"): prefix_condition(DEV_BUCKET, "a"),
+        member("a-b", "pathways"): prefix_condition(DEV_BUCKET, "a-b"),
+        member("a-b", "default"): prefix_condition(DEV_BUCKET, "a-b"),
+    }
+    a = conditions[member("a", "pathways")]["expression"]
+    assert "/objects/a/" in a and "a-b" not in a
+
+
+def test_no_grant_reaches_the_whole_bucket(example_plan):
+    for stack in ("dev", "research-v5p", "serving-v6e", "team-research"):
+        for grant in example_plan(stack).by_type(BUCKET_MEMBER):
+            if grant.inputs["member"].startswith("principal://"):
+                assert "condition" in grant.inputs, (stack, grant.name)
+
+
+def test_region_change_keeps_the_bucket(dev):
+    """A new location would replace the bucket under the same global name (the new one cannot
+    be created while the old holds the name; the old one's deletion loses the scratch data):
+    the location is fixed at creation and a region change leaves the bucket where it is."""
+    assert the_bucket(dev).options["ignoreChanges"] == ["location"]
 
 
 def test_grants_wait_for_the_cluster(dev):

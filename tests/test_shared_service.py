@@ -33,7 +33,7 @@ def test_serving_shared_service_is_a_headless_default_mode_job(serving):
     assert job.inputs["metadata"] == {"name": "shared-v6e", "namespace": "serving"}
     assert job.inputs["spec"] == {
         "controller": {"deploymentMode": "default"},
-        "pathwaysDir": "gs://tpu-pathways-serving-pathways-serving-pathways/shared-v6e",
+        "pathwaysDir": "gs://tpu-pathways-serving-pathways-serving-pathways/serving/shared-v6e",
         "workers": [{"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1}],
     }
     assert job.options["replaceOnChanges"] == ["spec"]

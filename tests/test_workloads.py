@@ -130,18 +130,18 @@ def test_no_controller_set_env(plain):
         assert not {e["name"] for e in env} & CONTROLLER_ENV
 
 
-def test_default_pathways_dir_is_in_the_scratch_bucket(plain):
+def test_default_pathways_dir_is_under_the_teams_prefix(plain):
     assert {name: job["spec"]["pathwaysDir"] for name, job in jobs(plain).items()} == {
-        "train": f"gs://{BUCKET}/train",
-        "infer": f"gs://{BUCKET}/infer",
-        "nb": f"gs://{BUCKET}/nb",
+        "train": f"gs://{BUCKET}/ml/train",
+        "infer": f"gs://{BUCKET}/ml/infer",
+        "nb": f"gs://{BUCKET}/ml/nb",
     }
 
 
 def test_explicit_pathways_dir_inside_the_bucket_is_kept(plan_of, stack_values):
-    train = {**TRAIN, "pathwaysDir": f"gs://{BUCKET}/runs/2026/train"}
+    train = {**TRAIN, "pathwaysDir": f"gs://{BUCKET}/ml/runs/2026/train"}
     plan = plan_of(values(stack_values, workloads=[train]))
-    assert jobs(plan)["train"]["spec"]["pathwaysDir"] == f"gs://{BUCKET}/runs/2026/train"
+    assert jobs(plan)["train"]["spec"]["pathwaysDir"] == f"gs://{BUCKET}/ml/runs/2026/train"
 
 
 def test_training_outputs(plain):
@@ -290,14 +290,26 @@ CHECKS = [
     pytest.param(
         with_workload(pathwaysDir="gs://someone-elses-bucket/train"),
         "workloads[0].pathwaysDir",
-        ["not in the stack's scratch bucket", f"gs://{BUCKET}/"],
+        ["not under team 'ml'", f"use gs://{BUCKET}/ml/<path>"],
         id="pathways-dir-outside-the-bucket",
     ),
     pytest.param(
-        with_workload(pathwaysDir=f"gs://{BUCKET}-other/train"),
+        with_workload(pathwaysDir=f"gs://{BUCKET}-other/ml/train"),
         "workloads[0].pathwaysDir",
-        ["not in the stack's scratch bucket"],
+        ["not under team 'ml'"],
         id="pathways-dir-in-a-bucket-with-the-same-prefix",
+    ),
+    pytest.param(
+        with_workload(pathwaysDir=f"gs://{BUCKET}/train"),
+        "workloads[0].pathwaysDir",
+        ["not under team 'ml'", "only under their own prefix"],
+        id="pathways-dir-outside-the-teams-prefix",
+    ),
+    pytest.param(
+        with_workload(pathwaysDir=f"gs://{BUCKET}/ml-other/train"),
+        "workloads[0].pathwaysDir",
+        ["not under team 'ml'"],
+        id="pathways-dir-in-a-team-with-the-same-prefix",
     ),
     pytest.param(
         with_workload(resources={"cpu": "60", "memory": "100Gi"}),

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.machines import is_tpu_host
 from components.plan.cost import plan_cost
 from components.plan.model import SECRET
 from components.pricing import PriceTable
@@ -82,7 +83,8 @@ _NODE_CONFIG_FORCE_NEW = tuple(
 # (v7.45.0, Aug 2026): the ForceNew attributes of google/services/container/
 # resource_container_node_pool.go, node_config.go, resource_container_cluster.go,
 # storage/resource_storage_bucket.go, compute/resource_compute_network.go,
-# compute/resource_compute_subnetwork.go, resourcemanager/resource_google_service_account.go.
+# compute/resource_compute_subnetwork.go, resourcemanager/resource_google_service_account.go,
+# tpgiamresource/iam.go.
 # Not ForceNew there (updated in place): node pool nodeLocations, nodeCount, autoscaling,
 # nodeConfig.machineType/diskSizeGb/labels; cluster nodeLocations, privateClusterConfig
 # .enablePrivateNodes; subnetwork ipCidrRange; network mtu.
@@ -191,6 +193,15 @@ FORCE_NEW: dict[str, ReplaceRules] = {
         blocks=("params",),
     ),
     "gcp:serviceaccount/account:Account": ReplaceRules(values=("accountId", "project")),
+    # IAM members (tpgiamresource/iam.go, IamMemberBaseSchema, and the parent resource's id):
+    # a grant is its role, member and condition; changing any of them is a new grant.
+    **{
+        token: ReplaceRules(values=(parent, "role", "member", "condition"))
+        for token, parent in (
+            ("gcp:storage/bucketIAMMember:BucketIAMMember", "bucket"),
+            ("gcp:projects/iAMMember:IAMMember", "project"),
+        )
+    },
 }
 
 # Fields GKE fixes when it creates a node pool although the provider has no ForceNew for them:
@@ -222,6 +233,14 @@ RECREATES_NODES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Where a node pool's nodes are: a new zone (nodeLocations, an in-place update for the provider)
+# makes GKE create every node anew there and delete the old ones, and a new location replaces the
+# pool. Either way every host moves: on a TPU pool, every host of every slice, with its capacity
+# (reservations and TPU quota are zonal) and whatever runs on it.
+ZONE_PATHS: dict[str, tuple[str, ...]] = {
+    "gcp:container/nodePool:NodePool": ("nodeLocations", "location"),
+}
+
 KIND_ORDER = ("replace", "remove", "add", "update", "ignored")
 
 
@@ -233,6 +252,7 @@ class PropertyChange:
     replace_reason: str | None = None  # why this change forces a replacement
     ignored: bool = False  # under options.ignoreChanges: Pulumi does not apply it
     recreates_nodes: bool = False
+    moves_zone: bool = False  # the pool's nodes move to another zone
 
     def to_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {"path": self.path}
@@ -246,6 +266,8 @@ class PropertyChange:
             row["ignored"] = True
         if self.recreates_nodes:
             row["recreatesNodes"] = True
+        if self.moves_zone:
+            row["movesZone"] = True
         return row
 
 
@@ -258,10 +280,16 @@ class ResourceChange:
     changes: tuple[PropertyChange, ...] = ()
     delete_before_replace: bool = False
     protected: bool = False
+    tpu_hosts: int = 0  # hosts of a TPU node pool (after the change), 0 for anything else
 
     @property
     def recreates_nodes(self) -> bool:
         return any(c.recreates_nodes and not c.ignored for c in self.changes)
+
+    @property
+    def moves_tpu_hosts(self) -> bool:
+        """A TPU pool whose hosts all move to another zone."""
+        return self.tpu_hosts > 0 and any(c.moves_zone and not c.ignored for c in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -276,6 +304,8 @@ class ResourceChange:
             row["protected"] = True
         if self.recreates_nodes:
             row["recreatesNodes"] = True
+        if self.moves_tpu_hosts:
+            row["movesTpuHosts"] = self.tpu_hosts
         if self.changes:
             row["changes"] = [c.to_dict() for c in self.changes]
         return row
@@ -301,6 +331,11 @@ class StackDiff:
     @property
     def counts(self) -> dict[str, int]:
         return {kind: self.count(kind) for kind in KIND_ORDER}
+
+    @property
+    def moved_tpu_hosts(self) -> int:
+        """TPU hosts a zone change moves (every host of every TPU pool whose zone changes)."""
+        return sum(r.tpu_hosts for r in self.resources if r.moves_tpu_hosts)
 
     @property
     def has_changes(self) -> bool:
@@ -426,7 +461,10 @@ def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceC
             _covers(rule, path, old_inputs, new_inputs)
             for rule in RECREATES_NODES.get(type_token, ())
         )
-        changes.append(PropertyChange(path, old, new, reason, ignored, recreates))
+        moves = any(
+            _covers(rule, path, old_inputs, new_inputs) for rule in ZONE_PATHS.get(type_token, ())
+        )
+        changes.append(PropertyChange(path, old, new, reason, ignored, recreates, moves))
     for path, old, new in property_changes(old_options, new_options, "options"):
         changes.append(PropertyChange(path, old, new))
     if not changes:
@@ -446,7 +484,22 @@ def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceC
         changes=tuple(changes),
         delete_before_replace=bool(new_options.get("deleteBeforeReplace")),
         protected=bool(old_options.get("protect")),
+        tpu_hosts=_tpu_hosts(type_token, new_inputs),
     )
+
+
+def _tpu_hosts(type_token: str, inputs: dict[str, Any]) -> int:
+    """Hosts of a TPU node pool: its node count, else its autoscaling maximum (flex-start)."""
+    if type_token not in ZONE_PATHS:
+        return 0
+    machine = (inputs.get("nodeConfig") or {}).get("machineType")
+    if not isinstance(machine, str) or not is_tpu_host(machine):
+        return 0
+    autoscaling = inputs.get("autoscaling") or {}
+    for count in (inputs.get("nodeCount"), autoscaling.get("totalMaxNodeCount")):
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            return count
+    return 1
 
 
 def _whole(resource: dict[str, Any], kind: str) -> ResourceChange:

@@ -162,8 +162,13 @@ def headline(diff: StackDiff, arrow: str = "→") -> str:
     """One line per stack: what changes, the TPU chips, the estimated monthly cost."""
     if diff.error is not None:
         return f"plan failed: {diff.error.splitlines()[0]}"
-    parts = [_counts(diff), _chips(diff, arrow), _cost_line(diff, arrow)]
+    parts = [_counts(diff), _zone_move(diff), _chips(diff, arrow), _cost_line(diff, arrow)]
     return " · ".join(p for p in parts if p)
+
+
+def _zone_move(diff: StackDiff) -> str:
+    hosts = diff.moved_tpu_hosts
+    return f"zone change: {hosts} TPU hosts move to another zone" if hosts else ""
 
 
 # --- Markdown ---------------------------------------------------------------------------------
@@ -181,6 +186,8 @@ def _change_note(change) -> str | None:
         return "ignored"
     if change.replace_reason:
         return f"forces replacement: {change.replace_reason}"
+    if change.moves_zone:
+        return "every node of the pool moves to the new zone"
     if change.recreates_nodes:
         return "GKE recreates the nodes"
     return None
@@ -202,7 +209,9 @@ def _md_resource(resource: ResourceChange, details: bool) -> list[str]:
     line = f"- {_code(resource.type)} **{resource.name}**"
     if resource.kind == "replace" and resource.delete_before_replace:
         line += " — deleted before its replacement is created"
-    if resource.recreates_nodes and resource.kind == "update":
+    if resource.moves_tpu_hosts:
+        line += f" — **all {resource.tpu_hosts} TPU hosts move to another zone**"
+    elif resource.recreates_nodes and resource.kind == "update":
         line += " — nodes are recreated"
     if resource.protected and resource.kind in ("replace", "remove"):
         line += " — protected: `pulumi up` refuses until protection is lifted"

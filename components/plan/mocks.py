@@ -52,7 +52,12 @@ def _get_cluster(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _get_subnetwork(args: dict[str, Any]) -> dict[str, Any]:
+    return {"name": args.get("name"), "region": args.get("region"), "ipCidrRange": DEPLOY_TIME}
+
+
 _INVOKES = {
+    "gcp:compute/getSubnetwork:getSubnetwork": _get_subnetwork,
     "gcp:organizations/getProject:getProject": _get_project,
     "gcp:container/getCluster:getCluster": _get_cluster,
 }

@@ -453,3 +453,108 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
     assert summaries["dev"].startswith("no changes")
     assert summaries["research-v5p"].startswith("new stack")  # no base plan: all added
     assert summaries["retired"].startswith("stack removed, 1 to remove")
+
+
+def test_zone_change_moves_every_tpu_host():
+    """nodeLocations updates in place for the provider, but GKE recreates every node in the new
+    zone: on a TPU pool that moves every host of the slice."""
+    pools = [("v5e-0", 2), ("v5e-1", 2), ("v5p-0", 4)]
+
+    def at(zone: str) -> dict:
+        return plan(
+            *[
+                res(
+                    n,
+                    inputs={**tpu_pool(n, hosts=h), "nodeLocations": [zone]},
+                    options=POOL_OPTIONS,
+                )
+                for n, h in pools
+            ],
+            res(
+                "cpu",
+                inputs={
+                    "nodeCount": 3,
+                    "nodeLocations": [zone],
+                    "nodeConfig": {"machineType": "n2-standard-64"},
+                },
+            ),
+        )
+
+    diff = diff_plans(at("us-west4-a"), at("us-west4-b"), TABLE)
+    kinds = {r.name: (r.kind, r.moves_tpu_hosts) for r in diff.resources}
+    assert kinds == {
+        "v5e-0": ("update", True),
+        "v5e-1": ("update", True),
+        "v5p-0": ("update", True),
+        "cpu": ("update", False),  # moves too, but holds no TPU host
+    }
+    assert diff.moved_tpu_hosts == 8
+    text = render_text([diff])
+    assert "zone change: 8 TPU hosts move to another zone" in text.splitlines()[0]
+    assert "[every node of the pool moves to the new zone]" in text
+    markdown = render_markdown([diff])
+    assert "zone change: 8 TPU hosts move to another zone" in markdown
+    assert "**v5e-0** — **all 2 TPU hosts move to another zone**" in markdown
+    (pool,) = [
+        r for r in json.loads(render_json([diff]))["stacks"][0]["resources"] if r["name"] == "v5p-0"
+    ]
+    assert pool["movesTpuHosts"] == 4
+    assert pool["changes"] == [
+        {
+            "path": "nodeLocations",
+            "before": ["us-west4-a"],
+            "after": ["us-west4-b"],
+            "movesZone": True,
+        }
+    ]
+
+
+def test_no_zone_change_no_flag():
+    before = tpu_pool()
+    after = copy.deepcopy(before)
+    after["nodeConfig"]["machineType"] = "ct5lp-hightpu-8t"
+    diff = diff_plans(plan(res("p", inputs=before)), plan(res("p", inputs=after)), TABLE)
+    assert diff.moved_tpu_hosts == 0
+    assert "zone change" not in render_text([diff])
+
+
+def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, capsys):
+    stacks = stacks_copy(tmp_path)
+    code, base_json, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
+    assert code == 0
+    base = tmp_path / "dev.json"
+    base.write_text(base_json)
+    dev = stacks / "Pulumi.dev.yaml"
+    text = dev.read_text()
+    assert "region: us-west4\n" in text and "zone: us-west4-a\n" in text
+    # another region (and so another zone): the bucket's location would change too
+    dev.write_text(text.replace("us-west4", "us-east5").replace("us-east5-a", "us-east5-b"))
+    argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
+    code, out, err = run_cli(capsys, *argv, "--format", "json")
+    assert code == 0, err
+    (stack,) = json.loads(out)["stacks"]
+    by_name = {r["name"]: r for r in stack["resources"]}
+    assert by_name["pathways-dev-v5e-0"]["movesTpuHosts"] == 2
+    # the bucket is not replaced under its global name: the location change is ignored
+    bucket = by_name["pathways-dev-scratch"]
+    assert bucket["kind"] == "ignored"
+    assert bucket["changes"] == [
+        {"path": "location", "before": "US-WEST4", "after": "US-EAST5", "ignored": True}
+    ]
+    code, out, _ = run_cli(capsys, *argv, "--format", "markdown")
+    assert "zone change: 2 TPU hosts move to another zone" in out
+
+
+def test_a_grant_gaining_a_condition_is_a_new_grant():
+    """role, member and condition are ForceNew on IAM members (the provider's
+    IamMemberBaseSchema): conditioning a team's bucket grant replaces it."""
+    token = "gcp:storage/bucketIAMMember:BucketIAMMember"
+    grant = {"bucket": "b", "role": "roles/storage.objectUser", "member": "principal://x"}
+    conditioned = {**grant, "condition": {"title": "t", "expression": "true"}}
+    change = one(res("g", token, grant), res("g", token, conditioned))
+    assert change.kind == "replace"
+    assert changed_paths(change)["condition"].replace_reason == (
+        "condition (ForceNew in the Google provider)"
+    )
+    reworded = {**conditioned, "condition": {"title": "t", "expression": "false"}}
+    assert one(res("g", token, conditioned), res("g", token, reworded)).kind == "replace"
