@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.machines import is_tpu_host
+from components.catalog import is_tpu_machine_type
 from components.plan.cost import plan_cost
 from components.plan.model import SECRET
 from components.pricing import PriceTable
@@ -493,7 +493,7 @@ def _tpu_hosts(type_token: str, inputs: dict[str, Any]) -> int:
     if type_token not in ZONE_PATHS:
         return 0
     machine = (inputs.get("nodeConfig") or {}).get("machineType")
-    if not isinstance(machine, str) or not is_tpu_host(machine):
+    if not isinstance(machine, str) or not is_tpu_machine_type(machine):
         return 0
     autoscaling = inputs.get("autoscaling") or {}
     for count in (inputs.get("nodeCount"), autoscaling.get("totalMaxNodeCount")):
