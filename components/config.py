@@ -756,10 +756,14 @@ class StackConfig(ConfigModel):
         kueue, issues = self.addons.kueue, []
         if kueue.team_quotas and not kueue.enabled:
             issues.append(ConfigIssue("addons.kueue.teamQuotas", "needs addons.kueue.enabled"))
-        _duplicate_quota_teams(issues, [q.team for q in kueue.team_quotas], "addons.kueue.teamQuotas")
+        _duplicate_quota_teams(
+            issues, [q.team for q in kueue.team_quotas], "addons.kueue.teamQuotas"
+        )
         provisioned: dict[catalog.TpuShape, int] = {}
         for pool in self.tpu_pools:
-            provisioned[pool.shape] = provisioned.get(pool.shape, 0) + pool.slices * pool.shape.chips
+            provisioned[pool.shape] = (
+                provisioned.get(pool.shape, 0) + pool.slices * pool.shape.chips
+            )
         assigned: dict[catalog.TpuShape, int] = {}
         for i, quota in enumerate(kueue.team_quotas):
             for name, chips in quota.chips.items():

@@ -22,8 +22,8 @@ import pulumi
 from components.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.config import StackConfig
 from components.cpu_pool import CpuNodePool
-from components.installs import ReleaseManifest
 from components.errors import ConfigError, ConfigIssue
+from components.installs import ReleaseManifest
 from components.kueue import KueueQueues, LocalQueues, PriorityClasses
 from components.node_config import PoolTarget
 from components.pathways_job import PathwaysJob
@@ -67,12 +67,12 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     For a team stack, ``owner_read`` says the caller already read the owner's contract through
     the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
     here first and must be the contract the config was validated with (the offline plan)."""
-    if config.owner is not None and not owner_read:
-        if read_owner_contract(config.owner) != config.shared_cluster:
-            raise ConfigError(
-                [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
-                "owner stack",
-            )
+    read_here = config.owner is not None and not owner_read
+    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
+            "owner stack",
+        )
     name = config.cluster.name
     if config.creates_cluster:
         cluster: ClusterTarget = GkeCluster(name, config)

@@ -23,8 +23,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pulumi.runtime.sync_await import _sync_await
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.errors import ConfigError, ConfigIssue
 
@@ -106,13 +106,14 @@ class SharedQueues(_Contract):
 
 
 class SharedVersions(_Contract):
-    """What the owner installed (null: not installed by the owner)."""
+    """What the owner installed (absent: not installed by the owner; Pulumi drops null values
+    from outputs, so absent and null mean the same)."""
 
-    jobset: str | None
+    jobset: str | None = None
     """JobSet release tag."""
-    pathways_job: str | None
+    pathways_job: str | None = None
     """PathwaysJob CRD and controller release tag."""
-    kueue: str | None
+    kueue: str | None = None
     """Kueue release tag."""
 
 
@@ -299,4 +300,4 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
             kueue=kueue_addon.version if kueue_addon.enabled else None,
         ),
     )
-    return contract.model_dump(mode="json")
+    return contract.model_dump(mode="json", exclude_none=True)

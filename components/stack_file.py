@@ -52,7 +52,9 @@ def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
 def owner_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
     """Stacks that create their cluster; the others target one of these, so deploy these first.
     Refuses two stacks that would own one cluster (same project and cluster name)."""
-    owners = [s for s in available_stacks(stacks_dir) if not targets_existing_cluster(s, stacks_dir)]
+    owners = [
+        s for s in available_stacks(stacks_dir) if not targets_existing_cluster(s, stacks_dir)
+    ]
     claims: dict[tuple[str, str], list[str]] = {}
     for stack in owners:
         values = decode_engine_values(read_stack_file(stack, stacks_dir))

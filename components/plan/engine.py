@@ -155,7 +155,6 @@ def plan_stack(config: StackConfig, stack: str) -> Plan:
     """The offline plan of one validated stack config."""
     from components.plan.cost import cost_summary
     from components.program import build_stack, tpu_summary
-
     from components.shared_cluster import OUTPUT
 
     references = {}
