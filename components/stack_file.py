@@ -51,17 +51,27 @@ def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
 
 def owner_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
     """Stacks that create their cluster; the others target one of these, so deploy these first.
-    Refuses two stacks that would own one cluster (same project and cluster name)."""
-    owners = [
-        s for s in available_stacks(stacks_dir) if not targets_existing_cluster(s, stacks_dir)
-    ]
-    claims: dict[tuple[str, str], list[str]] = {}
-    for stack in owners:
+
+    Refuses two stacks that would own one cluster (same project and cluster name), and a stack
+    that reaches an owner's cluster through `cluster.existing` instead of `owner:` (it would
+    bypass the owner's rules and queues)."""
+    owners: list[str] = []
+    claims: dict[tuple[Any, Any], list[str]] = {}  # (project, cluster name) -> owner stacks
+    existing: list[tuple[str, tuple[Any, Any]]] = []
+    for stack in available_stacks(stacks_dir):
         values = decode_engine_values(read_stack_file(stack, stacks_dir))
         gcp, cluster = values.get("gcp"), values.get("cluster")
-        if isinstance(gcp, dict) and isinstance(cluster, dict):
-            key = (str(gcp.get("project")), str(cluster.get("name")))
-            claims.setdefault(key, []).append(stack)
+        project = gcp.get("project") if isinstance(gcp, dict) else None
+        cluster = cluster if isinstance(cluster, dict) else {}
+        target = cluster.get("existing")
+        if values.get("owner") is not None:
+            continue
+        if isinstance(target, dict):
+            existing.append((stack, (project, target.get("name"))))
+            continue
+        if target is None:
+            owners.append(stack)
+            claims.setdefault((project, cluster.get("name")), []).append(stack)
     issues = [
         ConfigIssue(
             "cluster.name",
@@ -70,7 +80,17 @@ def owner_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
             f"(owner: {stacks[0]}, without gcp, cluster and pools)",
         )
         for (project, name), stacks in claims.items()
-        if len(stacks) > 1
+        if len(stacks) > 1 and name is not None
+    ]
+    issues += [
+        ConfigIssue(
+            "cluster.existing",
+            f"stack {stack!r} targets cluster {key[1]!r}, which stack {claims[key][0]!r} owns; "
+            f"make it a team stack (owner: {claims[key][0]}) so the owner's rules and queues "
+            "apply",
+        )
+        for stack, key in existing
+        if key in claims
     ]
     if issues:
         raise ConfigError(issues, "stacks")

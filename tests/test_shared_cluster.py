@@ -456,3 +456,18 @@ def test_team_quotas_need_kueue(stack_values, config_error):
     values = stack_values(addons={"kueue": {"teamQuotas": [{"team": "a", "chips": {}}]}})
     (issue,) = config_error(values).issues
     assert (issue.key, issue.message) == ("addons.kueue.teamQuotas", "needs addons.kueue.enabled")
+
+
+def test_a_stack_reaching_an_owners_cluster_without_owner_is_refused(tmp_path):
+    sideways = {
+        "gcp": OWNER["gcp"],
+        "cluster": {"name": "lab", "existing": {"name": "lab", "location": "us-east5"}},
+        "scratchBucket": {"name": "side-scratch"},
+    }
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "side": sideways})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert issue.key == "cluster.existing"
+    assert "stack 'side' targets cluster 'lab', which stack 'lab' owns" in issue.message
+    assert "owner: lab" in issue.message
