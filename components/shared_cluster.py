@@ -26,6 +26,7 @@ import pulumi
 from pulumi.runtime.sync_await import _sync_await
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from components.config import CapacityConfig
 from components.errors import ConfigError, ConfigIssue
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class SharedTpuPool(_Contract):
     """Node labels every host of the pool carries (what a nodeSelector or flavor matches)."""
     node_pools: list[str]
     """GKE node pool names, one per slice."""
+    capacity: CapacityConfig = CapacityConfig()
+    """How the slices' VMs are obtained (on demand, spot, reservation, flex-start)."""
 
 
 class SharedCpuPool(_Contract):
@@ -81,6 +84,8 @@ class SharedCpuPool(_Contract):
     """GKE node pool name."""
     machine_type: str
     """Machine type a head pod must fit on."""
+    min_nodes: int = Field(ge=0)
+    """Autoscaling minimum."""
     max_nodes: int = Field(ge=1)
     """Autoscaling maximum."""
 
@@ -158,7 +163,7 @@ class SharedCluster(_Contract):
             "cpuPool": {
                 "name": self.cpu_pool.name,
                 "machineType": self.cpu_pool.machine_type,
-                "minNodes": 0,
+                "minNodes": self.cpu_pool.min_nodes,
                 "maxNodes": self.cpu_pool.max_nodes,
             },
             "tpuPools": [
@@ -168,6 +173,7 @@ class SharedCluster(_Contract):
                     "topology": p.topology,
                     "machineType": p.machine_type,
                     "slices": p.slices,
+                    "capacity": p.capacity.model_dump(exclude_defaults=True),
                 }
                 for p in self.tpu_pools
             ],
@@ -264,6 +270,7 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
             chips=pool.slices * pool.shape.chips,
             node_labels=kueue.tpu_node_labels(pool.shape),
             node_pools=pool.node_pool_names(),
+            capacity=pool.capacity,
         )
         for pool in config.tpu_pools
     ]
@@ -277,6 +284,7 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         cpu_pool=SharedCpuPool(
             name=config.cpu_pool.name,
             machine_type=config.cpu_pool.machine_type,
+            min_nodes=config.cpu_pool.min_nodes,
             max_nodes=config.cpu_pool.max_nodes,
         ),
         tpu_pools=pools,

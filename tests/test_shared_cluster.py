@@ -113,11 +113,18 @@ def test_owner_exports_its_pools_bucket_queues_and_versions(research):
                 "node.kubernetes.io/instance-type": "ct5p-hightpu-4t",
             },
             "node_pools": ["v5p-0", "v5p-1"],
+            "capacity": {
+                "on_demand": False,
+                "spot": False,
+                "reservation": "research-v5p-reservation",
+                "flex_start": False,
+            },
         }
     ]
     assert exported["cpu_pool"] == {
         "name": "cpu-np",
         "machine_type": "n2-standard-64",
+        "min_nodes": 1,
         "max_nodes": 8,
     }
     assert exported["scratch_bucket"] == RESEARCH_BUCKET
@@ -136,6 +143,27 @@ def test_owner_exports_its_pools_bucket_queues_and_versions(research):
         "kueue": "v0.17.1",
     }
     SharedCluster.model_validate(exported)  # the typed contract team stacks validate with
+
+
+def test_team_stack_sees_the_owners_pools_as_its_own_pool_models(tmp_path):
+    owner = {
+        **OWNER,
+        "cpuPool": {"minNodes": 2, "maxNodes": 4},
+        "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "capacity": {"flexStart": True}}],
+    }
+    stacks = write_stacks(tmp_path / "stacks", {"lab": owner, "vision": TEAM})
+    config = load_stack("vision", stacks)
+    (pool,) = config.tpu_pools
+    assert (pool.name, pool.shape.topology, pool.shape.machine_type, pool.slices) == (
+        "v5p",
+        "2x2x2",
+        "ct5p-hightpu-4t",
+        1,
+    )
+    assert pool.capacity.type.value == "flexStart"
+    assert (config.cpu_pool.min_nodes, config.cpu_pool.max_nodes) == (2, 4)
+    assert config.bucket_name == "tpu-pathways-lab-lab-pathways"
+    assert not config.creates_cluster
 
 
 def test_team_stacks_export_no_contract(team_research):
