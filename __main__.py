@@ -12,5 +12,6 @@ except ConfigError as exc:
     # RunError is reported to the user as a message, without a Python traceback.
     raise pulumi.RunError(str(exc)) from None
 
-for key, value in build_stack(config).items():
+# A team stack's owner was read (StackReference) while loading its config.
+for key, value in build_stack(config, owner_read=True).items():
     pulumi.export(key, value)

@@ -12,13 +12,14 @@ import ipaddress
 import re
 from collections import Counter
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import (
     AfterValidator,
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -31,6 +32,9 @@ from components.machines import machine_type
 from components.pathways_job import INT32_MAX, ComponentType, job_name_problem
 from components.pricing import PricingOverrides
 from components.quantities import parse_cpu, parse_memory
+
+if TYPE_CHECKING:
+    from components.shared_cluster import SharedCluster
 
 NAMESPACE = "tpu-pathways"
 
@@ -438,6 +442,18 @@ class PathwaysJobAddon(ReleaseAddon):
     """Release tag of google/pathways-job; the typed PathwaysJob spec follows v0.1.4."""
 
 
+class TeamQuota(ConfigModel):
+    """A team's guaranteed share of the cluster's TPUs: its own ClusterQueue in a cohort."""
+
+    team: DnsLabel
+    """Team namespace (of this stack or of a team stack on this cluster)."""
+    chips: dict[str, Annotated[int, Field(ge=0)]]
+    """Chips per TPU shape, keyed by accelerator name (v5p-16, v5litepod-16, v6e-2x2)."""
+    borrowing_limit: int | None = Field(None, ge=0)
+    """Chips per shape the team may borrow beyond its quota while others leave them idle
+    (default: all idle chips; 0: never more than its quota)."""
+
+
 class KueueAddon(ReleaseAddon):
     """Kueue quota management: one flavor per TPU shape, quota = the chips the stack provisions."""
 
@@ -451,6 +467,8 @@ class KueueAddon(ReleaseAddon):
     """Release tag of kubernetes-sigs/kueue (XPK's pin)."""
     tpu_quota: int | None = Field(None, ge=0)
     """Optional cross-check: the TPU chip quota you expect. It must equal the provisioned chips."""
+    team_quotas: list[TeamQuota] = []
+    """Per-team TPU quotas (fairness between teams); none: one ClusterQueue for everyone."""
 
     @model_validator(mode="after")
     def _served_api(self) -> KueueAddon:
@@ -689,10 +707,18 @@ class StackConfig(ConfigModel):
     """Shared Pathways services."""
     pricing: PricingOverrides = PricingOverrides()
     """Price overrides for the plan's cost estimate (e.g. your reservation's chip-hour rate)."""
+    owner: Annotated[str, AfterValidator(lambda v: _owner_ref(v))] | None = None
+    """Team stack: the stack that owns the cluster (a stack name of this project, or
+    <org>/<project>/<stack>). Its pools, bucket and queues are read from it (StackReference);
+    this stack then owns only its team namespaces and what is in them."""
+
+    _owner: SharedCluster | None = PrivateAttr(None)
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> StackConfig:
+    def _cross_checks(self, info: ValidationInfo) -> StackConfig:
+        self._owner = (info.context or {}).get("owner") if self.owner is not None else None
         issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
+        issues += self._team_quota_issues() + self._ownership_issues()
         if not issues:  # workload checks read the pools and the CPU pool, so they come last
             from components.workload_checks import workload_issues
 
@@ -748,6 +774,78 @@ class StackConfig(ConfigModel):
             )
         ]
 
+    def _team_quota_issues(self) -> list[ConfigIssue]:
+        """Quotas name shapes the stack provisions and add up to at most what it provisions."""
+        kueue, issues = self.addons.kueue, []
+        if kueue.team_quotas and not kueue.enabled:
+            issues.append(ConfigIssue("addons.kueue.teamQuotas", "needs addons.kueue.enabled"))
+        _duplicate_quota_teams(
+            issues, [q.team for q in kueue.team_quotas], "addons.kueue.teamQuotas"
+        )
+        provisioned: dict[catalog.TpuShape, int] = {}
+        for pool in self.tpu_pools:
+            provisioned[pool.shape] = (
+                provisioned.get(pool.shape, 0) + pool.slices * pool.shape.chips
+            )
+        assigned: dict[catalog.TpuShape, int] = {}
+        for i, quota in enumerate(kueue.team_quotas):
+            for name, chips in quota.chips.items():
+                key = f"addons.kueue.teamQuotas[{i}].chips.{name}"
+                try:
+                    shape = catalog.resolve_accelerator(name)
+                except catalog.CatalogError as exc:
+                    issues.append(ConfigIssue(key, str(exc)))
+                    continue
+                if shape not in provisioned:
+                    have = ", ".join(sorted(s.accelerator_name for s in provisioned)) or "none"
+                    issues.append(ConfigIssue(key, f"no TPU pool of this stack is {name}; {have}"))
+                    continue
+                assigned[shape] = assigned.get(shape, 0) + chips
+        for shape, chips in assigned.items():
+            if chips > provisioned[shape]:
+                issues.append(
+                    ConfigIssue(
+                        "addons.kueue.teamQuotas",
+                        f"quotas give {chips} {shape.accelerator_name} chips to teams but the "
+                        f"pools provision {provisioned[shape]}",
+                    )
+                )
+        return issues
+
+    def _ownership_issues(self) -> list[ConfigIssue]:
+        """A team stack owns its namespaces and what is in them, nothing cluster-wide."""
+        owner = self._owner
+        if self.owner is None:
+            return []
+        if owner is None:  # parse_stack_config resolves it first; never a user's mistake
+            return [ConfigIssue("owner", "the owner stack's outputs were not read")]
+        taken = set(owner.team_namespaces)
+        return [
+            ConfigIssue(
+                f"teams[{i}].name",
+                f"namespace {team.name!r} belongs to owner stack {owner.owner_stack!r}; "
+                "choose another name for this team stack's namespace",
+            )
+            for i, team in enumerate(self.teams)
+            if team.name in taken
+        ]
+
+    @property
+    def shared_cluster(self) -> SharedCluster | None:
+        """The owner's exported contract, for a team stack (``owner:``)."""
+        return self._owner
+
+    @property
+    def queues_jobs(self) -> bool:
+        """Whether Kueue (this stack's, or the owner's) admits the stack's jobs."""
+        if self._owner is not None:
+            return self._owner.queues.enabled
+        return self.addons.kueue.enabled
+
+    @property
+    def cluster_location(self) -> str:
+        return self.gcp.region if self.cluster.regional else self.gcp.zone
+
     @property
     def provisioned_chips(self) -> int:
         return sum(pool.slices * pool.shape.chips for pool in self.tpu_pools)
@@ -786,6 +884,22 @@ def team_prefix(team: str) -> str:
     return f"{team}/"
 
 
+def _owner_ref(value: str) -> str:
+    from components.shared_cluster import parse_owner_ref
+
+    parse_owner_ref(value)
+    return value
+
+
+def _duplicate_quota_teams(issues: list[ConfigIssue], teams: list[str], key: str) -> None:
+    counts = Counter(teams)
+    issues += [
+        ConfigIssue(f"{key}[{i}].team", f"{team!r} has more than one quota")
+        for i, team in enumerate(teams)
+        if counts[team] > 1
+    ]
+
+
 def _raise_duplicates(names: list[str], what: str) -> None:
     counts = Counter(names)
     issues = [
@@ -797,12 +911,32 @@ def _raise_duplicates(names: list[str], what: str) -> None:
         raise KeyedError(issues)
 
 
-def parse_stack_config(values: dict[str, Any], source: str = "stack config") -> StackConfig:
-    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix)."""
+def parse_stack_config(
+    values: dict[str, Any], source: str = "stack config", owner: SharedCluster | None = None
+) -> StackConfig:
+    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix).
+
+    A team stack (``owner:``) is validated with its owner's part filled in from ``owner``, the
+    owner stack's exported contract; restating any of that part is an error of its own."""
+    issues: list[ConfigIssue] = []
+    if values.get("owner") is not None:
+        from components.shared_cluster import owner_problems, parse_owner_ref
+
+        if owner is None:  # only a malformed reference is left unread
+            try:
+                parse_owner_ref(values["owner"] if isinstance(values["owner"], str) else "")
+            except ValueError as exc:
+                raise ConfigError([ConfigIssue("owner", str(exc))], source) from None
+            raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
+        issues = owner_problems(values, owner.owner_stack)
+        values = {**values, **owner.team_values()}
     try:
-        return StackConfig.model_validate(values)
+        config = StackConfig.model_validate(values, context={"owner": owner})
     except ValidationError as exc:
-        raise ConfigError(issues_from_validation(exc, StackConfig), source) from None
+        raise ConfigError([*issues, *issues_from_validation(exc, StackConfig)], source) from None
+    if issues:
+        raise ConfigError(issues, source)
+    return config
 
 
 def namespace_values(config: dict[str, Any]) -> dict[str, Any]:

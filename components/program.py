@@ -5,6 +5,11 @@ shows is what the engine would be asked to create.
 
 Ordering: node pools and in-cluster installs both wait only for the cluster, so they proceed in
 parallel; the PathwaysJob controller waits for JobSet; workloads wait for the controller.
+
+A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
+before anything else registers (``read_owner_contract``; see ``components/shared_cluster.py``)
+and then creates only namespaced objects in its own namespaces: namespaces, service accounts,
+LocalQueues pointing at the owner's ClusterQueue, bucket grants and its workloads.
 """
 
 from __future__ import annotations
@@ -17,11 +22,19 @@ import pulumi
 from components.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.config import StackConfig
 from components.cpu_pool import CpuNodePool
+from components.errors import ConfigError, ConfigIssue
 from components.installs import ReleaseManifest
-from components.kueue import KueueQueues, PriorityClasses
+from components.kueue import KueueQueues, LocalQueues, PriorityClasses
 from components.node_config import PoolTarget
 from components.pathways_job import PathwaysJob
 from components.scratch_bucket import ScratchBucket
+from components.shared_cluster import (
+    OUTPUT,
+    SharedCluster,
+    export_contract,
+    owner_reference,
+    read_owner,
+)
 from components.teams import TeamNamespace
 from components.tpu_pool import TpuNodePool
 from components.workloads import (
@@ -43,8 +56,23 @@ class Installs:
     queueing: list[pulumi.Resource]
 
 
-def build_stack(config: StackConfig) -> dict[str, Any]:
-    """Register every resource of the stack; returns the stack outputs to export."""
+def read_owner_contract(owner: str) -> SharedCluster:
+    """A team stack's first registration: the StackReference to its owner, read and validated."""
+    return read_owner(owner_reference(owner, owner), owner)
+
+
+def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
+    """Register every resource of the stack; returns the stack outputs to export.
+
+    For a team stack, ``owner_read`` says the caller already read the owner's contract through
+    the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
+    here first and must be the contract the config was validated with (the offline plan)."""
+    read_here = config.owner is not None and not owner_read
+    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
+            "owner stack",
+        )
     name = config.cluster.name
     if config.creates_cluster:
         cluster: ClusterTarget = GkeCluster(name, config)
@@ -69,6 +97,10 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
+    if config.creates_cluster:  # what team stacks read through their StackReference
+        outputs[OUTPUT] = export_contract(config, pulumi.get_stack())
+    if config.owner is not None:
+        outputs["owner_stack"] = config.owner
     return outputs
 
 
@@ -133,6 +165,9 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
             ),
             PriorityClasses(f"{name}-priorities", provider, opts=protected),
         ]
+    elif config.shared_cluster is not None and config.queues_jobs:
+        # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
+        queueing = [LocalQueues(f"{name}-queues", config, namespaces, provider)]
     return Installs(controller, namespaces, queueing)
 
 

@@ -38,7 +38,7 @@ def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceCon
     pool = config.pool(entry.pool)
     if pool is None:
         names = ", ".join(p.name for p in config.tpu_pools) or "none"
-        yield "pool", f"{entry.pool!r} is not a TPU pool of this stack; pools: {names}"
+        yield "pool", f"{entry.pool!r} is not a TPU pool of {_whose(config)}; pools: {names}"
         return
     if entry.slices > pool.slices:
         yield "slices", f"{entry.slices} exceeds the {pool.slices} slice(s) of pool {pool.name!r}"
@@ -55,15 +55,23 @@ def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceCon
         yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams}"
 
 
+def _whose(config: StackConfig) -> str:
+    owner = config.shared_cluster
+    return f"owner stack {owner.owner_stack!r}" if owner is not None else "this stack"
+
+
 def _workload_problems(config: StackConfig, workload: WorkloadConfig):
     yield from _pool_problems(config, workload)
-    if workload.priority is not None and not config.addons.kueue.enabled:
+    if workload.priority is not None and not config.queues_jobs:
+        where = "addons.kueue.enabled: true"
+        if config.shared_cluster is not None:
+            where = f"{where} on {_whose(config)}"
         yield (
             "priority",
-            f"{workload.priority.value!r} needs addons.kueue.enabled: true (it installs the "
-            "priority classes); or remove priority",
+            f"{workload.priority.value!r} needs {where} (it installs the priority classes); "
+            "or remove priority",
         )
-    if workload.mode is WorkloadMode.INFERENCE and config.addons.kueue.enabled:
+    if workload.mode is WorkloadMode.INFERENCE and config.queues_jobs:
         yield (
             "mode",
             "inference (head colocated with the workers) cannot be queued by Kueue here: Kueue "

@@ -160,7 +160,7 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
 
 def job_labels(config: StackConfig) -> dict[str, str] | None:
     """The PathwaysJob's labels; the controller copies them to the JobSet Kueue admits."""
-    return {QUEUE_LABEL: LOCAL_QUEUE} if config.addons.kueue.enabled else None
+    return {QUEUE_LABEL: LOCAL_QUEUE} if config.queues_jobs else None
 
 
 def port_forward_command(name: str, namespace: str) -> str:

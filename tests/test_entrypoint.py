@@ -16,15 +16,25 @@ from components.stack_file import available_stacks, load_stack, read_stack_file
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_entrypoint(monkeypatch, stack: str, config: dict[str, str]):
+def run_entrypoint(monkeypatch, stack: str, config: dict[str, str], references=None):
     # The engine hands a Python program its config as PULUMI_CONFIG (JSON of strings).
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
-    return run_program(lambda: (runpy.run_path(str(ROOT / "__main__.py")), {})[1], stack)
+    program = lambda: (runpy.run_path(str(ROOT / "__main__.py")), {})[1]  # noqa: E731
+    return run_program(program, stack, stack_outputs=references)
+
+
+def owner_outputs(config: dict[str, str]) -> dict[str, dict]:
+    """What the engine's StackReference would read: the owner stack's exported outputs."""
+    owner = config.get("tpu-pathways:owner")
+    if owner is None:
+        return {}
+    return {owner: plan_stack(load_stack(owner), owner).outputs}
 
 
 @pytest.mark.parametrize("stack", available_stacks())
 def test_entrypoint_registers_what_the_plan_shows(monkeypatch, stack):
-    resources, _ = run_entrypoint(monkeypatch, stack, read_stack_file(stack))
+    config = read_stack_file(stack)
+    resources, _ = run_entrypoint(monkeypatch, stack, config, owner_outputs(config))
     planned = plan_stack(load_stack(stack), stack).resources
     assert [(r.urn, r.inputs, r.dependencies) for r in resources] == [
         (r.urn, r.inputs, r.dependencies) for r in planned

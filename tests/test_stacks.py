@@ -43,6 +43,11 @@ def file_values(path: Path) -> dict[str, Any]:
     return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
 
 
+def creates_nothing_cluster_wide(values: dict[str, Any]) -> bool:
+    """A team stack (owner:) or a stack on a cluster made elsewhere (cluster.existing)."""
+    return "owner" in values or "existing" in values["cluster"]
+
+
 def expected_slice(pool: dict[str, Any]) -> tuple[str, int, str]:
     """(machine type, hosts, topology) of one slice of a pool, from XPK's table or GKE's rule
     for named machine types (hosts = chips / the machine's '-<N>t' chip count)."""
@@ -77,11 +82,11 @@ def test_stack_plans(stack):
 
 def test_cluster(stack):
     values, plan = stack
-    cluster_cfg = values["cluster"]
     clusters = plan.by_type(CLUSTER)
-    if "existing" in cluster_cfg:
+    if creates_nothing_cluster_wide(values):
         assert clusters == []
         return
+    cluster_cfg = values["cluster"]
     (cluster,) = clusters
     gcp = values["gcp"]
     assert cluster.inputs["name"] == cluster_cfg["name"]
@@ -100,7 +105,7 @@ def test_cluster(stack):
 
 def test_cpu_pool(stack):
     values, plan = stack
-    if "existing" in values["cluster"]:
+    if creates_nothing_cluster_wide(values):
         return
     cpu = values.get("cpuPool", {})
     pools = [r for r in plan.by_type(NODE_POOL) if f"${CPU_COMPONENT}::" in (r.parent or "")]
@@ -116,7 +121,7 @@ def test_cpu_pool(stack):
 def test_one_node_pool_per_slice(stack):
     values, plan = stack
     tpu_pools = [r for r in plan.by_type(NODE_POOL) if f"${TPU_COMPONENT}::" in (r.parent or "")]
-    if "existing" in values["cluster"]:
+    if creates_nothing_cluster_wide(values):
         assert tpu_pools == []
         return
     (cluster,) = plan.by_type(CLUSTER)
@@ -155,7 +160,7 @@ def test_one_node_pool_per_slice(stack):
 
 def test_tpu_summary(stack):
     values, plan = stack
-    if "existing" in values["cluster"]:
+    if creates_nothing_cluster_wide(values):
         return
     totals: dict[str, dict[str, int]] = {}
     for pool in values.get("tpuPools", []):

@@ -187,3 +187,16 @@ def test_pr_plan_covers_every_stack():
     assert "for file in base/stacks/Pulumi.*.yaml" in runs
     assert "for file in stacks/Pulumi.*.yaml" in runs
     assert "plan --all --diff-dir" in runs
+
+
+def test_deploy_listing_fails_when_two_stacks_own_one_cluster(tmp_path):
+    # a copy of research-v5p under another name: same project, same cluster name
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "stacks", repo / "stacks")
+    twin = repo / "stacks" / "Pulumi.research-twin.yaml"
+    twin.write_text((repo / "stacks" / "Pulumi.research-v5p.yaml").read_text())
+    with pytest.raises(subprocess.CalledProcessError):
+        run_stack_listing("deploy.yml", repo, tmp_path)
+    # `up` and `up-teams` need the listing job: nothing deploys
+    jobs = load("deploy.yml")["jobs"]
+    assert jobs["up"]["needs"] == "stacks" and "stacks" in jobs["up-teams"]["needs"]

@@ -40,23 +40,36 @@ class RecordingMonitor(mocks.MockMonitor):
                 self.registrations.append(record)
         return response
 
+    def ReadResource(self, request):
+        """A read (a team stack's StackReference): shown in the plan, marked `read`."""
+        response = super().ReadResource(request)
+        record = _record(response.urn, request, read=True)
+        with self._lock:
+            self.registrations.append(record)
+        return response
 
-def _record(urn: str, request) -> PlannedResource:
-    options = {
-        "protect": request.protect,
-        "retainOnDelete": request.retainOnDelete,
-        "deleteBeforeReplace": request.deleteBeforeReplace,
-        "replaceOnChanges": sorted(request.replaceOnChanges),
-        "ignoreChanges": sorted(request.ignoreChanges),
-    }
+
+def _record(urn: str, request, read: bool = False) -> PlannedResource:
+    if read:
+        options: dict[str, Any] = {"read": True}
+        inputs = request.properties
+    else:
+        options = {
+            "protect": request.protect,
+            "retainOnDelete": request.retainOnDelete,
+            "deleteBeforeReplace": request.deleteBeforeReplace,
+            "replaceOnChanges": sorted(request.replaceOnChanges),
+            "ignoreChanges": sorted(request.ignoreChanges),
+        }
+        inputs = request.object
     return PlannedResource(
         urn=urn,
         type=request.type,
         name=request.name,
         parent=request.parent or None,
-        custom=bool(request.custom),
+        custom=True if read else bool(request.custom),
         provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
-        inputs=readable(json_format.MessageToDict(request.object)),
+        inputs=readable(json_format.MessageToDict(inputs)),
         dependencies=sorted(set(request.dependencies)),
         options={k: v for k, v in options.items() if v},
     )
@@ -81,10 +94,14 @@ def readable(value: Any) -> Any:
 
 
 def run_program(
-    program: Callable[[], dict[str, Any]], stack: str, project: str = PROJECT
+    program: Callable[[], dict[str, Any]],
+    stack: str,
+    project: str = PROJECT,
+    stack_outputs: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
-    """Run ``program`` under the mock engine (as a preview); return registrations and outputs."""
-    resource_mocks = PlanMocks()
+    """Run ``program`` under the mock engine (as a preview); return registrations and outputs.
+    ``stack_outputs`` answers StackReferences: {stack reference name: its outputs}."""
+    resource_mocks = PlanMocks(stack_outputs)
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
     # (possibly failed) run, as pulumi.runtime.test does.
@@ -138,8 +155,13 @@ def plan_stack(config: StackConfig, stack: str) -> Plan:
     """The offline plan of one validated stack config."""
     from components.plan.cost import cost_summary
     from components.program import build_stack, tpu_summary
+    from components.shared_cluster import OUTPUT
 
-    resources, outputs = run_program(lambda: build_stack(config), stack)
+    references = {}
+    if config.owner is not None and config.shared_cluster is not None:
+        # What the owner's offline plan exported (load_stack validated the team config with it).
+        references[config.owner] = {OUTPUT: config.shared_cluster.model_dump(mode="json")}
+    resources, outputs = run_program(lambda: build_stack(config), stack, stack_outputs=references)
     summary = {"tpu": tpu_summary(config), "resources": len(resources)}
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -4,6 +4,7 @@ New resources get no ID (as in a real preview). Outputs echo the inputs, plus th
 providers derive deterministically from inputs (a service account's email, a bucket's URL).
 Everything else only the cloud knows, so it stays unknown and shows as ``[unknown]``.
 Invokes answer with a placeholder that says the value is looked up at deploy time.
+A StackReference (a team stack's owner) answers with the outputs of the owner's offline plan.
 """
 
 from __future__ import annotations
@@ -63,8 +64,22 @@ _INVOKES = {
 }
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
 class PlanMocks(Mocks):
+    def __init__(self, stack_outputs: dict[str, dict[str, Any]] | None = None) -> None:
+        # Outputs of the stacks a team stack references, from each one's own offline plan.
+        self.stack_outputs = stack_outputs or {}
+
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == STACK_REFERENCE:
+            name = args.inputs.get("name", args.resource_id)
+            if name not in self.stack_outputs:
+                raise NotImplementedError(f"the offline plan has no outputs of stack {name!r}")
+            # The engine reads a StackReference's outputs even in a preview.
+            outputs = {"outputs": self.stack_outputs[name], "secretOutputNames": []}
+            return name, {"name": name, **outputs}
         state = dict(args.inputs)
         derive = _DERIVED_OUTPUTS.get(args.typ)
         if derive is not None:
