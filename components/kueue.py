@@ -15,10 +15,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import TpuShape
-from components.config import Priority, StackConfig
+from components.config import KueueAddon, Priority, StackConfig
 from components.quantities import format_cpu, format_memory
 
-KUEUE_API = "kueue.x-k8s.io/v1beta1"  # served by Kueue up to v0.19
+# The queue objects' apiVersion; KueueAddon pairs it with the Kueue releases that serve it.
+KUEUE_API = KueueAddon.API_VERSION
 CLUSTER_QUEUE = "cluster-queue"
 LOCAL_QUEUE = "multislice-queue"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

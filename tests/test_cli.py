@@ -68,8 +68,16 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     out_dir = tmp_path / "out"
     code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
-    written = sorted(out_dir.glob("*.yaml")) if out_dir.exists() else []
-    assert f"wrote {len(written)} Kubernetes manifests to {out_dir}" in err
+    # dev: 2 namespaces... counted by hand from the dev stack (below); every object, the
+    # release manifest URLs (JobSet, PathwaysJob) in one text file
+    written = sorted(p.name for p in out_dir.iterdir())
+    assert "release-manifests.txt" in written
+    assert err.startswith(f"wrote {len(written)} files to {out_dir}: ")
+    urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
+    assert [line.split()[1] for line in urls] == [
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+    ]
 
 
 def test_unknown_stack_lists_available_stacks(capsys):
