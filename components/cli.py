@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
     plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
-    plan.add_argument("--out", type=Path, help="write every Kubernetes object, patch and release manifest URL the stack declares here")
+    plan.add_argument(
+        "--out",
+        type=Path,
+        help="write every Kubernetes object, patch and release manifest URL of the stack here",
+    )
     plan.add_argument(
         "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
     )

@@ -1,7 +1,8 @@
 """Regenerate the CRD schemas the contract tests validate against, from the pinned releases.
 
-    .venv/bin/python scripts/refresh_crd_schemas.py            # download the release manifests
-    .venv/bin/python scripts/refresh_crd_schemas.py --manifest kueue=FILE --manifest pathways-job=FILE
+    .venv/bin/python scripts/refresh_crd_schemas.py        # downloads the release manifests
+    .venv/bin/python scripts/refresh_crd_schemas.py \
+        --manifest kueue=FILE --manifest pathways-job=FILE   # local copies of them
 
 The release tags are the addons' defaults in components/config.py (KueueAddon,
 PathwaysJobAddon), so bumping one there and running this script keeps the two in step; the
@@ -152,7 +153,7 @@ def load(release: Release, local: Path | None) -> list[Any]:
     if local is not None:
         text = local.read_text()
     else:
-        with urllib.request.urlopen(release.url, timeout=60) as response:  # noqa: S310
+        with urllib.request.urlopen(release.url, timeout=60) as response:
             text = response.read().decode()
     return list(yaml.safe_load_all(text))
 
