@@ -159,15 +159,18 @@ class Written:
 
     def summary(self, out_dir: Path) -> str:
         text = (
-            f"wrote {self.count} files to {out_dir}: {len(self.objects)} Kubernetes objects, "
-            f"{len(self.patches)} server-side patches"
+            f"wrote {_count(self.count, 'file')} to {out_dir}: "
+            f"{_count(len(self.objects), 'Kubernetes object')}, "
+            f"{_count(len(self.patches), 'server-side patch', 'es')}"
         )
         if self.release_manifests:
-            text += (
-                f", {RELEASE_MANIFESTS} (the {len(self.release_manifests)} release manifests "
-                "installed from their URLs)"
-            )
+            urls = _count(len(self.release_manifests), "release manifest")
+            text += f", {RELEASE_MANIFESTS} (the {urls} installed by URL)"
         return text
+
+
+def _count(n: int, noun: str, plural: str = "s") -> str:
+    return f"{n} {noun}{'' if n == 1 else plural}"
 
 
 def _filename(doc: dict[str, Any], fallback: str, prefix: str = "") -> str:

@@ -67,8 +67,8 @@ def test_write_manifests_writes_objects_patches_and_release_urls(k8s_plan, tmp_p
     ]
     assert written.count == 4
     assert written.summary(out) == (
-        f"wrote 4 files to {out}: 2 Kubernetes objects, 1 server-side patches, "
-        "release-manifests.txt (the 1 release manifests installed from their URLs)"
+        f"wrote 4 files to {out}: 2 Kubernetes objects, 1 server-side patch, "
+        "release-manifests.txt (the 1 release manifest installed by URL)"
     )
 
 
