@@ -36,7 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
     plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
-    plan.add_argument("--out", type=Path, help="write one YAML file per Kubernetes object here")
+    plan.add_argument(
+        "--out",
+        type=Path,
+        help="write every Kubernetes object, patch and release manifest URL of the stack here",
+    )
     plan.add_argument(
         "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
     )
@@ -93,7 +97,7 @@ def _plan(args: argparse.Namespace) -> int:
                 [ConfigIssue("--out", f"cannot write manifests to {str(args.out)!r}: {exc}")],
                 "plan",
             ) from None
-        print(f"wrote {len(written)} Kubernetes manifests to {args.out}", file=sys.stderr)
+        print(written.summary(args.out), file=sys.stderr)
     if args.policy:
         from components.plan.policy import report_policy
 

@@ -460,6 +460,11 @@ class KueueAddon(ReleaseAddon):
     RELEASE_URL = (
         "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
     )
+    # The one place the Kueue release and the API of the queue objects meet. kubernetes-sigs/kueue
+    # config/components/crd/bases: v1beta2 is served from v0.15.0 and the storage version from
+    # v0.16.0; v0.17.1 marks v1beta1 deprecated ("Use v1beta2 instead"), v0.20 removes it.
+    API_VERSION: ClassVar[str] = "kueue.x-k8s.io/v1beta2"
+    FIRST_SERVING: ClassVar[tuple[int, int, int]] = (0, 15, 0)
 
     enabled: bool = False
     """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes."""
@@ -472,11 +477,12 @@ class KueueAddon(ReleaseAddon):
 
     @model_validator(mode="after")
     def _served_api(self) -> KueueAddon:
-        if not (0, 9, 0) <= _version_tuple(self.version) < (0, 20, 0):
+        if _version_tuple(self.version) < self.FIRST_SERVING:
+            first = "v" + ".".join(map(str, self.FIRST_SERVING))
             raise KeyedError.at(
                 "version",
-                f"{self.version!r} is not supported; use v0.9.0 up to v0.19.x (the queue objects "
-                "use kueue.x-k8s.io/v1beta1, which Kueue v0.20 no longer serves)",
+                f"{self.version!r} is not supported; use {first} or newer (the queue objects "
+                f"use {self.API_VERSION}, which Kueue serves from {first})",
             )
         return self
 

@@ -23,10 +23,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import TpuShape, resolve_accelerator
-from components.config import Priority, StackConfig, TeamQuota
+from components.config import KueueAddon, Priority, StackConfig, TeamQuota
 from components.quantities import format_cpu, format_memory
 
-KUEUE_API = "kueue.x-k8s.io/v1beta1"  # served by Kueue up to v0.19
+# The queue objects' apiVersion; KueueAddon pairs it with the Kueue releases that serve it.
+KUEUE_API = KueueAddon.API_VERSION
 CLUSTER_QUEUE = "cluster-queue"
 LOCAL_QUEUE = "multislice-queue"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -36,8 +37,6 @@ NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TPU_RESOURCE = "google.com/tpu"
 
-# kueue.x-k8s.io/v1beta1 names a ClusterQueue's cohort `cohort`; v1beta2 renamed it `cohortName`.
-COHORT_FIELD = "cohortName" if KUEUE_API.endswith("/v1beta2") else "cohort"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 # XPK's priority classes, lowest to highest (the names workloads may ask for).
@@ -236,7 +235,8 @@ def _queue_spec(config: StackConfig, groups: list[dict], namespaces: dict) -> di
     spec: dict = {"namespaceSelector": namespaces, "queueingStrategy": "BestEffortFIFO"}
     cohort = bool(config.addons.kueue.team_quotas)
     if cohort:  # every queue of the cluster shares one cohort; nothing changes without quotas
-        spec[COHORT_FIELD] = config.cluster.name
+        # v1beta2 field (v1beta1 called it `cohort`)
+        spec["cohortName"] = config.cluster.name
     spec["preemption"] = {
         # A team takes back its own quota from queues that borrowed it.
         "reclaimWithinCohort": "Any" if cohort else "Never",

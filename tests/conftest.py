@@ -154,19 +154,17 @@ def cli_plan(tmp_path, capsys, monkeypatch) -> Callable[..., tuple[int, str, str
     return run
 
 
-@pytest.fixture(scope="session")
-def pathwaysjob_schema_errors() -> Callable[[dict[str, Any]], list[str]]:
-    """Factory: the problems the v0.1.4 PathwaysJob CRD schema finds in a whole PathwaysJob
-    document (empty list = valid).
+def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[str]]:
+    """The problems a CRD's openAPIV3Schema finds in a whole document (empty list = valid).
 
-    The schema (tests/data/pathwaysjob-v0.1.4-openapi-schema.json) is checked with a Draft 7
-    validator plus what the API server enforces beyond JSON Schema: int32/int64 bounds
-    (``format``), unknown fields (structural schemas have no unknown fields unless
-    x-kubernetes-preserve-unknown-fields), and unique keys of x-kubernetes-list-type: map lists.
+    The schema is checked with a Draft 7 validator plus what the API server enforces beyond JSON
+    Schema: int32/int64 bounds (``format``), unknown fields (structural schemas have no unknown
+    fields unless x-kubernetes-preserve-unknown-fields), and unique keys of
+    x-kubernetes-list-type: map lists. CEL rules (x-kubernetes-validations) are not evaluated.
     """
     from jsonschema import Draft7Validator, FormatChecker
 
-    schema = json.loads(CRD_SCHEMA_FILE.read_text())
+    schema = copy.deepcopy(schema)
     map_lists: list[tuple[tuple[str, ...], list[str]]] = []
 
     def strict(node: dict[str, Any], path: tuple[str, ...]) -> None:
@@ -223,3 +221,11 @@ def pathwaysjob_schema_errors() -> Callable[[dict[str, Any]], list[str]]:
         return found
 
     return errors
+
+
+@pytest.fixture(scope="session")
+def pathwaysjob_schema_errors() -> Callable[[dict[str, Any]], list[str]]:
+    """Factory: the problems the v0.1.4 PathwaysJob CRD schema
+    (tests/data/pathwaysjob-v0.1.4-openapi-schema.json) finds in a whole PathwaysJob document
+    (empty list = valid); see ``crd_schema_errors``."""
+    return crd_schema_errors(json.loads(CRD_SCHEMA_FILE.read_text()))

@@ -68,8 +68,24 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     out_dir = tmp_path / "out"
     code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
-    written = sorted(out_dir.glob("*.yaml")) if out_dir.exists() else []
-    assert f"wrote {len(written)} Kubernetes manifests to {out_dir}" in err
+    # dev: its team namespace and service account, two PathwaysJobs, no patch, and the JobSet
+    # and PathwaysJob release manifests (Kueue is off)
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "namespace-pathways.yaml",
+        "pathwaysjob-pathways-hello-train.yaml",
+        "pathwaysjob-pathways-notebook.yaml",
+        "release-manifests.txt",
+        "serviceaccount-pathways-pathways.yaml",
+    ]
+    assert err.splitlines()[-1] == (
+        f"wrote 5 files to {out_dir}: 4 Kubernetes objects, 0 server-side patches, "
+        "release-manifests.txt (the 2 release manifests installed by URL)"
+    )
+    urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
+    assert [line.split()[1] for line in urls] == [
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+    ]
 
 
 def test_unknown_stack_lists_available_stacks(capsys):

@@ -843,7 +843,9 @@ def test_production_protects_kueue_objects_of_any_version(type_token):
 
 def test_cli_policy_passes_the_dev_stack(capsys):
     assert main(["plan", "--stack", "dev", "--policy"]) == 0
-    assert "Policy (dev): no violations of 17 rules" in capsys.readouterr().out
+    assert "Policy for stack 'dev' (dev environment): no violations of 17 rules" in (
+        capsys.readouterr().out
+    )
 
 
 def test_cli_policy_exits_1_and_names_the_resource(tmp_path: Path, capsys):
@@ -855,7 +857,7 @@ def test_cli_policy_exits_1_and_names_the_resource(tmp_path: Path, capsys):
     captured = capsys.readouterr()
     assert code == 1
     assert captured.err.splitlines() == [
-        "Policy (production): 1 violation",
+        "Policy for stack 'unsafe' (production environment): 1 violation",
         "  [cluster-deletion-protection] gcp:container/cluster:Cluster 'pathways-serving': "
         "deletionProtection is false, must be true (production clusters refuse deletion)",
     ]

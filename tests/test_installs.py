@@ -233,10 +233,12 @@ BAD_ADDONS = [
         id="kueue-quota-mismatch",
     ),
     pytest.param(
-        {"addons": {"kueue": {"enabled": True, "version": "v0.20.0"}}},
+        # v0.14 serves only kueue.x-k8s.io/v1beta1 (v1beta2 arrives in v0.15.0)
+        {"addons": {"kueue": {"enabled": True, "version": "v0.14.3"}}},
         "addons.kueue.version",
-        "'v0.20.0' is not supported",
-        id="kueue-v0.20",
+        "'v0.14.3' is not supported; use v0.15.0 or newer (the queue objects use "
+        "kueue.x-k8s.io/v1beta2, which Kueue serves from v0.15.0)",
+        id="kueue-v0.14",
     ),
     pytest.param(
         {"addons": {"jobset": {"manifestUrl": "http://mirror.example.com/manifests.yaml"}}},

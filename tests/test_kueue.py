@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
-FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 KUEUE_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
@@ -122,7 +122,7 @@ def test_cpu_flavor_selects_the_cpu_pool(plan_of, stack_values):
 def test_cluster_queue_is_cluster_scoped_and_named(research):
     (queue,) = research.by_type(CLUSTER_QUEUE)
     assert queue.inputs["metadata"] == {"name": "cluster-queue"}
-    assert queue.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert queue.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
 
 
 def test_a_local_queue_per_team_namespace(two_shapes):

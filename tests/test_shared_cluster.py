@@ -27,15 +27,15 @@ from components.stack_file import load_stack, owner_stacks
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
+LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 OWNER_ONLY_TYPES = {
     "gcp:container/cluster:Cluster",
     "gcp:container/nodePool:NodePool",
     "gcp:storage/bucket:Bucket",
     "kubernetes:yaml/v2:ConfigFile",
     CLUSTER_QUEUE,
-    "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor",
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
     "kubernetes:scheduling.k8s.io/v1:PriorityClass",
     "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
 }
@@ -423,7 +423,7 @@ def test_team_quota_is_its_own_cluster_queue_in_one_cohort(tmp_path):
         flavor: {"name": "google.com/tpu", "nominalQuota": 8}
     }
     for spec in queues.values():
-        assert spec["cohort"] == "lab"
+        assert spec["cohortName"] == "lab"
         assert spec["preemption"]["reclaimWithinCohort"] == "Any"
     assert queues["vision-cluster-queue"]["namespaceSelector"] == {
         "matchLabels": {"kubernetes.io/metadata.name": "vision"}
@@ -438,7 +438,7 @@ def test_team_stack_queues_on_its_own_cluster_queue(tmp_path):
 
 def test_without_quotas_the_cluster_queue_is_unchanged(research):
     (spec,) = queues_by_name(research).values()
-    assert "cohort" not in spec
+    assert "cohortName" not in spec
     assert spec["preemption"] == {
         "reclaimWithinCohort": "Never",
         "withinClusterQueue": "LowerPriority",

@@ -14,11 +14,13 @@ fields GKE cannot change in place although the provider would plan an update.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from components.catalog import is_tpu_machine_type
 from components.plan.cost import plan_cost
+from components.plan.critical_path import CriticalPath, critical_path
 from components.plan.model import SECRET
 from components.pricing import PriceTable
 
@@ -324,6 +326,9 @@ class StackDiff:
     cost_before: dict[str, Any] | None = None
     cost_after: dict[str, Any] | None = None
     error: str | None = None  # the current plan could not be made
+    cluster: str | None = None  # the name of the GKE cluster the stack creates, if it does
+    path_before: CriticalPath | None = None  # modeled `pulumi up` critical path of each plan
+    path_after: CriticalPath | None = None
 
     def count(self, kind: str) -> int:
         return sum(1 for r in self.resources if r.kind == kind)
@@ -369,20 +374,56 @@ def mask_secrets(value: Any) -> Any:
 
 
 def property_changes(before: Any, after: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """(path, before, after) for every differing property: objects are walked key by key."""
+    """(path, before, after) for every differing property. Objects are walked key by key; lists
+    of named objects (containers, env, volumes, ...) item by item as ``containers[main]``, other
+    lists of objects of one length by index (``workers[0]``); any other list compares whole."""
     if isinstance(before, dict) and isinstance(after, dict):
         found: list[tuple[str, Any, Any]] = []
         for key in sorted(set(before) | set(after)):
             path = f"{prefix}.{key}" if prefix else key
             found += property_changes(before.get(key, ABSENT), after.get(key, ABSENT), path)
         return found
+    if isinstance(before, list) and isinstance(after, list) and before != after:
+        found = _list_changes(before, after, prefix)
+        if found:
+            return found
     # Two [unknown]s compare equal: what only the cloud knows is not a change the plan can show.
     return [] if before == after else [(prefix, before, after)]
 
 
+def _names(items: list[Any]) -> list[str] | None:
+    """The items' names if every item is an object with a distinct, plain string ``name``."""
+    names = [item.get("name") if isinstance(item, dict) else None for item in items]
+    if not all(isinstance(n, str) and "[" not in n and "]" not in n for n in names):
+        return None
+    return names if len(set(names)) == len(names) else None  # type: ignore[return-value]
+
+
+def _list_changes(before: list[Any], after: list[Any], prefix: str) -> list[tuple[str, Any, Any]]:
+    """Item-wise changes of two lists, or [] when they only compare whole (e.g. a reordering)."""
+    old_names, new_names = _names(before), _names(after)
+    if old_names is not None and new_names is not None:
+        old = dict(zip(old_names, before, strict=True))
+        new = dict(zip(new_names, after, strict=True))
+        keys = new_names + [n for n in old_names if n not in new]
+        pairs = [(old.get(k, ABSENT), new.get(k, ABSENT), f"{prefix}[{k}]") for k in keys]
+    elif len(before) == len(after) and all(isinstance(i, dict) for i in [*before, *after]):
+        pairs = [
+            (b, a, f"{prefix}[{i}]") for i, (b, a) in enumerate(zip(before, after, strict=True))
+        ]
+    else:
+        return []
+    return [
+        change
+        for old_item, new_item, path in pairs
+        for change in property_changes(old_item, new_item, path)
+    ]
+
+
 def _segments(path: str) -> list[str]:
-    # "spec.containers[*].image" -> ["spec", "containers", "image"]: lists compare whole here.
-    cleaned = path.replace("[*]", "").replace("[", ".").replace("]", "")
+    # "spec.containers[*].image", "spec.containers[main].image" -> ["spec", "containers",
+    # "image"]: the rules name properties, and a list item selector is not one.
+    cleaned = re.sub(r"\[[^\]]*\]", "", path)
     return [s for s in cleaned.split(".") if s and not s.isdigit()]
 
 
@@ -557,4 +598,26 @@ def diff_plans(
         capacity=_capacity(before, after),
         cost_before=plan_cost(before, table) if before is not None else None,
         cost_after=plan_cost(after, table) if after is not None else None,
+        cluster=_cluster_name([*new.values(), *old.values()]),
+        path_before=_critical_path(before),
+        path_after=_critical_path(after),
     )
+
+
+def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
+    for resource in resources:
+        if resource["type"] == "gcp:container/cluster:Cluster":
+            name = (resource.get("inputs") or {}).get("name")
+            return name if isinstance(name, str) else resource.get("name")
+    return None
+
+
+def _critical_path(document: dict[str, Any] | None) -> CriticalPath | None:
+    """The modeled critical path of a plan document; None when there is none to draw (no plan,
+    or a hand-made document the model cannot schedule)."""
+    if document is None:
+        return None
+    try:
+        return critical_path(document.get("resources") or [])
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from components.plan import mermaid
 from components.plan.diff import ABSENT, ResourceChange, StackDiff
 from components.plan.model import SECRET, UNKNOWN
 
@@ -270,12 +271,33 @@ def _md_cost(diff: StackDiff) -> list[str]:
     return lines
 
 
+def _md_pictures(diff: StackDiff) -> list[str]:
+    """The Mermaid flowchart of what changes and, if the modeled critical path of `pulumi up`
+    changes, the Gantt of it before and after."""
+    changed = [
+        mermaid.Changed(r.type, r.name, r.kind) for r in diff.resources if r.kind != "ignored"
+    ]
+    lines: list[str] = []
+    flowchart = mermaid.change_flowchart(changed, diff.cluster)
+    if flowchart:
+        lines += ["", *flowchart]
+    if mermaid.timeline_changed(diff.path_before, diff.path_after):
+        lines += [
+            "",
+            "Modeled critical path of `pulumi up` (typical durations), before and after:",
+            "",
+            *mermaid.timeline_gantt(diff.path_before, diff.path_after),
+        ]
+    return lines
+
+
 def _md_stack(diff: StackDiff, details: bool) -> str:
     summary = f"<summary><b>{diff.stack}</b>: {headline(diff)}</summary>"
     if diff.error is not None:
         body = ["", "```", diff.error, "```"]
     else:
-        body = _md_resources(diff, details) + _md_capacity(diff) + _md_cost(diff)
+        pictures = _md_pictures(diff) if details else []
+        body = pictures + _md_resources(diff, details) + _md_capacity(diff) + _md_cost(diff)
     return "\n".join(["<details>", summary, *body, "", "</details>"])
 
 

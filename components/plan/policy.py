@@ -50,11 +50,13 @@ def check_plan(plan: Plan, environment: str, rules: Iterable[Rule] = RULES) -> l
     ]
 
 
-def render_violations(violations: list[Violation], environment: str) -> str:
+def render_violations(violations: list[Violation], environment: str, stack: str) -> str:
+    """The report; its header names the stack and the environment whose rules applied."""
+    header = f"Policy for stack {stack!r} ({environment} environment)"
     if not violations:
-        return f"Policy ({environment}): no violations of {len(RULES)} rules"
+        return f"{header}: no violations of {len(RULES)} rules"
     count = len(violations)
-    lines = [f"Policy ({environment}): {count} violation{'s' if count != 1 else ''}"]
+    lines = [f"{header}: {count} violation{'s' if count != 1 else ''}"]
     lines += [f"  [{v.rule}] {v.message}" for v in violations]
     return "\n".join(lines)
 
@@ -62,5 +64,5 @@ def render_violations(violations: list[Violation], environment: str) -> str:
 def report_policy(plan: Plan, environment: str, out: TextIO) -> int:
     """Print the policy report of the plan; the exit code: 1 on any violation, else 0."""
     violations = check_plan(plan, environment)
-    print(render_violations(violations, environment), file=out)
+    print(render_violations(violations, environment, plan.stack), file=out)
     return EXIT_VIOLATIONS if violations else 0

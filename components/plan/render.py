@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -191,18 +192,79 @@ def manifest(resource: PlannedResource) -> dict[str, Any]:
     }
 
 
-def write_manifests(plan: Plan, out_dir: Path) -> list[Path]:
-    """One YAML file per Kubernetes object: <kind>-<namespace>-<name>.yaml."""
+def is_patch(resource: PlannedResource) -> bool:
+    """A server-side apply patch of an object someone else owns (pulumi-kubernetes ``*Patch``
+    types, e.g. ``kubernetes:apps/v1:DeploymentPatch``): its inputs are a partial object."""
+    return resource.type.endswith("Patch")
+
+
+RELEASE_MANIFESTS = "release-manifests.txt"
+_PATCH_HEADER = (
+    "# A patch, not a whole object ({type}): Pulumi applies it server-side to the object an\n"
+    "# install created. By hand: kubectl apply --server-side --field-manager=tpu-pathways -f FILE\n"
+)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What ``write_manifests`` wrote."""
+
+    objects: list[Path]
+    patches: list[Path]
+    release_manifests: list[str]  # URLs, listed in RELEASE_MANIFESTS
+
+    @property
+    def count(self) -> int:
+        return len(self.objects) + len(self.patches) + (1 if self.release_manifests else 0)
+
+    def summary(self, out_dir: Path) -> str:
+        text = (
+            f"wrote {_count(self.count, 'file')} to {out_dir}: "
+            f"{_count(len(self.objects), 'Kubernetes object')}, "
+            f"{_count(len(self.patches), 'server-side patch', 'es')}"
+        )
+        if self.release_manifests:
+            urls = _count(len(self.release_manifests), "release manifest")
+            text += f", {RELEASE_MANIFESTS} (the {urls} installed by URL)"
+        return text
+
+
+def _count(n: int, noun: str, plural: str = "s") -> str:
+    return f"{n} {noun}{'' if n == 1 else plural}"
+
+
+def _filename(doc: dict[str, Any], fallback: str, prefix: str = "") -> str:
+    meta = doc.get("metadata") or {}
+    parts = [prefix + str(doc["kind"]).lower(), meta.get("namespace"), meta.get("name", fallback)]
+    return re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p).lower())
+
+
+def write_manifests(plan: Plan, out_dir: Path) -> Written:
+    """Everything the program declares on the cluster: one YAML file per Kubernetes object
+    (<kind>-<namespace>-<name>.yaml), one per server-side patch (patch-<kind>-...yaml, with a
+    comment saying how it applies), and the release manifests the installs apply by URL
+    (release-manifests.txt; `kubectl apply -f DIR` reads only the YAML files)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    objects: list[Path] = []
+    patches: list[Path] = []
+    urls: list[str] = []
     for resource in plan.resources:
+        if resource.type.startswith("kubernetes:yaml/") and "file" in resource.inputs:
+            urls.append(f"{resource.name} {resource.inputs['file']}")
+            continue
         if not resource.is_kubernetes_object:
             continue
         doc = manifest(resource)
-        meta = doc["metadata"]
-        parts = [doc["kind"].lower(), meta.get("namespace"), meta.get("name", resource.name)]
-        filename = re.sub(r"[^a-z0-9.-]+", "-", "-".join(p for p in parts if p).lower())
-        path = out_dir / f"{filename}.yaml"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-        written.append(path)
-    return written
+        if is_patch(resource):
+            path = out_dir / f"{_filename(doc, resource.name, 'patch-')}.yaml"
+            header = _PATCH_HEADER.format(type=resource.type)
+            path.write_text(header + yaml.safe_dump(doc, sort_keys=False))
+            patches.append(path)
+        else:
+            path = out_dir / f"{_filename(doc, resource.name)}.yaml"
+            path.write_text(yaml.safe_dump(doc, sort_keys=False))
+            objects.append(path)
+    if urls:
+        header = "# <resource name> <URL>: applied server-side, in this order, before the rest\n"
+        (out_dir / RELEASE_MANIFESTS).write_text(header + "\n".join(urls) + "\n")
+    return Written(objects, patches, urls)

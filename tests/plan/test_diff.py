@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components import cli
-from components.plan.diff import diff_plans
+from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.pricing import PriceTable
 
@@ -189,7 +189,7 @@ def test_replace_on_changes_covers_the_changed_path():
     relabel["metadata"]["labels"]["a"] = "2"
     replaced = one(res("j", PATHWAYS_JOB, job, options), res("j", PATHWAYS_JOB, respec, options))
     assert replaced.kind == "replace"
-    assert "replaceOnChanges 'spec'" in changed_paths(replaced)["spec.workers"].replace_reason
+    assert "replaceOnChanges 'spec'" in changed_paths(replaced)["spec.workers[0].n"].replace_reason
     updated = one(res("j", PATHWAYS_JOB, job, options), res("j", PATHWAYS_JOB, relabel, options))
     assert updated.kind == "update"
 
@@ -558,3 +558,152 @@ def test_a_grant_gaining_a_condition_is_a_new_grant():
     )
     reworded = {**conditioned, "condition": {"title": "t", "expression": "false"}}
     assert one(res("g", token, conditioned), res("g", token, reworded)).kind == "replace"
+
+
+# --- containers: the fields that changed, not the whole list ---------------------------------
+
+
+def job_with(container: dict, *more: dict) -> dict:
+    return {
+        "metadata": {"name": "train"},
+        "spec": {"controller": {"template": {"spec": {"containers": [container, *more]}}}},
+    }
+
+
+MAIN = {
+    "name": "main",
+    "image": "img:1",
+    "command": ["python3", "train.py"],
+    "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+    "resources": {"limits": {"cpu": "4", "memory": "16Gi"}},
+}
+CONTAINERS = "spec.controller.template.spec.containers"
+
+
+def test_a_changed_container_shows_the_fields_that_changed():
+    after = copy.deepcopy(MAIN)
+    after["image"] = "img:2"
+    after["command"] = ["python3", "train.py", "--steps=10"]
+    after["env"] = [{"name": "A", "value": "1"}, {"name": "C", "value": "3"}]
+    after["resources"]["limits"]["memory"] = "32Gi"
+    options = {"replaceOnChanges": ["spec"]}
+    change = one(
+        res("j", PATHWAYS_JOB, job_with(MAIN), options),
+        res("j", PATHWAYS_JOB, job_with(after), options),
+    )
+    assert [(c.path, c.before, c.after) for c in change.changes] == [
+        (f"{CONTAINERS}[main].command", ["python3", "train.py"], after["command"]),
+        (f"{CONTAINERS}[main].env[C]", ABSENT, {"name": "C", "value": "3"}),
+        (f"{CONTAINERS}[main].env[B]", {"name": "B", "value": "2"}, ABSENT),
+        (f"{CONTAINERS}[main].image", "img:1", "img:2"),
+        (f"{CONTAINERS}[main].resources.limits.memory", "16Gi", "32Gi"),
+    ]
+    assert change.kind == "replace"  # the rules still see the property: spec
+    text = render_text([diff_plans(plan(res("j", PATHWAYS_JOB, job_with(MAIN), options)),
+                                   plan(res("j", PATHWAYS_JOB, job_with(after), options)),
+                                   TABLE)])  # fmt: skip
+    assert (
+        f'      ~ {CONTAINERS}[main].image: "img:1" -> "img:2"  '
+        "[forces replacement: options.replaceOnChanges 'spec']"
+    ) in text
+
+
+def test_added_and_removed_containers_and_a_reordering():
+    sidecar = {"name": "sidecar", "image": "s:1"}
+    change = one(
+        res("j", PATHWAYS_JOB, job_with(MAIN)), res("j", PATHWAYS_JOB, job_with(MAIN, sidecar))
+    )
+    assert [(c.path, c.before, c.after) for c in change.changes] == [
+        (f"{CONTAINERS}[sidecar]", ABSENT, sidecar)
+    ]
+    swapped = one(
+        res("j", PATHWAYS_JOB, job_with(MAIN, sidecar)),
+        res("j", PATHWAYS_JOB, job_with(sidecar, MAIN)),
+    )
+    # same containers in another order: the list as a whole is what changed
+    assert [c.path for c in swapped.changes] == [CONTAINERS]
+
+
+def test_list_item_selectors_do_not_hide_a_rule():
+    # ignoreChanges and replaceOnChanges name properties; a [name] selector is not one
+    options = {"ignoreChanges": [f"{CONTAINERS}[*].image"]}
+    after = {**MAIN, "image": "img:2"}
+    change = one(
+        res("j", PATHWAYS_JOB, job_with(MAIN), options),
+        res("j", PATHWAYS_JOB, job_with(after), options),
+    )
+    assert change.kind == "ignored"
+
+
+# --- the research-v5p PR comment: Mermaid pictures -------------------------------------------
+
+
+RESERVATION_LABEL = "cloud.google.com/reservation-name"
+
+
+def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
+    """research-v5p moves its slices from the reservation to flex-start and bumps the image:
+    the comment draws the replaced pools and job, and the Gantt shows the modeled `pulumi up`
+    getting shorter (flex-start pools are created empty)."""
+    stacks = stacks_copy(tmp_path)
+    argv = ("--stack", "research-v5p", "--stacks-dir", str(stacks))
+    code, base_json, _ = run_cli(capsys, *argv, "--json")
+    assert code == 0
+    base = tmp_path / "research-v5p.json"
+    base.write_text(base_json)
+    research = stacks / "Pulumi.research-v5p.yaml"
+    text = research.read_text()
+    for old, new in (
+        ("        reservation: research-v5p-reservation\n", "        flexStart: true\n"),
+        ("maxtext:2026-11", "maxtext:2026-12"),
+        (f"      nodeSelector:\n        {RESERVATION_LABEL}: research-v5p-reservation\n", ""),
+    ):  # fmt: skip
+        assert old in text
+        text = text.replace(old, new)
+    research.write_text(text)
+
+    code, out, err = run_cli(capsys, *argv, "--diff", str(base), "--format", "markdown")
+    assert code == 0, err
+    flowchart = out[out.index("```mermaid\nflowchart LR") :]
+    flowchart = flowchart[: flowchart.index("```\n", 4) + 3]
+    assert flowchart.splitlines() == [
+        "```mermaid",
+        "flowchart LR",
+        '  cluster["GKE cluster pathways-research (unchanged)"]',
+        '  subgraph pools["node pools"]',
+        '    n0["replace: pathways-research-v5p-0"]',
+        '    n1["replace: pathways-research-v5p-1"]',
+        "  end",
+        '  subgraph workloads["workloads"]',
+        '    n2["replace: pathways-research-research-llm-pretrain"]',
+        "  end",
+        "  cluster --> pools",
+        "  pools --> workloads",
+        "  classDef replace fill:#fff1e5,stroke:#bc4c00,color:#1f2328",
+        "  class n0,n1,n2 replace",
+        "```",
+    ]
+    gantt = out[out.index("```mermaid\ngantt") :]
+    gantt = gantt[: gantt.index("```\n", 4) + 3]
+    # durations.yaml typical figures: network 40 s, subnetwork 20 s, cluster 540 s, TPU slice
+    # pool 600 s; after: flex-start pools take 60 s, so the CPU pool (240 s) is last
+    assert gantt.splitlines() == [
+        "```mermaid",
+        "gantt",
+        "    title Modeled pulumi up, typical 20m00s to 14m00s",
+        "    dateFormat X",
+        "    axisFormat %M:%S",
+        "    section before",
+        "    1. VPC network pathways-research-net :b0, 0, 40",
+        "    2. subnetwork pathways-research-net-subnet :b1, 40, 60",
+        "    3. GKE Standard cluster pathways-research :b2, 60, 600",
+        "    4. TPU slice node pool pathways-research-v5p-0 :b3, 600, 1200",
+        "    section after",
+        "    1. VPC network pathways-research-net :a0, 0, 40",
+        "    2. subnetwork pathways-research-net-subnet :a1, 40, 60",
+        "    3. GKE Standard cluster pathways-research :a2, 60, 600",
+        "    4. CPU node pool pathways-research-cpu-np :a3, 600, 840",
+        "```",
+    ]
+    image = "us-docker.pkg.dev/tpu-pathways-research/train/maxtext"
+    assert (f'  - `{CONTAINERS}[main].image`: `"{image}:2026-11"` → `"{image}:2026-12"`') in out

@@ -31,6 +31,13 @@ def k8s_program() -> dict:
         opts=opts,
     )
     k8s.core.v1.Namespace("ns", metadata={"name": "team-a"}, opts=opts)
+    k8s.yaml.v2.ConfigFile("jobset", file="https://example.com/jobset/manifests.yaml", opts=opts)
+    k8s.apps.v1.DeploymentPatch(
+        "jobset-memory",
+        metadata={"name": "jobset-controller-manager", "namespace": "jobset-system"},
+        spec={"template": {"spec": {"containers": [{"name": "manager"}]}}},
+        opts=opts,
+    )
     gcp.compute.Network("net", mtu=1500)
     return {}
 
@@ -41,14 +48,44 @@ def k8s_plan() -> Plan:
     return Plan("t", "tpu-pathways", resources, outputs, {"tpu": {}})
 
 
-def test_write_manifests_one_file_per_kubernetes_object(k8s_plan, tmp_path):
+def test_write_manifests_writes_objects_patches_and_release_urls(k8s_plan, tmp_path):
     out = tmp_path / "manifests"
     written = write_manifests(k8s_plan, out)
-    assert sorted(p.name for p in written) == [
+    assert sorted(p.name for p in written.objects) == [
         "configmap-team-a-settings.yaml",
         "namespace-team-a.yaml",
     ]
-    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in written)
+    assert [p.name for p in written.patches] == [
+        "patch-deployment-jobset-system-jobset-controller-manager.yaml"
+    ]
+    assert written.release_manifests == ["jobset https://example.com/jobset/manifests.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "configmap-team-a-settings.yaml",
+        "namespace-team-a.yaml",
+        "patch-deployment-jobset-system-jobset-controller-manager.yaml",
+        "release-manifests.txt",
+    ]
+    assert written.count == 4
+    assert written.summary(out) == (
+        f"wrote 4 files to {out}: 2 Kubernetes objects, 1 server-side patch, "
+        "release-manifests.txt (the 1 release manifest installed by URL)"
+    )
+
+
+def test_a_patch_is_written_as_the_partial_object_it_applies(k8s_plan, tmp_path):
+    write_manifests(k8s_plan, tmp_path)
+    path = tmp_path / "patch-deployment-jobset-system-jobset-controller-manager.yaml"
+    text = path.read_text()
+    assert text.startswith("# A patch, not a whole object (kubernetes:apps/v1:DeploymentPatch)")
+    assert "kubectl apply --server-side" in text
+    assert yaml.safe_load(text) == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "jobset-controller-manager", "namespace": "jobset-system"},
+        "spec": {"template": {"spec": {"containers": [{"name": "manager"}]}}},
+    }
+    urls = (tmp_path / "release-manifests.txt").read_text().splitlines()
+    assert urls[1:] == ["jobset https://example.com/jobset/manifests.yaml"]
 
 
 def test_manifest_content(k8s_plan, tmp_path):
@@ -73,7 +110,7 @@ def test_manifest_content(k8s_plan, tmp_path):
 
 def test_no_manifests_for_cloud_resources_or_providers(k8s_plan, tmp_path):
     written = write_manifests(k8s_plan, tmp_path)
-    assert all("net" not in p.name and "k8s" not in p.name for p in written)
+    assert all("net" not in p.name and "k8s" not in p.name for p in written.objects)
 
 
 def test_lookup():

@@ -1,0 +1,183 @@
+"""Regenerate the CRD schemas the contract tests validate against, from the pinned releases.
+
+    .venv/bin/python scripts/refresh_crd_schemas.py        # downloads the release manifests
+    .venv/bin/python scripts/refresh_crd_schemas.py \
+        --manifest kueue=FILE --manifest pathways-job=FILE   # local copies of them
+
+The release tags are the addons' defaults in components/config.py (KueueAddon,
+PathwaysJobAddon), so bumping one there and running this script keeps the two in step; the
+tests find the files by those tags. Each file keeps the CRD's ``openAPIV3Schema`` verbatim except
+that ``description`` texts are dropped (x-kubernetes-* keys stay: the tests read them). Kueue's
+file holds, per kind, the schema of the version the release stores (the one the program must
+emit) and names the versions it still serves but marks deprecated, so a test can say why an old
+apiVersion is refused. The tests only read the files; they never download anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from components.config import KueueAddon, PathwaysJobAddon  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+
+
+@dataclass(frozen=True)
+class Release:
+    key: str  # --manifest KEY=FILE
+    repo: str
+    version: str
+    url: str
+    kinds: tuple[str, ...]
+
+
+KUEUE = Release(
+    "kueue",
+    "kubernetes-sigs/kueue",
+    KueueAddon().version,
+    KueueAddon().url,
+    ("ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"),
+)
+PATHWAYS_JOB = Release(
+    "pathways-job",
+    "google/pathways-job",
+    PathwaysJobAddon().version,
+    PathwaysJobAddon().url,
+    ("PathwaysJob",),
+)
+
+
+def kueue_schema_file(version: str) -> Path:
+    return DATA / f"kueue-{version}-openapi-schemas.json"
+
+
+def pathways_job_schema_file(version: str) -> Path:
+    return DATA / f"pathwaysjob-{version}-openapi-schema.json"
+
+
+def without_descriptions(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: without_descriptions(v)
+            for k, v in node.items()
+            # a property *named* description (WorkloadPriorityClass has one) is a dict: it stays
+            if not (k == "description" and isinstance(v, str))
+        }
+    if isinstance(node, list):
+        return [without_descriptions(v) for v in node]
+    return node
+
+
+def crds(documents: Iterable[Any], kinds: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """kind -> CustomResourceDefinition, for the wanted kinds."""
+    found = {
+        d["spec"]["names"]["kind"]: d
+        for d in documents
+        if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
+    }
+    missing = sorted(set(kinds) - set(found))
+    if missing:
+        raise SystemExit(f"the manifest has no CRD for {', '.join(missing)}")
+    return {kind: found[kind] for kind in kinds}
+
+
+def stored_version(crd: dict[str, Any]) -> dict[str, Any]:
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    return version
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
+def refresh_kueue(documents: list[Any]) -> None:
+    release = KUEUE
+    group_crds = crds(documents, release.kinds)
+    schemas: dict[str, Any] = {}
+    deprecated: dict[str, str] = {}
+    for kind, crd in group_crds.items():
+        group = crd["spec"]["group"]
+        stored = stored_version(crd)
+        schemas[f"{group}/{stored['name']}/{kind}"] = without_descriptions(
+            stored["schema"]["openAPIV3Schema"]
+        )
+        for version in crd["spec"]["versions"]:
+            if version.get("served") and version.get("deprecated"):
+                warning = version.get("deprecationWarning") or "deprecated"
+                deprecated[f"{group}/{version['name']}/{kind}"] = warning
+    write_json(
+        kueue_schema_file(release.version),
+        {
+            "$comment": (
+                f"openAPIV3Schema of the {', '.join(release.kinds)} CRDs of {release.repo} "
+                f"release {release.version} ({release.url}), each of the version the release "
+                "stores, keyed group/version/kind; extracted verbatim except that 'description' "
+                "texts were dropped. 'deprecated': versions the release still serves with a "
+                "deprecation warning. Written by scripts/refresh_crd_schemas.py."
+            ),
+            "schemas": schemas,
+            "deprecated": deprecated,
+        },
+    )
+
+
+def refresh_pathways_job(documents: list[Any]) -> None:
+    release = PATHWAYS_JOB
+    crd = crds(documents, release.kinds)["PathwaysJob"]
+    version = stored_version(crd)
+    schema = without_descriptions(version["schema"]["openAPIV3Schema"])
+    comment = (
+        f"openAPIV3Schema of the PathwaysJob CRD ({crd['metadata']['name']}, version "
+        f"{version['name']}) from the install.yaml of {release.repo} release {release.version} "
+        f"({release.url}), extracted verbatim except that 'description' texts were dropped; "
+        "x-kubernetes-* keys are kept (JSON Schema validators ignore them; the tests read "
+        "x-kubernetes-list-map-keys and x-kubernetes-preserve-unknown-fields)."
+    )
+    write_json(pathways_job_schema_file(release.version), {"$comment": comment, **schema})
+
+
+def load(release: Release, local: Path | None) -> list[Any]:
+    if local is not None:
+        text = local.read_text()
+    else:
+        with urllib.request.urlopen(release.url, timeout=60) as response:
+            text = response.read().decode()
+    return list(yaml.safe_load_all(text))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--manifest",
+        action="append",
+        default=[],
+        metavar="KEY=FILE",
+        help="read a local copy of a release manifest (KEY: kueue or pathways-job)",
+    )
+    args = parser.parse_args(argv)
+    local = {}
+    for item in args.manifest:
+        key, _, path = item.partition("=")
+        if key not in (KUEUE.key, PATHWAYS_JOB.key) or not path:
+            parser.error(f"--manifest {item!r}: use kueue=FILE or pathways-job=FILE")
+        local[key] = Path(path)
+    refresh_kueue(load(KUEUE, local.get(KUEUE.key)))
+    refresh_pathways_job(load(PATHWAYS_JOB, local.get(PATHWAYS_JOB.key)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
