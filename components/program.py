@@ -75,6 +75,7 @@ def build_stack(config: StackConfig) -> dict[str, Any]:
 def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePool]:
     target = PoolTarget(
         project=config.gcp.project,
+        region=config.gcp.region,
         zone=config.gcp.zone,
         cluster_name=cluster.cluster_name,
         location=cluster.location,
