@@ -18,6 +18,7 @@ import pytest
 
 from components.plan.critical_path import critical_path, default_table, structure_violations
 from components.plan.policy import check_plan
+from components.plan.render import render_tree
 from components.tpu_pool import workload_policy_name
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -85,8 +86,11 @@ def test_the_workload_policy_is_a_child_of_the_pool_component(policies):
 
 @pytest.mark.parametrize(
     ("name", "policy", "nodes"),
-    [("iw-0", "pathways-dev-iw-4x4x4", 16), ("iw-1", "pathways-dev-iw-4x4x4", 16)]
-    + [("iw7-0", "pathways-dev-iw7-2x2x2", 2)],
+    [
+        ("iw-0", "pathways-dev-iw-4x4x4", 16),
+        ("iw-1", "pathways-dev-iw-4x4x4", 16),
+        ("iw7-0", "pathways-dev-iw7-2x2x2", 2),
+    ],
 )
 def test_every_slice_names_the_pools_workload_policy(pools, policies, name, policy, nodes):
     inputs = pools[name].inputs
@@ -151,3 +155,11 @@ def test_workload_policy_names_are_valid_compute_engine_names():
         assert name.startswith("c" * 40 + "-" + "p" * 13)
     assert long_a != long_b
     assert workload_policy_name(base, "16x16x24") == long_a  # stable across runs
+
+
+def test_the_plain_plan_shows_the_workload_policy(plan):
+    assert (
+        "+ gcp:compute/resourcePolicy:ResourcePolicy pathways-dev-iw-workload-policy  "
+        "name=pathways-dev-iw-4x4x4 region=us-west4 workloadPolicy.type=HIGH_THROUGHPUT "
+        "workloadPolicy.acceleratorTopology=4x4x4"
+    ) in render_tree(plan)
