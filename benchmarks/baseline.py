@@ -64,6 +64,7 @@ _CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
             "source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
         },
     ),
+    "gcp:compute/resourcePolicy:ResourcePolicy": ("gcp.compute.ResourcePolicy", {}),
     "gcp:container/cluster:Cluster": ("gcp.container.Cluster", {}),
     "gcp:container/nodePool:NodePool": ("gcp.container.NodePool", {"cluster": "cluster"}),
     "gcp:projects/iAMMember:IAMMember": (

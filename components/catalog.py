@@ -367,6 +367,13 @@ def generation_of_machine_type(name: str) -> TpuGeneration | None:
     return _INDEX.machine_types.get(name)
 
 
+def places_with_workload_policy(machine_type: str) -> bool:
+    """True when GKE places multi-host slices of this TPU machine type with a workload policy
+    (Ironwood tpu7x, tpu7) instead of COMPACT placement with a TPU topology."""
+    generation = generation_of_machine_type(machine_type)
+    return generation is not None and _GENERATIONS[generation].workload_policy
+
+
 def machine_types(generation: TpuGeneration | str) -> list[str]:
     """Machine types of a generation, smallest host first."""
     gen = _GENERATIONS[_generation(generation)]

@@ -343,15 +343,6 @@ class TpuPoolConfig(ConfigModel):
     @model_validator(mode="after")
     def _resolve_shape(self) -> TpuPoolConfig:
         self._shape = self._lookup()
-        if self._shape.needs_workload_policy:
-            key = "accelerator" if self.accelerator is not None else "topology"
-            raise KeyedError.at(
-                key,
-                f"{self._shape.generation} {self._shape.topology} is a multi-host slice "
-                f"({self._shape.hosts} hosts); GKE places those with a workload policy instead "
-                "of a TPU topology, which this program does not create; use a single-host "
-                f"{self._shape.generation} slice (1x1x1 or 2x2x1)",
-            )
         return self
 
     def _lookup(self) -> catalog.TpuShape:

@@ -310,6 +310,9 @@ def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
         return  # a single-host slice without a topology: nothing to place
 
     slice_text = f"{hosts} hosts" if hosts else f"{nodes} nodes"
+    if catalog.places_with_workload_policy(machine):
+        yield from _workload_policy_placement(placement, machine, slice_text)
+        return
     if not placement:
         yield (
             f"multi-host TPU slice ({slice_text} of {machine}) has no placementPolicy; it needs "
@@ -327,6 +330,27 @@ def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
         yield (
             f"the pool has {nodes} nodes but TPU topology {topology!r} of {machine} has {hosts} "
             "hosts; a slice's node pool has exactly one node per host"
+        )
+
+
+def _workload_policy_placement(
+    placement: Mapping[str, Any], machine: str, slice_text: str
+) -> Iterator[str]:
+    """Multi-host Ironwood slices: GKE places them with a workload policy named in
+    placementPolicy.policyName; Compute Engine refuses COMPACT (group) placement for these
+    machine types (GKE docs, "About Ironwood (TPU7x) in GKE"; XPK 1.16 xpk/core/nodepool.py)."""
+    if lookup(placement, "policyName") in (_MISSING, None, ""):
+        yield (
+            f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.policyName: "
+            "a HIGH_THROUGHPUT workload policy with the slice's accelerator topology (GKE "
+            "refuses COMPACT placement with a TPU topology for this machine type)"
+        )
+    kind = placement.get("type")
+    if kind == "COMPACT":
+        yield (
+            f'placementPolicy.type is "COMPACT"; a multi-host TPU slice of {machine} is placed '
+            "by its workload policy alone (COMPACT adds a group placement policy, which Compute "
+            "Engine refuses next to a workload policy): leave the type empty"
         )
 
 
@@ -516,8 +540,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "tpu-slice-placement",
-        "Multi-host TPU pools use COMPACT placement with their topology; single-host pools "
-        "set no topology.",
+        "Multi-host TPU pools use COMPACT placement with their topology (Ironwood: a named "
+        "workload policy); single-host pools set no topology.",
         _NODE_TYPES,
         _tpu_placement,
     ),

@@ -15,6 +15,7 @@ class PoolTarget:
     """Where a node pool goes and what its nodes run as: the same for every pool of a stack."""
 
     project: str
+    region: str
     zone: str
     cluster_name: pulumi.Input[str]
     location: pulumi.Input[str]

@@ -107,6 +107,7 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
 def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePool]:
     target = PoolTarget(
         project=config.gcp.project,
+        region=config.gcp.region,
         zone=config.gcp.zone,
         cluster_name=cluster.cluster_name,
         location=cluster.location,

@@ -124,14 +124,12 @@ def test_v4_and_ironwood_pools_are_accepted(config_of, stack_values):
     )
 
 
-def test_a_multi_host_ironwood_pool_is_refused(stack_values, config_error):
+def test_a_multi_host_ironwood_pool_is_accepted(stack_values, config_of):
+    # tpu7x-128 = 64 chips = 4x4x4 on 16 four-chip hosts; placed with a workload policy.
     values = stack_values(tpuPools=[{"name": "iw", "accelerator": "tpu7x-128"}])
-    assert only_issue(config_error(values)) == (
-        "tpuPools[0].accelerator",
-        "tpu7x 4x4x4 is a multi-host slice (16 hosts); GKE places those with a workload policy "
-        "instead of a TPU topology, which this program does not create; use a single-host "
-        "tpu7x slice (1x1x1 or 2x2x1)",
-    )
+    shape = config_of(values).tpu_pools[0].shape
+    assert (shape.topology, shape.machine_type, shape.hosts) == ("4x4x4", "tpu7x-standard-4t", 16)
+    assert shape.needs_workload_policy is True
 
 
 def test_a_tpu_machine_type_for_the_cpu_pool_is_refused(stack_values, config_error):

@@ -417,6 +417,80 @@ CASES = [
         ],
         id="topology-without-compact",
     ),
+    # Multi-host Ironwood: a named workload policy, no COMPACT type (GKE docs, XPK 1.16).
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
+        edit(
+            TPU_POOL_OK,
+            nodeCount=16,
+            placementPolicy={"type": "", "policyName": "pathways-dev-iw-4x4x4"},
+            nodeConfig__machineType="tpu7x-standard-4t",
+        ),
+        [],
+        id="ironwood-workload-policy",
+    ),
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
+        edit(
+            TPU_POOL_OK,
+            nodeCount=16,
+            placementPolicy={"type": "", "policyName": UNKNOWN},
+            nodeConfig__machineType="tpu7x-standard-4t",
+        ),
+        [],
+        id="ironwood-workload-policy-unknown-name",
+    ),
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
+        edit(
+            TPU_POOL_OK,
+            nodeCount=16,
+            placementPolicy={"type": "COMPACT", "tpuTopology": "4x4x4"},
+            nodeConfig__machineType="tpu7x-standard-4t",
+        ),
+        [
+            P + "multi-host TPU slice (16 hosts of tpu7x-standard-4t) needs "
+            "placementPolicy.policyName: a HIGH_THROUGHPUT workload policy with the slice's "
+            "accelerator topology (GKE refuses COMPACT placement with a TPU topology for this "
+            "machine type)",
+            P + 'placementPolicy.type is "COMPACT"; a multi-host TPU slice of tpu7x-standard-4t '
+            "is placed by its workload policy alone (COMPACT adds a group placement policy, "
+            "which Compute Engine refuses next to a workload policy): leave the type empty",
+        ],
+        id="ironwood-compact-refused",
+    ),
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
+        edit(
+            TPU_POOL_OK,
+            nodeCount=2,
+            placementPolicy=DELETE,
+            nodeConfig__machineType="tpu7-standard-4t",
+        ),
+        [
+            P + "multi-host TPU slice (2 nodes of tpu7-standard-4t) needs "
+            "placementPolicy.policyName: a HIGH_THROUGHPUT workload policy with the slice's "
+            "accelerator topology (GKE refuses COMPACT placement with a TPU topology for this "
+            "machine type)",
+        ],
+        id="ironwood-no-placement",
+    ),
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
+        edit(
+            TPU_POOL_OK,
+            nodeCount=1,
+            placementPolicy=DELETE,
+            nodeConfig__machineType="tpu7x-standard-4t",
+        ),
+        [],
+        id="ironwood-single-host",
+    ),
     case(
         "tpu-slice-placement",
         NODE_POOL,

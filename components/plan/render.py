@@ -35,6 +35,12 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
         "nodeConfig.reservationAffinity.values",
     ),
     "gcp:compute/network:Network": ("name", "mtu"),
+    "gcp:compute/resourcePolicy:ResourcePolicy": (
+        "name",
+        "region",
+        "workloadPolicy.type",
+        "workloadPolicy.acceleratorTopology",
+    ),
     "gcp:compute/subnetwork:Subnetwork": ("name", "ipCidrRange"),
     "gcp:serviceaccount/account:Account": ("accountId",),
     "gcp:projects/iAMMember:IAMMember": ("role",),
