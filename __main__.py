@@ -8,9 +8,10 @@ from components.stack_file import load_from_engine
 
 try:
     config = load_from_engine()
+    outputs = build_stack(config)  # runs the preflight first
 except ConfigError as exc:
     # RunError is reported to the user as a message, without a Python traceback.
     raise pulumi.RunError(str(exc)) from None
 
-for key, value in build_stack(config).items():
+for key, value in outputs.items():
     pulumi.export(key, value)

@@ -1,9 +1,15 @@
 """The Pathways scratch bucket (every PathwaysJob's ``pathwaysDir``) and who may write to it.
 
-Upstream requires the bucket to exist before a job starts. Access is granted to the team's
-Kubernetes service account directly through Workload Identity Federation for GKE (a
-``principal://`` member), so no Google service account key or impersonation is involved, and
-only this bucket is reachable.
+Upstream requires the bucket to exist before a job starts. Who needs it:
+- Every Pathways pod (head: resource manager, proxy and the user's container; every worker)
+  runs on the host network: the PathwaysJob controller v0.1.4 sets ``hostNetwork: true``
+  (internal/controller/pathwaysjob_controller.go ~775, 862, 873). Workload Identity does not
+  apply to host-network pods; they reach the metadata server as the node pool's service
+  account. So the node service account gets object access on this bucket (a bucket-scoped
+  grant, never a project-wide role), or every job fails on its pathwaysDir.
+- Other pods of a team (a notebook, a data loader) use Workload Identity: the team's
+  Kubernetes service accounts are granted directly (a ``principal://`` member), so no key or
+  impersonation is involved and only this bucket is reachable.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ class ScratchBucket(pulumi.ComponentResource):
         config: StackConfig,
         teams: Sequence[TeamConfig],
         cluster_ready: Sequence[pulumi.Resource],
+        node_service_account: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:storage:ScratchBucket", name, None, opts)
@@ -71,6 +78,21 @@ class ScratchBucket(pulumi.ComponentResource):
         else:
             bucket_name = config.bucket_name
 
+        grants: list[pulumi.Resource] = [bucket] if cfg.create else []
+        if node_service_account is not None:
+            # Pathways pods act as the node service account (host network): see above.
+            node_member = pulumi.Output.from_input(node_service_account).apply(
+                lambda email: f"serviceAccount:{email}"
+            )
+            grants.append(
+                gcp.storage.BucketIAMMember(
+                    f"{name}-nodes",
+                    bucket=bucket_name,
+                    role=OBJECT_READ_WRITE,
+                    member=node_member,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
         project_number = gcp.organizations.get_project_output(project_id=project).number
         for team, account in _workload_accounts(teams):
             member = project_number.apply(
@@ -78,7 +100,7 @@ class ScratchBucket(pulumi.ComponentResource):
                     number, project, team, account
                 )
             )
-            gcp.storage.BucketIAMMember(
+            member_grant = gcp.storage.BucketIAMMember(
                 f"{name}-{team}-{account}",
                 bucket=bucket_name,
                 role=OBJECT_READ_WRITE,
@@ -86,16 +108,16 @@ class ScratchBucket(pulumi.ComponentResource):
                 # The workload identity pool exists once the cluster does.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(cluster_ready)),
             )
+            grants.append(member_grant)
+        # What a PathwaysJob must wait for: the bucket and every grant on it.
+        self.grants = grants
         self.bucket_name = pulumi.Output.from_input(bucket_name)
         self.url = self.bucket_name.apply(lambda n: f"gs://{n}")
         self.register_outputs({"bucket_name": self.bucket_name, "url": self.url})
 
 
 def _workload_accounts(teams: Sequence[TeamConfig]) -> list[tuple[str, str]]:
-    """(namespace, service account) pairs that need the bucket. The controller creates worker
-    pods and headless heads without a service account name, so they run as `default`."""
-    pairs = []
-    for team in teams:
-        for account in dict.fromkeys([team.service_account, "default"]):
-            pairs.append((team.name, account))
-    return pairs
+    """(namespace, service account) pairs that get the bucket through Workload Identity: each
+    team's workload account. Pathways pods do not need one (host network, node identity), so
+    a namespace's `default` account gets nothing."""
+    return [(team.name, team.service_account) for team in teams]

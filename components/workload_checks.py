@@ -60,13 +60,13 @@ def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceCon
 
 def _workload_problems(config: StackConfig, workload: WorkloadConfig):
     yield from _pool_problems(config, workload)
-    if workload.priority is not None and not config.addons.kueue.enabled:
+    if workload.priority is not None and not config.kueue_enabled:
         yield (
             "priority",
             f"{workload.priority.value!r} needs addons.kueue.enabled: true (it installs the "
             "priority classes); or remove priority",
         )
-    if workload.mode is WorkloadMode.INFERENCE and config.addons.kueue.enabled:
+    if workload.mode is WorkloadMode.INFERENCE and config.kueue_enabled:
         yield (
             "mode",
             "inference (head colocated with the workers) cannot be queued by Kueue here: Kueue "
