@@ -263,10 +263,9 @@ class CpuPoolConfig(AutoscalingPoolConfig):
     @model_validator(mode="after")
     def _sizes(self) -> CpuPoolConfig:
         issues = self._size_issues()
-        if not issues:
-            # Checked here, not across the stack, so it is reported next to any other error.
-            if problem := head_fit_problem(self.machine, DEFAULT_USER_CONTAINER):
-                issues.append(ConfigIssue("machineType", problem))
+        # Checked here, not across the stack, so it is reported next to any other error.
+        if not issues and (problem := head_fit_problem(self.machine, DEFAULT_USER_CONTAINER)):
+            issues.append(ConfigIssue("machineType", problem))
         if issues:
             raise KeyedError(issues)
         return self
@@ -762,7 +761,9 @@ class StackConfig(ConfigModel):
             if pool.name in taken
         ]
         if self.creates_cluster and self.system_pool.name == self.cpu_pool.name:
-            issues.append(ConfigIssue("systemPool.name", f"{self.cpu_pool.name!r} is the CPU pool's name"))
+            issues.append(
+                ConfigIssue("systemPool.name", f"{self.cpu_pool.name!r} is the CPU pool's name")
+            )
         return issues
 
     @property

@@ -33,8 +33,8 @@ from components.controller_model import (
 )
 from components.errors import ConfigError, ConfigIssue
 from components.machines import machine_type
+from components.node_config import pool_labels, tpu_pool_labels
 from components.node_service_account import node_service_account_email
-from components.node_config import tpu_pool_labels, pool_labels
 from components.pathways_job import PathwaysJobSpec
 from components.scheduler_model import TPU_TAINT, NodePoolModel, pools_that_fit, why_not
 
@@ -206,9 +206,7 @@ def check_job(
     access, access_problem = pathways_dir_access(job, head_pools + worker_pools, writers, bucket)
     if access_problem:
         problems.append(access_problem)
-    report.issues += [
-        ConfigIssue(deployment.key, f"{deployment.label}: {p}") for p in problems
-    ]
+    report.issues += [ConfigIssue(deployment.key, f"{deployment.label}: {p}") for p in problems]
     key = f"{deployment.namespace}/{deployment.name}"
     report.jobs[key] = {
         "kind": deployment.kind,
@@ -279,7 +277,10 @@ def pathways_dir_access(
         return "not checked (not the stack's scratch bucket)", None
     identities = {p.identity for p in landing}
     if None in identities or not identities:
-        return "unverified: the nodes belong to another stack, whose node identity is not known", None
+        return (
+            "unverified: the nodes belong to another stack, whose node identity is not known",
+            None,
+        )
     denied = sorted(i for i in identities if i not in writers)
     if denied:
         return f"denied to {', '.join(denied)}", (

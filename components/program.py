@@ -223,5 +223,7 @@ def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:
 
 def planned_node_count(config: StackConfig) -> int:
     """The most nodes the stack's pools can have (what the JobSet controller is sized for)."""
-    cpu = config.cpu_pool.max_nodes + (config.system_pool.max_nodes if config.creates_cluster else 0)
+    cpu = config.cpu_pool.max_nodes + (
+        config.system_pool.max_nodes if config.creates_cluster else 0
+    )
     return cpu + sum(pool.slices * pool.shape.hosts for pool in config.tpu_pools)

@@ -215,17 +215,18 @@ def test_saved_plan_is_priced_with_the_overrides_it_records():
 
 def test_dev_plan_summary_prices_the_cpu_pool_and_flags_the_spot_slice(plan_of, stack_values):
     cost = plan_of(stack_values()).summary["cost"]
-    # the repo table: n2-standard-64 = 64 x 0.031611 + 256 x 0.004237 = 3.107776 $/h
-    assert cost["hourly"] == pytest.approx(3.107776)
-    assert cost["monthly"] == pytest.approx(3.107776 * 730)
+    # the repo table: n2-standard-64 = 64 x 0.031611 + 256 x 0.004237 = 3.107776 $/h, plus the
+    # system pool's e2-standard-16 = 16 x 0.021811 + 64 x 0.002923 = 0.536048 $/h
+    assert cost["hourly"] == pytest.approx(3.643824)
+    assert cost["monthly"] == pytest.approx(3.643824 * 730)
     assert cost["notPriced"] == ["v5e-0"]
 
 
 def test_stack_pricing_override_reaches_the_plan(plan_of, stack_values):
     values = stack_values(pricing={"tpuChipHour": {"v5e": {"spot": 0.5}}})
     cost = plan_of(values).summary["cost"]
-    # 8 spot v5e chips x $0.50 = $4.00/h, plus the CPU pool's $3.107776/h
-    assert cost["hourly"] == pytest.approx(7.107776)
+    # 8 spot v5e chips x $0.50 = $4.00/h, plus the CPU and system pools' $3.643824/h
+    assert cost["hourly"] == pytest.approx(7.643824)
     assert cost["overrides"] == {"tpuChipHour": {"v5e": {"spot": 0.5}}}
     assert cost["notPriced"] == []
 
