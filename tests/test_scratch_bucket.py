@@ -1,5 +1,6 @@
-"""The Pathways scratch bucket and its Workload Identity grants; and a stack that deploys onto an
-existing cluster (no cluster, no pools, still a provider, installs and grants)."""
+"""The Pathways scratch bucket and its grants (the node service account, which every Pathways pod
+acts as; the teams' Workload Identity principals); and a stack that deploys onto an existing
+cluster (no cluster, no pools, still a provider, installs and grants)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 
 DEV_BUCKET = "tpu-pathways-dev-pathways-dev-pathways"  # <project>-<cluster>-pathways
+DEV_NODES = "serviceAccount:pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
 
 
 def member(team: str, account: str, project: str = "tpu-pathways-dev") -> str:
@@ -90,21 +92,41 @@ def test_scratch_bucket_output(dev):
     assert dev.outputs["scratch_bucket"] == f"gs://{DEV_BUCKET}"
 
 
-def test_workload_identity_grants(dev):
+def wi_grants(plan):
+    return [g for g in plan.by_type(BUCKET_MEMBER) if g.inputs["member"].startswith("principal:")]
+
+
+def test_bucket_grants(dev):
     grants = {g.inputs["member"]: g for g in dev.by_type(BUCKET_MEMBER)}
-    # the team's KSA, and `default` (worker pods and headless heads run as it)
-    assert set(grants) == {member("pathways", "pathways"), member("pathways", "default")}
+    # The node service account: Pathways pods run on the host network and act as it. The
+    # team's KSA through Workload Identity: the team's other pods. Nothing for `default`.
+    assert set(grants) == {DEV_NODES, member("pathways", "pathways")}
     for grant in grants.values():
         assert grant.inputs["role"] == "roles/storage.objectUser"
         assert grant.inputs["bucket"] == DEV_BUCKET
 
 
-def test_grants_wait_for_the_cluster(dev):
+def test_node_service_account_has_no_project_wide_storage_role(dev):
+    roles = {r.inputs["role"] for r in dev.by_type("gcp:projects/iAMMember:IAMMember")}
+    assert not [role for role in roles if "storage" in role]
+
+
+def test_workload_identity_grants_wait_for_the_cluster(dev):
     (cluster,) = dev.by_type(CLUSTER)
-    grants = dev.by_type(BUCKET_MEMBER)
+    grants = wi_grants(dev)
     assert grants
     for grant in grants:
         assert cluster.urn in grant.dependencies
+
+
+def test_jobs_wait_for_the_bucket_and_every_grant(plan_of, stack_values):
+    plan = plan_of(stack_values(workloads=[WORKLOAD]))
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    (bucket,) = plan.by_type(BUCKET)
+    grants = plan.by_type(BUCKET_MEMBER)
+    assert len(grants) == 2
+    for needed in [bucket, *grants]:
+        assert needed.urn in job.dependencies, needed.name
 
 
 def test_grants_per_team_and_service_account(plan_of, stack_values):
@@ -112,14 +134,7 @@ def test_grants_per_team_and_service_account(plan_of, stack_values):
         stack_values(teams=[{"name": "ml", "serviceAccount": "trainer"}, {"name": "infer"}])
     )
     members = sorted(g.inputs["member"] for g in plan.by_type(BUCKET_MEMBER))
-    assert members == sorted(
-        [
-            member("ml", "trainer"),
-            member("ml", "default"),
-            member("infer", "pathways"),
-            member("infer", "default"),
-        ]
-    )
+    assert members == sorted([DEV_NODES, member("ml", "trainer"), member("infer", "pathways")])
 
 
 def test_existing_bucket_gets_grants_but_is_not_created(plan_of, stack_values):
@@ -177,7 +192,10 @@ def test_existing_cluster_still_gets_provider_installs_and_grants(existing):
         assert install.provider == provider.urn
     (job,) = existing.by_type(PATHWAYS_JOB)
     assert job.provider == provider.urn
-    assert len(existing.by_type(BUCKET_MEMBER)) == 2
+    # the team's KSA only: the owner stack's node service account is not known here
+    assert [g.inputs["member"] for g in existing.by_type(BUCKET_MEMBER)] == [
+        member("pathways", "pathways")
+    ]
     assert len(existing.by_type(BUCKET)) == 1
 
 
