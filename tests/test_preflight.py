@@ -220,7 +220,7 @@ def test_colocated_head_without_the_toleration_is_refused(config_of, stack_value
     assert issue.startswith("spec: PathwaysJob 'pathways/serve': the head pod fits no node")
     assert "does not tolerate the taint google.com/tpu=present:NoSchedule" in issue
     # The same refusal when the resource is built through the Python API with the pools:
-    with pytest.raises(ConfigError, match="google.com/tpu=present:NoSchedule"):
+    with pytest.raises(ConfigError, match=r"google\.com/tpu=present:NoSchedule"):
         PathwaysJob(
             "serve",
             name="serve",
