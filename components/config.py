@@ -291,6 +291,16 @@ class SystemPoolConfig(AutoscalingPoolConfig):
     @model_validator(mode="after")
     def _sizes(self) -> SystemPoolConfig:
         issues = self._size_issues()
+        # The controller v0.1.4 pins a headless head to no pool: only size keeps it off here.
+        if not issues and head_fit_problem(self.machine, None) is None:
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} could hold a Pathways head pod, and a headless head "
+                    "is pinned to no pool, so it could land next to the controllers; use a "
+                    "smaller machine type (default e2-standard-16)",
+                )
+            )
         if issues:
             raise KeyedError(issues)
         return self

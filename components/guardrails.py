@@ -188,9 +188,9 @@ def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
     pool = lookup(resource.inputs, "workloadIdentityConfig.workloadPool")
     if pool is _MISSING or pool == "":
         yield (
-            "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have to use "
-            "the node's service account instead of Workload Identity; Pathways pods run on the "
-            "host network and act as the node's service account either way)"
+            "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have "
+            "to use the node's service account instead of Workload Identity; Pathways pods run "
+            "on the host network and act as the node's service account either way)"
         )
 
 

@@ -115,3 +115,10 @@ def test_no_system_pool_on_an_existing_cluster(plan_of, stack_values):
         scratchBucket={"name": "team-bucket"},
     )
     assert "system-np" not in cpu_pools(plan_of(values))
+
+
+def test_a_system_pool_that_could_hold_a_head_is_refused(stack_values, config_error):
+    error = config_error(stack_values(systemPool={"machineType": "n2-standard-64"}))
+    (issue,) = error.issues
+    assert issue.key == "systemPool.machineType"
+    assert "could hold a Pathways head pod" in issue.message
