@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
+
+if TYPE_CHECKING:
+    from components.scheduler_model import NodePoolModel
 
 API_VERSION = "pathways-job.pathways.domain/v1"
 KIND = "PathwaysJob"
@@ -193,7 +196,7 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
         labels: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
         prerequisites: Sequence[pulumi.Resource] = (),
-        node_pools: Sequence[Any] | None = None,
+        node_pools: Sequence[NodePoolModel] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         problem = job_name_problem(name)
