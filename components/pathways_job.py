@@ -180,8 +180,8 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
     PathwaysJob controller install the job must wait for (None when another stack owns it);
     ``prerequisites`` are other objects it needs first (Kueue queues, priority classes, the
     scratch bucket and its grants). With ``node_pools`` (``scheduler_model.NodePoolModel``s)
-    the job is checked against them first, as the stack's preflight does, and refused with a
-    ConfigError when its pods would not schedule.
+    and a plain-string ``namespace``, the job is checked against them first, as the stack's
+    preflight does, and refused with a ConfigError when its pods would not schedule.
     """
 
     def __init__(
