@@ -8,10 +8,12 @@ from components.stack_file import load_from_engine
 
 try:
     config = load_from_engine()
+    # A team stack's owner was read (StackReference) while loading its config; the preflight
+    # runs before anything else registers.
+    outputs = build_stack(config, owner_read=True)
 except ConfigError as exc:
     # RunError is reported to the user as a message, without a Python traceback.
     raise pulumi.RunError(str(exc)) from None
 
-# A team stack's owner was read (StackReference) while loading its config.
-for key, value in build_stack(config, owner_read=True).items():
+for key, value in outputs.items():
     pulumi.export(key, value)

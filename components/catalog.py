@@ -221,6 +221,13 @@ class TpuShape:
         return self.chips // self.chips_per_host
 
     @property
+    def needs_accelerator_network_profile(self) -> bool:
+        """v6e pools get accelerator_network_profile "auto" and the networking DRA driver label,
+        as XPK creates them (xpk system_characteristics.py: supports_accelerator_network_profile
+        is true for v6e among the TPUs; core/nodepool.py adds the flag and the label)."""
+        return self.generation is TpuGeneration.V6E
+
+    @property
     def multi_host(self) -> bool:
         return self.hosts > 1
 

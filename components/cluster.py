@@ -123,6 +123,12 @@ class GkeCluster(ClusterTarget):
             networking_mode="VPC_NATIVE",
             ip_allocation_policy=ip_allocation,
             datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2
+            # v6e pools use accelerator_network_profile "auto" (extra NICs through GKE's
+            # networking DRA driver), which needs a multi-networking cluster; XPK creates every
+            # cluster with --enable-multi-networking (xpk src/xpk/commands/cluster.py).
+            # Multi-networking requires Dataplane V2, set above. A create-time setting: turning
+            # it on later replaces the cluster.
+            enable_multi_networking=_needs_multi_networking(config) or None,
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{project}.svc.id.goog"
             ),
@@ -216,6 +222,10 @@ def _authorized_networks(config: StackConfig):
             for n in config.cluster.authorized_networks
         ]
     )
+
+
+def _needs_multi_networking(config: StackConfig) -> bool:
+    return any(pool.shape.needs_accelerator_network_profile for pool in config.tpu_pools)
 
 
 def _labels(config: StackConfig) -> dict[str, str]:

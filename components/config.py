@@ -227,13 +227,13 @@ class ClusterConfig(ConfigModel):
     """Deploy onto an existing cluster: nothing cluster-level is created."""
 
 
-class CpuPoolConfig(ConfigModel):
-    """The CPU node pool that runs the Pathways head pods (resource manager, proxy, user code)."""
+class AutoscalingPoolConfig(ConfigModel):
+    """An autoscaling CPU node pool."""
 
-    name: DnsLabel = "cpu-np"
+    name: DnsLabel
     """GKE node pool name."""
-    machine_type: str = "n2-standard-64"
-    """Machine type; it must hold the Pathways head pod (checked against GKE's allocatable)."""
+    machine_type: str
+    """Machine type."""
     min_nodes: int = Field(1, ge=0, le=1000)
     """Autoscaling minimum."""
     max_nodes: int = Field(20, ge=1, le=1000)
@@ -241,8 +241,7 @@ class CpuPoolConfig(ConfigModel):
     disk_size_gb: int = Field(200, ge=50, le=65536)
     """Boot disk size."""
 
-    @model_validator(mode="after")
-    def _sizes(self) -> CpuPoolConfig:
+    def _size_issues(self) -> list[ConfigIssue]:
         issues = []
         if catalog.is_tpu_machine_type(self.machine_type):
             issues.append(
@@ -254,24 +253,72 @@ class CpuPoolConfig(ConfigModel):
             )
         else:
             try:
-                machine = machine_type(self.machine_type)
+                machine_type(self.machine_type)
             except ValueError as exc:
                 issues.append(ConfigIssue("machineType", str(exc)))
-            # Checked here, not across the stack, so it is reported next to any other error.
-            else:
-                if problem := head_fit_problem(machine, DEFAULT_USER_CONTAINER):
-                    issues.append(ConfigIssue("machineType", problem))
         if self.max_nodes < self.min_nodes:
             issues.append(
                 ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
             )
-        if issues:
-            raise KeyedError(issues)
-        return self
+        return issues
 
     @property
     def machine(self):
         return machine_type(self.machine_type)
+
+
+class CpuPoolConfig(AutoscalingPoolConfig):
+    """The CPU node pool that runs the Pathways head pods (resource manager, proxy, user code)."""
+
+    name: DnsLabel = "cpu-np"
+    """GKE node pool name."""
+    machine_type: str = "n2-standard-64"
+    """Machine type; it must hold the Pathways head pod (checked against GKE's allocatable)."""
+
+    @model_validator(mode="after")
+    def _sizes(self) -> CpuPoolConfig:
+        issues = self._size_issues()
+        # Checked here, not across the stack, so it is reported next to any other error.
+        if not issues and (problem := head_fit_problem(self.machine, DEFAULT_USER_CONTAINER)):
+            issues.append(ConfigIssue("machineType", problem))
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+
+class SystemPoolConfig(AutoscalingPoolConfig):
+    """The small autoscaling pool for kube-system and the JobSet, Kueue and PathwaysJob
+    controllers, so they never compete with Pathways heads (XPK keeps its default pool for
+    this). Created only in stacks that own their cluster."""
+
+    name: DnsLabel = "system-np"
+    """GKE node pool name."""
+    machine_type: str = "e2-standard-16"
+    """Machine type (XPK's default-pool machine). Too small to hold a Pathways head pod, so a
+    headless head, which the controller pins to no pool, never lands here."""
+    min_nodes: int = Field(1, ge=1, le=1000)
+    """Autoscaling minimum (at least one node: the controllers must always have a home)."""
+    max_nodes: int = Field(3, ge=1, le=1000)
+    """Autoscaling maximum."""
+    disk_size_gb: int = Field(100, ge=50, le=65536)
+    """Boot disk size."""
+
+    @model_validator(mode="after")
+    def _sizes(self) -> SystemPoolConfig:
+        issues = self._size_issues()
+        # The controller v0.1.4 pins a headless head to no pool: only size keeps it off here.
+        if not issues and head_fit_problem(self.machine, None) is None:
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} could hold a Pathways head pod, and a headless head "
+                    "is pinned to no pool, so it could land next to the controllers; use a "
+                    "smaller machine type (default e2-standard-16)",
+                )
+            )
+        if issues:
+            raise KeyedError(issues)
+        return self
 
 
 class CapacityConfig(ConfigModel):
@@ -457,8 +504,10 @@ class KueueAddon(ReleaseAddon):
     API_VERSION: ClassVar[str] = "kueue.x-k8s.io/v1beta2"
     FIRST_SERVING: ClassVar[tuple[int, int, int]] = (0, 15, 0)
 
-    enabled: bool = False
-    """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes."""
+    enabled: bool | None = None
+    """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes.
+    Default: on in a stack that owns its cluster (as XPK does; Kueue admits a job
+    all-or-nothing, so jobs sharing a pool cannot deadlock), off on an existing cluster."""
     version: Version = "v0.17.1"
     """Release tag of kubernetes-sigs/kueue (XPK's pin)."""
     tpu_quota: int | None = Field(None, ge=0)
@@ -607,6 +656,19 @@ class PathwaysDeployment(ConfigModel):
     """Number of slices (at most the pool's slices)."""
     pathways_version: str | None = None
     """Pathways image tag (default: latest)."""
+    max_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
+    """Restarts of the whole job before it fails."""
+    custom_components: list[CustomComponentConfig] = Field([], max_length=4)
+    """Up to 4 component overrides, one per type (e.g. pinned images)."""
+
+    @field_validator("custom_components")
+    @classmethod
+    def _one_per_type(cls, components: list[CustomComponentConfig]) -> list[CustomComponentConfig]:
+        types = Counter(c.type for c in components)
+        repeated = [f"type {t.value!r} appears {n} times" for t, n in types.items() if n > 1]
+        if repeated:
+            raise ValueError("; ".join(repeated) + "; at most once each")
+        return components
 
 
 class WorkloadConfig(PathwaysDeployment):
@@ -624,8 +686,6 @@ class WorkloadConfig(PathwaysDeployment):
     """User container CPU and memory; must fit next to the Pathways head on one node."""
     priority: Priority | None = None
     """Priority class (needs addons.kueue.enabled, which installs the classes)."""
-    max_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
-    """Restarts of the whole job before it fails."""
     max_slice_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
     """Restarts of one slice (elastic training)."""
     elastic_slices: int | None = Field(None, ge=0, le=INT32_MAX)
@@ -635,8 +695,6 @@ class WorkloadConfig(PathwaysDeployment):
     pathways_dir: str | None = None
     """Scratch path; default gs://<scratch bucket>/<team>/<name>. Must be under the team's
     prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach)."""
-    custom_components: list[CustomComponentConfig] = Field([], max_length=4)
-    """Up to 4 component overrides, one per type."""
     node_selector: dict[str, str] = {}
     """Extra node labels the workers must match (e.g. a reservation name)."""
     enable_metrics_collection: bool = False
@@ -658,12 +716,6 @@ class WorkloadConfig(PathwaysDeployment):
             for k in self.env
             if k in CONTROLLER_ENV
         ]
-        types = Counter(c.type for c in self.custom_components)
-        issues += [
-            ConfigIssue("customComponents", f"type {t.value!r} appears {n} times; at most once")
-            for t, n in types.items()
-            if n > 1
-        ]
         if self.elastic_slices is not None and self.elastic_slices > self.slices:
             issues.append(
                 ConfigIssue("elasticSlices", f"{self.elastic_slices} exceeds slices {self.slices}")
@@ -675,6 +727,21 @@ class WorkloadConfig(PathwaysDeployment):
 
 class SharedServiceConfig(PathwaysDeployment):
     """A long-running headless Pathways deployment that many clients share (pathwaysutils)."""
+
+    max_restarts: int | None = Field(10, ge=0, le=INT32_MAX)
+    """Restarts of the whole service before it fails; the controller's default is none, so a
+    long-lived service would end at its first preemption or host failure."""
+
+
+class WaitForRunningConfig(ConfigModel):
+    """Make `pulumi up` wait until PathwaysJobs really run (their Running condition), and fail
+    with the job's status when they do not in time."""
+
+    jobs: bool = False
+    """Also wait for workloads (shared services always wait)."""
+    timeout_seconds: int = Field(1800, ge=60, le=86400)
+    """How long to wait before `pulumi up` fails (slices on flex-start or behind a queue may
+    need longer)."""
 
 
 class StackConfig(ConfigModel):
@@ -690,6 +757,8 @@ class StackConfig(ConfigModel):
     """The GKE cluster (or the existing one to target)."""
     cpu_pool: CpuPoolConfig = CpuPoolConfig()
     """The CPU pool for Pathways head pods."""
+    system_pool: SystemPoolConfig = SystemPoolConfig()
+    """The pool for kube-system and the controllers (stacks that own their cluster)."""
     tpu_pools: list[TpuPoolConfig] = []
     """TPU pools; each is one or more identical slices."""
     addons: AddonsConfig = AddonsConfig()
@@ -702,6 +771,8 @@ class StackConfig(ConfigModel):
     """Pathways workloads (PathwaysJobs)."""
     shared_services: list[SharedServiceConfig] = []
     """Shared Pathways services."""
+    wait_for_running: WaitForRunningConfig = WaitForRunningConfig()
+    """Whether and how long `pulumi up` waits for PathwaysJobs to be Running."""
     pricing: PricingOverrides = PricingOverrides()
     """Price overrides for the plan's cost estimate (e.g. your reservation's chip-hour rate)."""
     owner: Annotated[str, AfterValidator(lambda v: _owner_ref(v))] | None = None
@@ -737,12 +808,24 @@ class StackConfig(ConfigModel):
         return teams
 
     def _pool_named_like_cpu_pool(self) -> list[ConfigIssue]:
-        cpu = self.cpu_pool.name
-        return [
-            ConfigIssue(f"tpuPools[{i}].name", f"{cpu!r} is the CPU pool's name")
+        taken = {self.cpu_pool.name: "the CPU pool's name"}
+        taken.setdefault(self.system_pool.name, "the system pool's name")
+        issues = [
+            ConfigIssue(f"tpuPools[{i}].name", f"{pool.name!r} is {taken[pool.name]}")
             for i, pool in enumerate(self.tpu_pools)
-            if pool.name == cpu
+            if pool.name in taken
         ]
+        if self.creates_cluster and self.system_pool.name == self.cpu_pool.name:
+            issues.append(
+                ConfigIssue("systemPool.name", f"{self.cpu_pool.name!r} is the CPU pool's name")
+            )
+        return issues
+
+    @property
+    def kueue_enabled(self) -> bool:
+        """Kueue's setting, or its default: on when the stack owns its cluster."""
+        enabled = self.addons.kueue.enabled
+        return self.creates_cluster if enabled is None else enabled
 
     def _shared_bucket(self) -> list[ConfigIssue]:
         """On a cluster another stack owns, the default bucket name is that stack's bucket."""
@@ -774,7 +857,7 @@ class StackConfig(ConfigModel):
     def _team_quota_issues(self) -> list[ConfigIssue]:
         """Quotas name shapes the stack provisions and add up to at most what it provisions."""
         kueue, issues = self.addons.kueue, []
-        if kueue.team_quotas and not kueue.enabled:
+        if kueue.team_quotas and not self.kueue_enabled:
             issues.append(ConfigIssue("addons.kueue.teamQuotas", "needs addons.kueue.enabled"))
         _duplicate_quota_teams(
             issues, [q.team for q in kueue.team_quotas], "addons.kueue.teamQuotas"
@@ -837,7 +920,7 @@ class StackConfig(ConfigModel):
         """Whether Kueue (this stack's, or the owner's) admits the stack's jobs."""
         if self._owner is not None:
             return self._owner.queues.enabled
-        return self.addons.kueue.enabled
+        return self.kueue_enabled
 
     @property
     def cluster_location(self) -> str:

@@ -1,11 +1,11 @@
-"""The autoscaling CPU node pool that runs Pathways head pods."""
+"""Autoscaling CPU node pools: the one that runs Pathways head pods, and the system pool."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config import CpuPoolConfig
+from components.config import AutoscalingPoolConfig
 from components.node_config import PoolTarget, node_pool_config, pool_labels
 
 
@@ -15,7 +15,7 @@ class CpuNodePool(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        pool: CpuPoolConfig,
+        pool: AutoscalingPoolConfig,
         target: PoolTarget,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:

@@ -205,8 +205,9 @@ def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
     pool = lookup(resource.inputs, "workloadIdentityConfig.workloadPool")
     if pool is _MISSING or pool == "":
         yield (
-            "workloadIdentityConfig.workloadPool is not set (pods would have to use the node's "
-            "service account instead of Workload Identity)"
+            "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have "
+            "to use the node's service account instead of Workload Identity; Pathways pods run "
+            "on the host network and act as the node's service account either way)"
         )
 
 
@@ -520,12 +521,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "node-workload-metadata",
-        "Node pools expose the GKE metadata server (Workload Identity), not the node's.",
+        "Node pools expose the GKE metadata server (Workload Identity for pods on the pod "
+        "network; host-network pods, such as every Pathways pod, act as the node's service "
+        "account).",
         _NODE_TYPES,
         _expect(
             "nodeConfig.workloadMetadataConfig.mode",
             "GKE_METADATA",
-            "pods must not get the node's credentials",
+            "pods on the pod network must not get the node's credentials",
         ),
     ),
     Rule(

@@ -25,6 +25,11 @@ def account_id_for(cluster_name: str) -> str:
     return f"{cluster_name[:24].rstrip('-')}-nodes"
 
 
+def node_service_account_email(config) -> str:
+    """The email of the node service account a stack that owns its cluster creates."""
+    return f"{account_id_for(config.cluster.name)}@{config.gcp.project}.iam.gserviceaccount.com"
+
+
 class NodeServiceAccount(pulumi.ComponentResource):
     email: pulumi.Output[str]
 

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
+
+if TYPE_CHECKING:
+    from components.scheduler_model import NodePoolModel
 
 API_VERSION = "pathways-job.pathways.domain/v1"
 KIND = "PathwaysJob"
@@ -140,14 +143,34 @@ def job_name_problem(name: str) -> str | None:
     return None
 
 
-def proxy_address(name: str) -> str:
-    """The in-cluster address of the job's Pathways proxy."""
-    return f"grpc://{name}-pathways-head-0-0.{name}:29000"
+def head_host(name: str, namespace: str) -> str:
+    """The head pod's cluster-wide DNS name: JobSet's headless service ``<name>`` gives the pod
+    ``<name>-pathways-head-0-0.<name>``, which resolves only inside ``namespace``; clients
+    elsewhere (pathwaysutils runs its proxy in the client's own namespace, usually ``default``:
+    pathways-utils experimental/shared_pathways_service) need the fully qualified name."""
+    return f"{name}-pathways-head-0-0.{name}.{namespace}.svc.cluster.local"
 
 
-def resource_manager_address(name: str) -> str:
-    """The in-cluster address of the job's resource manager (what shared-service clients use)."""
-    return f"{name}-pathways-head-0-0.{name}:29001"
+def proxy_address(name: str, namespace: str) -> str:
+    """The in-cluster address of the job's Pathways proxy, resolvable from any namespace."""
+    return f"grpc://{head_host(name, namespace)}:29000"
+
+
+def resource_manager_address(name: str, namespace: str) -> str:
+    """The resource manager's address (what shared-service clients use), from any namespace."""
+    return f"{head_host(name, namespace)}:29001"
+
+
+# pulumi-kubernetes >= 4.18 waits on a custom resource until this condition holds, and fails
+# the update with the object's status when it does not within the timeout.
+WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
+TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
+
+
+def wait_for_running(timeout_seconds: int) -> dict[str, str]:
+    """Annotations that make `pulumi up` wait for the PathwaysJob's Running condition (one of
+    Pending, Running, Completed, Failed, Suspended: api/v1/pathwaysjob_types.go, v0.1.4)."""
+    return {WAIT_FOR_ANNOTATION: "condition=Running", TIMEOUT_ANNOTATION: str(timeout_seconds)}
 
 
 class PathwaysJob(k8s.apiextensions.CustomResource):
@@ -155,7 +178,10 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
 
     ``provider`` is required (never the ambient kubeconfig) and ``controller_install`` is the
     PathwaysJob controller install the job must wait for (None when another stack owns it);
-    ``prerequisites`` are other objects it needs first (Kueue queues, priority classes).
+    ``prerequisites`` are other objects it needs first (Kueue queues, priority classes, the
+    scratch bucket and its grants). With ``node_pools`` (``scheduler_model.NodePoolModel``s)
+    and a plain-string ``namespace``, the job is checked against them first, as the stack's
+    preflight does, and refused with a ConfigError when its pods would not schedule.
     """
 
     def __init__(
@@ -168,12 +194,18 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
         provider: k8s.Provider,
         controller_install: pulumi.Resource | None,
         labels: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None,
         prerequisites: Sequence[pulumi.Resource] = (),
+        node_pools: Sequence[NodePoolModel] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         problem = job_name_problem(name)
         if problem:
             raise ConfigError([ConfigIssue("metadata.name", problem)], "PathwaysJob")
+        if node_pools is not None and isinstance(namespace, str):
+            from components.preflight import preflight_job
+
+            preflight_job(name, namespace, spec, node_pools).raise_if_failed()
         required = pulumi.ResourceOptions(
             provider=provider,
             depends_on=[*([controller_install] if controller_install else []), *prerequisites],
@@ -185,7 +217,9 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
             resource_name,
             api_version=API_VERSION,
             kind=KIND,
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels=labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=name, namespace=namespace, labels=labels, annotations=annotations
+            ),
             spec=spec.manifest(),
             opts=pulumi.ResourceOptions.merge(opts, required),
         )

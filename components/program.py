@@ -3,8 +3,14 @@
 `__main__.py` (for `pulumi up`) and the offline plan both call `build_stack`, so what the plan
 shows is what the engine would be asked to create.
 
-Ordering: node pools and in-cluster installs both wait only for the cluster, so they proceed in
-parallel; the PathwaysJob controller waits for JobSet; workloads wait for the controller.
+Before anything is registered, the preflight expands every PathwaysJob into the pods the
+controller would create and schedules them against the node pools (the stack's own or, for a team
+stack, its owner's; ``preflight``).
+
+Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
+(their controllers run there), not for TPU pools, which are created in parallel. The
+PathwaysJob controller and Kueue wait for JobSet (its webhooks fail closed until it is ready);
+workloads wait for the controller, Kueue's queues, and the scratch bucket with its grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
 before anything else registers (``read_owner_contract``; see ``components/shared_cluster.py``)
@@ -23,10 +29,11 @@ from components.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.config import StackConfig
 from components.cpu_pool import CpuNodePool
 from components.errors import ConfigError, ConfigIssue
-from components.installs import ReleaseManifest
+from components.installs import JobSetControllerMemory, ReleaseManifest, jobset_memory_mib
 from components.kueue import KueueQueues, LocalQueues, PriorityClasses
 from components.node_config import PoolTarget
-from components.pathways_job import PathwaysJob
+from components.pathways_job import PathwaysJob, wait_for_running
+from components.preflight import run_preflight
 from components.scratch_bucket import ScratchBucket
 from components.shared_cluster import (
     OUTPUT,
@@ -40,6 +47,7 @@ from components.tpu_pool import TpuNodePool
 from components.workloads import (
     SharedPathwaysService,
     job_labels,
+    shared_service_address,
     shared_service_spec,
     workload_endpoints,
     workload_spec,
@@ -66,23 +74,32 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
 
     For a team stack, ``owner_read`` says the caller already read the owner's contract through
     the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
-    here first and must be the contract the config was validated with (the offline plan)."""
+    here first and must be the contract the config was validated with (the offline plan).
+
+    Raises ConfigError (before registering anything but that read) when the preflight finds a
+    job that would not run."""
     read_here = config.owner is not None and not owner_read
     if read_here and read_owner_contract(config.owner) != config.shared_cluster:
         raise ConfigError(
             [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
             "owner stack",
         )
+    run_preflight(config)
     name = config.cluster.name
+    node_account = None
     if config.creates_cluster:
         cluster: ClusterTarget = GkeCluster(name, config)
-        pools = _node_pools(config, cluster)
+        system_pool, pools = _node_pools(config, cluster)
+        install_after = [*cluster.control_plane, system_pool]
+        node_account = cluster.node_service_account
     else:
         cluster = ExistingCluster(name, config)
-        pools = {}
-    installs = _installs(config, cluster)
-    bucket = ScratchBucket(f"{name}-scratch", config, config.teams, cluster.control_plane)
-    workloads = _workloads(config, cluster, installs)
+        pools, install_after = {}, []
+    installs = _installs(config, cluster, install_after)
+    bucket = ScratchBucket(
+        f"{name}-scratch", config, config.teams, cluster.control_plane, node_account
+    )
+    workloads = _workloads(config, cluster, installs, bucket.grants)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -104,7 +121,10 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     return outputs
 
 
-def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePool]:
+def _node_pools(
+    config: StackConfig, cluster: GkeCluster
+) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
+    """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
     target = PoolTarget(
         project=config.gcp.project,
         region=config.gcp.region,
@@ -116,13 +136,17 @@ def _node_pools(config: StackConfig, cluster: GkeCluster) -> dict[str, TpuNodePo
         protect=config.protects_state,
     )
     name = config.cluster.name
+    system = CpuNodePool(f"{name}-{config.system_pool.name}", config.system_pool, target)
     CpuNodePool(f"{name}-{config.cpu_pool.name}", config.cpu_pool, target)
-    return {
+    return system, {
         pool.name: TpuNodePool(f"{name}-{pool.name}", pool, target) for pool in config.tpu_pools
     }
 
 
-def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
+def _installs(
+    config: StackConfig, cluster: ClusterTarget, ready: list[pulumi.Resource]
+) -> Installs:
+    """``ready``: what the installs wait for (the control plane and the system pool)."""
     name, addons, provider = config.cluster.name, config.addons, cluster.provider
     # Production protects the installs and the Kueue objects: deleting a CRD deletes every
     # object of it (every PathwaysJob, JobSet or queued workload) with it.
@@ -130,13 +154,16 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
     after_jobset: list[pulumi.Resource] = []
     if addons.jobset.install:
         jobset = ReleaseManifest(
-            f"{name}-jobset",
-            addons.jobset,
-            provider,
-            depends_on=cluster.control_plane,
-            opts=protected,
+            f"{name}-jobset", addons.jobset, provider, depends_on=ready, opts=protected
         )
         after_jobset = [jobset.manifest]
+        JobSetControllerMemory(
+            f"{name}-jobset-memory",
+            jobset_memory_mib(planned_node_count(config)),
+            provider,
+            jobset.manifest,
+            opts=protected,
+        )
     controller = None
     if addons.pathways_job.install:
         # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
@@ -144,7 +171,7 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
             f"{name}-pathways-job",
             addons.pathways_job,
             provider,
-            depends_on=[*cluster.control_plane, *after_jobset],
+            depends_on=[*ready, *after_jobset],
             opts=protected,
         ).manifest
     queueing: list[pulumi.Resource] = []
@@ -152,12 +179,13 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
         team.name: TeamNamespace(f"{name}-{team.name}", team, provider).namespace
         for team in config.teams
     }
-    if addons.kueue.enabled:
+    if config.kueue_enabled:
+        # Kueue manages JobSets: its JobSet integration needs JobSet's API first.
         kueue = ReleaseManifest(
             f"{name}-kueue",
             addons.kueue,
             provider,
-            depends_on=cluster.control_plane,
+            depends_on=[*ready, *after_jobset],
             opts=protected,
         )
         queueing = [
@@ -172,14 +200,21 @@ def _installs(config: StackConfig, cluster: ClusterTarget) -> Installs:
     return Installs(controller, namespaces, queueing)
 
 
-def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) -> dict[str, Any]:
+def _workloads(
+    config: StackConfig,
+    cluster: ClusterTarget,
+    installs: Installs,
+    bucket_grants: list[pulumi.Resource],
+) -> dict[str, Any]:
     """PathwaysJobs and shared services; outputs say how to reach each."""
     prefix, labels = config.cluster.name, job_labels(config)
+    wait = config.wait_for_running
     common = {
         "provider": cluster.provider,
         "controller_install": installs.pathways_controller,
         "labels": labels,
-        "prerequisites": installs.queueing,
+        # A job started before its pathwaysDir is writable fails at once.
+        "prerequisites": [*installs.queueing, *bucket_grants],
     }
     jobs = {}
     for workload in config.workloads:
@@ -188,6 +223,7 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
             name=workload.name,
             namespace=installs.namespaces[workload.team],
             spec=workload_spec(config, workload),
+            annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
             **common,
         )
         endpoints = workload_endpoints(workload)
@@ -203,7 +239,9 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
             job_name=entry.name,
             namespace=installs.namespaces[entry.team],
             spec=shared_service_spec(config, entry),
+            address=shared_service_address(entry),
             instance_type=pool.shape.pathways_instance_type,
+            wait_timeout_seconds=wait.timeout_seconds,
             **common,
         )
         services[f"{entry.team}/{entry.name}"] = {
@@ -231,3 +269,11 @@ def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:
         row["hosts"] += pool.slices * shape.hosts
         row["chips"] += pool.slices * shape.chips
     return dict(sorted(summary.items()))
+
+
+def planned_node_count(config: StackConfig) -> int:
+    """The most nodes the stack's pools can have (what the JobSet controller is sized for)."""
+    cpu = config.cpu_pool.max_nodes + (
+        config.system_pool.max_nodes if config.creates_cluster else 0
+    )
+    return cpu + sum(pool.slices * pool.shape.hosts for pool in config.tpu_pools)

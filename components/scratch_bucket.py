@@ -1,25 +1,31 @@
 """The Pathways scratch bucket (every PathwaysJob's ``pathwaysDir``) and who may write to it.
 
-Upstream requires the bucket to exist before a job starts. Each team gets its own prefix,
-``gs://<bucket>/<team>/``, and its Kubernetes service accounts get ``objectUser`` on that prefix
-only, directly through Workload Identity Federation for GKE (a ``principal://`` member, no key,
-no impersonation) with an IAM condition:
+Upstream requires the bucket to exist before a job starts. Who needs it:
 
-- object reads, writes and deletes name the object, ``projects/_/buckets/<b>/objects/<name>``,
-  so ``resource.name.startsWith("projects/_/buckets/<b>/objects/<team>/")`` admits the team's
-  objects and no other team's;
-- listing is checked on the bucket (``resource.name`` is ``projects/_/buckets/<b>``), where that
-  test is false; the list request's prefix is the API attribute
-  ``storage.googleapis.com/objectListPrefix``, so a list is admitted only when its prefix lies
-  inside the team's (a list without a prefix, or with another team's, is refused).
+- Every Pathways pod (head: resource manager, proxy and the user's container; every worker)
+  runs on the host network: the PathwaysJob controller v0.1.4 sets ``hostNetwork: true``
+  (internal/controller/pathwaysjob_controller.go ~775, 862, 873). Workload Identity does not
+  apply to host-network pods; they reach the metadata server as the node pool's service
+  account. So the node service account gets object access on this bucket (a bucket-scoped
+  grant, never a project-wide role), or every job fails on its pathwaysDir. That grant has no
+  prefix condition: every team's host-network pods share the node identity and so reach every
+  team's prefix (README: multi-tenant threat model).
+- Other pods of a team (a notebook, a data loader) use Workload Identity. Each team gets its own
+  prefix, ``gs://<bucket>/<team>/``, and its Kubernetes service accounts get ``objectUser`` on
+  that prefix only, directly (a ``principal://`` member, no key, no impersonation) with an IAM
+  condition:
+
+  - object reads, writes and deletes name the object, ``projects/_/buckets/<b>/objects/<name>``,
+    so ``resource.name.startsWith("projects/_/buckets/<b>/objects/<team>/")`` admits the team's
+    objects and no other team's;
+  - listing is checked on the bucket (``resource.name`` is ``projects/_/buckets/<b>``), where
+    that test is false; the list request's prefix is the API attribute
+    ``storage.googleapis.com/objectListPrefix``, so a list is admitted only when its prefix lies
+    inside the team's (a list without a prefix, or with another team's, is refused).
+
   Source: Cloud Storage IAM Conditions, "resource.name" of objects and the storage API
   attributes of the IAM Conditions attribute reference; conditions need uniform bucket-level
   access, which the created bucket enforces.
-
-These grants bind pods that run with Workload Identity. Pathways' own pods do not: the
-PathwaysJob controller runs the head (resource manager, proxy, user container) and every worker
-on the host network, where GKE's metadata server answers as the node's service account, so what
-those pods reach is what the node service account is granted (README: multi-tenant threat model).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class ScratchBucket(pulumi.ComponentResource):
         config: StackConfig,
         teams: Sequence[TeamConfig],
         cluster_ready: Sequence[pulumi.Resource],
+        node_service_account: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:storage:ScratchBucket", name, None, opts)
@@ -93,6 +100,21 @@ class ScratchBucket(pulumi.ComponentResource):
         else:
             bucket_name = config.bucket_name
 
+        grants: list[pulumi.Resource] = [bucket] if cfg.create else []
+        if node_service_account is not None:
+            # Pathways pods act as the node service account (host network): see above.
+            node_member = pulumi.Output.from_input(node_service_account).apply(
+                lambda email: f"serviceAccount:{email}"
+            )
+            grants.append(
+                gcp.storage.BucketIAMMember(
+                    f"{name}-nodes",
+                    bucket=bucket_name,
+                    role=OBJECT_READ_WRITE,
+                    member=node_member,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
         project_number = gcp.organizations.get_project_output(project_id=project).number
         for team, account in _workload_accounts(teams):
             member = project_number.apply(
@@ -100,7 +122,7 @@ class ScratchBucket(pulumi.ComponentResource):
                     number, project, team, account
                 )
             )
-            gcp.storage.BucketIAMMember(
+            member_grant = gcp.storage.BucketIAMMember(
                 f"{name}-{team}-{account}",
                 bucket=bucket_name,
                 role=OBJECT_READ_WRITE,
@@ -109,6 +131,9 @@ class ScratchBucket(pulumi.ComponentResource):
                 # The workload identity pool exists once the cluster does.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(cluster_ready)),
             )
+            grants.append(member_grant)
+        # What a PathwaysJob must wait for: the bucket and every grant on it.
+        self.grants = grants
         self.bucket_name = pulumi.Output.from_input(bucket_name)
         self.url = self.bucket_name.apply(lambda n: f"gs://{n}")
         self.register_outputs({"bucket_name": self.bucket_name, "url": self.url})
@@ -132,10 +157,7 @@ def team_prefix_condition(bucket: str, team: str) -> gcp.storage.BucketIAMMember
 
 
 def _workload_accounts(teams: Sequence[TeamConfig]) -> list[tuple[str, str]]:
-    """(namespace, service account) pairs that need the bucket. The controller creates worker
-    pods and headless heads without a service account name, so they run as `default`."""
-    pairs = []
-    for team in teams:
-        for account in dict.fromkeys([team.service_account, "default"]):
-            pairs.append((team.name, account))
-    return pairs
+    """(namespace, service account) pairs that get the bucket through Workload Identity: each
+    team's workload account. Pathways pods do not need one (host network, node identity), so
+    a namespace's `default` account gets nothing."""
+    return [(team.name, team.service_account) for team in teams]

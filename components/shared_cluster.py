@@ -291,21 +291,21 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         scratch_bucket=config.bucket_name,
         team_namespaces=[team.name for team in config.teams],
         queues=SharedQueues(
-            enabled=kueue_addon.enabled,
+            enabled=config.kueue_enabled,
             queue_label=kueue.QUEUE_LABEL,
             local_queue=kueue.LOCAL_QUEUE,
             default_cluster_queue=kueue.CLUSTER_QUEUE,
             team_cluster_queues=kueue.team_cluster_queues(config),
             priority_classes=(
                 {p.value: v for p, v in kueue.PRIORITY_CLASSES.items()}
-                if kueue_addon.enabled
+                if config.kueue_enabled
                 else {}
             ),
         ),
         versions=SharedVersions(
             jobset=addons.jobset.version if addons.jobset.install else None,
             pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
-            kueue=kueue_addon.version if kueue_addon.enabled else None,
+            kueue=kueue_addon.version if config.kueue_enabled else None,
         ),
     )
     return contract.model_dump(mode="json", exclude_none=True)

@@ -27,9 +27,8 @@ import hashlib
 import pulumi
 import pulumi_gcp as gcp
 
-from components.catalog import TpuGeneration
 from components.config import CapacityType, TpuPoolConfig
-from components.node_config import PoolTarget, node_pool_config, pool_labels
+from components.node_config import PoolTarget, node_pool_config, tpu_pool_labels
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 # Multi-host TPU pools: GKE's recommended pod density for TPU hosts (XPK uses the same).
@@ -83,13 +82,13 @@ class TpuNodePool(pulumi.ComponentResource):
                     max_pods_per_node=MULTI_HOST_MAX_PODS_PER_NODE if shape.multi_host else None,
                     network_config=(
                         gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
-                        if shape.generation is TpuGeneration.V6E
+                        if shape.needs_accelerator_network_profile
                         else None
                     ),
                     node_config=node_pool_config(
                         shape.machine_type,
                         target.service_account,
-                        pool_labels(target.team, pool.name),
+                        tpu_pool_labels(target.team, pool),
                         **_capacity_args(pool),
                     ),
                     opts=pulumi.ResourceOptions(

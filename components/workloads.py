@@ -35,6 +35,7 @@ from components.pathways_job import (
     WorkerType,
     proxy_address,
     resource_manager_address,
+    wait_for_running,
 )
 
 MAIN_CONTAINER = "main"
@@ -57,6 +58,7 @@ while [ "$term" = 1 ]; do
 done
 exit "$status"
 """
+TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
 _DEPLOYMENT_MODES = {
     WorkloadMode.TRAINING: DeploymentMode.DEFAULT,
     WorkloadMode.INFERENCE: DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
@@ -85,6 +87,19 @@ def pool_worker(config: StackConfig, entry: PathwaysDeployment, **options: objec
     )
 
 
+def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None:
+    """The entry's component overrides (pinned images, flags, env), as the CRD takes them."""
+    return [
+        CustomComponent(
+            component_type=ComponentType(c.type),
+            image=c.image,
+            custom_flags=list(c.flags) or None,
+            custom_env=[EnvVar(name=k, value=v) for k, v in c.env.items()] or None,
+        )
+        for c in entry.custom_components
+    ] or None
+
+
 def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobSpec:
     """The PathwaysJob spec of a validated workload of a validated stack."""
     priority = workload.priority.value if workload.priority else None
@@ -109,16 +124,7 @@ def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobS
     return PathwaysJobSpec(
         workers=[worker],
         controller=controller,
-        custom_components=[
-            CustomComponent(
-                component_type=ComponentType(c.type),
-                image=c.image,
-                custom_flags=list(c.flags) or None,
-                custom_env=[EnvVar(name=k, value=v) for k, v in c.env.items()] or None,
-            )
-            for c in workload.custom_components
-        ]
-        or None,
+        custom_components=custom_components(workload),
         max_restarts=workload.max_restarts,
         pathways_dir=workload.pathways_dir
         or default_pathways_dir(config, workload.team, workload.name),
@@ -149,6 +155,10 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
     }
     if workload.mode is WorkloadMode.TRAINING:
         spec["nodeSelector"] = {NODE_POOL_LABEL: config.cpu_pool.name}
+    if workload.mode is WorkloadMode.INFERENCE:
+        # The controller pins a colocated head to TPU nodes but it requests no TPU, so GKE adds
+        # no toleration of the TPU taint and (since v0.1.3) neither does the controller.
+        spec["tolerations"] = [TPU_TOLERATION]
     if workload.priority is not None:
         spec["priorityClassName"] = workload.priority.value
     if workload.termination_grace_period_seconds is not None:
@@ -183,7 +193,13 @@ class WorkloadEndpoints:
 def workload_endpoints(workload: WorkloadConfig) -> WorkloadEndpoints:
     headless = workload.mode is WorkloadMode.HEADLESS
     forward = port_forward_command(workload.name, workload.team) if headless else None
-    return WorkloadEndpoints(proxy_address(workload.name), forward)
+    return WorkloadEndpoints(proxy_address(workload.name, workload.team), forward)
+
+
+def shared_service_address(service: SharedServiceConfig) -> str:
+    """Where pathwaysutils clients reach the service: a cluster-wide name, because the client
+    runs its proxy in its own namespace (pathways-utils experimental/shared_pathways_service)."""
+    return resource_manager_address(service.name, service.team)
 
 
 class SharedPathwaysService(pulumi.ComponentResource):
@@ -200,9 +216,11 @@ class SharedPathwaysService(pulumi.ComponentResource):
         job_name: str,
         namespace: pulumi.Input[str],
         spec: PathwaysJobSpec,
+        address: str,
         instance_type: str,
         provider: k8s.Provider,
         controller_install: pulumi.Resource | None,
+        wait_timeout_seconds: int,
         labels: dict[str, str] | None = None,
         prerequisites: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
@@ -216,10 +234,12 @@ class SharedPathwaysService(pulumi.ComponentResource):
             provider=provider,
             controller_install=controller_install,
             labels=labels,
+            # A service is only useful once it runs: `pulumi up` waits for it, or fails.
+            annotations=wait_for_running(wait_timeout_seconds),
             prerequisites=prerequisites,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.pathways_service = pulumi.Output.from_input(resource_manager_address(job_name))
+        self.pathways_service = pulumi.Output.from_input(address)
         self.expected_tpu_instances = pulumi.Output.from_input(
             {instance_type: spec.workers[0].num_slices}
         )
@@ -236,6 +256,8 @@ def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> Pa
     return PathwaysJobSpec(
         workers=[pool_worker(config, service)],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        custom_components=custom_components(service),
+        max_restarts=service.max_restarts,
         pathways_dir=default_pathways_dir(config, service.team, service.name),
         pathways_version=service.pathways_version,
     )

@@ -68,23 +68,35 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     out_dir = tmp_path / "out"
     code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
-    # dev: its team namespace and service account, two PathwaysJobs, no patch, and the JobSet
-    # and PathwaysJob release manifests (Kueue is off)
+    # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
+    # default in a stack that owns its cluster), the JobSet controller's memory patch, and the
+    # JobSet, PathwaysJob and Kueue release manifests
     assert sorted(p.name for p in out_dir.iterdir()) == [
+        "clusterqueue-cluster-queue.yaml",
+        "localqueue-pathways-multislice-queue.yaml",
         "namespace-pathways.yaml",
+        "patch-deployment-jobset-system-jobset-controller-manager.yaml",
         "pathwaysjob-pathways-hello-train.yaml",
         "pathwaysjob-pathways-notebook.yaml",
+        "priorityclass-high.yaml",
+        "priorityclass-low.yaml",
+        "priorityclass-medium.yaml",
+        "priorityclass-very-high.yaml",
+        "priorityclass-very-low.yaml",
         "release-manifests.txt",
+        "resourceflavor-cpu-cpu-np.yaml",
+        "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
         "serviceaccount-pathways-pathways.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 5 files to {out_dir}: 4 Kubernetes objects, 0 server-side patches, "
-        "release-manifests.txt (the 2 release manifests installed by URL)"
+        f"wrote 15 files to {out_dir}: 13 Kubernetes objects, 1 server-side patch, "
+        "release-manifests.txt (the 3 release manifests installed by URL)"
     )
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
     assert [line.split()[1] for line in urls] == [
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
         "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+        "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml",
     ]
 
 

@@ -234,7 +234,7 @@ def test_unknown_top_level_key(stack_values, config_error):
     key, message = only_issue(config_error(values))
     assert key == "tpuPool"
     assert "unknown key 'tpuPool'; did you mean 'tpuPools'?" in message
-    assert "Allowed keys: environment, team, gcp, cluster, cpuPool, tpuPools" in message
+    assert "Allowed keys: environment, team, gcp, cluster, cpuPool, systemPool, tpuPools" in message
 
 
 def test_unknown_nested_key(stack_values, config_error):

@@ -8,8 +8,14 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 CPU_COMPONENT = "tpu-pathways:nodepool:CpuNodePool"
 
 
+def cpu_pools(plan) -> dict[str, object]:
+    """The CPU node pools by GKE name: the head pool and the system pool."""
+    pools = [r for r in plan.by_type(NODE_POOL) if f"${CPU_COMPONENT}::" in (r.parent or "")]
+    return {r.inputs["name"]: r for r in pools}
+
+
 def cpu_pool(plan):
-    (pool,) = [r for r in plan.by_type(NODE_POOL) if f"${CPU_COMPONENT}::" in (r.parent or "")]
+    (pool,) = [p for name, p in cpu_pools(plan).items() if name != "system-np"]
     return pool
 
 
@@ -86,3 +92,33 @@ def test_cpu_pool_options_and_dependencies(plan_of, stack_values, dev_pool):
     # the autoscaler owns the node count after creation
     assert dev_pool.options["ignoreChanges"] == ["initialNodeCount"]
     assert "protect" not in dev_pool.options
+
+
+def test_system_pool_is_small_and_autoscaling(plan_of, stack_values):
+    system = cpu_pools(plan_of(stack_values()))["system-np"]
+    assert system.name == "pathways-dev-system-np"
+    assert system.inputs["nodeConfig"]["machineType"] == "e2-standard-16"
+    assert system.inputs["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 3}
+    assert system.inputs["nodeConfig"]["diskSizeGb"] == 100
+
+
+def test_system_pool_is_configurable(plan_of, stack_values):
+    values = stack_values(systemPool={"machineType": "e2-standard-8", "maxNodes": 5})
+    system = cpu_pools(plan_of(values))["system-np"]
+    assert system.inputs["nodeConfig"]["machineType"] == "e2-standard-8"
+    assert system.inputs["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 5}
+
+
+def test_no_system_pool_on_an_existing_cluster(plan_of, stack_values):
+    values = stack_values(
+        cluster={"name": "pathways-dev", "existing": {"kubeconfigContext": "ctx"}},
+        scratchBucket={"name": "team-bucket"},
+    )
+    assert "system-np" not in cpu_pools(plan_of(values))
+
+
+def test_a_system_pool_that_could_hold_a_head_is_refused(stack_values, config_error):
+    error = config_error(stack_values(systemPool={"machineType": "n2-standard-64"}))
+    (issue,) = error.issues
+    assert issue.key == "systemPool.machineType"
+    assert "could hold a Pathways head pod" in issue.message

@@ -137,8 +137,9 @@ CASES = [
         CLUSTER,
         edit(CLUSTER_OK, workloadIdentityConfig=DELETE),
         [
-            C + "workloadIdentityConfig.workloadPool is not set (pods would have to use the "
-            "node's service account instead of Workload Identity)"
+            C + "workloadIdentityConfig.workloadPool is not set (pods on the pod network would "
+            "have to use the node's service account instead of Workload Identity; Pathways pods "
+            "run on the host network and act as the node's service account either way)"
         ],
         id="wi-missing",
     ),
@@ -329,7 +330,7 @@ CASES = [
         node_config(workloadMetadataConfig={"mode": "GCE_METADATA"}),
         [
             P + 'nodeConfig.workloadMetadataConfig.mode is "GCE_METADATA", must be '
-            '"GKE_METADATA" (pods must not get the node\'s credentials)'
+            '"GKE_METADATA" (pods on the pod network must not get the node\'s credentials)'
         ],
         id="gce-metadata",
     ),

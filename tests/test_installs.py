@@ -1,5 +1,6 @@
 """In-cluster installs (JobSet, PathwaysJob controller, Kueue): pinned release manifests applied
-through the cluster's explicit provider, in order, never waiting for node pools."""
+through the cluster's explicit provider, in order, waiting for the system pool and never for
+TPU or head pools."""
 
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ def closure(plan, resource) -> set[str]:
     return seen
 
 
+def node_pools_in(plan, urns: set[str]) -> set[str]:
+    """GKE names of the node pools among ``urns``."""
+    return {r.inputs["name"] for r in plan.by_type(NODE_POOL) if r.urn in urns}
+
+
 def types_of(plan, urns: set[str]) -> set[str]:
     by_urn = {r.urn: r.type for r in plan.resources}
     return {by_urn[u] for u in urns if u in by_urn}
@@ -87,14 +93,14 @@ def test_pathways_controller_waits_for_jobset(example_plan, stack):
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
-def test_installs_wait_for_the_cluster_but_never_for_node_pools(example_plan, stack):
+def test_installs_wait_for_the_system_pool_but_never_for_tpu_or_head_pools(example_plan, stack):
     plan = example_plan(stack)
     files = config_files(plan)
-    for url in (JOBSET_URL, PATHWAYS_URL):
-        waits_for = types_of(plan, closure(plan, files[url]))
-        assert CLUSTER in waits_for, url  # the closure does see the cluster ...
-        assert NODE_POOL not in waits_for, url  # ... and no node pool
-        assert not [d for d in files[url].dependencies if "NodePool" in d]
+    for url in files:
+        waits_for = closure(plan, files[url])
+        assert CLUSTER in types_of(plan, waits_for), url
+        # the controllers run on the system pool, and nothing else holds them up
+        assert node_pools_in(plan, waits_for) == {"system-np"}, url
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
@@ -119,17 +125,42 @@ def test_provider_urn_of_the_dev_stack(example_plan):
 
 def test_kueue_install_only_where_enabled(example_plan):
     assert KUEUE_URL in config_files(example_plan("research-v5p"))
-    assert KUEUE_URL not in config_files(example_plan("dev"))
-    assert KUEUE_URL not in config_files(example_plan("serving-v6e"))
+    assert KUEUE_URL in config_files(example_plan("dev"))  # on by default: dev owns its cluster
+    assert KUEUE_URL not in config_files(example_plan("serving-v6e"))  # turned off
 
 
-def test_kueue_install_never_waits_for_node_pools(example_plan):
+def test_kueue_waits_for_jobset_and_the_system_pool(example_plan):
     plan = example_plan("research-v5p")
-    kueue = config_files(plan)[KUEUE_URL]
+    files = config_files(plan)
+    kueue = files[KUEUE_URL]
     assert kueue.provider == the_provider(plan).urn
-    waits_for = types_of(plan, closure(plan, kueue))
-    assert CLUSTER in waits_for
-    assert NODE_POOL not in waits_for
+    assert files[JOBSET_URL].urn in kueue.dependencies
+    assert node_pools_in(plan, set(kueue.dependencies)) == {"system-np"}
+
+
+def test_jobset_controller_memory_is_a_server_side_patch(example_plan):
+    plan = example_plan("dev")
+    (patch,) = plan.by_type("kubernetes:apps/v1:DeploymentPatch")
+    assert patch.inputs["metadata"]["name"] == "jobset-controller-manager"
+    assert patch.inputs["metadata"]["namespace"] == "jobset-system"
+    assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+    (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == "manager"
+    # XPK: max(1.2 MiB per node, 4096 MiB); dev has at most 3 + 3 + 2 nodes
+    assert container["resources"] == {
+        "limits": {"memory": "4096Mi"},
+        "requests": {"memory": "4096Mi"},
+    }
+    assert config_files(plan)[JOBSET_URL].urn in patch.dependencies
+    assert patch.provider == the_provider(plan).urn
+
+
+def test_jobset_controller_memory_grows_with_the_node_count():
+    from components.installs import jobset_memory_mib
+
+    assert jobset_memory_mib(10) == 4096
+    assert jobset_memory_mib(4000) == 4800  # 4000 x 1.2 MiB
+    assert jobset_memory_mib(3414) == 4097  # 4096.8 rounded up
 
 
 # --- overrides ------------------------------------------------------------------------------
@@ -138,7 +169,11 @@ def test_kueue_install_never_waits_for_node_pools(example_plan):
 def test_version_overrides_change_the_urls(plan_of, stack_values):
     plan = plan_of(
         stack_values(
-            addons={"jobset": {"version": "v0.11.0"}, "pathwaysJob": {"version": "v0.1.3"}}
+            addons={
+                "jobset": {"version": "v0.11.0"},
+                "pathwaysJob": {"version": "v0.1.3"},
+                "kueue": {"enabled": False},
+            }
         )
     )
     assert set(config_files(plan)) == {
@@ -174,7 +209,8 @@ def test_manifest_mirrors_are_used_verbatim(plan_of, stack_values):
 
 
 def test_jobset_install_false(plan_of, stack_values):
-    plan = plan_of(stack_values(addons={"jobset": {"install": False}}, workloads=[NOTEBOOK]))
+    addons = {"jobset": {"install": False}, "kueue": {"enabled": False}}
+    plan = plan_of(stack_values(addons=addons, workloads=[NOTEBOOK]))
     files = config_files(plan)
     assert set(files) == {PATHWAYS_URL}
     (job,) = plan.by_type(PATHWAYS_JOB)
@@ -182,7 +218,8 @@ def test_jobset_install_false(plan_of, stack_values):
 
 
 def test_pathways_job_install_false(plan_of, stack_values):
-    plan = plan_of(stack_values(addons={"pathwaysJob": {"install": False}}, workloads=[NOTEBOOK]))
+    addons = {"pathwaysJob": {"install": False}, "kueue": {"enabled": False}}
+    plan = plan_of(stack_values(addons=addons, workloads=[NOTEBOOK]))
     files = config_files(plan)
     assert set(files) == {JOBSET_URL}
     (job,) = plan.by_type(PATHWAYS_JOB)
@@ -192,7 +229,13 @@ def test_pathways_job_install_false(plan_of, stack_values):
 
 def test_nothing_installed(plan_of, stack_values):
     plan = plan_of(
-        stack_values(addons={"jobset": {"install": False}, "pathwaysJob": {"install": False}})
+        stack_values(
+            addons={
+                "jobset": {"install": False},
+                "pathwaysJob": {"install": False},
+                "kueue": {"enabled": False},
+            }
+        )
     )
     assert plan.by_type(CONFIG_FILE) == []
     assert len(plan.by_type(K8S_PROVIDER)) == 1

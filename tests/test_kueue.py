@@ -160,8 +160,14 @@ def test_queue_objects_wait_for_the_kueue_install(research, kind):
         assert kueue in r.dependencies, r.urn
 
 
+def test_kueue_is_on_by_default_in_a_stack_that_owns_its_cluster(example_plan):
+    plan = example_plan("dev")  # no addons.kueue key
+    assert KUEUE_URL in {r.inputs["file"] for r in plan.by_type(CONFIG_FILE)}
+    assert plan.by_type(CLUSTER_QUEUE)
+
+
 def test_no_kueue_objects_when_disabled(example_plan):
-    plan = example_plan("dev")
+    plan = example_plan("serving-v6e")  # addons.kueue.enabled: false
     for kind in (FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE, PRIORITY_CLASS):
         assert plan.by_type(kind) == []
     assert KUEUE_URL not in {r.inputs["file"] for r in plan.by_type(CONFIG_FILE)}

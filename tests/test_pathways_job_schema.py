@@ -94,7 +94,7 @@ def rich(plan_of, stack_values):
                     "terminationGracePeriodSeconds": 300,
                     "pathwaysVersion": "jax-0.6.0",
                     "pathwaysDir": "gs://tpu-pathways-dev-pathways-dev-pathways/ml/runs/train",
-                    "nodeSelector": {"cloud.google.com/reservation-name": "r1"},
+                    "nodeSelector": {"tpu-pathways/pool": "v5e"},
                     "enableMetricsCollection": True,
                     "customComponents": [
                         {"type": "pathways_server", "flags": ["--v=1"], "env": {"A": "1"}},
@@ -116,6 +116,7 @@ def colocated(plan_of, stack_values):
     return plan_of(
         stack_values(
             tpuPools=[{"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 2}],
+            addons={"kueue": {"enabled": False}},
             workloads=[
                 {
                     "name": "infer",

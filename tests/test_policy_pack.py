@@ -173,8 +173,9 @@ FAILING = [
         CLUSTER,
         "workloadIdentityConfig.workloadPool",
         "",
-        "workloadIdentityConfig.workloadPool is not set (pods would have to use the node's service "
-        "account instead of Workload Identity)",
+        "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have to "
+        "use the node's service account instead of Workload Identity; Pathways pods run on the "
+        "host network and act as the node's service account either way)",
     ),
     (
         "cluster-shielded-nodes",
@@ -237,7 +238,7 @@ FAILING = [
         "nodeConfig.workloadMetadataConfig.mode",
         "GCE_METADATA",
         'nodeConfig.workloadMetadataConfig.mode is "GCE_METADATA", must be '
-        '"GKE_METADATA" (pods must not get the node\'s credentials)',
+        '"GKE_METADATA" (pods on the pod network must not get the node\'s credentials)',
     ),
     (
         "node-legacy-metadata-endpoints",

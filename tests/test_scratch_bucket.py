@@ -1,5 +1,6 @@
-"""The Pathways scratch bucket and its Workload Identity grants; and a stack that deploys onto an
-existing cluster (no cluster, no pools, still a provider, installs and grants)."""
+"""The Pathways scratch bucket and its grants (the node service account, which every Pathways pod
+acts as; the teams' Workload Identity principals); and a stack that deploys onto an existing
+cluster (no cluster, no pools, still a provider, installs and grants)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 
 DEV_BUCKET = "tpu-pathways-dev-pathways-dev-pathways"  # <project>-<cluster>-pathways
+DEV_NODES = "serviceAccount:pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
 
 
 def member(team: str, account: str, project: str = "tpu-pathways-dev") -> str:
@@ -90,6 +92,10 @@ def test_scratch_bucket_output(dev):
     assert dev.outputs["scratch_bucket"] == f"gs://{DEV_BUCKET}"
 
 
+def wi_grants(plan):
+    return [g for g in plan.by_type(BUCKET_MEMBER) if g.inputs["member"].startswith("principal:")]
+
+
 def prefix_condition(bucket: str, team: str) -> dict[str, str]:
     """The IAM condition a team's grants carry, written out as GCS evaluates it: objects are
     named projects/_/buckets/B/objects/NAME; a list request is checked on the bucket and
@@ -105,26 +111,30 @@ def prefix_condition(bucket: str, team: str) -> dict[str, str]:
     }
 
 
-def test_workload_identity_grants(dev):
+def test_bucket_grants(dev):
     grants = {g.inputs["member"]: g for g in dev.by_type(BUCKET_MEMBER)}
-    # the team's KSA, and `default` (worker pods and headless heads run as it)
-    assert set(grants) == {member("pathways", "pathways"), member("pathways", "default")}
+    # The node service account: Pathways pods run on the host network and act as it. The
+    # team's KSA through Workload Identity: the team's other pods. Nothing for `default`.
+    assert set(grants) == {DEV_NODES, member("pathways", "pathways")}
     for grant in grants.values():
         assert grant.inputs["role"] == "roles/storage.objectUser"
         assert grant.inputs["bucket"] == DEV_BUCKET
-        assert grant.inputs["condition"] == prefix_condition(DEV_BUCKET, "pathways")
+    # Workload Identity grants reach the team's prefix only; the node identity is shared by
+    # every team's host-network pods, so its grant cannot be narrowed to one team.
+    assert grants[member("pathways", "pathways")].inputs["condition"] == prefix_condition(
+        DEV_BUCKET, "pathways"
+    )
+    assert "condition" not in grants[DEV_NODES].inputs
 
 
 def test_each_team_reaches_only_its_own_prefix(plan_of, stack_values):
-    """Team `a` must not delete team `a-b`'s pathwaysDir: every grant is conditioned on the
-    grantee's own prefix, with the slash that keeps `a/` apart from `a-b/`."""
+    """Team `a` must not delete team `a-b`'s pathwaysDir: every Workload Identity grant is
+    conditioned on the grantee's own prefix, with the slash that keeps `a/` apart from `a-b/`."""
     plan = plan_of(stack_values(teams=[{"name": "a"}, {"name": "a-b"}]))
-    conditions = {g.inputs["member"]: g.inputs["condition"] for g in plan.by_type(BUCKET_MEMBER)}
+    conditions = {g.inputs["member"]: g.inputs["condition"] for g in wi_grants(plan)}
     assert conditions == {
         member("a", "pathways"): prefix_condition(DEV_BUCKET, "a"),
-        member("a", "default"): prefix_condition(DEV_BUCKET, "a"),
         member("a-b", "pathways"): prefix_condition(DEV_BUCKET, "a-b"),
-        member("a-b", "default"): prefix_condition(DEV_BUCKET, "a-b"),
     }
     a = conditions[member("a", "pathways")]["expression"]
     assert "/objects/a/" in a and "a-b" not in a
@@ -144,12 +154,27 @@ def test_region_change_keeps_the_bucket(dev):
     assert the_bucket(dev).options["ignoreChanges"] == ["location"]
 
 
-def test_grants_wait_for_the_cluster(dev):
+def test_node_service_account_has_no_project_wide_storage_role(dev):
+    roles = {r.inputs["role"] for r in dev.by_type("gcp:projects/iAMMember:IAMMember")}
+    assert not [role for role in roles if "storage" in role]
+
+
+def test_workload_identity_grants_wait_for_the_cluster(dev):
     (cluster,) = dev.by_type(CLUSTER)
-    grants = dev.by_type(BUCKET_MEMBER)
+    grants = wi_grants(dev)
     assert grants
     for grant in grants:
         assert cluster.urn in grant.dependencies
+
+
+def test_jobs_wait_for_the_bucket_and_every_grant(plan_of, stack_values):
+    plan = plan_of(stack_values(workloads=[WORKLOAD]))
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    (bucket,) = plan.by_type(BUCKET)
+    grants = plan.by_type(BUCKET_MEMBER)
+    assert len(grants) == 2
+    for needed in [bucket, *grants]:
+        assert needed.urn in job.dependencies, needed.name
 
 
 def test_grants_per_team_and_service_account(plan_of, stack_values):
@@ -157,14 +182,7 @@ def test_grants_per_team_and_service_account(plan_of, stack_values):
         stack_values(teams=[{"name": "ml", "serviceAccount": "trainer"}, {"name": "infer"}])
     )
     members = sorted(g.inputs["member"] for g in plan.by_type(BUCKET_MEMBER))
-    assert members == sorted(
-        [
-            member("ml", "trainer"),
-            member("ml", "default"),
-            member("infer", "pathways"),
-            member("infer", "default"),
-        ]
-    )
+    assert members == sorted([DEV_NODES, member("ml", "trainer"), member("infer", "pathways")])
 
 
 def test_existing_bucket_gets_grants_but_is_not_created(plan_of, stack_values):
@@ -222,7 +240,10 @@ def test_existing_cluster_still_gets_provider_installs_and_grants(existing):
         assert install.provider == provider.urn
     (job,) = existing.by_type(PATHWAYS_JOB)
     assert job.provider == provider.urn
-    assert len(existing.by_type(BUCKET_MEMBER)) == 2
+    # the team's KSA only: the owner stack's node service account is not known here
+    assert [g.inputs["member"] for g in existing.by_type(BUCKET_MEMBER)] == [
+        member("pathways", "pathways")
+    ]
     assert len(existing.by_type(BUCKET)) == 1
 
 

@@ -244,7 +244,7 @@ def test_team_jobs_may_use_the_owners_priority_classes(tmp_path):
 
 
 def test_without_the_owners_kueue_no_queue_label_and_no_priorities(tmp_path):
-    owner = {**OWNER, "addons": {}}
+    owner = {**OWNER, "addons": {"kueue": {"enabled": False}}}
     plan = plan_team(tmp_path / "a", owner=owner)
     (job,) = plan.by_type(PATHWAYS_JOB)
     assert "labels" not in job.inputs["metadata"]
@@ -481,7 +481,8 @@ def test_bad_team_quotas_are_refused(stack_values, config_error, quotas, key, me
 
 
 def test_team_quotas_need_kueue(stack_values, config_error):
-    values = stack_values(addons={"kueue": {"teamQuotas": [{"team": "a", "chips": {}}]}})
+    quotas = [{"team": "a", "chips": {}}]
+    values = stack_values(addons={"kueue": {"enabled": False, "teamQuotas": quotas}})
     (issue,) = config_error(values).issues
     assert (issue.key, issue.message) == ("addons.kueue.teamQuotas", "needs addons.kueue.enabled")
 

@@ -22,7 +22,10 @@ def test_serving_stack_outputs(serving):
     assert serving.outputs["shared_services"] == {
         "serving/shared-v6e": {
             "expected_tpu_instances": {"tpuv6e:2x2": 1},
-            "pathways_service": "shared-v6e-pathways-head-0-0.shared-v6e:29001",
+            # cluster-wide: pathwaysutils' client runs its proxy in its own namespace
+            "pathways_service": (
+                "shared-v6e-pathways-head-0-0.shared-v6e.serving.svc.cluster.local:29001"
+            ),
         }
     }
 
@@ -30,9 +33,18 @@ def test_serving_stack_outputs(serving):
 def test_serving_shared_service_is_a_headless_default_mode_job(serving):
     (service,) = serving.by_type(SERVICE)
     (job,) = [r for r in serving.by_type(PATHWAYS_JOB) if r.parent == service.urn]
-    assert job.inputs["metadata"] == {"name": "shared-v6e", "namespace": "serving"}
+    assert job.inputs["metadata"] == {
+        "name": "shared-v6e",
+        "namespace": "serving",
+        # `pulumi up` waits until the service runs, or fails with its status
+        "annotations": {
+            "pulumi.com/waitFor": "condition=Running",
+            "pulumi.com/timeoutSeconds": "1800",
+        },
+    }
     assert job.inputs["spec"] == {
         "controller": {"deploymentMode": "default"},
+        "maxRestarts": 10,  # a long-lived service rides out preemptions
         "pathwaysDir": "gs://tpu-pathways-serving-pathways-serving-pathways/serving/shared-v6e",
         "workers": [{"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1}],
     }
@@ -65,7 +77,7 @@ def test_expected_tpu_instances(plan_of, stack_values, pool, slices, expected):
     assert plan.outputs["shared_services"] == {
         "pathways/svc": {
             "expected_tpu_instances": expected,
-            "pathways_service": "svc-pathways-head-0-0.svc:29001",
+            "pathways_service": "svc-pathways-head-0-0.svc.pathways.svc.cluster.local:29001",
         }
     }
     (key,) = expected
@@ -84,6 +96,38 @@ def test_shared_service_gets_the_queue_label_with_kueue(plan_of, stack_values):
     )
     (job,) = plan.by_type(PATHWAYS_JOB)
     assert job.inputs["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}
+
+
+def test_shared_service_restarts_images_and_version_are_configurable(plan_of, stack_values):
+    service = {
+        "name": "svc",
+        "pool": "v5e",
+        "maxRestarts": 50,
+        "pathwaysVersion": "jax-0.6.0",
+        "customComponents": [
+            {"type": "pathways_server", "image": "example.com/server@sha256:" + "a" * 64},
+            {"type": "worker", "image": "example.com/server@sha256:" + "a" * 64},
+        ],
+    }
+    plan = plan_of(stack_values(sharedServices=[service], waitForRunning={"timeoutSeconds": 600}))
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    spec = job.inputs["spec"]
+    assert spec["maxRestarts"] == 50
+    assert spec["pathwaysVersion"] == "jax-0.6.0"
+    assert [c["componentType"] for c in spec["customComponents"]] == ["pathways_server", "worker"]
+    assert job.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "600"
+
+
+def test_workloads_wait_only_when_the_stack_asks(plan_of, stack_values):
+    notebook = {"name": "nb", "pool": "v5e", "mode": "headless"}
+    (job,) = plan_of(stack_values(workloads=[notebook])).by_type(PATHWAYS_JOB)
+    assert "annotations" not in job.inputs["metadata"]
+    asked = stack_values(workloads=[notebook], waitForRunning={"jobs": True})
+    (job,) = plan_of(asked).by_type(PATHWAYS_JOB)
+    assert job.inputs["metadata"]["annotations"] == {
+        "pulumi.com/waitFor": "condition=Running",
+        "pulumi.com/timeoutSeconds": "1800",
+    }
 
 
 EIGHT_CHIP_HOST = {

@@ -101,10 +101,35 @@ def test_shape(pools, name):
 def test_v6e_pools_get_the_accelerator_network_profile(pools):
     for resource in pools.values():
         v6e = resource.inputs["nodeConfig"]["machineType"].startswith("ct6e")
+        labels = resource.inputs["nodeConfig"]["labels"]
         if v6e:
             assert resource.inputs["networkConfig"] == {"acceleratorNetworkProfile": "auto"}
+            # what XPK pairs with the profile (xpk core/nodepool.py)
+            assert labels["cloud.google.com/gke-networking-dra-driver"] == "true"
         else:
             assert "networkConfig" not in resource.inputs
+            assert "cloud.google.com/gke-networking-dra-driver" not in labels
+
+
+def test_a_cluster_with_v6e_pools_has_multi_networking(plan, plan_of, stack_values):
+    (cluster,) = plan.by_type("gcp:container/cluster:Cluster")
+    assert cluster.inputs["enableMultiNetworking"] is True
+    assert cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH"  # multi-networking needs it
+    (v5e_only,) = plan_of(stack_values()).by_type("gcp:container/cluster:Cluster")
+    assert "enableMultiNetworking" not in v5e_only.inputs
+
+
+def test_reservation_pools_label_their_nodes_with_the_reservation(pools):
+    found = {
+        name: resource.inputs["nodeConfig"]["labels"].get("tpu-pathways/reservation")
+        for name, resource in pools.items()
+    }
+    # a shared reservation's label is its short name (label values cannot hold '/')
+    assert {name: value for name, value in found.items() if value} == {
+        "resv-0": "my-resv",
+        "resv-1": "my-resv",
+        "shared-0": "r1",
+    }
 
 
 def test_spot(pools):
@@ -204,7 +229,7 @@ def test_production_protects_node_pools(plan_of, values):
     production = dict(values, environment="production")
     plan = plan_of(production)
     node_pools = plan.by_type(NODE_POOL)
-    assert len(node_pools) == len(EXPECTED) + 1  # + the CPU pool
+    assert len(node_pools) == len(EXPECTED) + 2  # + the CPU pool and the system pool
     for resource in node_pools:
         assert resource.options["protect"] is True
         assert resource.options["deleteBeforeReplace"] is True

@@ -41,14 +41,17 @@ NOTEBOOK = {"name": "nb", "team": "ml", "pool": "v5p", "mode": "headless"}
 
 
 def values(stack_values, *, workloads=None, **overrides):
+    """Kueue off (it cannot queue the colocated inference head), so the v5p pool has the 3
+    slices its jobs ask for (the preflight refuses an oversubscribed pool without Kueue)."""
     base = {
         "cpuPool": {"name": "head-pool"},
         "tpuPools": [
-            {"name": "v5p", "accelerator": "v5p-16", "slices": 2},
+            {"name": "v5p", "accelerator": "v5p-16", "slices": 3},
             {"name": "v6e", "generation": "v6e", "topology": "2x2"},
         ],
         "teams": [{"name": "ml", "serviceAccount": "trainer"}],
         "workloads": [TRAIN, INFER, NOTEBOOK] if workloads is None else workloads,
+        "addons": {"kueue": {"enabled": False}},
     }
     base.update(overrides)
     return stack_values(**base)
@@ -146,7 +149,7 @@ def test_explicit_pathways_dir_inside_the_bucket_is_kept(plan_of, stack_values):
 
 def test_training_outputs(plain):
     assert plain.outputs["workloads"]["ml/train"] == {
-        "proxy": "grpc://train-pathways-head-0-0.train:29000",
+        "proxy": "grpc://train-pathways-head-0-0.train.ml.svc.cluster.local:29000",
     }
 
 
@@ -166,6 +169,15 @@ def test_inference_colocates_the_head_with_the_workers(plain):
     pod = job["spec"]["controller"]["template"]["spec"]
     assert "cloud.google.com/gke-nodepool" not in pod.get("nodeSelector", {})
     assert main_container(job)["resources"]["requests"] == {"cpu": "8", "memory": "32Gi"}
+    # The controller pins the head to TPU nodes without a TPU request, so no toleration is added
+    # for it (controller v0.1.3+): the template must tolerate the TPU taint itself.
+    assert pod["tolerations"] == [
+        {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+
+
+def test_training_head_does_not_tolerate_the_tpu_taint(plain):
+    assert "tolerations" not in jobs(plain)["train"]["spec"]["controller"]["template"]["spec"]
 
 
 def test_headless_has_no_template(plain):
@@ -178,7 +190,7 @@ def test_headless_has_no_template(plain):
 
 def test_headless_outputs_say_how_to_connect(plain):
     assert plain.outputs["workloads"]["ml/nb"] == {
-        "proxy": "grpc://nb-pathways-head-0-0.nb:29000",
+        "proxy": "grpc://nb-pathways-head-0-0.nb.ml.svc.cluster.local:29000",
         "port_forward": (
             "kubectl port-forward -n ml $(kubectl get pods -n ml -l "
             "jobset.sigs.k8s.io/jobset-name=nb,jobset.sigs.k8s.io/replicatedjob-name=pathways-head"
@@ -219,7 +231,7 @@ def test_elastic_and_restart_settings(plan_of, stack_values):
         "maxSliceRestarts": 4,
         "elasticSlices": 1,
         "terminationGracePeriodSeconds": 600,
-        "nodeSelector": {"cloud.google.com/reservation-name": "r1"},
+        "nodeSelector": {"tpu-pathways/pool": "v5p"},
     }
     job = jobs(plan_of(values(stack_values, workloads=[train])))["train"]
     assert job["spec"]["maxRestarts"] == 3
@@ -231,7 +243,7 @@ def test_elastic_and_restart_settings(plan_of, stack_values):
             "numSlices": 2,
             "maxSliceRestarts": 4,
             "terminationGracePeriodSeconds": 600,
-            "nodeSelector": {"cloud.google.com/reservation-name": "r1"},
+            "nodeSelector": {"tpu-pathways/pool": "v5p"},
         }
     ]
     assert job["spec"]["controller"]["template"]["spec"]["terminationGracePeriodSeconds"] == 600
@@ -273,9 +285,9 @@ CHECKS = [
         id="pool-does-not-exist",
     ),
     pytest.param(
-        with_workload(slices=3),
+        with_workload(slices=4),
         "workloads[0].slices",
-        ["3 exceeds the 2 slice(s) of pool 'v5p'"],
+        ["4 exceeds the 3 slice(s) of pool 'v5p'"],
         id="more-slices-than-the-pool",
     ),
     pytest.param(
@@ -498,7 +510,7 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
         values(
             stack_values,
             workloads=[train_v4, infer_v4],
-            tpuPools=[{"name": "v4", "accelerator": "v4-16"}],
+            tpuPools=[{"name": "v4", "accelerator": "v4-16", "slices": 2}],
         )
     )
     for job in jobs(plan).values():

@@ -154,6 +154,7 @@ def order_resources(resources: list[PlannedResource]) -> list[PlannedResource]:
 def plan_stack(config: StackConfig, stack: str) -> Plan:
     """The offline plan of one validated stack config."""
     from components.plan.cost import cost_summary
+    from components.preflight import bucket_writers, planned_pools, preflight
     from components.program import build_stack, tpu_summary
     from components.shared_cluster import OUTPUT
 
@@ -164,4 +165,9 @@ def plan_stack(config: StackConfig, stack: str) -> Plan:
     resources, outputs = run_program(lambda: build_stack(config), stack, stack_outputs=references)
     summary = {"tpu": tpu_summary(config), "resources": len(resources)}
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
+    # build_stack refused the stack if the preflight found a problem; here it is the report of
+    # what would run: the pods per workload, where they land and as which identity.
+    report = preflight(config, planned_pools(config), bucket_writers(config))
+    if report.jobs:
+        summary["workloads"] = report.jobs
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -170,6 +170,29 @@ def render_cost(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+def render_workloads(plan: Plan) -> str:
+    """One line per PathwaysJob: image, command, head resources, where head and workers land."""
+    jobs = plan.summary.get("workloads")
+    if not jobs:
+        return "Workloads: none"
+    lines = ["Workloads (pods as the PathwaysJob controller v0.1.4 makes them):"]
+    lines += [f"  {key}: {_workload_line(job)}" for key, job in jobs.items()]
+    return "\n".join(lines)
+
+
+def _workload_line(job: dict[str, Any]) -> str:
+    head, workers = job["head"], job["workers"]
+    parts = [job.get("image") or "headless (no user container)"]
+    if job.get("command"):
+        parts.append(f"cmd [{' '.join(job['command'])}]")
+    parts.append(f"head {head['resources']} on {','.join(head['landsOn']) or 'NO NODE'}")
+    parts.append(
+        f"workers {workers['pods']} pods ({workers['podsPerSlice']}/slice) x "
+        f"{workers['tpuChipsPerPod']} chips on {','.join(workers['landsOn']) or 'NO NODE'}"
+    )
+    return "; ".join(parts)
+
+
 def render_outputs(plan: Plan) -> str:
     lines = ["Outputs:"]
     for key, value in plan.outputs.items():
@@ -178,9 +201,14 @@ def render_outputs(plan: Plan) -> str:
 
 
 def render_text(plan: Plan) -> str:
-    return "\n\n".join(
-        [render_tree(plan), render_summary(plan), render_cost(plan), render_outputs(plan)]
-    )
+    parts = [
+        render_tree(plan),
+        render_summary(plan),
+        render_workloads(plan),
+        render_cost(plan),
+        render_outputs(plan),
+    ]
+    return "\n\n".join(parts)
 
 
 def render_json(plan: Plan) -> str:

@@ -217,9 +217,10 @@ def test_saved_plan_is_priced_with_the_overrides_it_records():
 def test_dev_plan_summary_prices_every_pool(plan_of, stack_values):
     cost = plan_of(stack_values()).summary["cost"]
     # the repo table: n2-standard-64 = 64 x 0.031611 + 256 x 0.004237 = 3.107776 $/h;
+    # the system pool's e2-standard-16 = 16 x 0.021811 + 64 x 0.002923 = 0.536048 $/h;
     # the spot v5e slice: 2 hosts x 4 chips x 0.244926 = 1.959408 $/h
-    assert cost["hourly"] == pytest.approx(5.067184)
-    assert cost["monthly"] == pytest.approx(3699.04432)
+    assert cost["hourly"] == pytest.approx(5.603232)
+    assert cost["monthly"] == pytest.approx(4090.35936)
     assert cost["notPriced"] == []
     spot = next(p for p in cost["pools"] if p["pool"] == "v5e-0")
     assert (spot["capacity"], spot["hourly"]) == ("spot", pytest.approx(1.959408))
@@ -231,27 +232,29 @@ def test_plain_plan_text_shows_hourly_and_monthly_cost_per_pool_and_total(plan_o
     assert text.splitlines() == [
         "Cost estimate (USD, list prices from components/data/prices.yaml taken 2026-11-22, "
         "730 hours a month; an estimate, not a bill):",
-        "  pool    machine type      capacity  nodes  chips  per hour  per month  basis",
-        "  cpu-np  n2-standard-64    onDemand      1      -      3.11   2,268.68  "
+        "  pool       machine type      capacity  nodes  chips  per hour  per month  basis",
+        "  system-np  e2-standard-16    onDemand      1      -      0.54     391.32  "
         "list price; at its autoscaling minimum",
-        "  v5e-0   ct5lp-hightpu-4t  spot          2      8      1.96   1,430.37  "
+        "  cpu-np     n2-standard-64    onDemand      1      -      3.11   2,268.68  "
+        "list price; at its autoscaling minimum",
+        "  v5e-0      ct5lp-hightpu-4t  spot          2      8      1.96   1,430.37  "
         "spot price as read",
-        "  total                                                 5.07   3,699.04",
+        "  total                                                    5.60   4,090.36",
     ]
 
 
 def test_plain_plan_text_names_unpriced_pools(plan_of, stack_values):
     values = stack_values(tpuPools=[{"name": "iw", "generation": "tpu7x", "topology": "2x2x1"}])
     text = render_cost(plan_of(values))
-    assert "  iw-0    tpu7x-standard-4t  onDemand      1      4  not priced" in text
+    assert "  iw-0       tpu7x-standard-4t  onDemand      1      4  not priced" in text
     assert text.endswith("  not priced, left out of the total: iw-0")
 
 
 def test_stack_pricing_override_reaches_the_plan(plan_of, stack_values):
     values = stack_values(pricing={"tpuChipHour": {"v5e": {"spot": 0.5}}})
     cost = plan_of(values).summary["cost"]
-    # 8 spot v5e chips x $0.50 = $4.00/h, plus the CPU pool's $3.107776/h
-    assert cost["hourly"] == pytest.approx(7.107776)
+    # 8 spot v5e chips x $0.50 = $4.00/h, plus the CPU and system pools' $3.643824/h
+    assert cost["hourly"] == pytest.approx(7.643824)
     assert cost["overrides"] == {"tpuChipHour": {"v5e": {"spot": 0.5}}}
     assert cost["notPriced"] == []
 

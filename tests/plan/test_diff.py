@@ -638,7 +638,7 @@ def test_list_item_selectors_do_not_hide_a_rule():
 # --- the research-v5p PR comment: Mermaid pictures -------------------------------------------
 
 
-RESERVATION_LABEL = "cloud.google.com/reservation-name"
+RESERVATION_LABEL = "tpu-pathways/reservation"
 
 
 def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
@@ -686,11 +686,13 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     gantt = out[out.index("```mermaid\ngantt") :]
     gantt = gantt[: gantt.index("```\n", 4) + 3]
     # durations.yaml typical figures: network 40 s, subnetwork 20 s, cluster 540 s, TPU slice
-    # pool 600 s; after: flex-start pools take 60 s, so the CPU pool (240 s) is last
+    # pool 600 s; after: flex-start pools take 60 s, so the installs' path is last: system pool
+    # 240 s, JobSet 90 s, Kueue 90 s (it waits for JobSet), two queue objects 2 s each, the
+    # PathwaysJob 3 s: 600 + 240 + 90 + 90 + 2 + 2 + 3 = 1027 s
     assert gantt.splitlines() == [
         "```mermaid",
         "gantt",
-        "    title Modeled pulumi up, typical 20m00s to 14m00s",
+        "    title Modeled pulumi up, typical 20m00s to 17m07s",
         "    dateFormat X",
         "    axisFormat %M:%S",
         "    section before",
@@ -702,7 +704,12 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         "    1. VPC network pathways-research-net :a0, 0, 40",
         "    2. subnetwork pathways-research-net-subnet :a1, 40, 60",
         "    3. GKE Standard cluster pathways-research :a2, 60, 600",
-        "    4. CPU node pool pathways-research-cpu-np :a3, 600, 840",
+        "    4. CPU node pool pathways-research-system-np :a3, 600, 840",
+        "    5. release manifest install pathways-research-jobset :a4, 840, 930",
+        "    6. release manifest install pathways-research-kueue :a5, 930, 1020",
+        "    7. Kueue object pathways-research-queues-cluster-queue :a6, 1020, 1022",
+        "    8. Kueue object pathways-research-queues-research-multislice-queue :a7, 1022, 1024",
+        "    9. PathwaysJob pathways-research-research-llm-pretrain :a8, 1024, 1027",
         "```",
     ]
     image = "us-docker.pkg.dev/tpu-pathways-research/train/maxtext"
