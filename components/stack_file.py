@@ -10,23 +10,41 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components.config import NAMESPACE, StackConfig, namespace_values, parse_stack_config
 from components.errors import ConfigError, ConfigIssue
+from components.safe_yaml import load_yaml
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACKS_DIR = PROJECT_DIR / "stacks"
-# libyaml's safe loader when PyYAML has it: the same schema as yaml.safe_load, ~9x faster on
-# large stack files (70 ms -> 8 ms for a 256-slice stack; benchmarks/README.md).
-_FAST_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# Pulumi's own rule for stack names (letters, digits, '-', '_', '.'; at most 100 characters).
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 def stack_path(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
     return stacks_dir / f"Pulumi.{stack}.yaml"
+
+
+def check_stack_name(stack: str) -> None:
+    """Refuse a name Pulumi would refuse (and that could not name a file) before using it."""
+    if not _STACK_NAME.fullmatch(stack):
+        shown = stack if len(stack) <= 40 else stack[:37] + "..."
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "--stack",
+                    f"{shown!r} ({len(stack)} characters) is not a stack name; use 1-100 letters, "
+                    "digits, '-', '_' or '.'",
+                )
+            ],
+            "plan",
+        )
 
 
 def available_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
@@ -48,8 +66,30 @@ def owner_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
     return [s for s in available_stacks(stacks_dir) if not targets_existing_cluster(s, stacks_dir)]
 
 
+@dataclass(frozen=True)
+class StackKinds:
+    """Every stack file sorted by role; one that cannot be read is reported, not fatal."""
+
+    owners: list[str]
+    teams: list[str]
+    errors: dict[str, ConfigError]
+
+
+def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
+    owners, teams, errors = [], [], {}
+    for stack in available_stacks(stacks_dir):
+        try:
+            existing = targets_existing_cluster(stack, stacks_dir)
+        except ConfigError as exc:
+            errors[stack] = exc
+            continue
+        (teams if existing else owners).append(stack)
+    return StackKinds(owners, teams, errors)
+
+
 def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
     """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
+    check_stack_name(stack)
     path = stack_path(stack, stacks_dir)
     if not path.is_file():
         known = ", ".join(available_stacks(stacks_dir)) or "none"
@@ -62,13 +102,7 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
         raise ConfigError(
             [ConfigIssue("", f"cannot read it as UTF-8 text: {exc}")], str(path)
         ) from None
-    try:
-        document = yaml.load(text, Loader=_FAST_SAFE_LOADER) or {}
-    except yaml.YAMLError:
-        try:  # the pure-Python loader's message quotes the offending line
-            document = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError([ConfigIssue("", f"not valid YAML: {exc}")], str(path)) from None
+    document = load_yaml(text, str(path)) or {}
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise ConfigError([ConfigIssue("config", "must be a mapping of keys to values")], str(path))
@@ -90,7 +124,7 @@ def decode_engine_values(raw: dict[str, str]) -> dict[str, Any]:
     for key, value in namespace_values(raw).items():
         if isinstance(value, str) and value[:1] in ("{", "["):
             # Undecodable JSON stays a string; the schema then reports it against its key.
-            with contextlib.suppress(json.JSONDecodeError):
+            with contextlib.suppress(json.JSONDecodeError, RecursionError):
                 value = json.loads(value)
         decoded[key] = value
     return decoded
