@@ -260,3 +260,296 @@ def test_arbitrary_cli_arguments_never_show_a_traceback(argv, tmp_path_factory):
 def test_report_case_counts():
     """Not a check: prints how many generated cases ran (see the issue's closing note)."""
     print(json.dumps(CASES))
+
+
+# --- Hostile YAML (issue 12): what JSON cannot carry is refused by key and line -------------
+
+GOOD_STACK = "dev"
+
+
+def _stacks_dir_with(tmp_path: Path, name: str, text: str) -> Path:
+    """A stacks directory with the example dev stack and one more stack file."""
+    directory = tmp_path / "stacks"
+    directory.mkdir()
+    source = Path(__file__).resolve().parent.parent / "stacks" / f"Pulumi.{GOOD_STACK}.yaml"
+    (directory / source.name).write_text(source.read_text())
+    (directory / f"Pulumi.{name}.yaml").write_text(text)
+    return directory
+
+
+def _alias_bomb(levels: int = 12) -> str:
+    lines = ["config:", '  tpu-pathways:a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, levels):
+        prev = "a" if i == 1 else f"b{i - 1}"
+        lines.append(f"  tpu-pathways:b{i}: &b{i} [{', '.join([f'*{prev}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+HOSTILE_YAML = {
+    "date": (
+        "config:\n  tpu-pathways:workloads:\n    - name: x\n      pathwaysVersion: 2025-01-15\n",
+        ["tpu-pathways:workloads[0].pathwaysVersion", "line 4", "date", 'quote it: "2025-01-15"'],
+    ),
+    "date-in-env": (
+        "config:\n  tpu-pathways:workloads:\n    - env:\n        DAY: 2025-01-15\n",
+        ["tpu-pathways:workloads[0].env.DAY", "line 4", "date"],
+    ),
+    "binary": (
+        "config:\n  tpu-pathways:team: !!binary aGVsbG8=\n",
+        ["tpu-pathways:team", "line 2", "binary"],
+    ),
+    "set": ("config:\n  tpu-pathways:team: !!set {a, b}\n", ["tpu-pathways:team", "set"]),
+    "self-alias": (
+        "config:\n  tpu-pathways:tpuPools: &p [*p]\n",
+        ["tpu-pathways:tpuPools[0]", "contains it"],
+    ),
+    "duplicate-key": (
+        "config:\n  tpu-pathways:cluster:\n    name: a\n    regional: true\n    name: b\n",
+        ["tpu-pathways:cluster.name", "duplicate key", "line 3", "line 5"],
+    ),
+    "duplicate-namespaced-key": (
+        "config:\n  tpu-pathways:team: a\n  tpu-pathways:team: b\n",
+        ["config.tpu-pathways:team", "line 2", "line 3"],
+    ),
+    "deep-nesting": (
+        "config:\n  tpu-pathways:x: " + "[" * 100_000 + "]" * 100_000 + "\n",
+        ["line 2", "nested more than"],
+    ),
+    "alias-bomb": (_alias_bomb(), ["aliases expand to", "alias bomb"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_YAML))
+def test_hostile_yaml_is_refused_by_key_and_line(case, tmp_path):
+    text, expected = HOSTILE_YAML[case]
+    directory = _stacks_dir_with(tmp_path, "bad", text)
+    code, stderr = _run_cli(["plan", "--stack", "bad", "--stacks-dir", str(directory)])
+    assert code == 2, stderr
+    assert "Traceback" not in stderr
+    for fragment in expected:
+        assert fragment in stderr, (fragment, stderr)
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_YAML))
+def test_one_broken_stack_file_does_not_break_stacks(case, tmp_path, capsys):
+    directory = _stacks_dir_with(tmp_path, "bad", HOSTILE_YAML[case][0])
+    code = cli.main(["stacks", "--stacks-dir", str(directory), "--github-output"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert 'owners=["dev"]' in out  # the good stack is still listed
+    assert "stack 'bad' left out" in err
+
+
+def test_one_broken_stack_file_does_not_break_plan_all(tmp_path, capsys):
+    directory = _stacks_dir_with(tmp_path, "bad", HOSTILE_YAML["alias-bomb"][0])
+    base = tmp_path / "base"
+    base.mkdir()
+    code = cli.main(
+        [
+            "plan",
+            "--all",
+            "--diff-dir",
+            str(base),
+            "--stacks-dir",
+            str(directory),
+            "--format",
+            "json",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    document = json.loads(out)
+    stacks = {d["stack"]: d for d in document["stacks"]}
+    assert code == 1
+    assert "alias bomb" in stacks["bad"]["error"]
+    assert "error" not in stacks[GOOD_STACK]
+
+
+def test_yaml_anchors_and_merge_keys_still_work(tmp_path):
+    """Aliases within budget and `<<` merges are plain YAML that stack files may use."""
+    from components.stack_file import read_stack_file
+
+    text = (
+        "config:\n"
+        "  tpu-pathways:gcp: &g {project: tpu-pathways-dev, region: us-east5, zone: us-east5-b}\n"
+        "  tpu-pathways:other:\n    <<: *g\n    zone: us-east5-a\n"
+    )
+    directory = _stacks_dir_with(tmp_path, "ok", text)
+    raw = read_stack_file("ok", directory)
+    assert json.loads(raw["tpu-pathways:other"]) == {
+        "project": "tpu-pathways-dev",
+        "region": "us-east5",
+        "zone": "us-east5-a",
+    }
+
+
+def test_long_stack_name_is_a_clean_error(tmp_path):
+    code, stderr = _run_cli(["plan", "--stack", "a" * 5000])
+    assert code == 2
+    assert "--stack" in stderr and "not a stack name" in stderr
+    assert "Traceback" not in stderr
+
+
+# --- --diff documents: the plan document schema, size and depth ----------------------------
+
+
+def _plan_document() -> dict[str, Any]:
+    return {
+        "stack": "dev",
+        "project": "tpu-pathways",
+        "resources": [
+            {
+                "urn": "urn:pulumi:dev::tpu-pathways::pulumi:pulumi:Stack::x",
+                "type": "pulumi:pulumi:Stack",
+                "name": "x",
+                "parent": None,
+                "custom": False,
+                "provider": None,
+                "inputs": {},
+                "dependencies": [],
+                "options": {},
+            }
+        ],
+        "outputs": {},
+        "summary": {"tpu": {}, "resources": 1},
+    }
+
+
+def _broken(change) -> dict[str, Any]:
+    document = _plan_document()
+    change(document)
+    return document
+
+
+WRONG_SHAPES = {
+    "options-not-a-mapping": _broken(lambda d: d["resources"][0].update(options=5)),
+    "summary-not-a-mapping": _broken(lambda d: d.update(summary="x")),
+    "resource-without-inputs": _broken(lambda d: d["resources"][0].pop("inputs")),
+    "ignore-changes-not-strings": _broken(
+        lambda d: d["resources"][0].update(options={"ignoreChanges": [1]})
+    ),
+    "tpu-summary-not-counts": _broken(lambda d: d["summary"].update(tpu={"v5e": "x"})),
+    "resources-not-a-list": _broken(lambda d: d.update(resources={"a": 1})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_SHAPES))
+def test_diff_documents_of_the_wrong_shape_are_refused(case, tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(WRONG_SHAPES[case]))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2, stderr
+    assert "is not a plan document" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_a_well_formed_diff_document_is_accepted(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(_plan_document()))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 0, stderr
+
+
+def test_deeply_nested_diff_document_is_refused(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text("[" * 200_000 + "]" * 200_000)
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2
+    assert "nested too deeply" in stderr
+
+
+def test_moderately_nested_diff_document_is_refused_by_depth(tmp_path):
+    document = _plan_document()
+    deep: Any = "x"
+    for _ in range(100):
+        deep = {"a": deep}
+    document["outputs"] = {"deep": deep}
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(document))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2
+    assert "levels deep" in stderr
+
+
+def test_diff_reads_a_bounded_amount(monkeypatch, tmp_path):
+    from components.plan import diff_cli
+
+    monkeypatch.setattr(diff_cli, "MAX_PLAN_BYTES", 1000)
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", "/dev/zero"])
+    assert code == 2
+    assert "larger than" in stderr
+
+
+# --- Property: generated YAML with dates, binaries, aliases, duplicates and nesting ---------
+
+_ANCHORS = ["a0", "a1", "a2"]
+yaml_scalars = st.one_of(
+    st.sampled_from(
+        [
+            "2025-01-15",
+            "2025-01-15T10:00:00Z",
+            "!!binary aGVsbG8=",
+            "!!set {a, b}",
+            "!!omap [a: 1]",
+            "!!str 2025-01-15",
+            "~",
+            "true",
+            "0x1F",
+            ".nan",
+            "-.inf",
+            "12e3",
+            '"quoted"',
+            "v5p",
+            "4x4",
+            "''",
+        ]
+    ),
+    st.sampled_from([f"*{a}" for a in _ANCHORS]),  # aliases (some defined, some not)
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
+    st.integers(min_value=-(2**65), max_value=2**65).map(str),
+)
+
+
+def _flow(children):
+    keys = st.sampled_from(["name", "pool", "slices", "env", "image", "x", "<<"])
+    anchored = st.tuples(st.sampled_from(["", *(f"&{a} " for a in _ANCHORS)]), children)
+    return st.one_of(
+        st.lists(children, max_size=4).map(lambda items: f"[{', '.join(items)}]"),
+        st.lists(st.tuples(keys, children), max_size=4).map(
+            lambda pairs: "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+        ),
+        anchored.map(lambda pair: pair[0] + pair[1]),
+    )
+
+
+yaml_fragments = st.recursive(yaml_scalars, _flow, max_leaves=20)
+
+
+@st.composite
+def hostile_stack_files(draw) -> str:
+    """The BASE stack as block YAML plus extra top-level keys whose values are generated
+    fragments: duplicates of BASE keys, dates, binaries, aliases, deep nesting."""
+    config = {f"tpu-pathways:{key}": value for key, value in BASE.items()}
+    lines = yaml.safe_dump({"config": config}, sort_keys=False).splitlines()
+    extra_keys = st.sampled_from([*BASE, "team", "pathwaysVersion", "other"])
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        fragment = draw(yaml_fragments)
+        depth = draw(st.sampled_from([0, 0, 0, 5, 45, 3000]))
+        fragment = "[" * depth + fragment + "]" * depth
+        lines.append(f"  tpu-pathways:{draw(extra_keys)}: {fragment}")
+    return "\n".join(lines) + "\n"
+
+
+@SETTINGS
+@given(text=hostile_stack_files())
+def test_generated_hostile_yaml_never_shows_a_traceback(text, tmp_path_factory):
+    CASES["yaml"] = CASES.get("yaml", 0) + 1
+    directory = _stacks_dir_with(tmp_path_factory.mktemp("hostile"), "fuzz", text)
+    code, stderr = _run_cli(["plan", "--stack", "fuzz", "--stacks-dir", str(directory), "--json"])
+    assert "Traceback" not in stderr
+    assert code in (0, 2), stderr
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()) as err:
+        code = cli.main(["stacks", "--stacks-dir", str(directory)])
+    assert "Traceback" not in err.getvalue()
+    assert code in (0, 2)
+    assert GOOD_STACK in out.getvalue()  # the good stack is never hidden by the bad one

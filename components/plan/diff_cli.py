@@ -145,7 +145,8 @@ def _read_bounded(path: Path, argument: str) -> str:
             data = stream.read(MAX_PLAN_BYTES + 1)
         if len(data) > MAX_PLAN_BYTES:
             raise _error(
-                argument, f"{path} is larger than {MAX_PLAN_BYTES // 2**20} MiB; {_PLAN_JSON}"
+                argument,
+                f"{path} is larger than {MAX_PLAN_BYTES} bytes, more than any plan; {_PLAN_JSON}",
             )
         return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
