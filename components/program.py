@@ -26,6 +26,7 @@ from components.teams import TeamNamespace
 from components.tpu_pool import TpuNodePool
 from components.workloads import (
     SharedPathwaysService,
+    config_secrets_object,
     job_labels,
     shared_service_spec,
     workload_endpoints,
@@ -129,15 +130,20 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
         "provider": cluster.provider,
         "controller_install": installs.pathways_controller,
         "labels": labels,
-        "prerequisites": installs.queueing,
     }
     jobs = {}
     for workload in config.workloads:
+        logical = f"{prefix}-{workload.team}-{workload.name}"
+        namespace = installs.namespaces[workload.team]
+        secret = config_secrets_object(
+            f"{logical}-config-secrets", config, workload, namespace, cluster.provider
+        )
         PathwaysJob(
-            f"{prefix}-{workload.team}-{workload.name}",
+            logical,
             name=workload.name,
-            namespace=installs.namespaces[workload.team],
+            namespace=namespace,
             spec=workload_spec(config, workload),
+            prerequisites=[*installs.queueing, *([secret] if secret else [])],
             **common,
         )
         endpoints = workload_endpoints(workload)
@@ -154,6 +160,7 @@ def _workloads(config: StackConfig, cluster: ClusterTarget, installs: Installs) 
             namespace=installs.namespaces[entry.team],
             spec=shared_service_spec(config, entry),
             instance_type=pool.shape.pathways_instance_type,
+            prerequisites=installs.queueing,
             **common,
         )
         services[f"{entry.team}/{entry.name}"] = {

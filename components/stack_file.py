@@ -106,7 +106,73 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise ConfigError([ConfigIssue("config", "must be a mapping of keys to values")], str(path))
-    return {str(k): engine_string(v) for k, v in config.items()}
+    config = {str(k): v for k, v in config.items()}
+    issues = secure_value_issues(config)
+    if issues:
+        raise ConfigError(issues, str(path))
+    if SECRETS_KEY in config:
+        config[SECRETS_KEY] = offline_secrets(config[SECRETS_KEY])
+    return {k: engine_string(v) for k, v in config.items()}
+
+
+SECRETS_KEY = f"{NAMESPACE}:secrets"
+# What the offline plan puts in place of a secret it cannot decrypt (it has no passphrase or
+# KMS key, by design); the plan shows it as [secret] either way.
+OFFLINE_SECRET = "[secret]"
+_SET_SECRET = "pulumi config set --secret --path 'tpu-pathways:secrets.NAME' VALUE"
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str)
+
+
+def secure_value_issues(config: dict[str, Any]) -> list[ConfigIssue]:
+    """Encrypted values belong under ``tpu-pathways:secrets``, one per name; plain values do
+    not (the stack file is committed)."""
+    issues = []
+    secrets = config.get(SECRETS_KEY)
+    if (secrets is not None and not isinstance(secrets, dict)) or _is_secure(secrets):
+        issues.append(
+            ConfigIssue(
+                SECRETS_KEY, f"must be a mapping of names to secrets; set each with {_SET_SECRET}"
+            )
+        )
+    elif secrets:
+        issues += [
+            ConfigIssue(
+                f"{SECRETS_KEY}.{name}",
+                f"is plain text in the stack file (value not shown); encrypt it: {_SET_SECRET}",
+            )
+            for name, value in secrets.items()
+            if not _is_secure(value)
+        ]
+    for key, value in config.items():
+        if key.startswith(f"{NAMESPACE}:") and key != SECRETS_KEY:
+            issues += [
+                ConfigIssue(
+                    where,
+                    "an encrypted (secure) value is read only from tpu-pathways:secrets.NAME; "
+                    "move it there and refer to it with {configSecret: NAME}",
+                )
+                for where in _secure_locations(value, key)
+            ]
+    return issues
+
+
+def _secure_locations(value: Any, key: str) -> list[str]:
+    if _is_secure(value):
+        return [key]
+    if isinstance(value, dict):
+        return [w for k, v in value.items() for w in _secure_locations(v, f"{key}.{k}")]
+    if isinstance(value, list):
+        return [w for i, v in enumerate(value) for w in _secure_locations(v, f"{key}[{i}]")]
+    return []
+
+
+def offline_secrets(secrets: dict[str, Any]) -> dict[str, str]:
+    """``{name: {secure: ciphertext}}`` -> ``{name: "[secret]"}``: the offline plan has no key to
+    decrypt with, needs none (a secret is never shown), and must not fail for lack of one."""
+    return dict.fromkeys(secrets, OFFLINE_SECRET)
 
 
 def engine_string(value: Any) -> str:
@@ -143,4 +209,10 @@ def load_from_engine() -> StackConfig:
     from pulumi.runtime import config as runtime_config
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    return parse_stack_config(decode_engine_values(raw), f"stack config ({NAMESPACE}:)")
+    source = f"stack config ({NAMESPACE}:)"
+    if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
+        issue = ConfigIssue(
+            SECRETS_KEY, f"is stored in plain text (value not shown); encrypt each: {_SET_SECRET}"
+        )
+        raise ConfigError([issue], source)
+    return parse_stack_config(decode_engine_values(raw), source)
