@@ -87,6 +87,8 @@ def _plan(args: argparse.Namespace) -> int:
     if args.out is not None:
         try:
             written = render.write_manifests(plan, args.out)
+        except render.OutputExists as exc:
+            raise ConfigError([ConfigIssue("--out", str(exc))], "plan") from None
         except OSError as exc:
             raise ConfigError(
                 [ConfigIssue("--out", f"cannot write manifests to {str(args.out)!r}: {exc}")],

@@ -198,9 +198,13 @@ class ExistingClusterConfig(ConfigModel):
 
     name: ClusterName | None = None
     """Name of the existing GKE cluster (with location). Its endpoint is looked up at deploy."""
-    location: str | None = None
+    location: (
+        Annotated[str, _pattern(r"[a-z]+-[a-z]+\d+(-[a-z])?", "a GCP region or zone")] | None
+    ) = None
     """Region or zone of the existing cluster."""
-    kubeconfig_context: str | None = None
+    kubeconfig_context: (
+        Annotated[str, _pattern(r"\S(.*\S)?", "a kubeconfig context name (not blank)")] | None
+    ) = None
     """Alternatively, a context of the user's kubeconfig file to deploy through."""
 
     @model_validator(mode="after")
@@ -234,7 +238,34 @@ class ClusterConfig(ConfigModel):
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
     existing: ExistingClusterConfig | None = None
-    """Deploy onto an existing cluster: nothing cluster-level is created."""
+    """Deploy onto an existing cluster: nothing cluster-level is created (so privateNodes,
+    authorizedNetworks, deletionProtection and network cannot be set with it)."""
+
+    @model_validator(mode="after")
+    def _existing_takes_no_cluster_settings(self) -> ClusterConfig:
+        if self.existing is None:
+            return self
+        # Settings of a cluster this stack creates; the owning stack decides them.
+        creating_only = (
+            "private_nodes",
+            "authorized_networks",
+            "deletion_protection",
+            "network",
+            "regional",
+            "release_channel",
+        )
+        issues = [
+            ConfigIssue(
+                type(self).model_fields[field].alias or field,
+                "cannot apply to an existing cluster (this stack does not create it); set it "
+                "in the stack that owns the cluster, and remove it here",
+            )
+            for field in creating_only
+            if field in self.model_fields_set
+        ]
+        if issues:
+            raise KeyedError(issues)
+        return self
 
 
 class CpuPoolConfig(ConfigModel):
@@ -813,7 +844,7 @@ class StackConfig(ConfigModel):
     @model_validator(mode="after")
     def _cross_checks(self) -> StackConfig:
         issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
-        issues += self._config_secret_refs()
+        issues += self._config_secret_refs() + self._joined_name_collisions()
         if not issues:  # workload checks read the pools and the CPU pool, so they come last
             from components.workload_checks import workload_issues
 
@@ -833,6 +864,27 @@ class StackConfig(ConfigModel):
     def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
         _raise_duplicates([t.name for t in teams], "team")
         return teams
+
+    def _joined_name_collisions(self) -> list[ConfigIssue]:
+        """Resource names join config names with '-', so distinct entries can meet in one name
+        (team 'a' + workload 'b-c' and team 'a-b' + workload 'c'); Pulumi would then see one
+        resource, and GKE one node pool."""
+        jobs = [(f"workloads[{i}]", (w.team, w.name)) for i, w in enumerate(self.workloads)]
+        jobs += [
+            (f"sharedServices[{i}]", (s.team, s.name)) for i, s in enumerate(self.shared_services)
+        ]
+        accounts = [(f"teams[{i}]", (t.name, t.service_account)) for i, t in enumerate(self.teams)]
+        pools = [("cpuPool.name", (self.cpu_pool.name,))]
+        pools += [
+            (f"tpuPools[{i}]", (node_pool,))
+            for i, pool in enumerate(self.tpu_pools)
+            for node_pool in pool.node_pool_names()
+        ]
+        return [
+            *_collisions(jobs, "team and name"),
+            *_collisions(accounts, "name and serviceAccount"),
+            *_collisions(pools, "GKE node pool name"),
+        ]
 
     def _config_secret_refs(self) -> list[ConfigIssue]:
         known = ", ".join(self.secrets) or "none"
@@ -914,6 +966,25 @@ class StackConfig(ConfigModel):
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)
+
+
+def _collisions(entries: list[tuple[str, tuple[str, ...]]], what: str) -> list[ConfigIssue]:
+    """Entries whose names, joined with '-', are equal though the names differ (exact
+    duplicates are reported by their own checks)."""
+    first: dict[str, tuple[str, tuple[str, ...]]] = {}
+    issues = []
+    for key, parts in entries:
+        joined = "-".join(parts)
+        if joined in first and first[joined][1] != parts:
+            issues.append(
+                ConfigIssue(
+                    key,
+                    f"its {what} join to {joined!r}, as those of {first[joined][0]} do; the "
+                    "resources would share one name, so rename one of them",
+                )
+            )
+        first.setdefault(joined, (key, parts))
+    return issues
 
 
 def _raise_duplicates(names: list[str], what: str) -> None:

@@ -9,8 +9,11 @@ the path `pulumi up` takes.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,20 +199,54 @@ def decode_engine_values(raw: dict[str, str]) -> dict[str, Any]:
     return decoded
 
 
-def load_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackConfig:
-    """Read and validate one stack file (the offline plan's entry)."""
+def lookalike_key_warnings(raw: dict[str, str]) -> list[str]:
+    """Keys Pulumi passes on but this program never reads, that look meant for it: a misspelled
+    namespace (``tpu-pathway:workloads``) or none (``workloads``). Warned about, not refused:
+    other programs' namespaces may legitimately sit in a stack file."""
+    ours = [f.alias or name for name, f in StackConfig.model_fields.items()]
+    warnings = []
+    for key in raw:
+        namespace, colon, name = key.rpartition(":")
+        if colon and namespace == NAMESPACE:
+            continue
+        looks_ours = (
+            difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.75
+            if colon
+            else bool(difflib.get_close_matches(name, ours, n=1, cutoff=0.8))
+        )
+        if looks_ours:
+            match = difflib.get_close_matches(name, ours, n=1, cutoff=0.6)
+            hint = f"; did you mean '{NAMESPACE}:{match[0]}'?" if match else ""
+            warnings.append(f"config key {key!r} is not read by this program{hint}")
+    return warnings
+
+
+def load_stack(
+    stack: str, stacks_dir: Path = STACKS_DIR, warn: Callable[[str], None] | None = None
+) -> StackConfig:
+    """Read and validate one stack file (the offline plan's entry). Warnings about keys that
+    look misspelled go to ``warn`` (default: stderr)."""
     raw = read_stack_file(stack, stacks_dir)
+    for message in lookalike_key_warnings(raw):
+        (warn or _stderr)(f"warning: {stack_path(stack, stacks_dir).name}: {message}")
     return parse_stack_config(
         decode_engine_values(raw), f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
     )
 
 
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def load_from_engine() -> StackConfig:
     """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry)."""
+    import pulumi
     from pulumi.runtime import config as runtime_config
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     source = f"stack config ({NAMESPACE}:)"
+    for message in lookalike_key_warnings(raw):
+        pulumi.log.warn(message)
     if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
         issue = ConfigIssue(
             SECRETS_KEY, f"is stored in plain text (value not shown); encrypt each: {_SET_SECRET}"

@@ -131,18 +131,40 @@ def manifest(resource: PlannedResource) -> dict[str, Any]:
     }
 
 
+class OutputExists(Exception):
+    """``--out`` would overwrite something: an existing file, or two objects one file."""
+
+
+def manifest_filename(resource: PlannedResource) -> str:
+    """<kind>-<namespace>-<name>.yaml, lowercased, other characters as '-'."""
+    doc = manifest(resource)
+    meta = doc["metadata"]
+    parts = [doc["kind"].lower(), meta.get("namespace"), meta.get("name", resource.name)]
+    return re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p).lower()) + ".yaml"
+
+
 def write_manifests(plan: Plan, out_dir: Path) -> list[Path]:
-    """One YAML file per Kubernetes object: <kind>-<namespace>-<name>.yaml."""
+    """One YAML file per Kubernetes object, into a directory that is new or empty: nothing is
+    ever overwritten (raises OutputExists before writing anything)."""
+    objects = [r for r in plan.resources if r.is_kubernetes_object]
+    by_file: dict[str, PlannedResource] = {}
+    for resource in objects:
+        filename = manifest_filename(resource)
+        if filename in by_file:
+            raise OutputExists(
+                f"{by_file[filename].urn} and {resource.urn} would both be written to {filename}"
+            )
+        by_file[filename] = resource
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise OutputExists(
+            f"{str(out_dir)!r} already exists and is not an empty directory; nothing is "
+            "overwritten, so give a new directory (or remove the old output first)"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for resource in plan.resources:
-        if not resource.is_kubernetes_object:
-            continue
-        doc = manifest(resource)
-        meta = doc["metadata"]
-        parts = [doc["kind"].lower(), meta.get("namespace"), meta.get("name", resource.name)]
-        filename = re.sub(r"[^a-z0-9.-]+", "-", "-".join(p for p in parts if p).lower())
-        path = out_dir / f"{filename}.yaml"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    for filename, resource in by_file.items():
+        path = out_dir / filename
+        with path.open("x") as stream:  # "x": fails rather than replace a file
+            stream.write(yaml.safe_dump(manifest(resource), sort_keys=False))
         written.append(path)
     return written
