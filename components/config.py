@@ -874,17 +874,19 @@ class StackConfig(ConfigModel):
             (f"sharedServices[{i}]", (s.team, s.name)) for i, s in enumerate(self.shared_services)
         ]
         accounts = [(f"teams[{i}]", (t.name, t.service_account)) for i, t in enumerate(self.teams)]
-        pools = [("cpuPool.name", (self.cpu_pool.name,))]
-        pools += [
-            (f"tpuPools[{i}]", (node_pool,))
-            for i, pool in enumerate(self.tpu_pools)
-            for node_pool in pool.node_pool_names()
-        ]
-        return [
-            *_collisions(jobs, "team and name"),
-            *_collisions(accounts, "name and serviceAccount"),
-            *_collisions(pools, "GKE node pool name"),
-        ]
+        slices = {n: i for i, p in enumerate(self.tpu_pools) for n in p.node_pool_names()}
+        cpu = self.cpu_pool.name
+        issues = _collisions(jobs, "team and name")
+        issues += _collisions(accounts, "name and serviceAccount")
+        if cpu in slices:
+            issues.append(
+                ConfigIssue(
+                    "cpuPool.name",
+                    f"{cpu!r} is also the GKE node pool name of a slice of tpuPools[{slices[cpu]}]"
+                    " (slices are named <pool>-<index>); rename one of them",
+                )
+            )
+        return issues
 
     def _config_secret_refs(self) -> list[ConfigIssue]:
         known = ", ".join(self.secrets) or "none"

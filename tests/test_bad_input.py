@@ -553,3 +553,333 @@ def test_generated_hostile_yaml_never_shows_a_traceback(text, tmp_path_factory):
     assert "Traceback" not in err.getvalue()
     assert code in (0, 2)
     assert GOOD_STACK in out.getvalue()  # the good stack is never hidden by the bad one
+
+
+# --- Free text against the real grammars, quantities, strict counts (issue 12) --------------
+
+
+def _with(change) -> dict[str, Any]:
+    values = copy.deepcopy(BASE)
+    change(values)
+    return values
+
+
+def _train(values: dict[str, Any]) -> dict[str, Any]:
+    return values["workloads"][0]
+
+
+def _issue_keys(values: dict[str, Any]) -> dict[str, str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(values)
+    return {issue.key: issue.message for issue in caught.value.issues}
+
+
+REFUSED = {
+    "image-with-newline": (
+        lambda v: _train(v).update(image="python:3.12\nevil"),
+        "workloads[0].image",
+        "not a container image reference",
+    ),
+    "image-with-space": (
+        lambda v: _train(v).update(image="python 3.12"),
+        "workloads[0].image",
+        "not a container image reference",
+    ),
+    "image-uppercase-path": (
+        lambda v: _train(v).update(image="gcr.io/Project/img"),
+        "workloads[0].image",
+        "not a container image reference",
+    ),
+    "component-image": (
+        lambda v: _train(v).update(customComponents=[{"type": "worker", "image": "a b"}]),
+        "workloads[0].customComponents[0].image",
+        "not a container image reference",
+    ),
+    "pathways-dir-newline": (
+        lambda v: _train(v).update(pathwaysDir="gs://tpu-pathways-dev-pathways-dev-pathways/a\nb"),
+        "workloads[0].pathwaysDir",
+        "control characters",
+    ),
+    "pathways-dir-not-gcs": (
+        lambda v: _train(v).update(pathwaysDir="/tmp/x"),
+        "workloads[0].pathwaysDir",
+        "not a Cloud Storage path",
+    ),
+    "pathways-dir-bad-bucket": (
+        lambda v: _train(v).update(pathwaysDir="gs://Bad_Bucket!/x"),
+        "workloads[0].pathwaysDir",
+        "not a bucket name",
+    ),
+    "node-selector-key": (
+        lambda v: _train(v).update(nodeSelector={"not a key!": "x"}),
+        "workloads[0].nodeSelector",
+        "not a label key",
+    ),
+    "node-selector-prefix": (
+        lambda v: _train(v).update(nodeSelector={"Bad_Prefix/name": "x"}),
+        "workloads[0].nodeSelector",
+        "invalid prefix",
+    ),
+    "node-selector-value": (
+        lambda v: _train(v).update(nodeSelector={"a": "x" * 64}),
+        "workloads[0].nodeSelector.a",
+        "not a label value",
+    ),
+    "flag-newline": (
+        lambda v: _train(v).update(
+            customComponents=[{"type": "worker", "flags": ["--a=1\n--b=2"]}]
+        ),
+        "workloads[0].customComponents[0].flags[0]",
+        "control characters",
+    ),
+    "env-5mb": (
+        lambda v: _train(v).update(env={"BIG": "x" * 5_000_000}),
+        "workloads[0].env.BIG",
+        "at most 32768",
+    ),
+    "env-total": (
+        lambda v: _train(v).update(env={f"V{i}": "x" * 30_000 for i in range(10)}),
+        "workloads[0].env",
+        "total",
+    ),
+    "pathways-version-newline": (
+        lambda v: _train(v).update(pathwaysVersion="latest\nx"),
+        "workloads[0].pathwaysVersion",
+        "image tag",
+    ),
+    "cpu-garbage": (
+        lambda v: _train(v).update(resources={"cpu": "8 cores"}),
+        "workloads[0].resources.cpu",
+        "not a CPU quantity",
+    ),
+    "memory-half-byte": (
+        lambda v: _train(v).update(resources={"memory": "0.5"}),
+        "workloads[0].resources.memory",
+        "below one byte",
+    ),
+    "memory-fraction-of-byte": (
+        lambda v: _train(v).update(resources={"memory": "1.5"}),
+        "workloads[0].resources.memory",
+        "whole number of bytes",
+    ),
+    "memory-unicode-digits": (
+        lambda v: _train(v).update(resources={"memory": "\u0663Gi"}),
+        "workloads[0].resources.memory",
+        "not a memory quantity",
+    ),
+    "slices-true": (lambda v: _train(v).update(slices=True), "workloads[0].slices", "integer"),
+    "slices-string": (lambda v: _train(v).update(slices="2"), "workloads[0].slices", "integer"),
+    "pool-slices-true": (
+        lambda v: v["tpuPools"][1].update(slices=True),
+        "tpuPools[1].slices",
+        "integer",
+    ),
+    "max-nodes-float": (
+        lambda v: v["cpuPool"].update(maxNodes=3.0),
+        "cpuPool.maxNodes",
+        "integer",
+    ),
+    "bool-as-string": (
+        lambda v: v["cluster"].update(deletionProtection="no"),
+        "cluster.deletionProtection",
+        "boolean",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_free_text_and_counts_are_checked_against_their_grammars(case):
+    change, key, fragment = REFUSED[case]
+    issues = _issue_keys(_with(change))
+    matching = [k for k in issues if k.startswith(key)]
+    assert matching, issues
+    assert any(fragment in issues[k] for k in matching), issues
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "python:3.12",
+        "ubuntu",
+        "localhost:5000/team/trainer:v1",
+        "us-docker.pkg.dev/my-project/repo/trainer:v1.2-rc_3",
+        "gcr.io/p/img@sha256:" + "a" * 64,
+        "gcr.io/p/img:v1@sha256:" + "0" * 64,
+        "[::1]:5000/img",
+        "registry.example.com/a__b/c--d/e.f",
+    ],
+)
+def test_valid_image_references_are_accepted(image):
+    parse_stack_config(_with(lambda v: _train(v).update(image=image)))
+
+
+def test_valid_node_selector_and_pathways_dir_are_accepted():
+    config = parse_stack_config(
+        _with(
+            lambda v: _train(v).update(
+                nodeSelector={"cloud.google.com/reservation-name": "res-1", "team": ""},
+                pathwaysDir="gs://tpu-pathways-dev-pathways-dev-pathways/train/run.1",
+            )
+        )
+    )
+    assert config.workloads[0].node_selector["cloud.google.com/reservation-name"] == "res-1"
+
+
+def test_quantities_are_normalised_in_the_manifest():
+    from components.workloads import user_pod_template
+
+    config = parse_stack_config(
+        _with(lambda v: _train(v).update(resources={"cpu": " 8\n", "memory": "\t32Gi "}))
+    )
+    template = user_pod_template(config, config.workloads[0])
+    resources = template["spec"]["containers"][0]["resources"]
+    assert resources["requests"] == {"cpu": "8", "memory": "32Gi"}
+    assert resources["limits"] == {"cpu": "8", "memory": "32Gi"}
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "default",
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "jobset-system",
+        "pathways-job-system",
+        "kueue-system",
+        "gke-managed-system",
+        "gke-gmp-system",
+    ],
+)
+def test_system_namespaces_are_refused_as_teams(namespace):
+    issues = _issue_keys(_with(lambda v: v.update(teams=[{"name": namespace}])))
+    assert "system namespace" in issues["teams[0].name"]
+
+
+def _existing(v: dict[str, Any], **settings: Any) -> None:
+    v["cluster"] = {"name": "pathways-dev", **settings}
+    v["scratchBucket"] = {"create": False, "name": "owner-bucket"}
+
+
+@pytest.mark.parametrize(
+    ("existing", "key"),
+    [
+        ({"kubeconfigContext": ""}, "cluster.existing.kubeconfigContext"),
+        ({"kubeconfigContext": "   "}, "cluster.existing.kubeconfigContext"),
+        ({"name": "owner", "location": ""}, "cluster.existing.location"),
+    ],
+)
+def test_existing_cluster_needs_a_real_context_or_location(existing, key):
+    issues = _issue_keys(_with(lambda v: _existing(v, existing=existing)))
+    assert key in issues, issues
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("privateNodes", True),
+        ("authorizedNetworks", [{"cidr": "10.0.0.0/8"}]),
+        ("deletionProtection", False),
+        ("releaseChannel", "STABLE"),
+    ],
+)
+def test_existing_cluster_refuses_settings_that_cannot_apply(setting, value):
+    issues = _issue_keys(
+        _with(lambda v: _existing(v, existing={"kubeconfigContext": "owner"}, **{setting: value}))
+    )
+    assert "cannot apply to an existing cluster" in issues[f"cluster.{setting}"]
+
+
+# --- Joined-name collisions and --out --------------------------------------------------------
+
+
+def test_workloads_whose_joined_names_collide_are_refused():
+    def change(v):
+        v["teams"] = [{"name": "a"}, {"name": "a-b"}]
+        v["workloads"] = [
+            {"name": "b-c", "team": "a", "pool": "v5e", "mode": "headless"},
+            {"name": "c", "team": "a-b", "pool": "v5e", "mode": "headless"},
+        ]
+        v["sharedServices"] = []
+        v["addons"] = {}
+
+    issues = _issue_keys(_with(change))
+    assert "'a-b-c'" in issues["workloads[1]"] and "workloads[0]" in issues["workloads[1]"]
+
+
+def test_service_accounts_whose_joined_names_collide_are_refused():
+    def change(v):
+        v["teams"] = [
+            {"name": "a", "serviceAccount": "b-c"},
+            {"name": "a-b", "serviceAccount": "c"},
+        ]
+        v["workloads"], v["sharedServices"] = [], []
+
+    assert "'a-b-c'" in _issue_keys(_with(change))["teams[1]"]
+
+
+def test_cpu_pool_named_like_a_tpu_slice_is_refused():
+    issues = _issue_keys(_with(lambda v: v["cpuPool"].update(name="v5p-1")))
+    assert "GKE node pool name of a slice of tpuPools[1]" in issues["cpuPool.name"]
+
+
+def test_duplicate_urns_fail_the_plan_instead_of_dropping_one():
+    import pulumi
+
+    def program():
+        pulumi.ComponentResource("tpu-pathways:test:Thing", "same")
+        pulumi.ComponentResource("tpu-pathways:test:Thing", "same")
+        return {}
+
+    with pytest.raises(ConfigError, match="same name"):
+        engine.run_program(program, "dup")
+
+
+def test_out_never_overwrites(tmp_path, capsys):
+    out = tmp_path / "manifests"
+    out.mkdir()
+    keep = out / "namespace-pathways.yaml"
+    keep.write_text("mine\n")
+    code = cli.main(["plan", "--stack", "dev", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--out" in err and "nothing is overwritten" in err
+    assert keep.read_text() == "mine\n"
+    assert sorted(p.name for p in out.iterdir()) == ["namespace-pathways.yaml"]
+
+
+def test_out_into_a_new_or_empty_directory_writes(tmp_path, capsys):
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert cli.main(["plan", "--stack", "dev", "--out", str(out)]) == 0
+    assert any(out.iterdir())
+
+
+# --- Look-alike config keys ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("tpu-pathway:workloads", "tpu-pathways:workloads"),
+        ("tpu_pathways:teams", "tpu-pathways:teams"),
+        ("workloads", "tpu-pathways:workloads"),
+    ],
+)
+def test_lookalike_config_keys_are_warned_about(key, hint, tmp_path, capsys):
+    source = Path(__file__).resolve().parent.parent / "stacks" / "Pulumi.dev.yaml"
+    text = source.read_text() + f"  {key}:\n    - name: lost\n"
+    directory = tmp_path / "s"
+    directory.mkdir()
+    (directory / "Pulumi.typo.yaml").write_text(text)
+    code = cli.main(["plan", "--stack", "typo", "--stacks-dir", str(directory)])
+    err = capsys.readouterr().err
+    assert code == 0  # a warning, not a failure
+    assert f"warning: Pulumi.typo.yaml: config key {key!r} is not read" in err
+    assert f"did you mean '{hint}'?" in err
+
+
+def test_other_namespaces_are_not_warned_about(capsys):
+    from components.stack_file import lookalike_key_warnings
+
+    assert lookalike_key_warnings({"gcp:project": "p", "kubernetes:context": "c"}) == []
