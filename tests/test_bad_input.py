@@ -883,3 +883,188 @@ def test_other_namespaces_are_not_warned_about(capsys):
     from components.stack_file import lookalike_key_warnings
 
     assert lookalike_key_warnings({"gcp:project": "p", "kubernetes:context": "c"}) == []
+
+
+# --- Secrets ---------------------------------------------------------------------------------
+
+CIPHERTEXT = "v1:Zm9vYmFyYmF6cXV4Y2lwaGVydGV4dA=="
+PLAINTEXT = "hf_s3cr3t_value_that_must_not_leak"
+
+
+def _secret_stack(tmp_path: Path, secrets_block: str, env_block: str) -> Path:
+    source = Path(__file__).resolve().parent.parent / "stacks" / "Pulumi.dev.yaml"
+    text = source.read_text().replace(
+        "      resources:\n        cpu:", env_block + "      resources:\n        cpu:", 1
+    )
+    directory = tmp_path / "s"
+    directory.mkdir(exist_ok=True)
+    (directory / "Pulumi.sec.yaml").write_text(text + secrets_block)
+    return directory
+
+
+SECRETS_BLOCK = f"  tpu-pathways:secrets:\n    hfToken:\n      secure: {CIPHERTEXT}\n"
+ENV_BLOCK = (
+    "      env:\n"
+    "        HF_TOKEN: {configSecret: hfToken}\n"
+    "        DB_PASSWORD: {secretKeyRef: {name: db-creds, key: password}}\n"
+    "      customComponents:\n"
+    "        - type: proxy_server\n"
+    "          env:\n"
+    "            API_KEY: {configSecret: hfToken}\n"
+)
+
+
+def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
+    directory = _secret_stack(tmp_path, SECRETS_BLOCK, ENV_BLOCK)
+    out = tmp_path / "manifests"
+    code = cli.main(
+        ["plan", "--stack", "sec", "--stacks-dir", str(directory), "--json", "--out", str(out)]
+    )
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    plan = json.loads(stdout)
+    secret = next(r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:Secret")
+    assert secret["inputs"]["metadata"] == {
+        "name": "hello-train-config-secrets",
+        "namespace": "pathways",
+    }
+    assert secret["inputs"]["stringData"] == "[secret]"
+    job = next(r for r in plan["resources"] if r["inputs"].get("kind") == "PathwaysJob")
+    assert secret["urn"] in job["dependencies"]
+    container = job["inputs"]["spec"]["controller"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [
+        {
+            "name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
+        },
+        {
+            "name": "DB_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
+        },
+    ]
+    component = job["inputs"]["spec"]["customComponents"][0]
+    assert component["customEnv"] == [
+        {
+            "name": "API_KEY",
+            "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
+        }
+    ]
+    written = "".join(p.read_text() for p in out.iterdir())
+    assert CIPHERTEXT not in stdout and CIPHERTEXT not in written
+    assert "stringData: '[secret]'" in written
+
+
+def test_a_config_secret_value_is_a_pulumi_secret_when_decrypted(engine_spy):
+    """Under `pulumi up` the engine hands over the decrypted value: it must stay secret."""
+    values = _with(
+        lambda v: (
+            _train(v).update(env={"HF_TOKEN": {"configSecret": "hfToken"}}),
+            v.update(secrets={"hfToken": PLAINTEXT}),
+        )
+    )
+    plan = engine.plan_stack(parse_stack_config(values), "sec")
+    document = json.dumps(plan.to_dict())
+    assert PLAINTEXT not in document
+    secret = plan.get("kubernetes:core/v1:Secret", "pathways-dev-pathways-train-config-secrets")
+    assert secret.inputs["stringData"] == "[secret]"
+
+
+def test_secrets_never_reach_a_diff(tmp_path, capsys):
+    directory = _secret_stack(tmp_path, SECRETS_BLOCK, ENV_BLOCK)
+    base = tmp_path / "base.json"
+    assert cli.main(["plan", "--stack", "sec", "--stacks-dir", str(directory), "--json"]) == 0
+    base.write_text(capsys.readouterr().out)
+    changed = SECRETS_BLOCK.replace(CIPHERTEXT, CIPHERTEXT[:-4] + "AAA=")
+    directory = _secret_stack(tmp_path, changed, ENV_BLOCK)
+    for fmt in ("text", "markdown", "json"):
+        code = cli.main(
+            [
+                "plan",
+                "--stack",
+                "sec",
+                "--stacks-dir",
+                str(directory),
+                "--diff",
+                str(base),
+                "--format",
+                fmt,
+            ]
+        )
+        out = capsys.readouterr().out
+        assert code == 0
+        assert CIPHERTEXT[:-4] not in out
+
+
+@pytest.mark.parametrize(
+    "name", ["HF_TOKEN", "API_KEY", "DB_PASSWORD", "my_secret_thing", "GOOGLE_CREDENTIALS", "KEY"]
+)
+def test_plain_values_under_credential_names_are_refused(name):
+    issues = _issue_keys(_with(lambda v: _train(v).update(env={name: "plain"})))
+    message = issues[f"workloads[0].env.{name}"]
+    assert "looks like a credential" in message
+    assert "configSecret" in message and "secretKeyRef" in message
+    assert "plain" not in message.replace("plain text", "")
+
+
+def test_plain_credentials_in_component_env_are_refused():
+    issues = _issue_keys(
+        _with(
+            lambda v: _train(v).update(
+                customComponents=[{"type": "worker", "env": {"HF_TOKEN": "x"}}]
+            )
+        )
+    )
+    assert "looks like a credential" in issues["workloads[0].customComponents[0].env.HF_TOKEN"]
+
+
+@pytest.mark.parametrize(
+    "name", ["XLA_FLAGS", "KEYBOARD", "TOKENIZERS_PARALLELISM", "LIBTPU_INIT_ARGS"]
+)
+def test_ordinary_names_keep_plain_values(name):
+    parse_stack_config(_with(lambda v: _train(v).update(env={name: "1"})))
+
+
+def test_unknown_config_secret_is_refused():
+    issues = _issue_keys(
+        _with(lambda v: _train(v).update(env={"HF_TOKEN": {"configSecret": "missing"}}))
+    )
+    assert "not an entry of `secrets`" in issues["workloads[0].env.HF_TOKEN"]
+
+
+def test_a_plain_value_under_secrets_is_refused_without_showing_it(tmp_path):
+    block = f"  tpu-pathways:secrets:\n    hfToken: {PLAINTEXT}\n"
+    directory = _secret_stack(tmp_path, block, "")
+    code, stderr = _run_cli(["plan", "--stack", "sec", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "tpu-pathways:secrets.hfToken: is plain text in the stack file" in stderr
+    assert PLAINTEXT not in stderr
+
+
+def test_a_secure_value_outside_secrets_is_refused(tmp_path):
+    env = f"      env:\n        HF_TOKEN:\n          secure: {CIPHERTEXT}\n"
+    directory = _secret_stack(tmp_path, "", env)
+    code, stderr = _run_cli(["plan", "--stack", "sec", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "tpu-pathways:workloads[0].env.HF_TOKEN: an encrypted (secure) value" in stderr
+
+
+def test_engine_refuses_unencrypted_secrets(monkeypatch):
+    from pulumi.runtime import config as runtime_config
+
+    from components.stack_file import load_from_engine
+
+    monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
+    monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
+    token = runtime_config.CONFIG.set({"tpu-pathways:secrets": '{"a": "plain"}'})
+    try:
+        with pytest.raises(ConfigError, match="stored in plain text") as caught:
+            load_from_engine()
+    finally:
+        runtime_config.CONFIG.reset(token)
+    assert '"plain"' not in str(caught.value)
+
+
+def test_non_text_secret_values_are_not_echoed():
+    issues = _issue_keys(_with(lambda v: v.update(secrets={"pin": 123456})))
+    assert "value not shown" in issues["secrets.pin"]
+    assert "123456" not in issues["secrets.pin"]
