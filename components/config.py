@@ -238,8 +238,9 @@ class ClusterConfig(ConfigModel):
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
     existing: ExistingClusterConfig | None = None
-    """Deploy onto an existing cluster: nothing cluster-level is created (so privateNodes,
-    authorizedNetworks, deletionProtection and network cannot be set with it)."""
+    """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
+    authorizedNetworks, deletionProtection, regional, releaseChannel and network are refused
+    with it (the owning stack sets them)."""
 
     @model_validator(mode="after")
     def _existing_takes_no_cluster_settings(self) -> ClusterConfig:
