@@ -1068,3 +1068,48 @@ def test_non_text_secret_values_are_not_echoed():
     issues = _issue_keys(_with(lambda v: v.update(secrets={"pin": 123456})))
     assert "value not shown" in issues["secrets.pin"]
     assert "123456" not in issues["secrets.pin"]
+
+
+# --- Property: --diff bases that match the schema but hold odd values never crash the diff --
+
+_DIFF_BASE = Path(__file__).resolve().parent / "data" / "plan-dev-base.json"
+
+
+@st.composite
+def mutated_plan_documents(draw) -> dict[str, Any]:
+    """A real plan document with values swapped or deleted. The base is a saved plan (refresh:
+    `python -m components plan --stack dev --json > tests/data/plan-dev-base.json`)."""
+    document = json.loads(_DIFF_BASE.read_text())
+    paths = _paths(document)
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        path = draw(st.sampled_from(paths))
+        parent = _get(document, path[:-1])
+        if draw(st.booleans()) and isinstance(parent, dict):
+            parent.pop(path[-1], None)
+        else:
+            parent[path[-1]] = draw(weird_values)
+        paths = _paths(document)
+        if not paths:
+            break
+    return document
+
+
+@SETTINGS
+@given(document=mutated_plan_documents())
+def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_factory):
+    """What `plan --diff` does with a base, without re-planning the stack every time."""
+    from components.plan.diff import diff_plans
+    from components.plan.diff_cli import load_plan_document
+    from components.plan.diff_render import render
+
+    CASES["diff"] = CASES.get("diff", 0) + 1
+    base = tmp_path_factory.mktemp("diff") / "base.json"
+    base.write_text(json.dumps(document))
+    try:
+        before = load_plan_document(base, "--diff")
+    except ConfigError as exc:
+        assert exc.issues
+        return
+    current = json.loads(_DIFF_BASE.read_text())
+    for fmt in ("text", "markdown", "json"):
+        render([diff_plans(before, current)], fmt)
