@@ -58,14 +58,8 @@ _WHAT = {
 def load_yaml(text: str, source: str) -> Any:
     """The document of ``text``, or ConfigError naming every key that breaks the rules above."""
     if len(text) > MAX_FILE_BYTES:
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    "", f"{len(text)} characters; a stack file may have at most {MAX_FILE_BYTES}"
-                )
-            ],
-            source,
-        )
+        message = f"larger than {MAX_FILE_BYTES} bytes, the most a stack file may have"
+        raise ConfigError([ConfigIssue("", message)], source)
     _check_depth(text, source)
     loader = _BASE_LOADER(text)
     try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from components.config import NAMESPACE, StackConfig, namespace_values, parse_stack_config
 from components.errors import ConfigError, ConfigIssue
-from components.safe_yaml import load_yaml
+from components.safe_yaml import MAX_FILE_BYTES, load_yaml
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACKS_DIR = PROJECT_DIR / "stacks"
@@ -94,13 +94,20 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
     """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
     check_stack_name(stack)
     path = stack_path(stack, stacks_dir)
+    if path.exists() and not path.is_file():
+        raise ConfigError([ConfigIssue("", "is not a regular file")], str(path))
     if not path.is_file():
         known = ", ".join(available_stacks(stacks_dir)) or "none"
         raise ConfigError(
             [ConfigIssue("--stack", f"unknown stack {stack!r}; available: {known}")], "plan"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:  # bounded: a stack file that is a device or huge
+            data = stream.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            message = f"larger than {MAX_FILE_BYTES} bytes, the most a stack file may have"
+            raise ConfigError([ConfigIssue("", message)], str(path))
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(
             [ConfigIssue("", f"cannot read it as UTF-8 text: {exc}")], str(path)

@@ -1113,3 +1113,19 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
     current = json.loads(_DIFF_BASE.read_text())
     for fmt in ("text", "markdown", "json"):
         render([diff_plans(before, current)], fmt)
+
+
+def test_a_stack_file_is_read_with_a_bound(tmp_path, monkeypatch):
+    from components import stack_file
+
+    directory = tmp_path / "s"
+    directory.mkdir()
+    (directory / "Pulumi.zero.yaml").symlink_to("/dev/zero")
+    code, stderr = _run_cli(["plan", "--stack", "zero", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "Pulumi.zero.yaml: 1 problem\n  - is not a regular file" in stderr
+    (directory / "Pulumi.big.yaml").write_text("config: {}\n" + "#" * 2000 + "\n")
+    monkeypatch.setattr(stack_file, "MAX_FILE_BYTES", 1000)
+    code, stderr = _run_cli(["plan", "--stack", "big", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "larger than 1000 bytes" in stderr
