@@ -846,6 +846,7 @@ class StackConfig(ConfigModel):
     def _cross_checks(self) -> StackConfig:
         issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
         issues += self._config_secret_refs() + self._joined_name_collisions()
+        issues += self._bucket_name_rules()
         if not issues:  # workload checks read the pools and the CPU pool, so they come last
             from components.workload_checks import workload_issues
 
@@ -865,6 +866,15 @@ class StackConfig(ConfigModel):
     def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
         _raise_duplicates([t.name for t in teams], "team")
         return teams
+
+    def _bucket_name_rules(self) -> list[ConfigIssue]:
+        """The bucket name, given or derived from project and cluster, against GCS's rules
+        (e.g. a cluster named 'google-...' makes a default name GCS refuses)."""
+        problem = grammars.bucket_problem(self.bucket_name)
+        if problem is None:
+            return []
+        key = "scratchBucket.name" if self.scratch_bucket.name else "scratchBucket"
+        return [ConfigIssue(key, problem)]
 
     def _joined_name_collisions(self) -> list[ConfigIssue]:
         """Resource names join config names with '-', so distinct entries can meet in one name

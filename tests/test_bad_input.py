@@ -1129,3 +1129,20 @@ def test_a_stack_file_is_read_with_a_bound(tmp_path, monkeypatch):
     code, stderr = _run_cli(["plan", "--stack", "big", "--stacks-dir", str(directory)])
     assert code == 2
     assert "larger than 1000 bytes" in stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (lambda v: v["scratchBucket"].update(name="goog-scratch"), "scratchBucket.name"),
+        (lambda v: v["scratchBucket"].update(name="my-google-scratch"), "scratchBucket.name"),
+        (lambda v: v["cluster"].update(name="google-tpus"), "scratchBucket"),
+    ],
+)
+def test_bucket_names_follow_cloud_storage_rules(change, key):
+    def apply(v):
+        v.setdefault("scratchBucket", {})
+        change(v)
+
+    issues = _issue_keys(_with(apply))
+    assert "not a bucket name" in issues[key], issues
