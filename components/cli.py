@@ -92,6 +92,8 @@ def _plan(args: argparse.Namespace) -> int:
     if args.out is not None:
         try:
             written = render.write_manifests(plan, args.out)
+        except render.OutputExists as exc:
+            raise ConfigError([ConfigIssue("--out", str(exc))], "plan") from None
         except OSError as exc:
             raise ConfigError(
                 [ConfigIssue("--out", f"cannot write manifests to {str(args.out)!r}: {exc}")],
@@ -186,16 +188,20 @@ def _shape_row(shape) -> dict[str, object]:
 
 
 def _stacks(args: argparse.Namespace) -> int:
-    from components.stack_file import STACKS_DIR, available_stacks, owner_stacks
+    from components.stack_file import STACKS_DIR, classify_stacks
 
-    stacks_dir = args.stacks_dir or STACKS_DIR
-    owners = owner_stacks(stacks_dir)
-    teams = [s for s in available_stacks(stacks_dir) if s not in owners]
+    kinds = classify_stacks(args.stacks_dir or STACKS_DIR)
+    if kinds.conflicts:  # two owners of one cluster: nothing may deploy until it is fixed
+        raise ConfigError(kinds.conflicts, "stacks")
+    owners, teams = kinds.owners, kinds.teams
     if args.github_output:
         print(f"owners={json.dumps(owners)}\nteams={json.dumps(teams)}")
     else:
         print("\n".join([*(f"{s}  (owns its cluster)" for s in owners), *teams]))
-    return 0
+    # A broken stack file is named (with its problems) but does not hide the others.
+    for stack, exc in kinds.errors.items():
+        print(f"error: stack {stack!r} left out: {exc}", file=sys.stderr)
+    return EXIT_USAGE if kinds.errors else 0
 
 
 def _config_reference(_: argparse.Namespace) -> int:

@@ -18,20 +18,23 @@ from pydantic import (
     AfterValidator,
     Field,
     PrivateAttr,
+    SecretStr,
+    StrictBool,
+    StrictInt,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from components import catalog
+from components import catalog, grammars
 from components.config_model import ConfigModel
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
 from components.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
 from components.machines import machine_type
 from components.pathways_job import INT32_MAX, ComponentType, job_name_problem
 from components.pricing import PricingOverrides
-from components.quantities import parse_cpu, parse_memory
+from components.quantities import normalize_quantity, parse_cpu, parse_memory
 
 if TYPE_CHECKING:
     from components.shared_cluster import SharedCluster
@@ -48,6 +51,28 @@ def _pattern(regex: str, what: str):
         return value
 
     return AfterValidator(check)
+
+
+def _grammar(problem_of):
+    """A field validator from one of ``grammars``' checks."""
+
+    def check(value: str) -> str:
+        if problem := problem_of(value):
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+ImageReference = Annotated[str, _grammar(grammars.image_problem)]
+LabelKey = Annotated[str, _grammar(grammars.label_key_problem)]
+LabelValue = Annotated[str, _grammar(grammars.label_value_problem)]
+GcsPath = Annotated[str, _grammar(grammars.gcs_path_problem)]
+Flag = Annotated[str, _grammar(grammars.flag_problem)]
+PlainEnvValue = Annotated[str, _grammar(grammars.env_value_problem)]
+ImageTag = Annotated[
+    str, _pattern(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", "an image tag such as 'v0.1.4'")
+]
 
 
 def _cidr(value: str) -> str:
@@ -134,7 +159,7 @@ class NetworkConfig(ConfigModel):
     """Name of an existing VPC to use instead of creating one. Requires existingSubnetwork."""
     existing_subnetwork: str | None = None
     """Name of an existing subnetwork in the region (with existingNetwork)."""
-    mtu: int = Field(8896, ge=1300, le=8896)
+    mtu: StrictInt = Field(8896, ge=1300, le=8896)
     """MTU of the created VPC. 8896 is what large TPU deployments use for DCN traffic."""
     nodes_cidr: Cidr = "10.0.0.0/20"
     """Primary range of the created subnetwork (node IPs)."""
@@ -187,9 +212,13 @@ class ExistingClusterConfig(ConfigModel):
 
     name: ClusterName | None = None
     """Name of the existing GKE cluster (with location). Its endpoint is looked up at deploy."""
-    location: str | None = None
+    location: (
+        Annotated[str, _pattern(r"[a-z]+-[a-z]+\d+(-[a-z])?", "a GCP region or zone")] | None
+    ) = None
     """Region or zone of the existing cluster."""
-    kubeconfig_context: str | None = None
+    kubeconfig_context: (
+        Annotated[str, _pattern(r"\S(.*\S)?", "a kubeconfig context name (not blank)")] | None
+    ) = None
     """Alternatively, a context of the user's kubeconfig file to deploy through."""
 
     @model_validator(mode="after")
@@ -209,13 +238,13 @@ class ClusterConfig(ConfigModel):
 
     name: ClusterName
     """Cluster name; also the prefix of the network, service account and bucket names."""
-    regional: bool = True
+    regional: StrictBool = True
     """Regional control plane (nodes still in the one zone), as XPK creates; false = zonal."""
     release_channel: ReleaseChannel = ReleaseChannel.RAPID
     """GKE release channel. RAPID gets new TPU features first (XPK's default)."""
-    deletion_protection: bool = True
+    deletion_protection: StrictBool = True
     """Refuse `pulumi destroy` of the cluster. Turn off only for throwaway stacks."""
-    private_nodes: bool | None = None
+    private_nodes: StrictBool | None = None
     """Nodes without external IPs; a Cloud Router + NAT is created for egress. Default: true in
     production stacks, false otherwise."""
     authorized_networks: list[AuthorizedNetwork] = []
@@ -224,7 +253,35 @@ class ClusterConfig(ConfigModel):
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
     existing: ExistingClusterConfig | None = None
-    """Deploy onto an existing cluster: nothing cluster-level is created."""
+    """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
+    authorizedNetworks, deletionProtection, regional, releaseChannel and network are refused
+    with it (the owning stack sets them)."""
+
+    @model_validator(mode="after")
+    def _existing_takes_no_cluster_settings(self) -> ClusterConfig:
+        if self.existing is None:
+            return self
+        # Settings of a cluster this stack creates; the owning stack decides them.
+        creating_only = (
+            "private_nodes",
+            "authorized_networks",
+            "deletion_protection",
+            "network",
+            "regional",
+            "release_channel",
+        )
+        issues = [
+            ConfigIssue(
+                type(self).model_fields[field].alias or field,
+                "cannot apply to an existing cluster (this stack does not create it); set it "
+                "in the stack that owns the cluster, and remove it here",
+            )
+            for field in creating_only
+            if field in self.model_fields_set
+        ]
+        if issues:
+            raise KeyedError(issues)
+        return self
 
 
 class AutoscalingPoolConfig(ConfigModel):
@@ -234,11 +291,11 @@ class AutoscalingPoolConfig(ConfigModel):
     """GKE node pool name."""
     machine_type: str
     """Machine type."""
-    min_nodes: int = Field(1, ge=0, le=1000)
+    min_nodes: StrictInt = Field(1, ge=0, le=1000)
     """Autoscaling minimum."""
-    max_nodes: int = Field(20, ge=1, le=1000)
+    max_nodes: StrictInt = Field(20, ge=1, le=1000)
     """Autoscaling maximum."""
-    disk_size_gb: int = Field(200, ge=50, le=65536)
+    disk_size_gb: StrictInt = Field(200, ge=50, le=65536)
     """Boot disk size."""
 
     def _size_issues(self) -> list[ConfigIssue]:
@@ -296,11 +353,11 @@ class SystemPoolConfig(AutoscalingPoolConfig):
     machine_type: str = "e2-standard-16"
     """Machine type (XPK's default-pool machine). Too small to hold a Pathways head pod, so a
     headless head, which the controller pins to no pool, never lands here."""
-    min_nodes: int = Field(1, ge=1, le=1000)
+    min_nodes: StrictInt = Field(1, ge=1, le=1000)
     """Autoscaling minimum (at least one node: the controllers must always have a home)."""
-    max_nodes: int = Field(3, ge=1, le=1000)
+    max_nodes: StrictInt = Field(3, ge=1, le=1000)
     """Autoscaling maximum."""
-    disk_size_gb: int = Field(100, ge=50, le=65536)
+    disk_size_gb: StrictInt = Field(100, ge=50, le=65536)
     """Boot disk size."""
 
     @model_validator(mode="after")
@@ -324,9 +381,9 @@ class SystemPoolConfig(AutoscalingPoolConfig):
 class CapacityConfig(ConfigModel):
     """How a TPU pool's VMs are obtained: exactly one of the keys (default: onDemand)."""
 
-    on_demand: bool = False
+    on_demand: StrictBool = False
     """Regular on-demand VMs."""
-    spot: bool = False
+    spot: StrictBool = False
     """Spot VMs: cheaper, preemptible at any time."""
     reservation: (
         Annotated[
@@ -339,7 +396,7 @@ class CapacityConfig(ConfigModel):
         | None
     ) = None
     """Consume a specific reservation (name, or projects/P/reservations/R when shared)."""
-    flex_start: bool = False
+    flex_start: StrictBool = False
     """Dynamic Workload Scheduler flex-start: nodes come when capacity frees up (scales 0..N)."""
 
     @model_validator(mode="after")
@@ -380,7 +437,7 @@ class TpuPoolConfig(ConfigModel):
     """Slice topology, e.g. 4x4 or 2x2x2, with generation."""
     machine_type: str | None = None
     """TPU machine type; only needed for GKE's single-host 8-chip variants (ct5lp-hightpu-8t)."""
-    slices: int = Field(1, ge=1, le=256)
+    slices: StrictInt = Field(1, ge=1, le=256)
     """Number of slices (a multislice of N is N node pools)."""
     capacity: CapacityConfig = CapacityConfig()
     """Capacity type of every slice of the pool."""
@@ -452,7 +509,7 @@ class JobSetAddon(ReleaseAddon):
         "https://github.com/kubernetes-sigs/jobset/releases/download/{version}/manifests.yaml"
     )
 
-    install: bool = True
+    install: StrictBool = True
     """Install it (turn off when another stack already installed it on the cluster)."""
     version: Version = "v0.10.1"
     """Release tag. v0.10.1 is what XPK pins; the PathwaysJob controller v0.1.4 is built against
@@ -474,7 +531,7 @@ class PathwaysJobAddon(ReleaseAddon):
 
     RELEASE_URL = "https://github.com/google/pathways-job/releases/download/{version}/install.yaml"
 
-    install: bool = True
+    install: StrictBool = True
     """Install it (turn off when another stack already installed it on the cluster)."""
     version: Version = "v0.1.4"
     """Release tag of google/pathways-job; the typed PathwaysJob spec follows v0.1.4."""
@@ -485,9 +542,9 @@ class TeamQuota(ConfigModel):
 
     team: DnsLabel
     """Team namespace (of this stack or of a team stack on this cluster)."""
-    chips: dict[str, Annotated[int, Field(ge=0)]]
+    chips: dict[str, Annotated[StrictInt, Field(ge=0)]]
     """Chips per TPU shape, keyed by accelerator name (v5p-16, v5litepod-16, v6e-2x2)."""
-    borrowing_limit: int | None = Field(None, ge=0)
+    borrowing_limit: StrictInt | None = Field(None, ge=0)
     """Chips per shape the team may borrow beyond its quota while others leave them idle
     (default: all idle chips; 0: never more than its quota)."""
 
@@ -504,13 +561,13 @@ class KueueAddon(ReleaseAddon):
     API_VERSION: ClassVar[str] = "kueue.x-k8s.io/v1beta2"
     FIRST_SERVING: ClassVar[tuple[int, int, int]] = (0, 15, 0)
 
-    enabled: bool | None = None
+    enabled: StrictBool | None = None
     """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes.
     Default: on in a stack that owns its cluster (as XPK does; Kueue admits a job
     all-or-nothing, so jobs sharing a pool cannot deadlock), off on an existing cluster."""
     version: Version = "v0.17.1"
     """Release tag of kubernetes-sigs/kueue (XPK's pin)."""
-    tpu_quota: int | None = Field(None, ge=0)
+    tpu_quota: StrictInt | None = Field(None, ge=0)
     """Optional cross-check: the TPU chip quota you expect. It must equal the provisioned chips."""
     team_quotas: list[TeamQuota] = []
     """Per-team TPU quotas (fairness between teams); none: one ClusterQueue for everyone."""
@@ -552,11 +609,11 @@ class ScratchBucketConfig(ConfigModel):
 
     name: BucketName | None = None
     """Bucket name; default <project>-<cluster>-pathways (truncated to 63)."""
-    create: bool = True
+    create: StrictBool = True
     """Create the bucket (false: use an existing bucket of that name; name is then required)."""
-    retention_days: int = Field(30, ge=1, le=3650)
+    retention_days: StrictInt = Field(30, ge=1, le=3650)
     """Scratch objects are deleted after this many days."""
-    delete_on_destroy: bool = False
+    delete_on_destroy: StrictBool = False
     """Delete the bucket and its objects on `pulumi destroy` (default: keep it)."""
 
     @model_validator(mode="after")
@@ -566,11 +623,34 @@ class ScratchBucketConfig(ConfigModel):
         return self
 
 
+# Namespaces Kubernetes, GKE and the installs own: a team stack would own (and on destroy
+# delete) them and grant their service accounts bucket access.
+SYSTEM_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "jobset-system",
+    "pathways-job-system",
+    "kueue-system",
+)
+SYSTEM_NAMESPACE_PREFIXES = ("gke-", "kube-")
+
+
+def _team_namespace(value: str) -> str:
+    if value in SYSTEM_NAMESPACES or value.startswith(SYSTEM_NAMESPACE_PREFIXES):
+        raise ValueError(
+            f"{value!r} is a system namespace (Kubernetes, GKE or an install owns "
+            f"{', '.join(SYSTEM_NAMESPACES)} and gke-*/kube-*); choose a team name"
+        )
+    return value
+
+
 class TeamConfig(ConfigModel):
     """A team namespace and the Kubernetes service account its Pathways pods run as."""
 
-    name: DnsLabel
-    """Namespace name."""
+    name: Annotated[DnsLabel, AfterValidator(_team_namespace)]
+    """Namespace name (not a system namespace such as default, kube-system or gke-*)."""
     service_account: DnsLabel = "pathways"
     """Kubernetes service account of the team's workloads (gets read/write on the team's prefix
     gs://<scratch bucket>/<team>/ of the bucket)."""
@@ -592,14 +672,14 @@ class Priority(StrEnum):
     VERY_HIGH = "very-high"
 
 
-def _cpu(value: str | int | float) -> str:
+def _cpu(value: str) -> str:
     parse_cpu(value)
-    return str(value)
+    return normalize_quantity(value)
 
 
-def _memory(value: str | int) -> str:
+def _memory(value: str) -> str:
     parse_memory(value)
-    return str(value)
+    return normalize_quantity(value)
 
 
 class ContainerResources(ConfigModel):
@@ -620,17 +700,92 @@ CONTROLLER_ENV = ("JAX_PLATFORMS", "JAX_BACKEND_TARGET", "XCLOUD_ENVIRONMENT", "
 EnvName = Annotated[str, _pattern(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name")]
 
 
+SecretName = Annotated[
+    str,
+    _pattern(
+        r"[A-Za-z][A-Za-z0-9_-]{0,62}",
+        "a secret name (a letter, then up to 62 letters, digits, '_' or '-')",
+    ),
+]
+KubernetesSecretName = Annotated[
+    str,
+    _pattern(
+        r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+        "a Kubernetes Secret name (a DNS subdomain: lowercase letters, digits, '-' and '.')",
+    ),
+]
+SecretDataKey = Annotated[
+    str, _pattern(r"[-._a-zA-Z0-9]{1,253}", "a Secret data key (letters, digits, '-', '_', '.')")
+]
+
+
+class SecretKeySelector(ConfigModel):
+    """A key of a Kubernetes Secret in the workload's namespace."""
+
+    name: KubernetesSecretName
+    """Name of the Secret (created outside this stack, e.g. by an external-secrets operator)."""
+    key: SecretDataKey
+    """Key of the Secret's data."""
+
+
+class EnvFromSecret(ConfigModel):
+    """An environment value the kubelet reads from a Kubernetes Secret when the pod starts."""
+
+    secret_key_ref: SecretKeySelector
+    """The Secret and key, e.g. {name: hf-token, key: token}."""
+
+
+class EnvFromConfigSecret(ConfigModel):
+    """An environment value from one of this stack's Pulumi config secrets (``secrets``).
+
+    The value is stored encrypted in the stack file and the Pulumi state, and reaches the pod
+    through a Kubernetes Secret the stack creates (never in the PathwaysJob object itself)."""
+
+    config_secret: SecretName
+    """Name of the entry of ``secrets``."""
+
+
+EnvValue = PlainEnvValue | EnvFromSecret | EnvFromConfigSecret
+# Names that hold credentials by convention; their values must come from a secret form.
+_CREDENTIAL_NAME = re.compile(r"(^|.*_)(TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDENTIAL", re.I)
+
+
+def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
+    """Credentials in plain text, and the size of all plain values together."""
+    issues = [
+        ConfigIssue(
+            f"{key}.{name}",
+            "looks like a credential, so it may not be plain text (it would be readable in the "
+            "stack file, the plan and the PathwaysJob); use {configSecret: NAME} (a Pulumi "
+            "config secret under `secrets`) or {secretKeyRef: {name: SECRET, key: KEY}} (a "
+            "Kubernetes Secret)",
+        )
+        for name, value in env.items()
+        if isinstance(value, str) and _CREDENTIAL_NAME.search(name)
+    ]
+    plain = [v for v in env.values() if isinstance(v, str)]
+    if problem := grammars.env_total_problem(plain):
+        issues.append(ConfigIssue(key, problem))
+    return issues
+
+
 class CustomComponentConfig(ConfigModel):
     """Replace the image of, or pass flags/env to, one Pathways component."""
 
     type: ComponentType
     """pathways_server, worker, proxy_server or colocated_python_sidecar."""
-    image: str | None = None
+    image: ImageReference | None = None
     """Image to use instead of the one pathwaysVersion selects."""
-    flags: list[str] = []
-    """Extra command-line flags."""
-    env: dict[EnvName, str] = {}
-    """Extra environment variables."""
+    flags: list[Flag] = []
+    """Extra command-line flags (one line each)."""
+    env: dict[EnvName, EnvValue] = {}
+    """Extra environment variables: text, {secretKeyRef: ...} or {configSecret: NAME}."""
+
+    @model_validator(mode="after")
+    def _env(self) -> CustomComponentConfig:
+        if issues := env_issues(self.env):
+            raise KeyedError(issues)
+        return self
 
 
 JobName = Annotated[str, AfterValidator(lambda v: _job_name(v))]
@@ -652,11 +807,11 @@ class PathwaysDeployment(ConfigModel):
     """Team (namespace) it runs in; one of `teams`."""
     pool: DnsLabel
     """TPU pool of this stack the workers run on (type and topology come from it)."""
-    slices: int = Field(1, ge=1, le=256)
+    slices: StrictInt = Field(1, ge=1, le=256)
     """Number of slices (at most the pool's slices)."""
-    pathways_version: str | None = None
+    pathways_version: ImageTag | None = None
     """Pathways image tag (default: latest)."""
-    max_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
+    max_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
     """Restarts of the whole job before it fails."""
     custom_components: list[CustomComponentConfig] = Field([], max_length=4)
     """Up to 4 component overrides, one per type (e.g. pinned images)."""
@@ -676,28 +831,30 @@ class WorkloadConfig(PathwaysDeployment):
 
     mode: WorkloadMode = WorkloadMode.TRAINING
     """training (head on the CPU pool), inference (head colocated with workers) or headless."""
-    image: str | None = None
+    image: ImageReference | None = None
     """User container image (training and inference)."""
     command: list[str] = []
     """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit."""
-    env: dict[EnvName, str] = {}
-    """Environment of the user container."""
+    env: dict[EnvName, EnvValue] = {}
+    """Environment of the user container: text (at most 32 KiB each, 256 KiB together), a
+    Kubernetes Secret {secretKeyRef: {name, key}} or a config secret {configSecret: NAME}.
+    Credential-like names (*_TOKEN, *_KEY, *PASSWORD*, *SECRET*) must use a secret form."""
     resources: ContainerResources = ContainerResources()
     """User container CPU and memory; must fit next to the Pathways head on one node."""
     priority: Priority | None = None
     """Priority class (needs addons.kueue.enabled, which installs the classes)."""
-    max_slice_restarts: int | None = Field(None, ge=0, le=INT32_MAX)
+    max_slice_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
     """Restarts of one slice (elastic training)."""
-    elastic_slices: int | None = Field(None, ge=0, le=INT32_MAX)
+    elastic_slices: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
     """Slices the job may lose and keep running (elastic training)."""
-    termination_grace_period_seconds: int | None = Field(None, ge=0, le=86400)
+    termination_grace_period_seconds: StrictInt | None = Field(None, ge=0, le=86400)
     """Time a preempted pod gets to checkpoint before it is killed."""
-    pathways_dir: str | None = None
+    pathways_dir: GcsPath | None = None
     """Scratch path; default gs://<scratch bucket>/<team>/<name>. Must be under the team's
     prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach)."""
-    node_selector: dict[str, str] = {}
+    node_selector: dict[LabelKey, LabelValue] = {}
     """Extra node labels the workers must match (e.g. a reservation name)."""
-    enable_metrics_collection: bool = False
+    enable_metrics_collection: StrictBool = False
     """Let the controller collect Pathways metrics."""
 
     @model_validator(mode="after")
@@ -716,6 +873,7 @@ class WorkloadConfig(PathwaysDeployment):
             for k in self.env
             if k in CONTROLLER_ENV
         ]
+        issues += env_issues(self.env)
         if self.elastic_slices is not None and self.elastic_slices > self.slices:
             issues.append(
                 ConfigIssue("elasticSlices", f"{self.elastic_slices} exceeds slices {self.slices}")
@@ -728,7 +886,7 @@ class WorkloadConfig(PathwaysDeployment):
 class SharedServiceConfig(PathwaysDeployment):
     """A long-running headless Pathways deployment that many clients share (pathwaysutils)."""
 
-    max_restarts: int | None = Field(10, ge=0, le=INT32_MAX)
+    max_restarts: StrictInt | None = Field(10, ge=0, le=INT32_MAX)
     """Restarts of the whole service before it fails; the controller's default is none, so a
     long-lived service would end at its first preemption or host failure."""
 
@@ -737,9 +895,9 @@ class WaitForRunningConfig(ConfigModel):
     """Make `pulumi up` wait until PathwaysJobs really run (their Running condition), and fail
     with the job's status when they do not in time."""
 
-    jobs: bool = False
+    jobs: StrictBool = False
     """Also wait for workloads (shared services always wait)."""
-    timeout_seconds: int = Field(1800, ge=60, le=86400)
+    timeout_seconds: StrictInt = Field(1800, ge=60, le=86400)
     """How long to wait before `pulumi up` fails (slices on flex-start or behind a queue may
     need longer)."""
 
@@ -782,11 +940,31 @@ class StackConfig(ConfigModel):
 
     _owner: SharedCluster | None = PrivateAttr(None)
 
+    secrets: dict[SecretName, SecretStr] = {}
+    """Pulumi config secrets that env values name with {configSecret: NAME}; set each with
+    `pulumi config set --secret --path 'tpu-pathways:secrets.NAME' VALUE` (stored encrypted;
+    the offline plan, which has no key, shows them as [secret])."""
+
+    @field_validator("secrets", mode="before")
+    @classmethod
+    def _secret_texts(cls, value: object) -> object:
+        """Type errors here must not echo the value, as pydantic's messages would."""
+        if not isinstance(value, dict):
+            raise ValueError("must be a mapping of names to secret values")
+        for name, secret in value.items():
+            if not isinstance(secret, str):
+                raise KeyedError.at(
+                    str(name), f"must be text, not {type(secret).__name__} (value not shown)"
+                )
+        return value
+
     @model_validator(mode="after")
     def _cross_checks(self, info: ValidationInfo) -> StackConfig:
         self._owner = (info.context or {}).get("owner") if self.owner is not None else None
         issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
         issues += self._team_quota_issues() + self._ownership_issues()
+        issues += self._config_secret_refs() + self._joined_name_collisions()
+        issues += self._bucket_name_rules()
         if not issues:  # workload checks read the pools and the CPU pool, so they come last
             from components.workload_checks import workload_issues
 
@@ -806,6 +984,63 @@ class StackConfig(ConfigModel):
     def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
         _raise_duplicates([t.name for t in teams], "team")
         return teams
+
+    def _bucket_name_rules(self) -> list[ConfigIssue]:
+        """The bucket name, given or derived from project and cluster, against GCS's rules
+        (e.g. a cluster named 'google-...' makes a default name GCS refuses)."""
+        problem = grammars.bucket_problem(self.bucket_name)
+        if problem is None:
+            return []
+        key = "scratchBucket.name" if self.scratch_bucket.name else "scratchBucket"
+        return [ConfigIssue(key, problem)]
+
+    def _joined_name_collisions(self) -> list[ConfigIssue]:
+        """Resource names join config names with '-', so distinct entries can meet in one name
+        (team 'a' + workload 'b-c' and team 'a-b' + workload 'c'); Pulumi would then see one
+        resource, and GKE one node pool."""
+        jobs = [(f"workloads[{i}]", (w.team, w.name)) for i, w in enumerate(self.workloads)]
+        jobs += [
+            (f"sharedServices[{i}]", (s.team, s.name)) for i, s in enumerate(self.shared_services)
+        ]
+        accounts = [(f"teams[{i}]", (t.name, t.service_account)) for i, t in enumerate(self.teams)]
+        slices = {n: i for i, p in enumerate(self.tpu_pools) for n in p.node_pool_names()}
+        cpu = self.cpu_pool.name
+        issues = _collisions(jobs, "team and name")
+        issues += _collisions(accounts, "name and serviceAccount")
+        if cpu in slices:
+            issues.append(
+                ConfigIssue(
+                    "cpuPool.name",
+                    f"{cpu!r} is also the GKE node pool name of a slice of tpuPools[{slices[cpu]}]"
+                    " (slices are named <pool>-<index>); rename one of them",
+                )
+            )
+        return issues
+
+    def _config_secret_refs(self) -> list[ConfigIssue]:
+        known = ", ".join(self.secrets) or "none"
+        return [
+            ConfigIssue(
+                f"{key}.{name}",
+                f"configSecret {value.config_secret!r} is not an entry of `secrets` (known: "
+                f"{known}); set it with pulumi config set --secret --path "
+                f"'tpu-pathways:secrets.{value.config_secret}' VALUE",
+            )
+            for key, env in self.env_maps()
+            for name, value in env.items()
+            if isinstance(value, EnvFromConfigSecret) and value.config_secret not in self.secrets
+        ]
+
+    def env_maps(self) -> list[tuple[str, dict[str, EnvValue]]]:
+        """Every env map of the stack with its config key."""
+        maps = []
+        for i, workload in enumerate(self.workloads):
+            maps.append((f"workloads[{i}].env", workload.env))
+            maps += [
+                (f"workloads[{i}].customComponents[{j}].env", component.env)
+                for j, component in enumerate(workload.custom_components)
+            ]
+        return maps
 
     def _pool_named_like_cpu_pool(self) -> list[ConfigIssue]:
         taken = {self.cpu_pool.name: "the CPU pool's name"}
@@ -978,6 +1213,25 @@ def _duplicate_quota_teams(issues: list[ConfigIssue], teams: list[str], key: str
         for i, team in enumerate(teams)
         if counts[team] > 1
     ]
+
+
+def _collisions(entries: list[tuple[str, tuple[str, ...]]], what: str) -> list[ConfigIssue]:
+    """Entries whose names, joined with '-', are equal though the names differ (exact
+    duplicates are reported by their own checks)."""
+    first: dict[str, tuple[str, tuple[str, ...]]] = {}
+    issues = []
+    for key, parts in entries:
+        joined = "-".join(parts)
+        if joined in first and first[joined][1] != parts:
+            issues.append(
+                ConfigIssue(
+                    key,
+                    f"its {what} join to {joined!r}, as those of {first[joined][0]} do; the "
+                    "resources would share one name, so rename one of them",
+                )
+            )
+        first.setdefault(joined, (key, parts))
+    return issues
 
 
 def _raise_duplicates(names: list[str], what: str) -> None:

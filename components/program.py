@@ -26,7 +26,7 @@ from typing import Any
 import pulumi
 
 from components.cluster import ClusterTarget, ExistingCluster, GkeCluster
-from components.config import StackConfig
+from components.config import PathwaysDeployment, StackConfig
 from components.cpu_pool import CpuNodePool
 from components.errors import ConfigError, ConfigIssue
 from components.installs import JobSetControllerMemory, ReleaseManifest, jobset_memory_mib
@@ -46,6 +46,7 @@ from components.teams import TeamNamespace
 from components.tpu_pool import TpuNodePool
 from components.workloads import (
     SharedPathwaysService,
+    config_secrets_object,
     job_labels,
     shared_service_address,
     shared_service_spec,
@@ -213,17 +214,27 @@ def _workloads(
         "provider": cluster.provider,
         "controller_install": installs.pathways_controller,
         "labels": labels,
-        # A job started before its pathwaysDir is writable fails at once.
-        "prerequisites": [*installs.queueing, *bucket_grants],
     }
+
+    def prerequisites(logical: str, entry: PathwaysDeployment) -> list[pulumi.Resource]:
+        """Queues, the bucket's grants (a job started before its pathwaysDir is writable fails
+        at once) and the Secret its config secrets are read from, if any."""
+        namespace = installs.namespaces[entry.team]
+        secret = config_secrets_object(
+            f"{logical}-config-secrets", config, entry, namespace, cluster.provider
+        )
+        return [*installs.queueing, *bucket_grants, *([secret] if secret else [])]
+
     jobs = {}
     for workload in config.workloads:
+        logical = f"{prefix}-{workload.team}-{workload.name}"
         PathwaysJob(
-            f"{prefix}-{workload.team}-{workload.name}",
+            logical,
             name=workload.name,
             namespace=installs.namespaces[workload.team],
             spec=workload_spec(config, workload),
             annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
+            prerequisites=prerequisites(logical, workload),
             **common,
         )
         endpoints = workload_endpoints(workload)
@@ -234,14 +245,16 @@ def _workloads(
     services = {}
     for entry in config.shared_services:
         pool = config.pool(entry.pool)
+        logical = f"{prefix}-{entry.team}-{entry.name}"
         service = SharedPathwaysService(
-            f"{prefix}-{entry.team}-{entry.name}",
+            logical,
             job_name=entry.name,
             namespace=installs.namespaces[entry.team],
             spec=shared_service_spec(config, entry),
             address=shared_service_address(entry),
             instance_type=pool.shape.pathways_instance_type,
             wait_timeout_seconds=wait.timeout_seconds,
+            prerequisites=prerequisites(logical, entry),
             **common,
         )
         services[f"{entry.team}/{entry.name}"] = {

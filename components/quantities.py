@@ -5,55 +5,81 @@ CPU is kept in millicores and memory in bytes so that sizing checks are exact in
 
 from __future__ import annotations
 
-import math
 import re
+from decimal import Decimal
 
-_MEMORY_SUFFIXES = {
-    "": 1,
-    "k": 10**3,
-    "M": 10**6,
-    "G": 10**9,
-    "T": 10**12,
-    "Ki": 2**10,
-    "Mi": 2**20,
-    "Gi": 2**30,
-    "Ti": 2**40,
+# Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go):
+#   <quantity> ::= <signedNumber><suffix>; <suffix> ::= <binarySI> | <decimalSI> | e<signedNumber>
+#   <binarySI> ::= Ki | Mi | Gi | Ti | Pi | Ei;  <decimalSI> ::= m | "" | k | M | G | T | P | E
+# Signs are left out here: a request is never negative. Surrounding whitespace is trimmed (a
+# YAML block scalar leaves a trailing newline); whitespace inside is not part of the grammar.
+_SUFFIXES = {
+    "m": Decimal("0.001"),
+    "": Decimal(1),
+    "k": Decimal(10) ** 3,
+    "M": Decimal(10) ** 6,
+    "G": Decimal(10) ** 9,
+    "T": Decimal(10) ** 12,
+    "P": Decimal(10) ** 15,
+    "E": Decimal(10) ** 18,
+    "Ki": Decimal(2) ** 10,
+    "Mi": Decimal(2) ** 20,
+    "Gi": Decimal(2) ** 30,
+    "Ti": Decimal(2) ** 40,
+    "Pi": Decimal(2) ** 50,
+    "Ei": Decimal(2) ** 60,
 }
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)(|k|M|G|T|Ki|Mi|Gi|Ti)$")
-_CPU = re.compile(r"^(\d+(?:\.\d+)?)(m?)$")
+# The forms accepted here, a subset of that grammar: CPU in cores or millicores, memory with a
+# byte suffix (no exponents, no millibytes: they are legal but never meant).
+_CPU = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)(?P<suffix>m?)")
+_MEMORY = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|)")
 
 GIB = 2**30
 MIB = 2**20
 
 
+def normalize_quantity(value: str | int) -> str:
+    """The quantity as it goes into a manifest: surrounding whitespace trimmed."""
+    return str(value).strip()
+
+
+def _amount(value: str | int, grammar: re.Pattern[str]) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    match = grammar.fullmatch(normalize_quantity(value))
+    if match is None:
+        return None
+    return Decimal(match["number"]) * _SUFFIXES[match["suffix"]]
+
+
 def parse_cpu(value: str | int | float) -> int:
     """CPU quantity -> millicores. Raises ValueError naming the allowed forms."""
-    match = _CPU.match(str(value).strip())
-    if not match:
+    amount = _amount(value, _CPU)
+    if amount is None:
         raise ValueError(
             f"{value!r} is not a CPU quantity; use cores ('24', '0.5') or millicores ('500m')"
         )
-    number, milli = match.groups()
-    millicores = float(number) if milli else float(number) * 1000
-    if millicores <= 0 or millicores != int(millicores):
+    millicores = amount * 1000
+    if millicores <= 0 or millicores != millicores.to_integral_value():
         raise ValueError(f"{value!r} is not a positive whole number of millicores")
     return int(millicores)
 
 
 def parse_memory(value: str | int) -> int:
     """Memory quantity -> bytes. Raises ValueError naming the allowed suffixes."""
-    match = _MEMORY.match(str(value).strip())
-    if not match:
+    amount = _amount(value, _MEMORY)
+    if amount is None:
         raise ValueError(
             f"{value!r} is not a memory quantity; use a number with one of the suffixes "
             "Ki, Mi, Gi, Ti (binary) or k, M, G, T (decimal), e.g. '100Gi'"
         )
-    number, suffix = match.groups()
-    # Kubernetes rounds fractional byte quantities up.
-    amount = math.ceil(float(number) * _MEMORY_SUFFIXES[suffix])
-    if amount <= 0:
+    if amount == 0:
         raise ValueError(f"{value!r} must be more than zero")
-    return amount
+    if amount < 1:
+        raise ValueError(f"{value!r} is below one byte; memory is at least '1' (e.g. '100Gi')")
+    if amount != amount.to_integral_value():
+        raise ValueError(f"{value!r} is not a whole number of bytes")
+    return int(amount)
 
 
 def format_cpu(millicores: int) -> str:

@@ -16,6 +16,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config import (
+    EnvFromConfigSecret,
+    EnvFromSecret,
+    EnvValue,
     PathwaysDeployment,
     SharedServiceConfig,
     StackConfig,
@@ -70,6 +73,63 @@ def wrapped_command(command: list[str]) -> list[str]:
     return ["/bin/sh", "-c", SIGTERM_WRAPPER, "pathways-main", *command]
 
 
+def config_secrets_name(workload: PathwaysDeployment) -> str:
+    """The Kubernetes Secret that carries a workload's config secrets (in its namespace)."""
+    return f"{workload.name}-config-secrets"
+
+
+def used_config_secrets(workload: PathwaysDeployment) -> list[str]:
+    """The entries of the stack's ``secrets`` that the workload's env values name."""
+    maps = [c.env for c in workload.custom_components]
+    if isinstance(workload, WorkloadConfig):
+        maps.append(workload.env)
+    return sorted(
+        {
+            v.config_secret
+            for env in maps
+            for v in env.values()
+            if isinstance(v, EnvFromConfigSecret)
+        }
+    )
+
+
+def env_entry(workload: PathwaysDeployment, name: str, value: EnvValue) -> dict:
+    """A container env entry: plain text, or a reference the kubelet resolves from a Secret
+    (a config secret's value never enters the PathwaysJob object)."""
+    if isinstance(value, str):
+        return {"name": name, "value": value}
+    if isinstance(value, EnvFromSecret):
+        ref = value.secret_key_ref
+        return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
+    ref = {"name": config_secrets_name(workload), "key": value.config_secret}
+    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+
+
+def config_secrets_object(
+    name: str,
+    config: StackConfig,
+    workload: PathwaysDeployment,
+    namespace: pulumi.Input[str],
+    provider: k8s.Provider,
+) -> k8s.core.v1.Secret | None:
+    """The Secret holding the workload's config secrets, each a Pulumi secret (encrypted in
+    state, ``[secret]`` in plans and previews); None when it names none."""
+    names = used_config_secrets(workload)
+    if not names:
+        return None
+    return k8s.core.v1.Secret(
+        name,
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=config_secrets_name(workload), namespace=namespace
+        ),
+        type="Opaque",
+        string_data={
+            key: pulumi.Output.secret(config.secrets[key].get_secret_value()) for key in names
+        },
+        opts=pulumi.ResourceOptions(provider=provider),
+    )
+
+
 def default_pathways_dir(config: StackConfig, team: str, job_name: str) -> str:
     """Under the team's own prefix of the scratch bucket, the only part its grants reach."""
     return f"{config.team_scratch_url(team)}{job_name}"
@@ -94,7 +154,8 @@ def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None
             component_type=ComponentType(c.type),
             image=c.image,
             custom_flags=list(c.flags) or None,
-            custom_env=[EnvVar(name=k, value=v) for k, v in c.env.items()] or None,
+            custom_env=[EnvVar.model_validate(env_entry(entry, k, v)) for k, v in c.env.items()]
+            or None,
         )
         for c in entry.custom_components
     ] or None
@@ -141,7 +202,7 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
         "image": workload.image,
         "imagePullPolicy": "IfNotPresent",  # large images: do not pull on every restart
         "command": wrapped_command(workload.command),
-        "env": [{"name": k, "value": v} for k, v in workload.env.items()],
+        "env": [env_entry(workload, k, v) for k, v in workload.env.items()],
         "resources": {"requests": resources, "limits": resources},
         # The client, proxy and resource manager exchange files through the host's /tmp.
         "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],

@@ -344,11 +344,19 @@ def test_outputs_resolved_by_the_engine(config_of, stack_values):
 # --- existing clusters ----------------------------------------------------------------------
 
 
+def _onto_existing(values: dict) -> dict:
+    """Settings of a created cluster (dev's deletionProtection) are refused with existing."""
+    del values["cluster"]["deletionProtection"]
+    return values
+
+
 def test_existing_cluster_by_kubeconfig_context(plan_of, stack_values):
     plan = plan_of(
-        stack_values(
-            cluster={"existing": {"kubeconfigContext": "my-ctx"}},
-            scratchBucket={"name": "team-scratch"},
+        _onto_existing(
+            stack_values(
+                cluster={"existing": {"kubeconfigContext": "my-ctx"}},
+                scratchBucket={"name": "team-scratch"},
+            )
         )
     )
     assert plan.by_type(CLUSTER) == []
@@ -365,7 +373,7 @@ def test_existing_cluster_by_name(plan_of, stack_values):
         cluster={"existing": {"name": "xpk-cluster", "location": "us-west4"}},
         scratchBucket={"name": "team-scratch"},
     )
-    plan = plan_of(values)
+    plan = plan_of(_onto_existing(values))
     assert plan.by_type(CLUSTER) == []
     assert plan.by_type(NODE_POOL) == []
     assert plan.by_type(ACCOUNT) == []

@@ -114,6 +114,7 @@ def test_no_system_pool_on_an_existing_cluster(plan_of, stack_values):
         cluster={"name": "pathways-dev", "existing": {"kubeconfigContext": "ctx"}},
         scratchBucket={"name": "team-bucket"},
     )
+    del values["cluster"]["deletionProtection"]  # the owner's setting, refused here
     assert "system-np" not in cpu_pools(plan_of(values))
 
 

@@ -86,3 +86,40 @@ def test_format_memory(num_bytes, text):
 @pytest.mark.parametrize("text", ["100Gi", "512Mi", "3"])
 def test_memory_round_trip(text):
     assert format_memory(parse_memory(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("0.5", "below one byte"),
+        ("1.0001k", "whole number of bytes"),
+        ("1.5", "whole number of bytes"),
+        ("100m", "not a memory quantity"),  # millibytes: legal Kubernetes, never meant
+        ("\u0661\u0660Gi", "not a memory quantity"),  # Arabic-Indic digits are not [0-9]
+        ("1 Gi", "not a memory quantity"),
+    ],
+)
+def test_parse_memory_refuses_fractions_of_bytes_and_foreign_forms(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_memory(text)
+
+
+def test_booleans_are_not_quantities():
+    with pytest.raises(ValueError):
+        parse_cpu(True)
+    with pytest.raises(ValueError):
+        parse_memory(True)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [(" 8\n", "8"), ("\t500m ", "500m"), ("32Gi", "32Gi")]
+)
+def test_normalize_quantity_trims_whitespace(text, expected):
+    from components.quantities import normalize_quantity
+
+    assert normalize_quantity(text) == expected
+
+
+def test_large_binary_suffixes():
+    assert parse_memory("1Pi") == 2**50
+    assert parse_memory("2E") == 2 * 10**18

@@ -206,7 +206,6 @@ def test_existing_bucket_needs_a_name(stack_values, config_error):
 
 EXISTING_BY_NAME = {
     "name": "pathways-dev",
-    "deletionProtection": False,
     "existing": {"name": "xpk-cluster", "location": "us-west4"},
 }
 EXISTING_BY_CONTEXT = {"name": "pathways-dev", "existing": {"kubeconfigContext": "my-gke"}}

@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components.errors import ConfigError, ConfigIssue
+from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.plan.diff import StackDiff, diff_plans
 from components.plan.diff_render import FORMATS, render
+from components.plan.model import PlanDocument
 
 EXIT_PLAN_FAILED = 1
 _PLAN_JSON = "give a file written by `python -m components plan --stack NAME --json`"
@@ -100,23 +101,34 @@ def _check_combination(args: argparse.Namespace) -> None:
             raise _error(flag, "not with --diff or --diff-dir; run it on a plain plan")
 
 
+# Bounds on what is read. The example stacks' plans are 8-13 levels deep and 8-55 KB
+# (`plan --stack S --json`); a plan grows with resources, not depth, so these leave ample room.
+MAX_PLAN_BYTES = 64 * 2**20
+MAX_PLAN_DEPTH = 64
+
+
 def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> dict | None:
-    """A saved ``plan --json``; None if it is missing and that is allowed (a new stack)."""
+    """A saved ``plan --json``; None if it is missing and that is allowed (a new stack).
+
+    The document must match the plan document's schema (``PlanDocument``); anything else is
+    refused with a message, never followed into the diff."""
     if not path.exists():
         if missing_ok:
             return None
         raise _error(argument, f"cannot read {path}: no such file; {_PLAN_JSON}")
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _error(argument, f"cannot read {path}: {exc}; {_PLAN_JSON}") from None
-    except json.JSONDecodeError as exc:
-        message = f"{path} is not JSON ({exc.msg}, line {exc.lineno}); {_PLAN_JSON}"
-        raise _error(argument, message) from None
-    if not _is_plan_document(document):
+    document = _parse_json(_read_bounded(path, argument), path, argument)
+    if (depth := _depth(document)) > MAX_PLAN_DEPTH:
         raise _error(
-            argument, f"{path} is not a plan document (no stack and resources); " + _PLAN_JSON
+            argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
+    try:
+        PlanDocument.model_validate(document)
+    except ValidationError as exc:
+        raise ConfigError(
+            [ConfigIssue(argument, f"{path}, {i}") for i in _schema_issues(exc)]
+            + [ConfigIssue(argument, f"{path} is not a plan document; {_PLAN_JSON}")],
+            "plan",
+        ) from None
     from components.plan.cost import overrides_of
 
     try:
@@ -128,14 +140,50 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> d
     return document
 
 
-def _is_plan_document(document: Any) -> bool:
-    if not isinstance(document, dict) or not isinstance(document.get("stack"), str):
-        return False
-    resources = document.get("resources")
-    return isinstance(resources, list) and all(
-        isinstance(r, dict) and isinstance(r.get("urn"), str) and isinstance(r.get("type"), str)
-        for r in resources
-    )
+def _read_bounded(path: Path, argument: str) -> str:
+    try:
+        with path.open("rb") as stream:  # /dev/zero or a huge file: stop after the limit
+            data = stream.read(MAX_PLAN_BYTES + 1)
+        if len(data) > MAX_PLAN_BYTES:
+            raise _error(
+                argument,
+                f"{path} is larger than {MAX_PLAN_BYTES} bytes, more than any plan; {_PLAN_JSON}",
+            )
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _error(argument, f"cannot read {path}: {exc}; {_PLAN_JSON}") from None
+
+
+def _parse_json(text: str, path: Path, argument: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"{path} is not JSON ({exc.msg}, line {exc.lineno}); {_PLAN_JSON}"
+        raise _error(argument, message) from None
+    except RecursionError:
+        message = f"{path} is nested too deeply to be a plan; {_PLAN_JSON}"
+        raise _error(argument, message) from None
+
+
+def _depth(document: Any) -> int:
+    """Nesting depth of a JSON value, without recursion."""
+    deepest, stack = 0, [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_PLAN_DEPTH:
+            break
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, dict | list):
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _schema_issues(exc: ValidationError) -> list[ConfigIssue]:
+    issues = issues_from_validation(exc, PlanDocument)
+    if len(issues) > 10:
+        issues = [*issues[:10], ConfigIssue("", f"and {len(issues) - 10} more problems")]
+    return issues
 
 
 def current_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
@@ -155,7 +203,11 @@ def diff_all(stacks_dir: Path, base_dir: Path) -> list[StackDiff]:
     base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)
     diffs = []
     for stack in sorted([*stacks, *base_only]):
-        before = load_plan_document(base_dir / f"{stack}.json", "--diff-dir", missing_ok=True)
+        try:  # one unreadable base or stack file is reported with its stack; the rest go on
+            before = load_plan_document(base_dir / f"{stack}.json", "--diff-dir", missing_ok=True)
+        except ConfigError as exc:
+            diffs.append(StackDiff(stack=stack, error=str(exc)))
+            continue
         if stack in base_only:
             diffs.append(diff_plans(before, None))
             continue

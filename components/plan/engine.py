@@ -8,6 +8,7 @@ consumed and from ``depends_on``. Nothing here guesses an edge.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config import StackConfig
+from components.errors import ConfigError, ConfigIssue
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
 
@@ -118,7 +120,24 @@ def run_program(
 
     _sync_await(run_pulumi_func(run))
     outputs = {key: _sync_await(resolve(value)) for key, value in sorted(returned.items())}
+    _refuse_duplicate_urns(monitor.registrations)
     return order_resources(monitor.registrations), outputs
+
+
+def _refuse_duplicate_urns(resources: list[PlannedResource]) -> None:
+    """Two registrations with one URN: `pulumi up` fails on it, and a plan keyed by URN would
+    keep one silently. The config checks refuse the name collisions that cause it; this is the
+    net under them."""
+    counts = Counter(r.urn for r in resources)
+    duplicates = sorted(urn for urn, n in counts.items() if n > 1)
+    if duplicates:
+        raise ConfigError(
+            [
+                ConfigIssue("", f"two resources would have the same name: {urn}")
+                for urn in duplicates
+            ],
+            "plan",
+        )
 
 
 async def resolve(value: Any) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"  # known only after the cloud creates the resource
 
@@ -58,3 +60,52 @@ class Plan:
         if len(matches) != 1:
             raise KeyError(f"{len(matches)} resources of type {type_token} named {name}")
         return matches[0]
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ResourceOptionsDocument(_Document):
+    """``options`` of a planned resource: the ones the diff reads are typed, others pass."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    protect: bool | None = None
+    delete_before_replace: bool | None = Field(None, alias="deleteBeforeReplace")
+    ignore_changes: list[str] | None = Field(None, alias="ignoreChanges")
+    replace_on_changes: list[str] | None = Field(None, alias="replaceOnChanges")
+
+
+class ResourceDocument(_Document):
+    """One entry of ``resources`` (``PlannedResource.to_dict``)."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    provider: str | None
+    inputs: dict[str, JsonValue]
+    dependencies: list[str]
+    options: ResourceOptionsDocument = ResourceOptionsDocument()
+
+
+class SummaryDocument(_Document):
+    """``summary``: TPU chips per generation, the resource count and the cost estimate."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    tpu: dict[str, dict[str, int]] = {}
+    resources: int | None = None
+    cost: dict[str, JsonValue] | None = None
+
+
+class PlanDocument(_Document):
+    """The schema of ``plan --json`` (``Plan.to_dict``); a ``--diff`` base must match it."""
+
+    stack: str
+    project: str
+    resources: list[ResourceDocument]
+    outputs: dict[str, JsonValue]
+    summary: SummaryDocument

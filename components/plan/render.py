@@ -233,10 +233,15 @@ def is_patch(resource: PlannedResource) -> bool:
 
 
 RELEASE_MANIFESTS = "release-manifests.txt"
+_RELEASE_HEADER = "# <resource name> <URL>: applied server-side, in this order, before the rest\n"
 _PATCH_HEADER = (
     "# A patch, not a whole object ({type}): Pulumi applies it server-side to the object an\n"
     "# install created. By hand: kubectl apply --server-side --field-manager=tpu-pathways -f FILE\n"
 )
+
+
+class OutputExists(Exception):
+    """``--out`` would overwrite something: an existing file, or two objects one file."""
 
 
 @dataclass(frozen=True)
@@ -267,38 +272,54 @@ def _count(n: int, noun: str, plural: str = "s") -> str:
     return f"{n} {noun}{'' if n == 1 else plural}"
 
 
-def _filename(doc: dict[str, Any], fallback: str, prefix: str = "") -> str:
+def manifest_filename(resource: PlannedResource) -> str:
+    """<kind>-<namespace>-<name>.yaml (patches: patch-<kind>-...), lowercased, other
+    characters as '-'."""
+    doc = manifest(resource)
     meta = doc.get("metadata") or {}
-    parts = [prefix + str(doc["kind"]).lower(), meta.get("namespace"), meta.get("name", fallback)]
-    return re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p).lower())
+    kind = ("patch-" if is_patch(resource) else "") + str(doc["kind"]).lower()
+    parts = [kind, meta.get("namespace"), meta.get("name", resource.name)]
+    return re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p).lower()) + ".yaml"
+
+
+def _file_text(resource: PlannedResource) -> str:
+    text = yaml.safe_dump(manifest(resource), sort_keys=False)
+    return _PATCH_HEADER.format(type=resource.type) + text if is_patch(resource) else text
 
 
 def write_manifests(plan: Plan, out_dir: Path) -> Written:
-    """Everything the program declares on the cluster: one YAML file per Kubernetes object
-    (<kind>-<namespace>-<name>.yaml), one per server-side patch (patch-<kind>-...yaml, with a
-    comment saying how it applies), and the release manifests the installs apply by URL
-    (release-manifests.txt; `kubectl apply -f DIR` reads only the YAML files)."""
+    """Everything the program declares on the cluster, into a directory that is new or empty
+    (nothing is ever overwritten; raises OutputExists before writing anything): one YAML file
+    per Kubernetes object, one per server-side patch (with a comment saying how it applies),
+    and the release manifests the installs apply by URL (release-manifests.txt; `kubectl apply
+    -f DIR` reads only the YAML files)."""
+    urls = [
+        f"{r.name} {r.inputs['file']}"
+        for r in plan.resources
+        if r.type.startswith("kubernetes:yaml/") and "file" in r.inputs
+    ]
+    by_file: dict[str, PlannedResource] = {}
+    for resource in (r for r in plan.resources if r.is_kubernetes_object):
+        filename = manifest_filename(resource)
+        if filename in by_file:
+            raise OutputExists(
+                f"{by_file[filename].urn} and {resource.urn} would both be written to {filename}"
+            )
+        by_file[filename] = resource
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise OutputExists(
+            f"{str(out_dir)!r} already exists and is not an empty directory; nothing is "
+            "overwritten, so give a new directory (or remove the old output first)"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     objects: list[Path] = []
     patches: list[Path] = []
-    urls: list[str] = []
-    for resource in plan.resources:
-        if resource.type.startswith("kubernetes:yaml/") and "file" in resource.inputs:
-            urls.append(f"{resource.name} {resource.inputs['file']}")
-            continue
-        if not resource.is_kubernetes_object:
-            continue
-        doc = manifest(resource)
-        if is_patch(resource):
-            path = out_dir / f"{_filename(doc, resource.name, 'patch-')}.yaml"
-            header = _PATCH_HEADER.format(type=resource.type)
-            path.write_text(header + yaml.safe_dump(doc, sort_keys=False))
-            patches.append(path)
-        else:
-            path = out_dir / f"{_filename(doc, resource.name)}.yaml"
-            path.write_text(yaml.safe_dump(doc, sort_keys=False))
-            objects.append(path)
+    for filename, resource in by_file.items():
+        path = out_dir / filename
+        with path.open("x") as stream:  # "x": fails rather than replace a file
+            stream.write(_file_text(resource))
+        (patches if is_patch(resource) else objects).append(path)
     if urls:
-        header = "# <resource name> <URL>: applied server-side, in this order, before the rest\n"
-        (out_dir / RELEASE_MANIFESTS).write_text(header + "\n".join(urls) + "\n")
+        with (out_dir / RELEASE_MANIFESTS).open("x") as stream:
+            stream.write(_RELEASE_HEADER + "\n".join(urls) + "\n")
     return Written(objects, patches, urls)

@@ -1,0 +1,164 @@
+"""The grammars free text must match before it reaches a manifest.
+
+Each check returns None or a problem naming what is allowed; ``config.py`` wraps them as field
+validators. Sources:
+
+- image references: the distribution reference grammar (github.com/distribution/reference,
+  ``reference.go``), which containerd and the kubelet parse;
+- label keys and values, DNS-1123 subdomains: Kubernetes' ``IsQualifiedName`` /
+  ``IsValidLabelValue`` / ``IsDNS1123Subdomain`` (k8s.io/apimachinery/pkg/util/validation);
+- bucket names and object names: Cloud Storage's naming rules
+  (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
+- environment sizes: Linux's MAX_ARG_STRLEN (128 KiB for one ``NAME=value`` string) and the
+  API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+# --- container image references ----------------------------------------------------------
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[_.]|__|[-]+)"
+_PATH_COMPONENT = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN_NAME = rf"{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*"
+_IPV6 = r"\[(?:[a-fA-F0-9:]+)\]"
+_HOST = rf"(?:{_DOMAIN_NAME}|{_IPV6})"
+_DOMAIN = rf"{_HOST}(?::[0-9]+)?"
+_TAG = r"[\w][\w.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_NAME = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+_REFERENCE = re.compile(rf"(?P<name>{_NAME})(?::{_TAG})?(?:@{_DIGEST})?", re.ASCII)
+_MAX_IMAGE_NAME = 255
+
+
+def image_problem(value: str) -> str | None:
+    match = _REFERENCE.fullmatch(value)
+    if match is None:
+        return (
+            f"{_show(value)} is not a container image reference; use "
+            "[registry[:port]/]path[:tag][@sha256:digest] in lowercase without spaces, e.g. "
+            "'us-docker.pkg.dev/my-project/repo/trainer:v1'"
+        )
+    if len(match["name"]) > _MAX_IMAGE_NAME:
+        return f"the image name is {len(match['name'])} characters; at most {_MAX_IMAGE_NAME}"
+    return None
+
+
+# --- Kubernetes label keys and values ------------------------------------------------------
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", re.ASCII)
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*", re.ASCII)
+
+
+def label_key_problem(value: str) -> str | None:
+    prefix, slash, name = value.rpartition("/")
+    allowed = (
+        "a label key is [prefix/]name: name at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit; prefix a DNS subdomain of at most 253"
+    )
+    if slash and not (len(prefix) <= 253 and _DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        return f"{_show(value)} has an invalid prefix {_show(prefix)}; {allowed}"
+    if len(name) > 63 or not _LABEL_NAME.fullmatch(name):
+        return f"{_show(value)} is not a label key; {allowed}"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    if value == "" or (len(value) <= 63 and _LABEL_NAME.fullmatch(value)):
+        return None
+    return (
+        f"{_show(value)} is not a label value; at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit (or empty)"
+    )
+
+
+# --- Cloud Storage paths -------------------------------------------------------------------
+_BUCKET = re.compile(r"[a-z0-9][-_.a-z0-9]*[a-z0-9]", re.ASCII)
+
+
+def bucket_problem(bucket: str) -> str | None:
+    rules = (
+        "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with "
+        "dots, 63 per dot-separated part), start and end with a letter or digit, are not an IP "
+        "address and neither start with 'goog' nor contain 'google'"
+    )
+    parts = bucket.split(".")
+    too_long = len(bucket) > (222 if len(parts) > 1 else 63) or any(len(p) > 63 for p in parts)
+    if len(bucket) < 3 or too_long or not _BUCKET.fullmatch(bucket) or "" in parts:
+        return f"{_show(bucket)} is not a bucket name; {rules}"
+    if _is_ip(bucket) or bucket.startswith("goog") or "google" in bucket:
+        return f"{_show(bucket)} is not a bucket name; {rules}"
+    return None
+
+
+def gcs_path_problem(value: str) -> str | None:
+    """``gs://BUCKET[/OBJECT-PREFIX]``: a bucket by its rules, an object name of at most 1024
+    UTF-8 bytes without control characters (carriage return and line feed are forbidden)."""
+    if not value.startswith("gs://"):
+        return f"{_show(value)} is not a Cloud Storage path; use gs://<bucket>/<path>"
+    bucket, _, path = value.removeprefix("gs://").partition("/")
+    if problem := bucket_problem(bucket):
+        return problem
+    if len(path.encode("utf-8")) > 1024:
+        return f"the object path of {_show(value)} is longer than 1024 bytes"
+    if _has_control(path) or path in (".", ".."):
+        return (
+            f"the object path of {_show(value)} has control characters (newlines, tabs) or is "
+            "'.' or '..'; use letters, digits, '/', '-', '_' and '.'"
+        )
+    return None
+
+
+# --- free text passed to processes ---------------------------------------------------------
+MAX_ENV_VALUE_BYTES = 32 * 2**10
+"""One environment value; Linux refuses to exec with a ``NAME=value`` over 128 KiB."""
+MAX_ENV_TOTAL_BYTES = 256 * 2**10
+"""All environment values of one container together (well under the 1.5 MiB object limit)."""
+
+
+def flag_problem(value: str) -> str | None:
+    if _has_control(value):
+        return (
+            f"{_show(value)} contains control characters (newline, tab...); a flag is one line "
+            "such as '--name=value'"
+        )
+    return None
+
+
+def env_value_problem(value: str) -> str | None:
+    size = len(value.encode("utf-8"))
+    if size > MAX_ENV_VALUE_BYTES:
+        return (
+            f"is {size} bytes; an environment value may have at most {MAX_ENV_VALUE_BYTES} "
+            "(put large data in a file on the scratch bucket or a ConfigMap)"
+        )
+    if "\x00" in value:
+        return "contains a NUL character, which an environment value cannot hold"
+    return None
+
+
+def env_total_problem(values: list[str]) -> str | None:
+    total = sum(len(v.encode("utf-8")) for v in values)
+    if total > MAX_ENV_TOTAL_BYTES:
+        return f"the values total {total} bytes; at most {MAX_ENV_TOTAL_BYTES} per container"
+    return None
+
+
+def _has_control(value: str) -> bool:
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _show(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,234 @@
+"""Reading a stack file's YAML safely: only what JSON can carry, nothing ambiguous, bounded.
+
+The Pulumi engine hands a program its config as JSON strings, so a stack file may hold only
+what JSON holds: mappings with unique keys, lists, strings, numbers, booleans and null. YAML
+holds more, and each extra is a trap here:
+
+- a duplicate key: YAML parsers keep the last value and drop the first without a word;
+- an unquoted date (``pathwaysVersion: 2025-01-15``), ``!!binary``, ``!!set``, ``!!omap``:
+  values JSON cannot encode (PyYAML makes ``datetime.date``/``bytes``/...);
+- aliases: a self-referencing alias is a cycle; nested aliases (an "alias bomb", the
+  billion-laughs attack) expand to billions of nodes when the value is JSON-encoded;
+- very deep nesting: Python's recursion limit.
+
+All of them are checked on the composed node graph, before any value is constructed, and
+reported as config issues naming the key and the line. Every check is linear in the size of
+the file (aliases are sized with memoisation, never expanded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from components.errors import ConfigError, ConfigIssue, join_key
+
+# libyaml's parser when PyYAML has it: ~9x faster on large stack files (benchmarks/README.md).
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_FILE_BYTES = 4 * 2**20
+"""A stack file larger than this is refused before parsing (the benchmarks' 256-slice stack is
+19 KB, the examples about 1 KB)."""
+MAX_DEPTH = 40
+"""Deepest nesting of mappings and lists (the example and benchmark stacks are 6 deep)."""
+MAX_EXPANDED_NODES = 200_000
+"""Nodes the document may have once every alias is expanded (the benchmarks' 256-slice stack
+has 2,273)."""
+
+_JSON_TAGS = {
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:merge",
+}
+_WHAT = {
+    "tag:yaml.org,2002:timestamp": "a date/time",
+    "tag:yaml.org,2002:binary": "binary data (!!binary)",
+    "tag:yaml.org,2002:set": "a set (!!set)",
+    "tag:yaml.org,2002:omap": "an ordered map (!!omap)",
+    "tag:yaml.org,2002:pairs": "a list of pairs (!!pairs)",
+}
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """The document of ``text``, or ConfigError naming every key that breaks the rules above."""
+    if len(text) > MAX_FILE_BYTES:
+        message = f"larger than {MAX_FILE_BYTES} bytes, the most a stack file may have"
+        raise ConfigError([ConfigIssue("", message)], source)
+    _check_depth(text, source)
+    loader = _BASE_LOADER(text)
+    try:
+        node = _compose(loader, text, source)
+        if node is None:
+            return None
+        issues = list(_check(node))
+        if issues:
+            raise ConfigError(issues, source)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Depth from the event stream (flat, no recursion): composing a very deep document
+    exhausts the stack, libyaml's composer with a crash rather than an exception."""
+    depth = 0
+    loader = _BASE_LOADER(text)
+    try:
+        while (event := loader.get_event()) is not None:
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = event.start_mark.line + 1
+                    raise ConfigError(
+                        [ConfigIssue("", f"line {line}: nested more than {MAX_DEPTH} levels deep")],
+                        source,
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            [ConfigIssue("", f"not valid YAML: {_yaml_message(text, exc)}")], source
+        ) from None
+    finally:
+        loader.dispose()
+
+
+def _compose(loader: Any, text: str, source: str) -> Node | None:
+    try:
+        return loader.get_single_node()
+    except RecursionError:
+        raise ConfigError(
+            [ConfigIssue("", f"nested more than {MAX_DEPTH} levels deep; flatten it")], source
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            [ConfigIssue("", f"not valid YAML: {_yaml_message(text, exc)}")], source
+        ) from None
+
+
+def _yaml_message(text: str, exc: yaml.YAMLError) -> str:
+    """libyaml's messages lack the quoted line the pure-Python parser gives; ask that one."""
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError as pure:
+        return str(pure)
+    except RecursionError:
+        pass
+    return str(exc)
+
+
+def _line(node: Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _check(root: Node) -> Iterator[ConfigIssue]:
+    issues = list(_walk(root, "", 0, set(), set()))
+    if issues:  # depth and cycles are bounded now, so sizing below cannot recurse too deep
+        yield from issues
+        return
+    size = _expanded_size(root, {}, set())
+    if size is not None and size > MAX_EXPANDED_NODES:
+        yield ConfigIssue(
+            "",
+            f"its aliases expand to {size} values, more than the {MAX_EXPANDED_NODES} allowed "
+            "(nested aliases, an 'alias bomb'?); write the values out instead",
+        )
+
+
+def _walk(
+    node: Node, key: str, depth: int, path: set[int], done: set[int]
+) -> Iterator[ConfigIssue]:
+    """Tags, duplicate keys, depth and cycles. An aliased node is checked once (``done``), so
+    the walk is linear; a node met again on its own path is a cycle."""
+    if id(node) in done:
+        return
+    if id(node) in path:
+        yield ConfigIssue(key, f"line {_line(node)}: an alias refers to a value that contains it")
+        return
+    if depth > MAX_DEPTH:
+        yield ConfigIssue(key, f"line {_line(node)}: nested more than {MAX_DEPTH} levels deep")
+        return
+    if node.tag not in _JSON_TAGS:
+        yield ConfigIssue(key, _tag_problem(node))
+        return
+    if isinstance(node, ScalarNode):
+        return
+    path.add(id(node))
+    try:
+        if isinstance(node, SequenceNode):
+            for i, item in enumerate(node.value):
+                yield from _walk(item, join_key(key, f"[{i}]"), depth + 1, path, done)
+        elif isinstance(node, MappingNode):
+            yield from _mapping(node, key, depth, path, done)
+    finally:
+        path.discard(id(node))
+        done.add(id(node))
+
+
+def _mapping(
+    node: MappingNode, key: str, depth: int, path: set[int], done: set[int]
+) -> Iterator[ConfigIssue]:
+    seen: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag not in _JSON_TAGS:
+            yield ConfigIssue(key, f"line {_line(key_node)}: a key must be plain text")
+            continue
+        if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` merges, later keys win
+            yield from _walk(value_node, key, depth + 1, path, done)
+            continue
+        name = key_node.value
+        child = join_key(key, name) if name else join_key(key, "['']")
+        if name in seen:
+            yield ConfigIssue(
+                child,
+                f"duplicate key: first on line {seen[name]}, again on line {_line(key_node)}; "
+                "YAML would silently keep only the last, so remove one",
+            )
+        else:
+            seen[name] = _line(key_node)
+        yield from _walk(value_node, child, depth + 1, path, done)
+
+
+def _tag_problem(node: Node) -> str:
+    what = _WHAT.get(node.tag, f"a value tagged {node.tag}")
+    scalar = isinstance(node, ScalarNode) and node.tag in _WHAT and len(node.value) <= 80
+    shown = f"{node.value!r} as " if scalar else "this as "
+    hint = "only text, numbers, true/false, lists and mappings"
+    quote = f'; if you mean the text, quote it: "{node.value}"' if scalar else ""
+    if node.tag == "tag:yaml.org,2002:binary":
+        quote = ""
+    return (
+        f"line {_line(node)}: YAML reads {shown}{what}, which config cannot carry ({hint}){quote}"
+    )
+
+
+def _expanded_size(node: Node, memo: dict[int, int], path: set[int]) -> int | None:
+    """Values the node stands for once aliases are expanded; None on a cycle. Memoised, so
+    shared (aliased) nodes are sized once: linear in the document, however large the result."""
+    if id(node) in memo:
+        return memo[id(node)]
+    if id(node) in path:
+        return None
+    if isinstance(node, ScalarNode):
+        return 1
+    path.add(id(node))
+    total = 1
+    children = (
+        node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
+    )
+    for child in children:
+        size = _expanded_size(child, memo, path)
+        if size is None:
+            return None
+        total += size
+    path.discard(id(node))
+    memo[id(node)] = total
+    return total
