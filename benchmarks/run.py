@@ -492,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", nargs="*", default=[], choices=("fixed", "slope", "process"))
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results.json")
     args = parser.parse_args(argv)
+    if args.pairs < 2:
+        parser.error("--pairs needs at least 2 (a spread)")
     if len(args.sizes) < 3:
         parser.error("--sizes needs at least three sizes (a fit and a marginal growth)")
 
