@@ -1,92 +1,118 @@
 """The bare baseline: the project's resources registered under the mock engine, no project logic.
 
-    python benchmarks/baseline.py SHAPE.json [--minimal]
+    python benchmarks/baseline.py SHAPE.json > /dev/null
 
 SHAPE.json is written by ``run.py`` from the project's own ``plan --json`` output: for each
 resource its type, name, custom flag, inputs, and the indexes of its parent, provider and
 dependencies, in plan order. This script registers exactly those resources:
 
-* with the real provider SDK constructors (``pulumi_gcp``, ``pulumi_kubernetes``), so it
+* with the real provider SDK classes, found from each type token by rule (``sdk_class``), so it
   imports the same SDK modules and pays the same per-resource SDK costs (argument translation,
   serialisation, typed outputs, stack capture);
-* with the project's own input values, copied from the plan (default), or with only each
-  constructor's required arguments (``--minimal``);
+* with the project's own input values, copied from the plan;
 * CRD kinds as ``kubernetes.apiextensions.CustomResource``, the project's component types as
   plain ``pulumi.ComponentResource``;
 * with the same parent / provider / ``depends_on`` structure, so the engine waits alike;
 * under ``pulumi.runtime.set_mocks`` with a mock that echoes inputs as outputs and a monitor
-  that records every registration (request object to a dict), as components/plan/engine.py
+  that records every registration (request object to a dict), as the project's plan engine
   does, and prints the records as JSON.
 
 It does not import the ``components`` package: no config model or validation, catalog, component
 code, output wiring, ordering, cost summary or rendering. That difference is what the benchmark
-measures. Like ``python -m components`` (components/__main__.py), it runs with the cyclic GC
-disabled.
+measures. As a process it runs like any Pulumi program would: cyclic GC disabled (as the
+project's CLI does; see README.md) but an ordinary interpreter exit (the project's CLI skips
+the teardown; the whole-process comparison measures that on purpose). ``run.py`` also imports
+this module to run the same registrations in-process (``run_shape``).
 """
 
+from __future__ import annotations
+
 import gc
+
+if __name__ == "__main__":
+    gc.disable()  # before the SDK imports, as the project's CLI does for its one-shot process
+
+import importlib
+import json
+import re
 import sys
+from typing import Any
 
-gc.disable()  # as components/__main__.py does for the one-shot CLI
-
-import json  # noqa: E402
-import re  # noqa: E402
-from typing import Any  # noqa: E402
-
-import pulumi  # noqa: E402
-import pulumi_gcp as gcp  # noqa: E402
-import pulumi_kubernetes as k8s  # noqa: E402
-from google.protobuf import json_format  # noqa: E402
-from pulumi.runtime import mocks  # noqa: E402
-from pulumi.runtime.stack import run_pulumi_func  # noqa: E402
-from pulumi.runtime.sync_await import _sync_await  # noqa: E402
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
 
 # How the plan JSON shows a value known only after deploy, and a secret.
 UNKNOWN, SECRET = "[unknown]", "[secret]"
-CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"  # a remote component: registered by its class
+STACK_TYPE = "pulumi:pulumi:Stack"
+# Inputs whose wire name is not the constructor's keyword (the positional resource name takes
+# ``name`` in pulumi's own classes).
+_RENAMED_INPUTS = {"pulumi:pulumi:StackReference": {"name": "stack_name"}}
 
-# The SDK class of each type, with its required arguments (for --minimal). Classes are named,
-# not imported here: the SDK packages load submodules lazily, and the baseline should load just
-# the submodules its types need, as the project does.
-_CLASSES: dict[str, tuple[str, dict[str, Any]]] = {
-    "gcp:compute/network:Network": ("gcp.compute.Network", {}),
-    "gcp:compute/subnetwork:Subnetwork": (
-        "gcp.compute.Subnetwork",
-        {"network": "net", "ip_cidr_range": "10.0.0.0/20"},
-    ),
-    "gcp:compute/firewall:Firewall": ("gcp.compute.Firewall", {"network": "net"}),
-    "gcp:compute/router:Router": ("gcp.compute.Router", {"network": "net"}),
-    "gcp:compute/routerNat:RouterNat": (
-        "gcp.compute.RouterNat",
-        {
-            "router": "router",
-            "nat_ip_allocate_option": "AUTO_ONLY",
-            "source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
-        },
-    ),
-    "gcp:compute/resourcePolicy:ResourcePolicy": ("gcp.compute.ResourcePolicy", {}),
-    "gcp:container/cluster:Cluster": ("gcp.container.Cluster", {}),
-    "gcp:container/nodePool:NodePool": ("gcp.container.NodePool", {"cluster": "cluster"}),
-    "gcp:projects/iAMMember:IAMMember": (
-        "gcp.projects.IAMMember",
-        {"project": "p", "role": "roles/viewer", "member": "user:a@example.com"},
-    ),
-    "gcp:serviceaccount/account:Account": ("gcp.serviceaccount.Account", {"account_id": "sa"}),
-    "gcp:storage/bucket:Bucket": ("gcp.storage.Bucket", {"location": "US"}),
-    "gcp:storage/bucketIAMMember:BucketIAMMember": (
-        "gcp.storage.BucketIAMMember",
-        {"bucket": "b", "role": "roles/storage.objectUser", "member": "user:a@example.com"},
-    ),
-    "pulumi:providers:kubernetes": ("k8s.Provider", {}),
-    "kubernetes:core/v1:Namespace": ("k8s.core.v1.Namespace", {}),
-    "kubernetes:core/v1:ServiceAccount": ("k8s.core.v1.ServiceAccount", {}),
-    "kubernetes:scheduling.k8s.io/v1:PriorityClass": (
-        "k8s.scheduling.v1.PriorityClass",
-        {"value": 1},
-    ),
-    CONFIG_FILE: ("k8s.yaml.v2.ConfigFile", {"file": "https://example.com/manifests.yaml"}),
-}
-_ROOTS = {"gcp": gcp, "k8s": k8s}
+
+class UnknownTypeError(LookupError):
+    """A custom resource type the baseline cannot map to an SDK class."""
+
+
+def _module_attr(module: str, attr: str) -> type | None:
+    try:
+        return getattr(importlib.import_module(module), attr, None)
+    except ImportError:
+        return None
+
+
+def _kubernetes_module(api: str) -> str | None:
+    """``core/v1``, ``apps/v1``, ``scheduling.k8s.io/v1``, ``yaml/v2`` -> SDK module path.
+
+    Built-in API groups are dotless or end in ``.k8s.io`` (SIG CRDs use ``.x-k8s.io``, other
+    CRDs their own domain); the SDK names the module after the group's first label.
+    """
+    group, _, version = api.rpartition("/")
+    k8s_io = group.endswith(".k8s.io") and not group.endswith(".x-k8s.io")
+    if not group or ("." in group and not k8s_io):
+        return None
+    return f"pulumi_kubernetes.{group.split('.')[0]}.{version}"
+
+
+def sdk_class(type_token: str) -> type | None:
+    """The SDK class that registers ``type_token``, derived from the token; None if none.
+
+    * ``pulumi:providers:PKG`` -> ``pulumi_PKG.Provider``
+    * ``pulumi:pulumi:NAME`` -> ``pulumi.NAME`` (``StackReference``)
+    * ``gcp:MODULE/resource:Class`` -> ``pulumi_gcp.MODULE.Class``
+    * ``kubernetes:GROUP/VERSION:Kind`` -> ``pulumi_kubernetes.GROUP.VERSION.Kind`` for built-in
+      groups and the SDK's own components (``yaml/v2:ConfigFile``); None for CRD kinds.
+    * ``PKG:MODULE/resource:Class`` -> ``pulumi_PKG.MODULE.Class`` for any other package.
+    """
+    package, _, rest = type_token.partition(":")
+    module, _, name = rest.rpartition(":")
+    if package == "pulumi" and module == "providers":
+        return _module_attr(f"pulumi_{name}", "Provider")
+    if package == "pulumi" and module == "pulumi":
+        return getattr(pulumi, name, None)
+    if package == "kubernetes":
+        path = _kubernetes_module(module)
+        return _module_attr(path, name) if path else None
+    if "/" not in module:
+        return None
+    return _module_attr(f"pulumi_{package.replace('-', '_')}.{module.split('/')[0]}", name)
+
+
+def _is_kubernetes_crd(type_token: str) -> bool:
+    return type_token.startswith("kubernetes:")
+
+
+def resolve_types(type_tokens: set[str], custom: dict[str, bool]) -> dict[str, type | None]:
+    """The class of every type (imports its SDK module); raises on an unmappable custom type."""
+    classes = {t: sdk_class(t) for t in sorted(type_tokens)}
+    unknown = [
+        t for t, cls in classes.items() if cls is None and custom[t] and not _is_kubernetes_crd(t)
+    ]
+    if unknown:
+        raise UnknownTypeError(f"no SDK class for custom resource type(s) {', '.join(unknown)}")
+    return classes
 
 
 class EchoMocks(mocks.Mocks):
@@ -104,26 +130,27 @@ class Recorder(mocks.MockMonitor):
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
-            self.records.append(
-                {
-                    "urn": response.urn,
-                    "type": request.type,
-                    "parent": request.parent or None,
-                    "provider": request.provider or None,
-                    "inputs": json_format.MessageToDict(request.object),
-                    "dependencies": sorted(set(request.dependencies)),
-                }
-            )
+        if request.type != STACK_TYPE:
+            self._keep(response.urn, request, request.object)
         return response
 
+    def ReadResource(self, request):
+        """A read (a team stack's StackReference), recorded as the project's engine does."""
+        response = super().ReadResource(request)
+        self._keep(response.urn, request, request.properties)
+        return response
 
-def sdk_class(dotted: str) -> type:
-    root, *attrs = dotted.split(".")
-    value: Any = _ROOTS[root]
-    for attr in attrs:
-        value = getattr(value, attr)
-    return value
+    def _keep(self, urn: str, request: Any, inputs: Any) -> None:
+        self.records.append(
+            {
+                "urn": urn,
+                "type": request.type,
+                "parent": request.parent or None,
+                "provider": request.provider or None,
+                "inputs": json_format.MessageToDict(inputs),
+                "dependencies": sorted(set(request.dependencies)),
+            }
+        )
 
 
 def program_value(value: Any) -> Any:
@@ -137,39 +164,44 @@ def program_value(value: Any) -> Any:
     return value
 
 
-def keyword(name: str) -> str:
+def keyword(type_token: str, name: str) -> str:
     """A wire (camelCase) input name as the constructor's keyword argument."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    renamed = _RENAMED_INPUTS.get(type_token, {})
+    return renamed.get(name) or re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def constructor_args(entry: dict[str, Any], minimal: bool) -> dict[str, Any]:
-    known = _CLASSES.get(entry["type"])
-    if minimal:
-        return dict(known[1]) if known else {}
-    # Top-level names become keyword arguments; nested values stay the plain dicts the plan
-    # holds (the SDK accepts dicts for its Args types and translates them the same way).
-    return {keyword(k): program_value(v) for k, v in entry["inputs"].items()}
-
-
-def register(entry: dict[str, Any], opts: pulumi.ResourceOptions, minimal: bool) -> Any:
+def register(
+    entry: dict[str, Any], cls: type | None, opts: pulumi.ResourceOptions
+) -> pulumi.Resource:
     type_token, name = entry["type"], entry["name"]
-    if not entry["custom"] and type_token != CONFIG_FILE:
+    if cls is None and not entry["custom"]:  # the project's own component types
         component = pulumi.ComponentResource(type_token, name, None, opts)
         component.register_outputs({})
         return component
-    args = constructor_args(entry, minimal)
-    known = _CLASSES.get(type_token)
-    if known is not None:
-        return sdk_class(known[0])(name, **args, opts=opts)
-    if type_token.startswith("kubernetes:"):  # a CRD kind: kubernetes:<group/version>:<Kind>
-        _, api_version, kind = type_token.split(":")
-        args.update(api_version=api_version, kind=kind)
-        return k8s.apiextensions.CustomResource(name, **args, opts=opts)
-    return pulumi.CustomResource(type_token, name, entry["inputs"], opts)
+    # Top-level names become keyword arguments; nested values stay the plain dicts the plan
+    # holds (the SDK accepts dicts for its Args types and translates them the same way).
+    args = {keyword(type_token, k): program_value(v) for k, v in entry["inputs"].items()}
+    if cls is not None:
+        return cls(name, **args, opts=opts)
+    _, api_version, kind = type_token.split(":")  # a CRD kind: kubernetes:<group/version>:<Kind>
+    args.update(api_version=api_version, kind=kind)
+    return _custom_resource()(name, **args, opts=opts)
 
 
-def program(shape: list[dict[str, Any]], minimal: bool) -> None:
-    made: list[Any] = []
+def _custom_resource() -> type:
+    return importlib.import_module("pulumi_kubernetes.apiextensions").CustomResource
+
+
+def classes_of(shape: list[dict[str, Any]]) -> dict[str, type | None]:
+    custom = {entry["type"]: entry["custom"] for entry in shape}
+    classes = resolve_types(set(custom), custom)
+    if any(cls is None and custom[t] for t, cls in classes.items()):
+        _custom_resource()
+    return classes
+
+
+def program(shape: list[dict[str, Any]], classes: dict[str, type | None]) -> None:
+    made: list[pulumi.Resource] = []
     for entry in shape:  # plan order: parents, providers and dependencies come first
         parent, provider = entry["parent"], entry["provider"]
         opts = pulumi.ResourceOptions(
@@ -177,21 +209,30 @@ def program(shape: list[dict[str, Any]], minimal: bool) -> None:
             provider=made[provider] if provider is not None else None,
             depends_on=[made[i] for i in entry["dependencies"]],
         )
-        made.append(register(entry, opts, minimal))
+        made.append(register(entry, classes[entry["type"]], opts))
 
 
-def main(argv: list[str]) -> int:
-    shape_path, minimal = argv[0], "--minimal" in argv[1:]
-    with open(shape_path) as handle:
-        shape = json.load(handle)
+def run_shape(shape: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Register ``shape`` under a fresh mock engine (a preview); return the records."""
+    classes = classes_of(shape)
     resource_mocks = EchoMocks()
     monitor = Recorder(resource_mocks)
+    settings.ROOT.set(None)  # a fresh runtime per run, as pulumi.runtime.test does
+    settings.SETTINGS.rpc_manager.clear()
+    settings.SETTINGS.outputs.clear()
     pulumi.runtime.set_mocks(
         resource_mocks, project="baseline", stack="baseline", preview=True, monitor=monitor
     )
-    _sync_await(run_pulumi_func(lambda: program(shape, minimal)))
-    sys.stdout.write(json.dumps({"resources": monitor.records}, indent=2, sort_keys=True))
-    return 0 if len(monitor.records) == len(shape) else 1
+    _sync_await(run_pulumi_func(lambda: program(shape, classes)))
+    return monitor.records
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[0]) as handle:
+        shape = json.load(handle)
+    records = run_shape(shape)
+    sys.stdout.write(json.dumps({"resources": records}, indent=2, sort_keys=True))
+    return 0 if len(records) == len(shape) else 1
 
 
 if __name__ == "__main__":

@@ -1,26 +1,31 @@
-"""Benchmark the offline plan at scale against bare baselines.
+"""Benchmark the offline plan against a bare baseline, paired, in CPU time first.
 
-    .venv/bin/python benchmarks/run.py [--runs 5] [--sizes 1 16 64 256] [--no-examples]
+    .venv/bin/python benchmarks/run.py [--pairs 10] [--sizes 1 16 64 256] [--stacks dev ...]
 
-Cases: the example stacks (stacks/), then generated stacks of 1, 16, 64 and 256 TPU slices
-(benchmarks/stacks.py) in a temporary directory. Per case, each command runs in a fresh process:
+Three measurements (README.md explains each and its target; exit 1 if a target is missed):
 
-* project: python -m components plan --stack S --stacks-dir D --json > /dev/null
-* bare:    python benchmarks/baseline.py SHAPE.json > /dev/null            (same inputs)
-* minimal: python benchmarks/baseline.py SHAPE.json --minimal > /dev/null  (required args only)
+1. **Fixed cost** (fresh processes, paired): the CPU time the project spends before its first
+   resource is constructed (imports of project code, stack file, validation, catalog, component
+   setup) minus the same for the bare baseline, both after importing the SDK modules they share.
+   An absolute budget.
+2. **Per-resource slope** (one process, paired): project plan and bare baseline of generated
+   stacks of ``--sizes`` TPU slices, alternating; least-squares slope of CPU time over resources
+   for each, and their ratio; growth of the marginal (above the smallest size) cost per resource
+   from the second-largest to the largest size.
+3. **Whole process** (fresh processes, paired): each example stack's
+   ``python -m components plan --json`` against ``python benchmarks/baseline.py SHAPE``, which
+   loads the same SDK classes, registers the same resources and exits ordinarily.
 
-SHAPE.json is taken from the project's warm-up run of that case. After one warm-up of each
-command, ``--runs`` rounds run the three commands back to back (rotating which goes first) and
-each figure is the median: wall time (time.perf_counter around the child), CPU time and peak RSS
-of the child alone (os.wait4's rusage). Prints a table, checks the targets, writes
-benchmarks/results.json; exit 1 if a target is missed (the ratio target is against the bare
-baseline; ratios against the minimal one are reported as information, see README.md).
+Every comparison is ``--pairs`` alternating runs (who goes first alternates); each figure is the
+median of the pair ratios with min, max and interquartile range, with the load average. Writes
+benchmarks/results.json. ``--worker`` is internal (a measured child process).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import json
 import os
 import platform
@@ -29,99 +34,83 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
-sys.path.insert(0, str(BENCH_DIR))
+for _path in (str(BENCH_DIR), str(PROJECT_DIR)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
-from stacks import write_stack  # noqa: E402
-
-EXAMPLE_STACKS = ("dev", "research-v5p", "serving-v6e")
 SIZES = (1, 16, 64, 256)
-VARIANTS = ("project", "bare", "minimal")
-# Targets (issue 7).
-MAX_RATIO_AT_256 = 1.25  # project / bare baseline, time and memory
-MAX_GROWTH_64_TO_256 = 4.5  # figure at 256 slices / figure at 64 slices
-MAX_EXAMPLE_SECONDS = 3.0
+PAIRS = 10
+# Targets (README.md, "Targets"). CPU seconds unless said otherwise.
+MAX_FIXED_COST_S = 0.6  # project CPU before its first resource, above the baseline's
+MAX_SLOPE_RATIO = 1.4  # project / baseline, CPU per resource
+MAX_MARGINAL_GROWTH = 1.5  # marginal CPU per resource, largest / second-largest size
+MAX_PROCESS_RATIO = 1.0  # whole process, project / baseline, CPU and wall
 
 
-@dataclass(frozen=True)
-class Sample:
-    wall_s: float
-    cpu_s: float
-    rss_mb: float
+# --- statistics (pure; tested in tests/test_benchmark_stacks.py) ---------------------------------
 
 
-@dataclass
-class Series:
-    samples: list[Sample] = field(default_factory=list)
-
-    def median(self, attr: str) -> float:
-        return statistics.median(getattr(s, attr) for s in self.samples)
-
-    def to_dict(self) -> dict[str, Any]:
-        figures = {a: round(self.median(a), 3) for a in ("wall_s", "cpu_s", "rss_mb")}
-        runs = [[round(s.wall_s, 3), round(s.cpu_s, 3), round(s.rss_mb, 1)] for s in self.samples]
-        return {**figures, "runs [wall_s, cpu_s, rss_mb]": runs}
-
-
-@dataclass
-class Case:
-    stack: str
-    stacks_dir: Path
-    slices: int
-    resources: int = 0
-    series: dict[str, Series] = field(default_factory=lambda: {v: Series() for v in VARIANTS})
-
-    def ratio(self, attr: str, baseline: str = "bare") -> float:
-        return self.series["project"].median(attr) / self.series[baseline].median(attr)
-
-    def to_dict(self) -> dict[str, Any]:
-        ratios = {
-            f"{attr}_vs_{base}": round(self.ratio(attr, base), 3)
-            for base in ("bare", "minimal")
-            for attr in ("wall_s", "cpu_s", "rss_mb")
-        }
-        return {
-            "stack": self.stack,
-            "slices": self.slices,
-            "resources": self.resources,
-            **{v: s.to_dict() for v, s in self.series.items()},
-            "project_ratio": ratios,
-        }
-
-
-def measure(command: list[str], stdout: Any = subprocess.DEVNULL) -> Sample:
-    """Run ``command`` in a fresh process: its wall time, CPU time and its own peak RSS."""
-    with tempfile.TemporaryFile() as stderr:
-        start = time.perf_counter()
-        child = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=stdout, stderr=stderr)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            stderr.seek(0)
-            message = stderr.read().decode(errors="replace")
-            raise SystemExit(f"{' '.join(command)} exited {child.returncode}:\n{message}")
-    # ru_maxrss is in KiB on Linux.
-    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-
-
-def commands(case: Case, shape: Path) -> dict[str, list[str]]:
-    python, baseline = sys.executable, str(BENCH_DIR / "baseline.py")
-    plan = ["-m", "components", "plan", "--stack", case.stack, "--stacks-dir", str(case.stacks_dir)]
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """Median, min, max and interquartile range (inclusive quartiles) of ``values``."""
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return {
-        "project": [python, *plan, "--json"],
-        "bare": [python, baseline, str(shape)],
-        "minimal": [python, baseline, str(shape), "--minimal"],
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "q1": q1,
+        "q3": q3,
     }
 
 
-def write_shape(plan: dict[str, Any], path: Path) -> None:
-    """What the baselines register: each resource, its inputs, its structure as indexes."""
+def pair_ratios(numerators: Sequence[float], denominators: Sequence[float]) -> list[float]:
+    return [a / b for a, b in zip(numerators, denominators, strict=True)]
+
+
+def least_squares(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """(slope, intercept) of the least-squares line through the points."""
+    slope, intercept = statistics.linear_regression(xs, ys)
+    return slope, intercept
+
+
+def marginal_growth(resources: Sequence[int], seconds: Sequence[float]) -> float:
+    """Marginal cost per resource at the largest size / at the second-largest size.
+
+    The marginal cost at size i is (t_i - t_0) / (r_i - r_0), t_0 and r_0 at the smallest size:
+    the fixed part cancels, so a linear program gives 1.0 and a quadratic one about
+    (r_last + r_prev) / r_prev.
+    """
+    r0, t0 = resources[0], seconds[0]
+
+    def marginal(i: int) -> float:
+        return (seconds[i] - t0) / (resources[i] - r0)
+
+    return marginal(-1) / marginal(-2)
+
+
+def rounded(figures: dict[str, float], digits: int = 3) -> dict[str, float]:
+    return {k: round(v, digits) for k, v in figures.items()}
+
+
+# --- the project and the baseline, as measured --------------------------------------------------
+
+
+def project_plan(stack: str, stacks_dir: Path) -> None:
+    """The project's offline plan of one stack, in-process (what the CLI runs before printing)."""
+    from components.plan.engine import plan_stack
+    from components.stack_file import load_stack
+
+    plan_stack(load_stack(stack, stacks_dir), stack)
+
+
+def write_shape(plan: dict[str, Any], path: Path) -> int:
+    """What the baseline registers: each resource, its inputs, its structure as indexes."""
     index = {r["urn"]: i for i, r in enumerate(plan["resources"])}
     shape = [
         {
@@ -136,152 +125,423 @@ def write_shape(plan: dict[str, Any], path: Path) -> None:
         for r in plan["resources"]
     ]
     path.write_text(json.dumps(shape))
+    return len(shape)
 
 
-def run_case(case: Case, work: Path, runs: int) -> None:
-    plan_path, shape_path = work / f"{case.stack}.plan.json", work / f"{case.stack}.shape.json"
-    variants = commands(case, shape_path)
-    with plan_path.open("w") as out:  # the project's warm-up; its plan gives the shape
-        measure(variants["project"], stdout=out)
-    plan = json.loads(plan_path.read_text())
-    case.resources = len(plan["resources"])
-    write_shape(plan, shape_path)
-    for variant in VARIANTS[1:]:
-        measure(variants[variant])  # warm-up
-    for i in range(runs):
-        # Rotate the order, so a burst of load on the machine does not always hit one variant.
-        order = VARIANTS[i % len(VARIANTS) :] + VARIANTS[: i % len(VARIANTS)]
-        for variant in order:
-            case.series[variant].samples.append(measure(variants[variant]))
-        print(".", end="", file=sys.stderr, flush=True)
+@dataclass(frozen=True)
+class Case:
+    stack: str
+    stacks_dir: Path
+    shape: Path
+    resources: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stack": self.stack, "stacks_dir": str(self.stacks_dir), "shape": str(self.shape)}
 
 
-def check_targets(cases: list[Case]) -> list[dict[str, Any]]:
-    by_stack = {c.stack: c for c in cases}
-    checks: list[dict[str, Any]] = []
+def prepare(stack: str, stacks_dir: Path, work: Path) -> Case:
+    """Plan ``stack`` with the CLI once (also a warm-up); its plan gives the baseline's shape."""
+    command = [*plan_command(stack, stacks_dir)]
+    done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()}")
+    shape = work / f"{stack}.shape.json"
+    return Case(stack, stacks_dir, shape, write_shape(json.loads(done.stdout), shape))
 
-    def check(name: str, value: float, limit: float, target: bool = True) -> None:
-        ok = value <= limit
-        row = {"target": name, "value": round(value, 3), "limit": limit, "ok": ok}
-        # Informational rows are reported against the same limit but do not decide the exit
-        # code: the ratio target is defined against the bare baseline (README: "Baselines").
-        checks.append(row if target else {**row, "informational": True})
 
-    big, mid = by_stack.get("bench-256"), by_stack.get("bench-64")
-    if big is not None:
-        for base in ("bare", "minimal"):
-            for attr, what in (("wall_s", "time"), ("rss_mb", "memory")):
-                name = f"{what} at 256 slices, project / {base}"
-                check(name, big.ratio(attr, base), MAX_RATIO_AT_256, target=base == "bare")
-    if big is not None and mid is not None:
-        for variant in VARIANTS:
-            for attr, what in (("wall_s", "time"), ("rss_mb", "memory")):
-                growth = big.series[variant].median(attr) / mid.series[variant].median(attr)
-                name = f"{variant} {what}, 256 / 64 slices"
-                check(name, growth, MAX_GROWTH_64_TO_256, target=variant == "project")
-    for stack in EXAMPLE_STACKS:
-        if stack in by_stack:
-            wall = by_stack[stack].series["project"].median("wall_s")
-            check(f"{stack} plan wall time (s)", wall, MAX_EXAMPLE_SECONDS)
+def plan_command(stack: str, stacks_dir: Path) -> list[str]:
+    return [
+        *(sys.executable, "-m", "components", "plan", "--stack", stack),
+        *("--stacks-dir", str(stacks_dir), "--json"),
+    ]
+
+
+def baseline_command(case: Case) -> list[str]:
+    return [sys.executable, str(BENCH_DIR / "baseline.py"), str(case.shape)]
+
+
+# --- workers (measured child processes) ---------------------------------------------------------
+
+
+def _cpu() -> float:
+    return time.process_time()  # the whole process: the SDK registers from worker threads
+
+
+def worker_fixed(side: str, case: dict[str, Any]) -> dict[str, float]:
+    """CPU seconds from after the shared SDK imports to the first resource, and to the end."""
+    import baseline
+    import pulumi
+
+    shape = json.loads(Path(case["shape"]).read_text())
+    baseline.classes_of(shape)  # imports the SDK modules of every type: shared by both sides
+    first: list[float] = []
+    construct = pulumi.Resource.__init__
+
+    def spy(self: Any, t: str, *args: Any, **kwargs: Any) -> None:
+        if not first and t != baseline.STACK_TYPE:
+            first.append(_cpu())
+        construct(self, t, *args, **kwargs)
+
+    pulumi.Resource.__init__ = spy  # type: ignore[method-assign]
+    start = _cpu()
+    if side == "project":
+        project_plan(case["stack"], Path(case["stacks_dir"]))
+    else:
+        baseline.run_shape(json.loads(Path(case["shape"]).read_text()))
+    return {"first_resource_s": first[0] - start, "total_s": _cpu() - start}
+
+
+def worker_slope(cases: list[dict[str, Any]], pairs: int) -> dict[str, Any]:
+    """Alternating in-process runs of each case: CPU and wall seconds per side."""
+    import baseline
+
+    shapes = {c["stack"]: json.loads(Path(c["shape"]).read_text()) for c in cases}
+    sides: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "project": lambda c: project_plan(c["stack"], Path(c["stacks_dir"])),
+        "baseline": lambda c: baseline.run_shape(shapes[c["stack"]]),
+    }
+    for case in cases:  # warm-up: lazy SDK submodules, project imports
+        for run in sides.values():
+            run(case)
+    results: dict[str, Any] = {}
+    for case in cases:
+        samples: dict[str, dict[str, list[float]]] = {s: {"cpu": [], "wall": []} for s in sides}
+        for i in range(pairs):
+            for side in sorted(sides, reverse=i % 2 == 1):
+                gc.collect()  # the garbage of the previous run, outside the timing
+                cpu, wall = _cpu(), time.perf_counter()
+                sides[side](case)
+                samples[side]["cpu"].append(_cpu() - cpu)
+                samples[side]["wall"].append(time.perf_counter() - wall)
+        results[case["stack"]] = samples
+    return results
+
+
+def run_worker(argv: list[str]) -> None:
+    """``--worker fixed|slope JSON``: run one measurement, print JSON, exit without teardown."""
+    gc.disable()  # as the CLI and the baseline run
+    kind, payload = argv[0], json.loads(argv[1])
+    if kind == "fixed":
+        result: Any = worker_fixed(payload["side"], payload["case"])
+    else:
+        result = worker_slope(payload["cases"], payload["pairs"])
+    sys.stdout.write(json.dumps(result))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def call_worker(kind: str, payload: dict[str, Any]) -> Any:
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, json.dumps(payload)]
+    done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"worker {kind} exited {done.returncode}:\n{done.stderr.decode()}")
+    return json.loads(done.stdout)
+
+
+# --- the three measurements ---------------------------------------------------------------------
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def measure_fixed(case: Case, pairs: int) -> dict[str, Any]:
+    samples: dict[str, list[dict[str, float]]] = {"project": [], "baseline": []}
+    load_before = load()
+    for side in samples:  # warm-up (file cache)
+        call_worker("fixed", {"side": side, "case": case.to_dict()})
+    for i in range(pairs):
+        for side in sorted(samples, reverse=i % 2 == 1):
+            samples[side].append(call_worker("fixed", {"side": side, "case": case.to_dict()}))
+        progress()
+    first = {s: [x["first_resource_s"] for x in v] for s, v in samples.items()}
+    added = [p - b for p, b in zip(first["project"], first["baseline"], strict=True)]
+    return {
+        "stack": case.stack,
+        "resources": case.resources,
+        "project_first_resource_cpu_s": rounded(spread(first["project"])),
+        "baseline_first_resource_cpu_s": rounded(spread(first["baseline"])),
+        "added_cpu_s": rounded(spread(added)),
+        "project_total_cpu_s": rounded(spread([x["total_s"] for x in samples["project"]])),
+        "baseline_total_cpu_s": rounded(spread([x["total_s"] for x in samples["baseline"]])),
+        "loadavg": [load_before, load()],
+        "runs": samples,
+    }
+
+
+def measure_slope(cases: list[Case], pairs: int) -> dict[str, Any]:
+    load_before = load()
+    payload = {"cases": [c.to_dict() for c in cases], "pairs": pairs}
+    raw = call_worker("slope", payload)
+    rows = []
+    for case in cases:
+        sides = raw[case.stack]
+        ratios = pair_ratios(sides["project"]["cpu"], sides["baseline"]["cpu"])
+        rows.append(
+            {
+                "stack": case.stack,
+                "resources": case.resources,
+                "project_cpu_s": rounded(spread(sides["project"]["cpu"])),
+                "baseline_cpu_s": rounded(spread(sides["baseline"]["cpu"])),
+                "cpu_ratio": rounded(spread(ratios)),
+                "wall_ratio": rounded(
+                    spread(pair_ratios(sides["project"]["wall"], sides["baseline"]["wall"]))
+                ),
+                "runs": sides,
+            }
+        )
+    resources = [r["resources"] for r in rows]
+    fits = {}
+    for side in ("project", "baseline"):
+        medians = [r[f"{side}_cpu_s"]["median"] for r in rows]
+        slope, intercept = least_squares(resources, medians)
+        fits[side] = {
+            "slope_ms_per_resource": round(slope * 1000, 3),
+            "intercept_s": round(intercept, 3),
+            "marginal_growth": round(marginal_growth(resources, medians), 3),
+        }
+    slope_ratio = (
+        fits["project"]["slope_ms_per_resource"] / fits["baseline"]["slope_ms_per_resource"]
+    )
+    return {
+        "sizes": rows,
+        "fit": fits,
+        "slope_ratio": round(slope_ratio, 3),
+        "loadavg": [load_before, load()],
+    }
+
+
+@dataclass(frozen=True)
+class ProcessSample:
+    wall_s: float
+    cpu_s: float
+    rss_mb: float
+
+
+def run_process(command: list[str]) -> ProcessSample:
+    """Run ``command`` in a fresh process: its wall time, its own CPU time and peak RSS."""
+    with tempfile.TemporaryFile() as stderr:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        if (code := os.waitstatus_to_exitcode(status)) != 0:
+            stderr.seek(0)
+            raise SystemExit(f"{' '.join(command)} exited {code}:\n{stderr.read().decode()}")
+    # ru_maxrss is in KiB on Linux.
+    return ProcessSample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def measure_process(case: Case, pairs: int) -> dict[str, Any]:
+    commands = {
+        "project": plan_command(case.stack, case.stacks_dir),
+        "baseline": baseline_command(case),
+    }
+    samples: dict[str, list[ProcessSample]] = {"project": [], "baseline": []}
+    load_before = load()
+    run_process(commands["baseline"])  # warm-up (the project's was prepare())
+    for i in range(pairs):
+        for side in sorted(samples, reverse=i % 2 == 1):
+            samples[side].append(run_process(commands[side]))
+        progress()
+
+    def series(side: str, attr: str) -> list[float]:
+        return [getattr(s, attr) for s in samples[side]]
+
+    return {
+        "stack": case.stack,
+        "resources": case.resources,
+        **{
+            f"{side}_{attr}": rounded(spread(series(side, attr)))
+            for side in samples
+            for attr in ("wall_s", "cpu_s", "rss_mb")
+        },
+        **{
+            f"{attr}_ratio": rounded(spread(pair_ratios(*(series(s, attr) for s in samples))))
+            for attr in ("wall_s", "cpu_s", "rss_mb")
+        },
+        "loadavg": [load_before, load()],
+        "runs [wall_s, cpu_s, rss_mb]": {
+            side: [[round(x.wall_s, 3), round(x.cpu_s, 3), round(x.rss_mb, 1)] for x in runs]
+            for side, runs in samples.items()
+        },
+    }
+
+
+def progress() -> None:
+    print(".", end="", file=sys.stderr, flush=True)
+
+
+# --- targets and report -------------------------------------------------------------------------
+
+
+def check_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    checks = []
+
+    def check(name: str, value: float, limit: float) -> None:
+        checks.append(
+            {"target": name, "value": round(value, 3), "limit": limit, "ok": value <= limit}
+        )
+
+    if (fixed := result.get("fixed_cost")) is not None:
+        value = fixed["added_cpu_s"]["median"]
+        check(
+            f"project fixed cost before the first resource, CPU s ({fixed['stack']})",
+            value,
+            MAX_FIXED_COST_S,
+        )
+    if (slope := result.get("slope")) is not None:
+        check("per-resource slope, project / baseline (CPU)", slope["slope_ratio"], MAX_SLOPE_RATIO)
+        growth = slope["fit"]["project"]["marginal_growth"]
+        check(
+            "project marginal CPU per resource, largest / second-largest size",
+            growth,
+            MAX_MARGINAL_GROWTH,
+        )
+    for row in result.get("process", []):
+        for attr, what in (("cpu_s", "CPU"), ("wall_s", "wall")):
+            value = row[f"{attr}_ratio"]["median"]
+            check(
+                f"{row['stack']} whole process, project / baseline ({what})",
+                value,
+                MAX_PROCESS_RATIO,
+            )
     return checks
 
 
-def table(cases: list[Case]) -> str:
-    header = (
-        "| stack | slices | resources | project s | bare s | minimal s | ratio (bare) "
-        "| ratio (minimal) | project CPU s | bare CPU s | project MiB | bare MiB | minimal MiB "
-        "| ratio (bare) |"
-    )
-    lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
-    for c in cases:
-        s = c.series
-        cells = (
-            c.stack,
-            c.slices,
-            c.resources,
-            f"{s['project'].median('wall_s'):.2f}",
-            f"{s['bare'].median('wall_s'):.2f}",
-            f"{s['minimal'].median('wall_s'):.2f}",
-            f"{c.ratio('wall_s'):.2f}",
-            f"{c.ratio('wall_s', 'minimal'):.2f}",
-            f"{s['project'].median('cpu_s'):.2f}",
-            f"{s['bare'].median('cpu_s'):.2f}",
-            f"{s['project'].median('rss_mb'):.0f}",
-            f"{s['bare'].median('rss_mb'):.0f}",
-            f"{s['minimal'].median('rss_mb'):.0f}",
-            f"{c.ratio('rss_mb'):.2f}",
+def report(result: dict[str, Any]) -> str:
+    lines = []
+    if (fixed := result.get("fixed_cost")) is not None:
+        lines += [
+            f"Fixed cost ({fixed['stack']}, CPU s to the first resource,"
+            f" after the shared SDK imports; load {fixed['loadavg']}):",
+            f"  project {fmt(fixed['project_first_resource_cpu_s'])}",
+            f"  baseline {fmt(fixed['baseline_first_resource_cpu_s'])}",
+            f"  added by the project {fmt(fixed['added_cpu_s'])}",
+            "",
+        ]
+    if (slope := result.get("slope")) is not None:
+        lines += [
+            f"In-process, paired (load {slope['loadavg']}):",
+            "| stack | resources | project CPU s | baseline CPU s | CPU ratio (min-max) "
+            "| wall ratio |",
+            "|---|--:|--:|--:|--:|--:|",
+        ]
+        for r in slope["sizes"]:
+            c = r["cpu_ratio"]
+            lines.append(
+                f"| {r['stack']} | {r['resources']} | {r['project_cpu_s']['median']:.3f} "
+                f"| {r['baseline_cpu_s']['median']:.3f} "
+                f"| {c['median']:.2f} ({c['min']:.2f}-{c['max']:.2f}) "
+                f"| {r['wall_ratio']['median']:.2f} |"
+            )
+        for side, fit in slope["fit"].items():
+            lines.append(
+                f"  {side}: {fit['slope_ms_per_resource']} ms/resource + {fit['intercept_s']} s;"
+                f" marginal growth {fit['marginal_growth']}"
+            )
+        lines += [f"  slope ratio {slope['slope_ratio']}", ""]
+    if result.get("process"):
+        lines += [
+            "Whole process, paired (project: python -m components plan --json;"
+            " baseline: ordinary exit):",
+            "| stack | resources | project wall s | baseline wall s | wall ratio (min-max) "
+            "| project CPU s | baseline CPU s | CPU ratio (min-max) | MiB ratio | load |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+        ]
+        for r in result["process"]:
+            w, c = r["wall_s_ratio"], r["cpu_s_ratio"]
+            lines.append(
+                f"| {r['stack']} | {r['resources']} | {r['project_wall_s']['median']:.2f} "
+                f"| {r['baseline_wall_s']['median']:.2f} "
+                f"| {w['median']:.2f} ({w['min']:.2f}-{w['max']:.2f}) "
+                f"| {r['project_cpu_s']['median']:.2f} | {r['baseline_cpu_s']['median']:.2f} "
+                f"| {c['median']:.2f} ({c['min']:.2f}-{c['max']:.2f}) "
+                f"| {r['rss_mb_ratio']['median']:.2f} "
+                f"| {r['loadavg'][0][0]}-{r['loadavg'][1][0]} |"
+            )
+        lines.append("")
+    for c in result["targets"]:
+        lines.append(
+            f"{'ok  ' if c['ok'] else 'MISS'} {c['target']}: {c['value']} (limit {c['limit']})"
         )
-        lines.append("| " + " | ".join(str(x) for x in cells) + " |")
     return "\n".join(lines)
 
 
-def _shown(command: list[str]) -> str:
-    """A command as the README writes it (paths relative to the project)."""
-    root = str(PROJECT_DIR) + os.sep
-    return " ".join(["python", *(a.removeprefix(root) for a in command[1:]), "> /dev/null"])
+def fmt(figures: dict[str, float]) -> str:
+    return (
+        f"median {figures['median']:.3f} (min {figures['min']:.3f}, max {figures['max']:.3f},"
+        f" IQR {figures['q1']:.3f}-{figures['q3']:.3f})"
+    )
 
 
-def example_slices(stack: str) -> int:
-    sys.path.insert(0, str(PROJECT_DIR))
-    from components.stack_file import load_stack
+def example_stacks() -> list[str]:
+    from components.stack_file import STACKS_DIR, available_stacks
 
-    return sum(pool.slices for pool in load_stack(stack).tpu_pools)
+    return available_stacks(STACKS_DIR)
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        run_worker(argv[1:])
     parser = argparse.ArgumentParser(description="Benchmark the offline plan (see docstring).")
-    parser.add_argument("--runs", type=int, default=5, help="measured runs per command (median)")
-    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help="TPU slices")
-    parser.add_argument("--no-examples", action="store_true", help="skip the example stacks")
+    parser.add_argument("--pairs", type=int, default=PAIRS, help="paired runs per comparison")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="TPU slices")
+    parser.add_argument("--stacks", nargs="*", default=None, help="example stacks (default: all)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=("fixed", "slope", "process"))
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results.json")
     args = parser.parse_args(argv)
+    if args.pairs < 2:
+        parser.error("--pairs needs at least 2 (a spread)")
+    if len(args.sizes) < 3:
+        parser.error("--sizes needs at least three sizes (a fit and a marginal growth)")
 
-    load_before = os.getloadavg()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tpu-pathways-bench-") as tmp:
-        work = Path(tmp)
-        cases = []
-        if not args.no_examples:
-            cases += [Case(s, PROJECT_DIR / "stacks", example_slices(s)) for s in EXAMPLE_STACKS]
-        cases += [Case(write_stack(work, n), work, n) for n in args.sizes]
-        for case in cases:
-            print(f"{case.stack} ", end="", file=sys.stderr, flush=True)
-            run_case(case, work, args.runs)
-            print(file=sys.stderr)
-
-    checks = check_targets(cases)
-    print(table(cases))
-    print()
-    for c in checks:
-        status = ("ok  " if c["ok"] else "MISS") if not c.get("informational") else "info"
-        print(f"{status} {c['target']}: {c['value']} (limit {c['limit']})")
-    result = {
+    result: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
-            "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-            "duration_s": round(time.perf_counter() - started, 1),
+            "loadavg_before": load(),
         },
         "method": {
-            "runs": args.runs,
-            "statistic": "median of the runs, after one warm-up per command",
-            **{
-                v: _shown(cmd)
-                for v, cmd in commands(Case("S", Path("D"), 0), Path("SHAPE")).items()
-            },
-            "wall_s": "time.perf_counter around the child process",
-            "cpu_s": "the child's user + system CPU time (os.wait4)",
-            "rss_mb": "the child's peak RSS, ru_maxrss from os.wait4, MiB",
+            "pairs": args.pairs,
+            "statistic": "median of the pair ratios (project / baseline), min, max, IQR",
+            "cpu_s": "time.process_time (in-process: all threads) or the child's user + system"
+            " CPU time (os.wait4)",
         },
-        "cases": [c.to_dict() for c in cases],
-        "targets": checks,
     }
+    from stacks import write_stack  # not at the top: the fixed-cost workers must not load yaml
+
+    with tempfile.TemporaryDirectory(prefix="tpu-pathways-bench-") as tmp:
+        work = Path(tmp)
+        stacks = example_stacks() if args.stacks is None else args.stacks
+        print("preparing", file=sys.stderr, flush=True)
+        generated = [prepare(write_stack(work, n), work, work) for n in sorted(args.sizes)]
+        if "fixed" not in args.skip:
+            print("fixed cost ", end="", file=sys.stderr, flush=True)
+            result["fixed_cost"] = measure_fixed(generated[0], args.pairs)
+            print(file=sys.stderr)
+        if "slope" not in args.skip:
+            print("slope (in-process)", file=sys.stderr, flush=True)
+            result["slope"] = measure_slope(generated, args.pairs)
+        if "process" not in args.skip:
+            result["process"] = []
+            for stack in stacks:
+                print(f"{stack} ", end="", file=sys.stderr, flush=True)
+                case = prepare(stack, PROJECT_DIR / "stacks", work)
+                result["process"].append(measure_process(case, args.pairs))
+                print(file=sys.stderr)
+    result["targets"] = check_targets(result)
+    result["machine"].update(
+        loadavg_after=load(), duration_s=round(time.perf_counter() - started, 1)
+    )
+    print(report(result))
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {args.out}")
-    return 0 if all(c["ok"] for c in checks if not c.get("informational")) else 1
+    return 0 if all(c["ok"] for c in result["targets"]) else 1
 
 
 if __name__ == "__main__":

@@ -1,11 +1,64 @@
+"""`python -m components ...`: a one-shot process that skips the interpreter's teardown.
+
+Two measures, both only for this entry point (importing ``components.cli`` changes neither):
+
+* The cyclic GC is off. The provider SDKs define ~100k classes on import; the collector's
+  repeated passes over them cost about a third of a plan's wall time while freeing nothing
+  (peak memory is the same without them; see benchmarks/README.md). A plan allocates what it
+  needs once and then ends, so nothing is gained by collecting.
+* The process ends with ``os._exit`` once the output is flushed. An ordinary exit tears the
+  interpreter down: it clears every module and runs a full collection over the same ~100k SDK
+  classes and their objects (even with the GC disabled), about 1 s of every plan, with nothing
+  left to release that the OS would not reclaim anyway. Before leaving, ``finish`` does what
+  the teardown would do for the user: it runs the ``atexit`` callbacks (``weakref.finalize``
+  hooks such as temporary-directory cleanup are among them), flushes stdout and stderr, and
+  keeps the exit status: 0, 1 (a check failed), 2 (a user mistake, also argparse's), an
+  interpreter-style 120 if the output could not be flushed (e.g. a closed pipe). Files the
+  CLI writes are closed by their ``with`` blocks before ``main`` returns.
+
+An unexpected exception is left to the interpreter: it prints the traceback and exits 1 the
+ordinary way (slow, but only on a bug).
+"""
+
+import atexit
 import gc
+import os
 import sys
 
-# A plan is a one-shot process. The provider SDKs define ~100k classes on import, and the cyclic
-# collector's repeated passes over them cost about a third of the plan's wall time while freeing
-# nothing; peak memory is the same without them (see benchmarks/README.md).
 gc.disable()
 
 from components.cli import main  # noqa: E402
 
-sys.exit(main())
+# The interpreter's status when flushing stdout/stderr at exit fails (Py_RunMain).
+EXIT_FLUSH_FAILED = 120
+
+
+def exit_status(code: object) -> int:
+    """The process status for ``sys.exit(code)``, as the interpreter computes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)  # sys.exit("message"): printed, status 1
+    return 1
+
+
+def finish(code: object) -> None:
+    """Run exit callbacks, flush the output, and end the process without teardown."""
+    status = exit_status(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: report as the interpreter does
+            status = EXIT_FLUSH_FAILED
+    os._exit(status)
+
+
+if __name__ == "__main__":
+    try:
+        result: object = main()
+    except SystemExit as exc:  # argparse (--help, usage errors) and explicit sys.exit
+        result = exc.code
+    finish(result)
