@@ -3,8 +3,8 @@
 import pulumi
 
 from components.errors import ConfigError
-from components.program import build_stack
-from components.stack_file import load_from_engine
+from components.stack.loader import load_from_engine
+from components.stack.program import build_stack
 
 try:
     config = load_from_engine()

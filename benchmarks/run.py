@@ -104,7 +104,7 @@ def rounded(figures: dict[str, float], digits: int = 3) -> dict[str, float]:
 def project_plan(stack: str, stacks_dir: Path) -> None:
     """The project's offline plan of one stack, in-process (what the CLI runs before printing)."""
     from components.plan.engine import plan_stack
-    from components.stack_file import load_stack
+    from components.stack.loader import load_stack
 
     plan_stack(load_stack(stack, stacks_dir), stack)
 
@@ -476,7 +476,7 @@ def fmt(figures: dict[str, float]) -> str:
 
 
 def example_stacks() -> list[str]:
-    from components.stack_file import STACKS_DIR, available_stacks
+    from components.stack.loader import STACKS_DIR, available_stacks
 
     return available_stacks(STACKS_DIR)
 

@@ -1,6 +1,6 @@
 """`python -m components ...`: a one-shot process that skips the interpreter's teardown.
 
-Two measures, both only for this entry point (importing ``components.cli`` changes neither):
+Two measures, both only for this entry point (importing ``components.cli.main`` changes neither):
 
 * The cyclic GC is off. The provider SDKs define ~100k classes on import; the collector's
   repeated passes over them cost about a third of a plan's wall time while freeing nothing
@@ -27,7 +27,7 @@ import sys
 
 gc.disable()
 
-from components.cli import main  # noqa: E402
+from components.cli.main import main  # noqa: E402
 
 # The interpreter's status when flushing stdout/stderr at exit fails (Py_RunMain).
 EXIT_FLUSH_FAILED = 120

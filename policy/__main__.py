@@ -1,6 +1,6 @@
 """Policy pack entry point: `pulumi preview --policy-pack policy` runs this file.
 
-The rules come from the project (``components.guardrails``), which requirements.txt installs into
+The rules come from the project (``components.policy.rules``), which requirements.txt installs into
 the pack's virtualenv (``-e ..``).
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 try:
-    import components.guardrails  # noqa: F401  (the project, installed by requirements.txt)
+    import components.policy.rules  # noqa: F401  (the project, installed by requirements.txt)
 except ImportError:
     # Fallback for a virtualenv without the project (e.g. only pulumi-policy installed): import
     # it from the repository this pack lives in, policy/.. .

@@ -1,4 +1,4 @@
-"""The guardrail rules of ``components.guardrails`` as pulumi-policy resource validations.
+"""The guardrail rules of ``components.policy.rules`` as pulumi-policy resource validations.
 
 One ``ResourceValidationPolicy`` per rule, enforcement mandatory. Building the list does not start
 the policy-pack server (``__main__.py`` does), so tests can call each validator directly.
@@ -29,9 +29,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from components import guardrails
-from components.config import NAMESPACE, Environment
 from components.plan.model import UNKNOWN
+from components.policy import rules as guardrails
+from components.stack.schema import NAMESPACE, Environment
 
 PACK_NAME = "tpu-pathways-guardrails"
 ENVIRONMENT_OVERRIDE = "TPU_PATHWAYS_POLICY_ENVIRONMENT"

@@ -29,7 +29,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from components.config import KueueAddon, PathwaysJobAddon  # noqa: E402
+from components.stack.schema import KueueAddon, PathwaysJobAddon  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 

@@ -21,10 +21,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from components.config import StackConfig, parse_stack_config  # noqa: E402
 from components.errors import ConfigError  # noqa: E402
 from components.plan.engine import plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
+from components.stack.schema import StackConfig, parse_stack_config  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 
@@ -110,7 +110,7 @@ CRD_SCHEMA_FILE = PROJECT_ROOT / "tests" / "data" / "pathwaysjob-v0.1.4-openapi-
 def example_plan() -> Callable[[str], Plan]:
     """Factory: the offline plan of an example stack file (stacks/Pulumi.<name>.yaml), planned
     once per session through the same loader the CLI uses. Plans are read-only."""
-    from components.stack_file import load_stack
+    from components.stack.loader import load_stack
 
     cache: dict[str, Plan] = {}
 
@@ -131,7 +131,7 @@ def cli_plan(tmp_path, capsys, monkeypatch) -> Callable[..., tuple[int, str, str
     """
     import yaml
 
-    from components import cli
+    from components.cli import main as cli
     from components.plan import engine
 
     registered: list[str] = []

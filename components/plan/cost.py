@@ -9,7 +9,7 @@ another commit is priced exactly like the current plan:
 - The CPU pool: vCPUs and memory of its machine type, times its autoscaling minimum (the
   baseline it always runs).
 
-Prices come from ``components/data/prices.yaml`` and the stack's ``pricing`` overrides, which
+Prices come from ``components/tpu/data/prices.yaml`` and the stack's ``pricing`` overrides, which
 the plan records in ``summary.cost.overrides``. A pool without a price is listed as not priced
 and left out of the totals; nothing is guessed.
 """
@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from components import catalog
-from components.config import CapacityType
-from components.machines import machine_type
 from components.plan.model import UNKNOWN
-from components.pricing import PriceTable, PricingOverrides, price_table
+from components.stack.schema import CapacityType
+from components.tpu import catalog
+from components.tpu.machines import machine_type
+from components.tpu.pricing import PriceTable, PricingOverrides, price_table
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 GIB = 1024**3

@@ -12,7 +12,7 @@ The model follows how the Pulumi engine schedules a program's registrations:
   done. A custom resource is done when it is created; a component is done when its children
   are (the SDK turns ``depends_on=[component]`` into its children; the plan already holds those
   expanded edges, the rule is here for completeness).
-- How long a resource takes comes from ``components/data/durations.yaml`` (per type, with
+- How long a resource takes comes from ``components/plan/data/durations.yaml`` (per type, with
   sources); component resources take no time unless the table lists their type (remote
   components such as ``kubernetes:yaml/v2:ConfigFile`` stand in for the objects they apply).
 
@@ -33,10 +33,10 @@ from typing import Any, TextIO
 
 import yaml
 
-from components.catalog import is_tpu_machine_type
 from components.plan.model import PlannedResource
+from components.tpu.catalog import is_tpu_machine_type
 
-DURATIONS_PATH = Path(__file__).resolve().parent.parent / "data" / "durations.yaml"
+DURATIONS_PATH = Path(__file__).resolve().parent / "data" / "durations.yaml"
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -373,7 +373,10 @@ def minutes(seconds: float) -> str:
 
 def render_text(path: CriticalPath, stack: str = "") -> str:
     title = f"Modeled critical path of `pulumi up`{f' for stack {stack!r}' if stack else ''}"
-    lines = [title, "(typical = midpoint of each low-high range in components/data/durations.yaml)"]
+    lines = [
+        title,
+        "(typical = midpoint of each low-high range in components/plan/data/durations.yaml)",
+    ]
     lines.append("")
     lines.append(f"  {'start':>7} {'finish':>7}  {'takes (low-high)':<19} resource")
     for step in path.chain:

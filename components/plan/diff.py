@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.catalog import is_tpu_machine_type
 from components.plan.cost import plan_cost
 from components.plan.critical_path import CriticalPath, critical_path
 from components.plan.model import SECRET
-from components.pricing import PriceTable
+from components.tpu.catalog import is_tpu_machine_type
+from components.tpu.pricing import PriceTable
 
 # The wire signature Pulumi gives a secret value; plan documents already hide secrets, but a
 # hand-made or older document is masked again so no secret reaches a diff.

@@ -305,7 +305,7 @@ def _footer(diffs: Sequence[StackDiff]) -> str:
     cost = next((d.cost_after or d.cost_before for d in diffs if d.cost_after or d.cost_before), {})
     table = cost.get("priceTable", {})
     prices = (
-        f"list prices from `{table.get('source', 'components/data/prices.yaml')}` "
+        f"list prices from `{table.get('source', 'components/tpu/data/prices.yaml')}` "
         f"(taken {table.get('taken', '?')}), {cost.get('hoursPerMonth', 730):g} h/month, "
         "TPU and CPU node pools only"
     )

@@ -18,10 +18,10 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.config import StackConfig
 from components.errors import ConfigError, ConfigIssue
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
+from components.stack.schema import StackConfig
 
 PROJECT = "tpu-pathways"
 
@@ -173,9 +173,9 @@ def order_resources(resources: list[PlannedResource]) -> list[PlannedResource]:
 def plan_stack(config: StackConfig, stack: str) -> Plan:
     """The offline plan of one validated stack config."""
     from components.plan.cost import cost_summary
-    from components.preflight import bucket_writers, planned_pools, preflight
-    from components.program import build_stack, tpu_summary
-    from components.shared_cluster import OUTPUT
+    from components.stack.preflight import bucket_writers, planned_pools, preflight
+    from components.stack.program import build_stack, tpu_summary
+    from components.stack.shared_cluster import OUTPUT
 
     references = {}
     if config.owner is not None and config.shared_cluster is not None:

@@ -1,0 +1,104 @@
+"""In-cluster installs from pinned upstream release manifests: JobSet, the PathwaysJob CRD and
+controller, Kueue.
+
+Each is a `kubernetes:yaml/v2:ConfigFile` of the project's official release manifest, applied
+server-side through the cluster's explicit provider (the CRDs are too large for client-side
+apply). The manifest URL is the only thing that varies, so one component serves all three.
+Why manifests rather than Helm charts: JobSet and PathwaysJob publish a single install manifest
+per release, `helm.v4.Chart` children do not inherit the chart's explicit provider
+(pulumi-kubernetes issue 3684) and its previews fail while the cluster does not exist yet
+(issue 3027).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.stack.schema import ReleaseAddon
+
+
+class ReleaseManifest(pulumi.ComponentResource):
+    """One upstream release manifest, applied server-side; ready when its workloads are."""
+
+    def __init__(
+        self,
+        name: str,
+        addon: ReleaseAddon,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:installs:ReleaseManifest", name, None, opts)
+        url, version = addon.url, addon.version
+        # Awaited (no skip_await): dependents wait until the controller Deployment is available,
+        # which matters because JobSet's webhooks fail closed until then.
+        self.manifest = k8s.yaml.v2.ConfigFile(
+            name,
+            file=url,
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=list(depends_on)
+            ),
+        )
+        self.register_outputs({"url": url, "version": version})
+
+
+# XPK raises the JobSet controller's memory limit to 1.2 MiB per node, at least 4 GiB
+# (xpk src/xpk/core/jobset.py: MEMORY_SIZE_PER_VM, MIN_MEMORY_LIMIT_SIZE): the release
+# manifest's default is too small for clusters with many TPU hosts.
+JOBSET_NAMESPACE = "jobset-system"
+JOBSET_DEPLOYMENT = "jobset-controller-manager"
+JOBSET_CONTAINER = "manager"
+_MIB_PER_NODE = 1.2
+_MIN_MIB = 4096
+
+
+def jobset_memory_mib(nodes: int) -> int:
+    """The JobSet controller's memory for a cluster of up to ``nodes`` nodes."""
+    return max(math.ceil(nodes * _MIB_PER_NODE), _MIN_MIB)
+
+
+class JobSetControllerMemory(pulumi.ComponentResource):
+    """The JobSet controller's memory, raised by a server-side patch of the installed
+    Deployment (not a copied manifest: every other field stays the release's)."""
+
+    def __init__(
+        self,
+        name: str,
+        memory_mib: int,
+        provider: k8s.Provider,
+        jobset_install: pulumi.Resource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:installs:JobSetControllerMemory", name, None, opts)
+        memory = f"{memory_mib}Mi"
+        k8s.apps.v1.DeploymentPatch(
+            name,
+            metadata=k8s.meta.v1.ObjectMetaPatchArgs(
+                name=JOBSET_DEPLOYMENT,
+                namespace=JOBSET_NAMESPACE,
+                # The release manifest's field manager owns these fields; take them over.
+                annotations={"pulumi.com/patchForce": "true"},
+            ),
+            spec=k8s.apps.v1.DeploymentSpecPatchArgs(
+                template=k8s.core.v1.PodTemplateSpecPatchArgs(
+                    spec=k8s.core.v1.PodSpecPatchArgs(
+                        containers=[
+                            k8s.core.v1.ContainerPatchArgs(
+                                name=JOBSET_CONTAINER,
+                                resources=k8s.core.v1.ResourceRequirementsPatchArgs(
+                                    limits={"memory": memory}, requests={"memory": memory}
+                                ),
+                            )
+                        ]
+                    )
+                )
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=[jobset_install]
+            ),
+        )
+        self.register_outputs({"memory": memory})

@@ -1,0 +1,163 @@
+"""The Pathways scratch bucket (every PathwaysJob's ``pathwaysDir``) and who may write to it.
+
+Upstream requires the bucket to exist before a job starts. Who needs it:
+
+- Every Pathways pod (head: resource manager, proxy and the user's container; every worker)
+  runs on the host network: the PathwaysJob controller v0.1.4 sets ``hostNetwork: true``
+  (internal/controller/pathwaysjob_controller.go ~775, 862, 873). Workload Identity does not
+  apply to host-network pods; they reach the metadata server as the node pool's service
+  account. So the node service account gets object access on this bucket (a bucket-scoped
+  grant, never a project-wide role), or every job fails on its pathwaysDir. That grant has no
+  prefix condition: every team's host-network pods share the node identity and so reach every
+  team's prefix (README: multi-tenant threat model).
+- Other pods of a team (a notebook, a data loader) use Workload Identity. Each team gets its own
+  prefix, ``gs://<bucket>/<team>/``, and its Kubernetes service accounts get ``objectUser`` on
+  that prefix only, directly (a ``principal://`` member, no key, no impersonation) with an IAM
+  condition:
+
+  - object reads, writes and deletes name the object, ``projects/_/buckets/<b>/objects/<name>``,
+    so ``resource.name.startsWith("projects/_/buckets/<b>/objects/<team>/")`` admits the team's
+    objects and no other team's;
+  - listing is checked on the bucket (``resource.name`` is ``projects/_/buckets/<b>``), where
+    that test is false; the list request's prefix is the API attribute
+    ``storage.googleapis.com/objectListPrefix``, so a list is admitted only when its prefix lies
+    inside the team's (a list without a prefix, or with another team's, is refused).
+
+  Source: Cloud Storage IAM Conditions, "resource.name" of objects and the storage API
+  attributes of the IAM Conditions attribute reference; conditions need uniform bucket-level
+  access, which the created bucket enforces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.stack.schema import StackConfig, TeamConfig, team_prefix
+
+OBJECT_READ_WRITE = "roles/storage.objectUser"
+
+
+def workload_identity_principal(
+    project_number: str, project_id: str, namespace: str, service_account: str
+) -> str:
+    pool = f"{project_id}.svc.id.goog"
+    return (
+        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/"
+        f"workloadIdentityPools/{pool}/subject/ns/{namespace}/sa/{service_account}"
+    )
+
+
+class ScratchBucket(pulumi.ComponentResource):
+    bucket_name: pulumi.Output[str]
+    url: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        teams: Sequence[TeamConfig],
+        cluster_ready: Sequence[pulumi.Resource],
+        node_service_account: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:storage:ScratchBucket", name, None, opts)
+        cfg, project = config.scratch_bucket, config.gcp.project
+        if cfg.create:
+            bucket = gcp.storage.Bucket(
+                name,
+                name=config.bucket_name,
+                project=project,
+                location=config.gcp.region.upper(),
+                uniform_bucket_level_access=True,
+                public_access_prevention="enforced",
+                force_destroy=cfg.delete_on_destroy,
+                lifecycle_rules=[
+                    gcp.storage.BucketLifecycleRuleArgs(
+                        action=gcp.storage.BucketLifecycleRuleActionArgs(type="Delete"),
+                        condition=gcp.storage.BucketLifecycleRuleConditionArgs(
+                            age=cfg.retention_days
+                        ),
+                    )
+                ],
+                labels={"managed-by": "tpu-pathways", "purpose": "pathways-scratch"},
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    protect=config.protects_state,
+                    # Scratch state outlives a `pulumi destroy` unless the stack opts in.
+                    retain_on_delete=not cfg.delete_on_destroy,
+                    # Bucket names are global and the location is fixed at creation: a region
+                    # change would plan a replacement whose new bucket cannot be created while
+                    # the old one holds the name (and, without protect, deletes the scratch
+                    # data). The bucket stays where it was created; the preview lists the
+                    # location change as ignored. To move it, give scratchBucket.name a new name.
+                    ignore_changes=["location"],
+                ),
+            )
+            bucket_name: pulumi.Input[str] = bucket.name
+        else:
+            bucket_name = config.bucket_name
+
+        grants: list[pulumi.Resource] = [bucket] if cfg.create else []
+        if node_service_account is not None:
+            # Pathways pods act as the node service account (host network): see above.
+            node_member = pulumi.Output.from_input(node_service_account).apply(
+                lambda email: f"serviceAccount:{email}"
+            )
+            grants.append(
+                gcp.storage.BucketIAMMember(
+                    f"{name}-nodes",
+                    bucket=bucket_name,
+                    role=OBJECT_READ_WRITE,
+                    member=node_member,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
+        project_number = gcp.organizations.get_project_output(project_id=project).number
+        for team, account in _workload_accounts(teams):
+            member = project_number.apply(
+                lambda number, team=team, account=account: workload_identity_principal(
+                    number, project, team, account
+                )
+            )
+            member_grant = gcp.storage.BucketIAMMember(
+                f"{name}-{team}-{account}",
+                bucket=bucket_name,
+                role=OBJECT_READ_WRITE,
+                member=member,
+                condition=team_prefix_condition(config.bucket_name, team),
+                # The workload identity pool exists once the cluster does.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(cluster_ready)),
+            )
+            grants.append(member_grant)
+        # What a PathwaysJob must wait for: the bucket and every grant on it.
+        self.grants = grants
+        self.bucket_name = pulumi.Output.from_input(bucket_name)
+        self.url = self.bucket_name.apply(lambda n: f"gs://{n}")
+        self.register_outputs({"bucket_name": self.bucket_name, "url": self.url})
+
+
+def team_prefix_expression(bucket: str, team: str) -> str:
+    """CEL for "an object under the team's prefix, or a list of it" (see the module doc)."""
+    prefix = team_prefix(team)
+    return (
+        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}") || '
+        f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}")'
+    )
+
+
+def team_prefix_condition(bucket: str, team: str) -> gcp.storage.BucketIAMMemberConditionArgs:
+    return gcp.storage.BucketIAMMemberConditionArgs(
+        title=f"team {team} prefix only",
+        description=f"Objects under gs://{bucket}/{team_prefix(team)} and lists of that prefix",
+        expression=team_prefix_expression(bucket, team),
+    )
+
+
+def _workload_accounts(teams: Sequence[TeamConfig]) -> list[tuple[str, str]]:
+    """(namespace, service account) pairs that get the bucket through Workload Identity: each
+    team's workload account. Pathways pods do not need one (host network, node identity), so
+    a namespace's `default` account gets nothing."""
+    return [(team.name, team.service_account) for team in teams]

@@ -1,0 +1,220 @@
+"""The diff options of `python -m components plan`:
+
+    plan --stack NAME --diff BASE.json [--format text|markdown|json]
+    plan --all --diff-dir BASE_DIR --format markdown     # what the PR workflow posts
+
+``BASE.json`` is a saved ``plan --json`` (e.g. of the PR's base commit); ``BASE_DIR`` holds one
+``<stack>.json`` per stack. A stack missing from ``BASE_DIR`` is new (everything added); a base
+plan whose stack is gone is shown as removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.plan.diff import StackDiff, diff_plans
+from components.plan.diff_render import FORMATS, render
+from components.plan.model import PlanDocument
+
+EXIT_PLAN_FAILED = 1
+_PLAN_JSON = "give a file written by `python -m components plan --stack NAME --json`"
+
+
+def add_arguments(plan: argparse.ArgumentParser) -> None:
+    """The diff options, on the `plan` subcommand's parser."""
+    plan.add_argument(
+        "--diff", type=Path, metavar="BASE.json", help="compare with a saved `plan --json`"
+    )
+    plan.add_argument(
+        "--diff-dir",
+        type=Path,
+        metavar="BASE_DIR",
+        help="compare with BASE_DIR/<stack>.json (with --all: every stack)",
+    )
+    plan.add_argument(
+        "--all", action="store_true", help="diff every stack of stacks/ (with --diff-dir)"
+    )
+    plan.add_argument(
+        "--format", metavar="FORMAT", help=f"diff output: {', '.join(FORMATS)} (default text)"
+    )
+
+
+def _error(key: str, message: str) -> ConfigError:
+    return ConfigError([ConfigIssue(key, message)], "plan")
+
+
+def run(args: argparse.Namespace) -> int | None:
+    """Run the diff the arguments ask for and return the exit code; None for a plain plan."""
+    if not (args.diff or args.diff_dir or args.all):
+        if args.format is not None:
+            raise _error("--format", "only with --diff or --diff-dir")
+        if args.stack is None:
+            raise _error("--stack", "required: a stack name (or --all with --diff-dir)")
+        return None
+    fmt = _format(args)
+    _check_combination(args)
+    from components.stack.loader import STACKS_DIR
+
+    stacks_dir = args.stacks_dir or STACKS_DIR
+    if args.all:
+        diffs = diff_all(stacks_dir, args.diff_dir)
+    else:
+        base = args.diff if args.diff is not None else args.diff_dir / f"{args.stack}.json"
+        argument = "--diff" if args.diff is not None else "--diff-dir"
+        before = load_plan_document(base, argument, missing_ok=args.diff is None)
+        if before is not None and before.get("stack") != args.stack:
+            raise _error(
+                argument, f"{base} is the plan of stack {before.get('stack')!r}, not {args.stack!r}"
+            )
+        diffs = [diff_plans(before, current_plan(args.stack, stacks_dir))]
+    sys.stdout.write(render(diffs, fmt))
+    return EXIT_PLAN_FAILED if any(d.error for d in diffs) else 0
+
+
+def _format(args: argparse.Namespace) -> str:
+    fmt = args.format or ("json" if args.json else "text")
+    if fmt not in FORMATS:
+        raise _error("--format", f"{fmt!r} is not a diff format; allowed: {', '.join(FORMATS)}")
+    return fmt
+
+
+def _check_combination(args: argparse.Namespace) -> None:
+    if args.diff is not None and args.diff_dir is not None:
+        raise _error("--diff", "give either --diff BASE.json or --diff-dir BASE_DIR, not both")
+    if args.all and args.stack is not None:
+        raise _error("--all", "give either --stack NAME or --all, not both")
+    if args.all and args.diff_dir is None:
+        raise _error("--all", "needs --diff-dir BASE_DIR (one <stack>.json per stack)")
+    if not args.all and args.stack is None:
+        raise _error("--stack", "required with --diff (or use --all with --diff-dir)")
+    if args.diff_dir is not None and not args.diff_dir.is_dir():
+        raise _error("--diff-dir", f"{args.diff_dir} is not a directory of `plan --json` files")
+    for flag, value in (("--out", args.out), ("--policy", getattr(args, "policy", False))):
+        if value:
+            raise _error(flag, "not with --diff or --diff-dir; run it on a plain plan")
+
+
+# Bounds on what is read. The example stacks' plans are 8-13 levels deep and 8-55 KB
+# (`plan --stack S --json`); a plan grows with resources, not depth, so these leave ample room.
+MAX_PLAN_BYTES = 64 * 2**20
+MAX_PLAN_DEPTH = 64
+
+
+def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> dict | None:
+    """A saved ``plan --json``; None if it is missing and that is allowed (a new stack).
+
+    The document must match the plan document's schema (``PlanDocument``); anything else is
+    refused with a message, never followed into the diff."""
+    if not path.exists():
+        if missing_ok:
+            return None
+        raise _error(argument, f"cannot read {path}: no such file; {_PLAN_JSON}")
+    document = _parse_json(_read_bounded(path, argument), path, argument)
+    if (depth := _depth(document)) > MAX_PLAN_DEPTH:
+        raise _error(
+            argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
+        )
+    try:
+        PlanDocument.model_validate(document)
+    except ValidationError as exc:
+        raise ConfigError(
+            [ConfigIssue(argument, f"{path}, {i}") for i in _schema_issues(exc)]
+            + [ConfigIssue(argument, f"{path} is not a plan document; {_PLAN_JSON}")],
+            "plan",
+        ) from None
+    from components.plan.cost import overrides_of
+
+    try:
+        overrides_of(document)
+    except ValidationError:
+        raise _error(
+            argument, f"{path} has unreadable summary.cost.overrides; " + _PLAN_JSON
+        ) from None
+    return document
+
+
+def _read_bounded(path: Path, argument: str) -> str:
+    try:
+        with path.open("rb") as stream:  # /dev/zero or a huge file: stop after the limit
+            data = stream.read(MAX_PLAN_BYTES + 1)
+        if len(data) > MAX_PLAN_BYTES:
+            raise _error(
+                argument,
+                f"{path} is larger than {MAX_PLAN_BYTES} bytes, more than any plan; {_PLAN_JSON}",
+            )
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _error(argument, f"cannot read {path}: {exc}; {_PLAN_JSON}") from None
+
+
+def _parse_json(text: str, path: Path, argument: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"{path} is not JSON ({exc.msg}, line {exc.lineno}); {_PLAN_JSON}"
+        raise _error(argument, message) from None
+    except RecursionError:
+        message = f"{path} is nested too deeply to be a plan; {_PLAN_JSON}"
+        raise _error(argument, message) from None
+
+
+def _depth(document: Any) -> int:
+    """Nesting depth of a JSON value, without recursion."""
+    deepest, stack = 0, [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_PLAN_DEPTH:
+            break
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, dict | list):
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _schema_issues(exc: ValidationError) -> list[ConfigIssue]:
+    issues = issues_from_validation(exc, PlanDocument)
+    if len(issues) > 10:
+        issues = [*issues[:10], ConfigIssue("", f"and {len(issues) - 10} more problems")]
+    return issues
+
+
+def current_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
+    """The stack's plan now, as the JSON document `plan --json` prints."""
+    from components.plan.engine import plan_stack
+    from components.plan.render import render_json
+    from components.stack.loader import load_stack
+
+    return json.loads(render_json(plan_stack(load_stack(stack, stacks_dir), stack)))
+
+
+def diff_all(stacks_dir: Path, base_dir: Path) -> list[StackDiff]:
+    """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
+    from components.stack.loader import available_stacks
+
+    stacks = available_stacks(stacks_dir)
+    base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)
+    diffs = []
+    for stack in sorted([*stacks, *base_only]):
+        try:  # one unreadable base or stack file is reported with its stack; the rest go on
+            before = load_plan_document(base_dir / f"{stack}.json", "--diff-dir", missing_ok=True)
+        except ConfigError as exc:
+            diffs.append(StackDiff(stack=stack, error=str(exc)))
+            continue
+        if stack in base_only:
+            diffs.append(diff_plans(before, None))
+            continue
+        try:
+            after = current_plan(stack, stacks_dir)
+        except ConfigError as exc:
+            diffs.append(StackDiff(stack=stack, error=str(exc)))
+            continue
+        diffs.append(diff_plans(before, after))
+    return diffs

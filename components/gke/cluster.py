@@ -1,0 +1,235 @@
+"""The GKE Standard cluster, and the explicit Kubernetes provider every in-cluster object uses.
+
+``GkeCluster`` creates the cluster (with its network and node service account);
+``ExistingCluster`` targets one another stack or XPK made. Both expose the same surface, so
+node pools, installs and workloads do not care which one they got.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from components.gke.kubeconfig import gke_kubeconfig
+from components.gke.network import PODS_RANGE, SERVICES_RANGE, ClusterNetwork, PathwaysPortsFirewall
+from components.gke.node_identity import NodeServiceAccount
+from components.stack.schema import StackConfig
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+class ClusterTarget(pulumi.ComponentResource):
+    """What the rest of the program needs from a cluster, created or existing."""
+
+    cluster_name: pulumi.Output[str]
+    location: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    # The resources in-cluster installs must wait for (the control plane, not node pools).
+    control_plane: list[pulumi.Resource]
+
+    def _finish(self) -> None:
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "location": self.location,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    def _make_provider(self, name: str, kubeconfig: pulumi.Input[str] | None, context=None):
+        # server-side apply: the JobSet and PathwaysJob CRDs are too large for client-side apply.
+        return k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=kubeconfig,
+            context=context,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+
+class GkeCluster(ClusterTarget):
+    """A VPC-native GKE Standard cluster shaped for TPU + Pathways (as XPK builds it)."""
+
+    node_service_account: pulumi.Output[str]
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
+        cfg, project = config.cluster, config.gcp.project
+        # Production protects what the cluster stands on; children inherit it from the component.
+        protected = pulumi.ResourceOptions(parent=self, protect=config.protects_state)
+
+        if cfg.network.create:
+            network = ClusterNetwork(
+                f"{name}-net", config.gcp, cfg.network, config.private_nodes, opts=protected
+            )
+            network_name, subnetwork_name = network.network_name, network.subnetwork_name
+            ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=PODS_RANGE,
+                services_secondary_range_name=SERVICES_RANGE,
+            )
+            nodes_range: pulumi.Input[str] = cfg.network.nodes_cidr
+        else:
+            network_name = pulumi.Output.from_input(cfg.network.existing_network)
+            subnetwork_name = pulumi.Output.from_input(cfg.network.existing_subnetwork)
+            ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_ipv4_cidr_block=cfg.network.pods_cidr,
+                services_ipv4_cidr_block=cfg.network.services_cidr,
+            )
+            # The nodes' addresses are the existing subnetwork's primary range.
+            nodes_range = gcp.compute.get_subnetwork_output(
+                name=cfg.network.existing_subnetwork, region=config.gcp.region, project=project
+            ).ip_cidr_range
+        node_sa = NodeServiceAccount(f"{name}-nodes", project, cfg.name, opts=protected)
+        PathwaysPortsFirewall(
+            f"{name}-pathways-ports",
+            project=project,
+            network=network_name,
+            cluster_ranges=[nodes_range, cfg.network.pods_cidr],
+            node_service_account=node_sa.email,
+            opts=protected,
+        )
+        location = config.gcp.region if cfg.regional else config.gcp.zone
+
+        cluster = gcp.container.Cluster(
+            name,
+            name=cfg.name,
+            project=project,
+            location=location,
+            node_locations=[config.gcp.zone] if cfg.regional else None,
+            deletion_protection=cfg.deletion_protection,
+            # Pulumi's way to get a cluster without GKE's default pool: create one node, drop it.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            # The short-lived default pool must not run as the default compute service account.
+            node_config=gcp.container.ClusterNodeConfigArgs(
+                service_account=node_sa.email,
+                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                    enable_secure_boot=True, enable_integrity_monitoring=True
+                ),
+                workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+            ),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(
+                channel=cfg.release_channel.value
+            ),
+            network=network_name,
+            subnetwork=subnetwork_name,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=ip_allocation,
+            datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2
+            # v6e pools use accelerator_network_profile "auto" (extra NICs through GKE's
+            # networking DRA driver), which needs a multi-networking cluster; XPK creates every
+            # cluster with --enable-multi-networking (xpk src/xpk/commands/cluster.py).
+            # Multi-networking requires Dataplane V2, set above. A create-time setting: turning
+            # it on later replaces the cluster.
+            enable_multi_networking=_needs_multi_networking(config) or None,
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=f"{project}.svc.id.goog"
+            ),
+            addons_config=gcp.container.ClusterAddonsConfigArgs(
+                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
+                    enabled=True
+                ),
+            ),
+            control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+                dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                    allow_external_traffic=True
+                ),
+            ),
+            private_cluster_config=(
+                gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True)
+                if config.private_nodes
+                else None
+            ),
+            master_authorized_networks_config=_authorized_networks(config),
+            enable_shielded_nodes=True,
+            enable_legacy_abac=False,
+            resource_labels=_labels(config),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=config.protects_state,
+                # node_config only shapes the temporary default pool; changing it would
+                # otherwise replace the whole cluster.
+                ignore_changes=["nodeConfig", "initialNodeCount"],
+            ),
+        )
+
+        dns_endpoint = cluster.control_plane_endpoints_config.apply(
+            lambda c: c.dns_endpoint_config.endpoint if c and c.dns_endpoint_config else None
+        )
+        self.cluster_name = cluster.name
+        self.location = cluster.location
+        self.endpoint = dns_endpoint
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(cluster.name, dns_endpoint).apply(
+                lambda args: gke_kubeconfig(f"gke_{project}_{location}_{args[0]}", args[1])
+            )
+        )
+        self.node_service_account = node_sa.email
+        self.control_plane = [cluster]
+        self.provider = self._make_provider(name, self.kubeconfig)
+        self._finish()
+
+
+class ExistingCluster(ClusterTarget):
+    """A cluster this stack does not own: only the provider that reaches it is created."""
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("tpu-pathways:cluster:ExistingCluster", name, None, opts)
+        existing = config.cluster.existing
+        assert existing is not None  # the caller picks this class only for existing clusters
+        if existing.kubeconfig_context is not None:
+            self.cluster_name = pulumi.Output.from_input(config.cluster.name)
+            self.location = pulumi.Output.from_input(config.gcp.region)
+            self.endpoint = pulumi.Output.from_input(
+                f"kubeconfig context {existing.kubeconfig_context}"
+            )
+            self.kubeconfig = pulumi.Output.secret("")
+            self.provider = self._make_provider(name, None, context=existing.kubeconfig_context)
+        else:
+            found = gcp.container.get_cluster_output(
+                name=existing.name, location=existing.location, project=config.gcp.project
+            )
+            dns_endpoint = found.control_plane_endpoints_configs.apply(
+                lambda cs: cs[0].dns_endpoint_configs[0].endpoint
+            )
+            self.cluster_name = found.name
+            self.location = found.location
+            self.endpoint = dns_endpoint
+            context = f"gke_{config.gcp.project}_{existing.location}_{existing.name}"
+            self.kubeconfig = pulumi.Output.secret(
+                dns_endpoint.apply(lambda endpoint: gke_kubeconfig(context, endpoint))
+            )
+            self.provider = self._make_provider(name, self.kubeconfig)
+        self.control_plane = []
+        self._finish()
+
+
+def _authorized_networks(config: StackConfig):
+    """Authorized networks are always on: with none listed, the IP endpoint takes no traffic
+    from outside Google Cloud and the IAM-gated DNS endpoint is the way in."""
+    return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+        cidr_blocks=[
+            gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                cidr_block=n.cidr, display_name=n.display_name or None
+            )
+            for n in config.cluster.authorized_networks
+        ]
+    )
+
+
+def _needs_multi_networking(config: StackConfig) -> bool:
+    return any(pool.shape.needs_accelerator_network_profile for pool in config.tpu_pools)
+
+
+def _labels(config: StackConfig) -> dict[str, str]:
+    labels = {"managed-by": "tpu-pathways", "environment": config.environment.value}
+    if config.team:
+        labels["team"] = config.team
+    return labels

@@ -1,0 +1,171 @@
+"""The cluster's dedicated VPC: subnetwork with pod/service ranges, internal firewall, and a
+Cloud Router + NAT when nodes are private.
+
+TPU multislice traffic crosses the data-center network between slices; a VPC with MTU 8896
+(instead of the default 1460) is what large TPU deployments use for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.stack.schema import GcpConfig, NetworkConfig
+
+PODS_RANGE = "pods"
+SERVICES_RANGE = "services"
+
+# Ports the PathwaysJob controller v0.1.4 binds on the node's own address (every Pathways pod
+# uses the host network), from google/pathways-job internal/controller/pathwaysjob_controller.go:
+# head pod: proxy 29000 (PathwaysProxyPort), resource manager 29001 (PathwaysRMPort) and 29002;
+# worker pods: 29005 (PathwaysWorkerPort), 29006, 8471 and 8080; the colocated Python sidecar on
+# workers: 50051.
+PATHWAYS_HEAD_PORTS: tuple[str, ...] = ("29000", "29001", "29002")
+PATHWAYS_WORKER_PORTS: tuple[str, ...] = ("29005", "29006", "8471", "8080", "50051")
+PATHWAYS_PORTS: tuple[str, ...] = PATHWAYS_HEAD_PORTS + PATHWAYS_WORKER_PORTS
+# Firewall priorities (lower wins): both rules sit above the default 1000 of any allow rule the
+# VPC already has (e.g. the default network's default-allow-internal, or 0.0.0.0/0 rules).
+ALLOW_FROM_CLUSTER_PRIORITY = 800
+DENY_FROM_ELSEWHERE_PRIORITY = 810
+ANYWHERE = "0.0.0.0/0"
+
+
+class ClusterNetwork(pulumi.ComponentResource):
+    """A VPC, one regional subnetwork and the firewall and NAT the cluster needs."""
+
+    network_name: pulumi.Output[str]
+    subnetwork_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        gcp_config: GcpConfig,
+        network: NetworkConfig,
+        private_nodes: bool,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:network:ClusterNetwork", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        project, region = gcp_config.project, gcp_config.region
+
+        vpc = gcp.compute.Network(
+            name,
+            name=name,
+            project=project,
+            auto_create_subnetworks=False,
+            routing_mode="REGIONAL",
+            mtu=network.mtu,
+            opts=child,
+        )
+        subnet = gcp.compute.Subnetwork(
+            f"{name}-subnet",
+            name=f"{name}-subnet",
+            project=project,
+            region=region,
+            network=vpc.name,
+            ip_cidr_range=network.nodes_cidr,
+            private_ip_google_access=True,
+            secondary_ip_ranges=[
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=PODS_RANGE, ip_cidr_range=network.pods_cidr
+                ),
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=SERVICES_RANGE, ip_cidr_range=network.services_cidr
+                ),
+            ],
+            opts=child,
+        )
+        # Pathways workers use host networking across slices; allow node and pod ranges to talk.
+        gcp.compute.Firewall(
+            f"{name}-allow-internal",
+            name=f"{name}-allow-internal",
+            project=project,
+            network=vpc.name,
+            direction="INGRESS",
+            source_ranges=[network.nodes_cidr, network.pods_cidr],
+            allows=[
+                gcp.compute.FirewallAllowArgs(protocol="tcp"),
+                gcp.compute.FirewallAllowArgs(protocol="udp"),
+                gcp.compute.FirewallAllowArgs(protocol="icmp"),
+            ],
+            opts=child,
+        )
+        if private_nodes:
+            router = gcp.compute.Router(
+                f"{name}-router",
+                name=f"{name}-router",
+                project=project,
+                region=region,
+                network=vpc.name,
+                opts=child,
+            )
+            gcp.compute.RouterNat(
+                f"{name}-nat",
+                name=f"{name}-nat",
+                project=project,
+                region=region,
+                router=router.name,
+                nat_ip_allocate_option="AUTO_ONLY",
+                source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
+                opts=child,
+            )
+
+        self.network_name = vpc.name
+        self.subnetwork_name = subnet.name
+        self.register_outputs(
+            {"network_name": self.network_name, "subnetwork_name": self.subnetwork_name}
+        )
+
+
+class PathwaysPortsFirewall(pulumi.ComponentResource):
+    """Admit the host-network Pathways ports only from the cluster's own node and pod ranges.
+
+    NetworkPolicy does not govern host-network pods, so these ports on the node IPs are open to
+    whatever the VPC firewall admits. Two rules on the nodes (targeted by the node service
+    account, so they also hold on an existing VPC): allow the cluster's ranges, then deny
+    everyone else, both ahead of the VPC's own allow rules.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        project: str,
+        network: pulumi.Input[str],
+        cluster_ranges: Sequence[pulumi.Input[str]],
+        node_service_account: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:network:PathwaysPortsFirewall", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ports = [gcp.compute.FirewallAllowArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))]
+        targets = [node_service_account]
+        gcp.compute.Firewall(
+            f"{name}-allow",
+            name=f"{name}-allow",
+            project=project,
+            network=network,
+            direction="INGRESS",
+            priority=ALLOW_FROM_CLUSTER_PRIORITY,
+            source_ranges=list(cluster_ranges),
+            target_service_accounts=targets,
+            allows=ports,
+            description="Pathways host-network ports: the cluster's own node and pod ranges",
+            opts=child,
+        )
+        gcp.compute.Firewall(
+            f"{name}-deny",
+            name=f"{name}-deny",
+            project=project,
+            network=network,
+            direction="INGRESS",
+            priority=DENY_FROM_ELSEWHERE_PRIORITY,
+            source_ranges=[ANYWHERE],
+            target_service_accounts=targets,
+            denies=[gcp.compute.FirewallDenyArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))],
+            description="Pathways host-network ports: nobody outside the cluster",
+            opts=child,
+        )
+        self.register_outputs({})

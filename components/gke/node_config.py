@@ -1,0 +1,84 @@
+"""Node settings every pool of the cluster shares: identity, metadata server, shielded boot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.stack.schema import TpuPoolConfig
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+@dataclass(frozen=True)
+class PoolTarget:
+    """Where a node pool goes and what its nodes run as: the same for every pool of a stack."""
+
+    project: str
+    region: str
+    zone: str
+    cluster_name: pulumi.Input[str]
+    location: pulumi.Input[str]
+    service_account: pulumi.Input[str]
+    team: str
+    protect: bool
+
+
+def node_pool_config(
+    machine_type: str,
+    service_account: pulumi.Input[str],
+    labels: dict[str, str],
+    disk_size_gb: int | None = None,
+    **capacity: object,
+) -> gcp.container.NodePoolNodeConfigArgs:
+    """A node config: dedicated service account (IAM decides access, hence the broad scope),
+    GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring.
+    ``capacity`` carries spot / flex_start / reservation_affinity."""
+    return gcp.container.NodePoolNodeConfigArgs(
+        machine_type=machine_type,
+        service_account=service_account,
+        oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+        disk_size_gb=disk_size_gb,
+        labels=labels,
+        gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
+        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+            mode="GKE_METADATA"
+        ),
+        shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+            enable_secure_boot=True, enable_integrity_monitoring=True
+        ),
+        metadata={"disable-legacy-endpoints": "true"},
+        **capacity,
+    )
+
+
+# v6e pools with accelerator_network_profile "auto" carry this label, as XPK creates them
+# (xpk src/xpk/core/nodepool.py: --accelerator-network-profile=auto together with
+# --node-labels=cloud.google.com/gke-networking-dra-driver=true): GKE's networking DRA driver
+# is scheduled onto the nodes that carry it, and attaches the pool's extra accelerator NICs.
+DRA_DRIVER_LABEL = "cloud.google.com/gke-networking-dra-driver"
+
+
+# The reservation a pool's nodes consume, as a label this project sets itself, so a workload can
+# select it. (Whether GKE labels nodes of a Standard node pool with the reservation's name is
+# not confirmed in its documentation, so the preflight does not assume it.)
+RESERVATION_LABEL = "tpu-pathways/reservation"
+
+
+def tpu_pool_labels(team: str, pool: TpuPoolConfig) -> dict[str, str]:
+    """The labels a TPU pool's node config sets (GKE adds its own TPU labels)."""
+    labels = pool_labels(team, pool.name)
+    if pool.shape.needs_accelerator_network_profile:
+        labels[DRA_DRIVER_LABEL] = "true"
+    if pool.capacity.reservation is not None:
+        labels[RESERVATION_LABEL] = pool.capacity.reservation.rsplit("/", 1)[-1]
+    return labels
+
+
+def pool_labels(team: str, pool: str) -> dict[str, str]:
+    labels = {"tpu-pathways/pool": pool}
+    if team:
+        labels["tpu-pathways/team"] = team
+    return labels

@@ -1,0 +1,204 @@
+"""TPU node pools: one GKE node pool per slice, shaped from the TPU catalog.
+
+A multislice of N slices is N node pools of identical shape, each with as many nodes as the
+slice has hosts. Multi-host slices need COMPACT placement with the slice topology so GKE places
+the VMs on one ICI-connected block; GKE rejects a topology on single-host pools.
+
+Multi-host Ironwood slices (tpu7x, tpu7) are placed differently: GKE creates their node pools
+with a Compute Engine workload policy (a regional resource policy of type HIGH_THROUGHPUT whose
+accelerator topology is the slice topology), named in ``placementPolicy.policyName``, instead of
+COMPACT placement with a TPU topology (GKE docs, "About Ironwood (TPU7x) in GKE": the workload
+policy "replaces the --tpu-topology flag"). A COMPACT placement is refused for these machine
+types ("Creation of a managed instance group with tpu7x-standard-4t machine type with placement
+policy is not supported. Use workload policy instead.", as reported in vllm-project/ci-infra
+PR #547). XPK 1.16 does the same (xpk/core/nodepool.py: ``ensure_resource_policy_exists`` runs
+``gcloud beta compute resource-policies create workload-policy <name> --region=<region of the
+zone> --type=HIGH_THROUGHPUT --accelerator-topology=<topology>``; the node pool gets
+``--placement-policy=<name>`` and neither ``--placement-type=COMPACT`` nor ``--tpu-topology``).
+XPK shares one policy per shape ("<device type>-<topology>-placement-policy") across every
+cluster of the region; here each pool owns one policy, shared by its slices (all of one shape),
+so a stack never depends on, or deletes, a policy another stack uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.gke.node_config import PoolTarget, node_pool_config, tpu_pool_labels
+from components.stack.schema import CapacityType, TpuPoolConfig
+
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+# Multi-host TPU pools: GKE's recommended pod density for TPU hosts (XPK uses the same).
+MULTI_HOST_MAX_PODS_PER_NODE = 15
+# Compute Engine's workload policy type that co-locates the VMs for throughput (ML training);
+# the only one GKE accepts for TPU slices (GKE docs, "About Ironwood (TPU7x) in GKE").
+WORKLOAD_POLICY_TYPE = "HIGH_THROUGHPUT"
+# Compute Engine resource names: RFC 1035 labels of at most 63 characters.
+GCE_NAME_MAX = 63
+
+
+class TpuNodePool(pulumi.ComponentResource):
+    """All slices of one TPU pool of the stack config."""
+
+    node_pool_names: pulumi.Output[list[str]]
+
+    def __init__(
+        self,
+        name: str,
+        pool: TpuPoolConfig,
+        target: PoolTarget,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:nodepool:TpuNodePool", name, None, opts)
+        shape = pool.shape
+        flex = pool.capacity.type is CapacityType.FLEX_START
+        workload_policy = (
+            _workload_policy(name, shape.topology, target, self)
+            if shape.needs_workload_policy
+            else None
+        )
+        slices = []
+        for index, node_pool_name in enumerate(pool.node_pool_names()):
+            slices.append(
+                gcp.container.NodePool(
+                    f"{name}-{index}",
+                    name=node_pool_name,
+                    project=target.project,
+                    cluster=target.cluster_name,
+                    location=target.location,
+                    node_locations=[target.zone],
+                    node_count=None if flex else shape.hosts,
+                    initial_node_count=0 if flex else None,
+                    autoscaling=_flex_autoscaling(shape.hosts) if flex else None,
+                    management=gcp.container.NodePoolManagementArgs(
+                        # Flex-start VMs are not repaired in place; GKE re-provisions them.
+                        auto_repair=not flex,
+                        auto_upgrade=True,
+                    ),
+                    placement_policy=_placement(shape.multi_host, shape.topology, workload_policy),
+                    max_pods_per_node=MULTI_HOST_MAX_PODS_PER_NODE if shape.multi_host else None,
+                    network_config=(
+                        gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
+                        if shape.needs_accelerator_network_profile
+                        else None
+                    ),
+                    node_config=node_pool_config(
+                        shape.machine_type,
+                        target.service_account,
+                        tpu_pool_labels(target.team, pool),
+                        **_capacity_args(pool),
+                    ),
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        protect=target.protect,
+                        # GKE node pool names are fixed: a replacement deletes the old slice first.
+                        delete_before_replace=True,
+                        # A slice is its topology on its machine type. The provider would update
+                        # these in place (a rolling recreate of the slice's VMs, or nothing);
+                        # say in the preview what really happens: the slice is replaced.
+                        # A workload-policy slice takes its topology from the policy, whose
+                        # name carries the topology: a new name is a new slice.
+                        replace_on_changes=[
+                            "placementPolicy.tpuTopology",
+                            "placementPolicy.policyName",
+                            "nodeConfig.machineType",
+                        ],
+                        ignore_changes=_ignored_placement(shape.multi_host, workload_policy),
+                    ),
+                )
+            )
+        self.node_pool_names = pulumi.Output.all(*[s.name for s in slices])
+        self.register_outputs({"node_pool_names": self.node_pool_names})
+
+
+def workload_policy_name(component_name: str, topology: str) -> str:
+    """The pool's workload policy name: ``<component name>-<topology>``, a valid Compute Engine
+    name. The topology is in the name so a changed topology is a new policy, created before the
+    old one (still used by the old slices) is deleted. Names over 63 characters keep a prefix
+    and end in a digest of the full name, so they stay unique and stable."""
+    full = f"{component_name}-{topology}"
+    if len(full) <= GCE_NAME_MAX:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:8]
+    return f"{full[: GCE_NAME_MAX - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def _workload_policy(
+    name: str, topology: str, target: PoolTarget, parent: pulumi.Resource
+) -> gcp.compute.ResourcePolicy:
+    """The HIGH_THROUGHPUT workload policy every slice of a multi-host Ironwood pool names. It
+    lives in the node pools' project and region (GKE requires both to match)."""
+    return gcp.compute.ResourcePolicy(
+        f"{name}-workload-policy",
+        name=workload_policy_name(name, topology),
+        project=target.project,
+        region=target.region,
+        description=f"Placement of the {topology} TPU slices of node pool group {name}",
+        workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+            type=WORKLOAD_POLICY_TYPE, accelerator_topology=topology
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, protect=target.protect),
+    )
+
+
+def _placement(
+    multi_host: bool, topology: str, workload_policy: gcp.compute.ResourcePolicy | None
+) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+    """Where GKE puts a slice's VMs: nothing to place for one host; a named workload policy for
+    Ironwood; COMPACT placement with the TPU topology for every other generation."""
+    if not multi_host:
+        return None
+    if workload_policy is not None:
+        # No placement type: COMPACT asks GKE for a group placement policy, which Compute Engine
+        # refuses next to a workload policy (XPK 1.16 passes only --placement-policy; GKE then
+        # stores policyName with no type, vllm-project/ci-infra PR #547). The provider's
+        # schema makes `type` required; the empty string sends none.
+        return gcp.container.NodePoolPlacementPolicyArgs(type="", policy_name=workload_policy.name)
+    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=topology)
+
+
+def _ignored_placement(
+    multi_host: bool, workload_policy: gcp.compute.ResourcePolicy | None
+) -> list[str] | None:
+    """Placement fields GKE reads back differently from what was sent. GKE can read back an
+    empty placement type for TPU pools; for a workload-policy slice it also stores the
+    policy's topology as tpuTopology (vllm-project/ci-infra PR #547), which was never sent.
+    Without these every refresh would show a diff and replace the slice (provider drift)."""
+    if not multi_host:
+        return None
+    if workload_policy is not None:
+        return ["placementPolicy.type", "placementPolicy.tpuTopology"]
+    return ["placementPolicy.type"]
+
+
+def _flex_autoscaling(hosts: int) -> gcp.container.NodePoolAutoscalingArgs:
+    # Flex-start (DWS) grows the pool from zero to a whole slice when capacity is granted.
+    return gcp.container.NodePoolAutoscalingArgs(
+        total_min_node_count=0, total_max_node_count=hosts, location_policy="ANY"
+    )
+
+
+def _capacity_args(pool: TpuPoolConfig) -> dict[str, object]:
+    """Node config keys for the pool's capacity type (on-demand needs none)."""
+    kind = pool.capacity.type
+    if kind is CapacityType.SPOT:
+        return {"spot": True}
+    if kind is CapacityType.FLEX_START:
+        return {
+            "flex_start": True,
+            "reservation_affinity": gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+                consume_reservation_type="NO_RESERVATION"
+            ),
+        }
+    if kind is CapacityType.RESERVATION:
+        return {
+            "reservation_affinity": gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+                consume_reservation_type="SPECIFIC_RESERVATION",
+                key=RESERVATION_KEY,
+                values=[pool.capacity.reservation],
+            )
+        }
+    return {}

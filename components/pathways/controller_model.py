@@ -1,0 +1,211 @@
+"""Our own model of what the PathwaysJob controller v0.1.4 makes of a PathwaysJob: the pods.
+
+No Pulumi here: a ``PathwaysJobSpec`` in, head and worker pod descriptions out, so the preflight
+can schedule them against node pools before anything is registered.
+
+Facts modelled, all from google/pathways-job v0.1.4, internal/controller/pathwaysjob_controller.go
+(read 2026-11; line numbers of that tag):
+- Workers (MakeWorkerJob, ~689-790): one Job per slice (replicas = numSlices), parallelism = VMs
+  per slice; each pod limits ``google.com/tpu`` to the chips of one VM (4, or 8 for the
+  ct5lp-hightpu-8t and ct6e-standard-8t types; calculateVMsFromMachineTypeAndTopology ~459);
+  nodeSelector = the worker's own nodeSelector plus ``cloud.google.com/gke-tpu-accelerator`` and
+  ``cloud.google.com/gke-tpu-topology`` (makeTPUNodeSelector ~506); ``hostNetwork: true`` and
+  ``dnsPolicy: ClusterFirstWithHostNet`` (~775); annotation
+  ``alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool``: one slice per
+  node pool. Worker pods carry no CPU/memory requests and no service account name.
+- Head (MakePathwaysHeadPodSpec ~850): with a user template, the template's pod spec plus the
+  resource manager (8 CPU / 32 GB) and proxy (16 CPU / 100 GB) as sidecar init containers
+  (restartPolicy Always, so their requests add up with the main containers'); headless, just
+  those two containers. Either way ``hostNetwork: true``. Default mode adds no nodeSelector
+  (only exclusive placement per ``kubernetes.io/hostname``, ~919); colocated mode replaces the
+  nodeSelector with the TPU one (~948) and requests no TPU, so it gets no automatic toleration
+  of the TPU taint (since v0.1.3 the controller adds none: commit 12d8085).
+- Images (MakeComponentImage ~528): a custom component's image, else
+  ``us-docker.pkg.dev/cloud-tpu-v2-images/pathways/{server,proxy_server}:<pathwaysVersion or
+  latest>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.pathways.head_sizing import PROXY, RESOURCE_MANAGER, PodResources
+from components.pathways.job import ComponentType, DeploymentMode, PathwaysJobSpec, WorkerType
+from components.tpu.quantities import parse_cpu, parse_memory
+
+CONTROLLER_VERSION = "v0.1.4"
+ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+TPU_RESOURCE = "google.com/tpu"
+SERVER_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server"
+PROXY_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server"
+HEAD_JOB = "pathways-head"
+RM_PORT = 29001
+PROXY_PORT = 29000
+
+# The controller's worker type -> GKE accelerator label (MachineTypeToGKEAcceleratorTypeMap).
+GKE_ACCELERATOR: Mapping[WorkerType, str] = {
+    WorkerType.TPU7X_STANDARD_4T: "tpu7x",
+    WorkerType.CT6E_STANDARD_4T: "tpu-v6e-slice",
+    WorkerType.CT6E_STANDARD_8T: "tpu-v6e-slice",
+    WorkerType.CT5P_HIGHTPU_4T: "tpu-v5p-slice",
+    WorkerType.CT5LP_HIGHTPU_4T: "tpu-v5-lite-podslice",
+    WorkerType.CT5LP_HIGHTPU_8T: "tpu-v5-lite-podslice",
+    WorkerType.CT4P_HIGHTPU_4T: "tpu-v4-podslice",
+}
+_EIGHT_CHIP_VMS = {WorkerType.CT5LP_HIGHTPU_8T, WorkerType.CT6E_STANDARD_8T}
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    @classmethod
+    def from_manifest(cls, data: Mapping[str, Any]) -> Toleration:
+        return cls(
+            key=data.get("key", ""),
+            operator=data.get("operator", "Equal"),
+            value=data.get("value", ""),
+            effect=data.get("effect", ""),
+        )
+
+
+@dataclass(frozen=True)
+class PodModel:
+    """One kind of pod the controller creates: ``groups`` x ``per_group`` identical pods."""
+
+    role: str  # "head" or "worker"
+    groups: int  # slices for workers, 1 for the head
+    per_group: int  # pods per slice (VMs per slice); 1 for the head
+    node_selector: Mapping[str, str]
+    tolerations: tuple[Toleration, ...]
+    resources: PodResources
+    tpu_chips: int
+    host_network: bool
+    service_account: str | None  # None: the namespace's `default`
+    exclusive_topology: str | None  # the label key whose value a pod group holds exclusively
+    images: tuple[str, ...]
+    command: tuple[str, ...] = ()
+    colocated: bool = False
+
+    @property
+    def pods(self) -> int:
+        return self.groups * self.per_group
+
+
+@dataclass(frozen=True)
+class ExpandedJob:
+    """The pods of one PathwaysJob, as the controller would create them."""
+
+    name: str
+    namespace: str
+    deployment_mode: DeploymentMode
+    head: PodModel
+    workers: PodModel
+    pathways_dir: str | None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def vms_per_slice(worker_type: WorkerType, topology: str) -> tuple[int, int]:
+    """(VMs per slice, chips per VM) exactly as the v0.1.4 controller computes them."""
+    chips = 1
+    for part in topology.split("x"):
+        chips *= int(part)
+    per_vm = 8 if worker_type in _EIGHT_CHIP_VMS else 4
+    return (chips // per_vm if chips >= per_vm else 1), per_vm
+
+
+def component_image(spec: PathwaysJobSpec, component: ComponentType) -> str:
+    for custom in spec.custom_components or []:
+        if custom.component_type is component and custom.image:
+            return custom.image
+    tag = spec.pathways_version or "latest"
+    base = PROXY_IMAGE if component is ComponentType.PROXY_SERVER else SERVER_IMAGE
+    return f"{base}:{tag}"
+
+
+def tpu_node_selector(spec: PathwaysJobSpec) -> dict[str, str]:
+    worker = spec.workers[0]
+    selector = dict(worker.node_selector or {})
+    selector[ACCELERATOR_LABEL] = GKE_ACCELERATOR[worker.type]
+    selector[TOPOLOGY_LABEL] = worker.topology
+    return selector
+
+
+def expand(name: str, namespace: str, spec: PathwaysJobSpec) -> ExpandedJob:
+    """The head and worker pods the v0.1.4 controller makes of ``spec``."""
+    return ExpandedJob(
+        name=name,
+        namespace=namespace,
+        deployment_mode=spec.controller.deployment_mode,
+        head=_head(spec),
+        workers=_workers(spec),
+        pathways_dir=spec.pathways_dir,
+    )
+
+
+def _workers(spec: PathwaysJobSpec) -> PodModel:
+    worker = spec.workers[0]
+    vms, chips = vms_per_slice(worker.type, worker.topology)
+    return PodModel(
+        role="worker",
+        groups=worker.num_slices,
+        per_group=vms,
+        node_selector=tpu_node_selector(spec),
+        tolerations=(),
+        resources=PodResources(0, 0),
+        tpu_chips=chips,
+        host_network=True,
+        service_account=None,
+        exclusive_topology=NODE_POOL_LABEL,
+        images=(component_image(spec, ComponentType.WORKER),),
+    )
+
+
+def _head(spec: PathwaysJobSpec) -> PodModel:
+    controller = spec.controller
+    colocated = controller.deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS
+    pod_spec: Mapping[str, Any] = (controller.template or {}).get("spec", {})
+    containers = list(pod_spec.get("containers", []))
+    resources = RESOURCE_MANAGER + PROXY
+    for container in containers:
+        resources = resources + container_requests(container)
+    main = next(
+        (c for c in containers if c.get("name") == controller.main_container_name),
+        containers[0] if containers else None,
+    )
+    images = [component_image(spec, ComponentType.PATHWAYS_SERVER)]
+    images.append(component_image(spec, ComponentType.PROXY_SERVER))
+    images += [c["image"] for c in containers if c.get("image")]
+    selector = tpu_node_selector(spec) if colocated else dict(pod_spec.get("nodeSelector", {}))
+    return PodModel(
+        role="head",
+        groups=1,
+        per_group=1,
+        node_selector=selector,
+        tolerations=tuple(Toleration.from_manifest(t) for t in pod_spec.get("tolerations", [])),
+        resources=resources,
+        tpu_chips=0,
+        host_network=True,
+        service_account=pod_spec.get("serviceAccountName"),
+        exclusive_topology=None if colocated else HOSTNAME_LABEL,
+        images=tuple(images),
+        command=tuple(main.get("command", [])) if main else (),
+        colocated=colocated,
+    )
+
+
+def container_requests(container: Mapping[str, Any]) -> PodResources:
+    """A container's effective requests: its requests, else its limits (Kubernetes defaulting)."""
+    resources = container.get("resources", {})
+    requests = {**resources.get("limits", {}), **resources.get("requests", {})}
+    cpu = parse_cpu(requests["cpu"]) if "cpu" in requests else 0
+    memory = parse_memory(requests["memory"]) if "memory" in requests else 0
+    return PodResources(cpu, memory)

@@ -1,0 +1,115 @@
+"""Node pools as the Kubernetes scheduler sees them, and whether a pod fits one.
+
+A ``NodePoolModel`` is one GKE node pool: the labels and taints GKE puts on its nodes, what a
+node leaves allocatable, how many nodes it can have and which Google identity its nodes act
+as. The preflight takes a list of them as input, so it can check a stack's workloads against
+the pools this stack plans or the pools another stack owns.
+
+GKE facts used (GKE documentation, "About TPUs in GKE" and node-pool labels, 2026-11):
+- every node carries ``cloud.google.com/gke-nodepool=<pool>``,
+  ``node.kubernetes.io/instance-type=<machine type>`` and the pool's own labels;
+- TPU nodes also carry ``cloud.google.com/gke-tpu-accelerator`` and
+  ``cloud.google.com/gke-tpu-topology``, and the taint ``google.com/tpu=present:NoSchedule``;
+  GKE's ExtendedResourceToleration admission adds a toleration of it to every pod that requests
+  ``google.com/tpu``, and to no other pod;
+- Spot nodes carry ``cloud.google.com/gke-spot=true``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from components.pathways.controller_model import TPU_RESOURCE, PodModel, Toleration
+from components.pathways.head_sizing import SYSTEM_DAEMONSETS
+from components.tpu.machines import MachineType
+
+TPU_TAINT_KEY = TPU_RESOURCE
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}"
+
+    def tolerated_by(self, toleration: Toleration) -> bool:
+        if toleration.effect and toleration.effect != self.effect:
+            return False
+        if toleration.operator == "Exists":
+            return toleration.key in ("", self.key)
+        return toleration.key == self.key and toleration.value == self.value
+
+
+TPU_TAINT = Taint(TPU_TAINT_KEY, "present", "NoSchedule")
+
+
+@dataclass(frozen=True)
+class NodePoolModel:
+    """One GKE node pool: ``group`` is the stack's name for it (a TPU pool's slices share one)."""
+
+    name: str
+    group: str
+    # None: a TPU host whose size is not published (v4, 1-chip Ironwood/tpu7; see machines.py):
+    # pods' CPU and memory are then not checked against it, only chips, taints and labels.
+    machine: MachineType | None
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    max_nodes: int
+    tpu_chips: int  # per node
+    identity: str | None  # the Google service account its nodes act as; None: not known here
+
+    def describe_labels(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
+
+
+def selector_mismatch(pod: PodModel, pool: NodePoolModel) -> dict[str, str]:
+    """The pod's nodeSelector entries this pool's nodes do not carry."""
+    return {k: v for k, v in pod.node_selector.items() if pool.labels.get(k) != v}
+
+
+def untolerated_taints(pod: PodModel, pool: NodePoolModel) -> list[Taint]:
+    tolerations = list(pod.tolerations)
+    if pod.tpu_chips:
+        # ExtendedResourceToleration: pods requesting google.com/tpu tolerate its taint.
+        tolerations.append(Toleration(TPU_TAINT_KEY, operator="Exists"))
+    return [t for t in pool.taints if not any(t.tolerated_by(x) for x in tolerations)]
+
+
+def resource_shortfall(pod: PodModel, pool: NodePoolModel) -> str | None:
+    problems = []
+    if (machine := pool.machine) is not None:
+        cpu_free = machine.allocatable_cpu_millicores - SYSTEM_DAEMONSETS.cpu_millicores
+        memory_free = machine.allocatable_memory_bytes - SYSTEM_DAEMONSETS.memory_bytes
+        if pod.resources.cpu_millicores > cpu_free or pod.resources.memory_bytes > memory_free:
+            problems.append(
+                f"needs {pod.resources} but a {machine.name} node has about "
+                f"{cpu_free / 1000:g} CPU / {memory_free / 2**30:.0f}Gi free after GKE's "
+                "system pods"
+            )
+    if pod.tpu_chips > pool.tpu_chips:
+        problems.append(f"needs {pod.tpu_chips} TPU chips; its nodes have {pool.tpu_chips}")
+    if pod.per_group > pool.max_nodes:
+        problems.append(
+            f"needs {pod.per_group} nodes in one node pool; it has at most {pool.max_nodes}"
+        )
+    return "; ".join(problems) or None
+
+
+def why_not(pod: PodModel, pool: NodePoolModel) -> str | None:
+    """Why the pod cannot run on this pool's nodes, or None if it can."""
+    missing = selector_mismatch(pod, pool)
+    if missing:
+        wanted = ", ".join(f"{k}={v}" for k, v in sorted(missing.items()))
+        return f"nodeSelector {wanted} matches none of its node labels"
+    taints = untolerated_taints(pod, pool)
+    if taints:
+        return f"does not tolerate the taint {', '.join(map(str, taints))}"
+    return resource_shortfall(pod, pool)
+
+
+def pools_that_fit(pod: PodModel, pools: Sequence[NodePoolModel]) -> list[NodePoolModel]:
+    return [p for p in pools if why_not(pod, p) is None]

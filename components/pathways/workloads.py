@@ -1,0 +1,324 @@
+"""From a few lines of workload config to a production-ready PathwaysJob spec.
+
+The worker type and topology come from the named TPU pool, so a job cannot ask for a shape the
+stack does not provision. The user container gets what Pathways needs in production: a shared
+/tmp with the proxy and resource manager, explicit resources that fit the head's node, a
+SIGTERM-forwarding wrapper (checkpoint on preemption), the head pinned to the CPU pool in the
+default mode, priority on head and workers, and the Kueue queue label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.addons.kueue import LOCAL_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
+from components.pathways.job import (
+    ComponentType,
+    Controller,
+    CustomComponent,
+    DeploymentMode,
+    EnvVar,
+    PathwaysJob,
+    PathwaysJobSpec,
+    Worker,
+    WorkerType,
+    proxy_address,
+    resource_manager_address,
+    wait_for_running,
+)
+from components.stack.schema import (
+    EnvFromConfigSecret,
+    EnvFromSecret,
+    EnvValue,
+    PathwaysDeployment,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
+
+MAIN_CONTAINER = "main"
+SHARED_TMP = "shared-tmp"
+# Runs the user command as a child, forwards SIGTERM to it and keeps waiting until it exits,
+# so a preempted job spends its whole grace period checkpointing instead of being cut off.
+# A `wait` interrupted by the trap returns 143; waiting again (only then) yields the child's own
+# exit status.
+SIGTERM_WRAPPER = """\
+trap 'term=1; kill -TERM "$child" 2>/dev/null' TERM
+term=0
+"$@" &
+child=$!
+wait "$child"
+status=$?
+while [ "$term" = 1 ]; do
+  term=0
+  wait "$child"
+  status=$?
+done
+exit "$status"
+"""
+TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+_DEPLOYMENT_MODES = {
+    WorkloadMode.TRAINING: DeploymentMode.DEFAULT,
+    WorkloadMode.INFERENCE: DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
+    WorkloadMode.HEADLESS: DeploymentMode.DEFAULT,
+}
+
+
+def wrapped_command(command: list[str]) -> list[str]:
+    return ["/bin/sh", "-c", SIGTERM_WRAPPER, "pathways-main", *command]
+
+
+def config_secrets_name(workload: PathwaysDeployment) -> str:
+    """The Kubernetes Secret that carries a workload's config secrets (in its namespace)."""
+    return f"{workload.name}-config-secrets"
+
+
+def used_config_secrets(workload: PathwaysDeployment) -> list[str]:
+    """The entries of the stack's ``secrets`` that the workload's env values name."""
+    maps = [c.env for c in workload.custom_components]
+    if isinstance(workload, WorkloadConfig):
+        maps.append(workload.env)
+    return sorted(
+        {
+            v.config_secret
+            for env in maps
+            for v in env.values()
+            if isinstance(v, EnvFromConfigSecret)
+        }
+    )
+
+
+def env_entry(workload: PathwaysDeployment, name: str, value: EnvValue) -> dict:
+    """A container env entry: plain text, or a reference the kubelet resolves from a Secret
+    (a config secret's value never enters the PathwaysJob object)."""
+    if isinstance(value, str):
+        return {"name": name, "value": value}
+    if isinstance(value, EnvFromSecret):
+        ref = value.secret_key_ref
+        return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
+    ref = {"name": config_secrets_name(workload), "key": value.config_secret}
+    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+
+
+def config_secrets_object(
+    name: str,
+    config: StackConfig,
+    workload: PathwaysDeployment,
+    namespace: pulumi.Input[str],
+    provider: k8s.Provider,
+) -> k8s.core.v1.Secret | None:
+    """The Secret holding the workload's config secrets, each a Pulumi secret (encrypted in
+    state, ``[secret]`` in plans and previews); None when it names none."""
+    names = used_config_secrets(workload)
+    if not names:
+        return None
+    return k8s.core.v1.Secret(
+        name,
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=config_secrets_name(workload), namespace=namespace
+        ),
+        type="Opaque",
+        string_data={
+            key: pulumi.Output.secret(config.secrets[key].get_secret_value()) for key in names
+        },
+        opts=pulumi.ResourceOptions(provider=provider),
+    )
+
+
+def default_pathways_dir(config: StackConfig, team: str, job_name: str) -> str:
+    """Under the team's own prefix of the scratch bucket, the only part its grants reach."""
+    return f"{config.team_scratch_url(team)}{job_name}"
+
+
+def pool_worker(config: StackConfig, entry: PathwaysDeployment, **options: object) -> Worker:
+    """The workers of a job: type and topology are those of the stack pool it names."""
+    pool = config.pool(entry.pool)
+    assert pool is not None  # guaranteed by the stack's workload checks
+    return Worker(
+        type=WorkerType(pool.shape.machine_type),
+        topology=pool.shape.topology,
+        num_slices=entry.slices,
+        **options,
+    )
+
+
+def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None:
+    """The entry's component overrides (pinned images, flags, env), as the CRD takes them."""
+    return [
+        CustomComponent(
+            component_type=ComponentType(c.type),
+            image=c.image,
+            custom_flags=list(c.flags) or None,
+            custom_env=[EnvVar.model_validate(env_entry(entry, k, v)) for k, v in c.env.items()]
+            or None,
+        )
+        for c in entry.custom_components
+    ] or None
+
+
+def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobSpec:
+    """The PathwaysJob spec of a validated workload of a validated stack."""
+    priority = workload.priority.value if workload.priority else None
+    worker = pool_worker(
+        config,
+        workload,
+        max_slice_restarts=workload.max_slice_restarts,
+        termination_grace_period_seconds=workload.termination_grace_period_seconds,
+        priority_class_name=priority,
+        node_selector=dict(workload.node_selector) or None,
+    )
+    template = None
+    if workload.mode is not WorkloadMode.HEADLESS:
+        template = user_pod_template(config, workload)
+    controller = Controller(
+        deployment_mode=_DEPLOYMENT_MODES[workload.mode],
+        main_container_name=MAIN_CONTAINER if template else None,
+        enable_metrics_collection=workload.enable_metrics_collection or None,
+        template=template,
+        elastic_slices=workload.elastic_slices,
+    )
+    return PathwaysJobSpec(
+        workers=[worker],
+        controller=controller,
+        custom_components=custom_components(workload),
+        max_restarts=workload.max_restarts,
+        pathways_dir=workload.pathways_dir
+        or default_pathways_dir(config, workload.team, workload.name),
+        pathways_version=workload.pathways_version,
+    )
+
+
+def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
+    """The head pod's user part: the controller adds the resource manager and proxy to it."""
+    team = next(t for t in config.teams if t.name == workload.team)
+    resources = {"cpu": workload.resources.cpu, "memory": workload.resources.memory}
+    container = {
+        "name": MAIN_CONTAINER,
+        "image": workload.image,
+        "imagePullPolicy": "IfNotPresent",  # large images: do not pull on every restart
+        "command": wrapped_command(workload.command),
+        "env": [env_entry(workload, k, v) for k, v in workload.env.items()],
+        "resources": {"requests": resources, "limits": resources},
+        # The client, proxy and resource manager exchange files through the host's /tmp.
+        "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],
+    }
+    spec: dict = {
+        "serviceAccountName": team.service_account,
+        "containers": [container],
+        "volumes": [
+            {"name": SHARED_TMP, "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}
+        ],
+    }
+    if workload.mode is WorkloadMode.TRAINING:
+        spec["nodeSelector"] = {NODE_POOL_LABEL: config.cpu_pool.name}
+    if workload.mode is WorkloadMode.INFERENCE:
+        # The controller pins a colocated head to TPU nodes but it requests no TPU, so GKE adds
+        # no toleration of the TPU taint and (since v0.1.3) neither does the controller.
+        spec["tolerations"] = [TPU_TOLERATION]
+    if workload.priority is not None:
+        spec["priorityClassName"] = workload.priority.value
+    if workload.termination_grace_period_seconds is not None:
+        spec["terminationGracePeriodSeconds"] = workload.termination_grace_period_seconds
+    if not container["env"]:
+        del container["env"]
+    return {"spec": spec}
+
+
+def job_labels(config: StackConfig) -> dict[str, str] | None:
+    """The PathwaysJob's labels; the controller copies them to the JobSet Kueue admits."""
+    return {QUEUE_LABEL: LOCAL_QUEUE} if config.queues_jobs else None
+
+
+def port_forward_command(name: str, namespace: str) -> str:
+    """How a notebook reaches a headless job's proxy on localhost:29000."""
+    selector = (
+        f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=pathways-head"
+    )
+    return (
+        f"kubectl port-forward -n {namespace} "
+        f"$(kubectl get pods -n {namespace} -l {selector} -o name | head -n 1) 29000:29000"
+    )
+
+
+@dataclass(frozen=True)
+class WorkloadEndpoints:
+    proxy: str
+    port_forward: str | None
+
+
+def workload_endpoints(workload: WorkloadConfig) -> WorkloadEndpoints:
+    headless = workload.mode is WorkloadMode.HEADLESS
+    forward = port_forward_command(workload.name, workload.team) if headless else None
+    return WorkloadEndpoints(proxy_address(workload.name, workload.team), forward)
+
+
+def shared_service_address(service: SharedServiceConfig) -> str:
+    """Where pathwaysutils clients reach the service: a cluster-wide name, because the client
+    runs its proxy in its own namespace (pathways-utils experimental/shared_pathways_service)."""
+    return resource_manager_address(service.name, service.team)
+
+
+class SharedPathwaysService(pulumi.ComponentResource):
+    """A long-running headless Pathways deployment (resource manager + workers) that many
+    clients share through pathwaysutils' ``isc_pathways.connect``."""
+
+    pathways_service: pulumi.Output[str]
+    expected_tpu_instances: pulumi.Output[dict[str, int]]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        job_name: str,
+        namespace: pulumi.Input[str],
+        spec: PathwaysJobSpec,
+        address: str,
+        instance_type: str,
+        provider: k8s.Provider,
+        controller_install: pulumi.Resource | None,
+        wait_timeout_seconds: int,
+        labels: dict[str, str] | None = None,
+        prerequisites: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:workloads:SharedPathwaysService", name, None, opts)
+        PathwaysJob(
+            name,
+            name=job_name,
+            namespace=namespace,
+            spec=spec,
+            provider=provider,
+            controller_install=controller_install,
+            labels=labels,
+            # A service is only useful once it runs: `pulumi up` waits for it, or fails.
+            annotations=wait_for_running(wait_timeout_seconds),
+            prerequisites=prerequisites,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.pathways_service = pulumi.Output.from_input(address)
+        self.expected_tpu_instances = pulumi.Output.from_input(
+            {instance_type: spec.workers[0].num_slices}
+        )
+        self.register_outputs(
+            {
+                "pathways_service": self.pathways_service,
+                "expected_tpu_instances": self.expected_tpu_instances,
+            }
+        )
+
+
+def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> PathwaysJobSpec:
+    """A headless job in the default mode: resource manager and workers, no user container."""
+    return PathwaysJobSpec(
+        workers=[pool_worker(config, service)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        custom_components=custom_components(service),
+        max_restarts=service.max_restarts,
+        pathways_dir=default_pathways_dir(config, service.team, service.name),
+        pathways_version=service.pathways_version,
+    )

@@ -1,0 +1,68 @@
+"""The guardrail rules over an offline plan: `python -m components plan --stack NAME --policy`.
+
+Every registered resource goes through every rule of ``components.policy.rules`` with its recorded
+inputs and options, in plan order; the stack's environment comes from its validated config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, TextIO
+
+from components.plan.model import Plan, PlannedResource
+from components.policy.rules import RULES, Resource, Rule, StackContext, evaluate
+
+EXIT_VIOLATIONS = 1
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    urn: str
+    type: str
+    name: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def subject(resource: PlannedResource) -> Resource:
+    """A planned resource as the rules see it."""
+    return Resource(
+        type=resource.type,
+        name=resource.name,
+        inputs=resource.inputs,
+        options=resource.options,
+        urn=resource.urn,
+    )
+
+
+def check_plan(plan: Plan, environment: str, rules: Iterable[Rule] = RULES) -> list[Violation]:
+    """Every violation in the plan, in plan order, then rule order."""
+    context = StackContext(environment)
+    rules = tuple(rules)
+    return [
+        Violation(rule.id, resource.urn, resource.type, resource.name, message)
+        for resource in plan.resources
+        for rule, message in evaluate(subject(resource), context, rules)
+    ]
+
+
+def render_violations(violations: list[Violation], environment: str, stack: str) -> str:
+    """The report; its header names the stack and the environment whose rules applied."""
+    header = f"Policy for stack {stack!r} ({environment} environment)"
+    if not violations:
+        return f"{header}: no violations of {len(RULES)} rules"
+    count = len(violations)
+    lines = [f"{header}: {count} violation{'s' if count != 1 else ''}"]
+    lines += [f"  [{v.rule}] {v.message}" for v in violations]
+    return "\n".join(lines)
+
+
+def report_policy(plan: Plan, environment: str, out: TextIO) -> int:
+    """Print the policy report of the plan; the exit code: 1 on any violation, else 0."""
+    violations = check_plan(plan, environment)
+    print(render_violations(violations, environment, plan.stack), file=out)
+    return EXIT_VIOLATIONS if violations else 0

@@ -1,0 +1,617 @@
+"""Guardrails: security and TPU-placement rules over what a resource registers.
+
+Each rule looks at one resource: its type token, its inputs in the engine's camelCase wire form
+(as the offline plan records them and as a policy pack receives them), its resource options
+(``protect``, ``retainOnDelete``) and the stack's environment. It yields one message per problem,
+each naming the resource: ``gcp:container/nodePool:NodePool 'pathways-dev-v5e-0': ...``.
+
+The same rules run in two places: over the offline plan (``components.policy.report``, the
+``--policy`` option of ``python -m components plan``) and inside the pulumi-policy pack in
+``policy/`` under ``pulumi preview --policy-pack policy``.
+
+Values the engine does not know yet (outputs of resources not created yet, secrets) arrive as
+``UNKNOWN`` / ``SECRET``; a check never reports a value it cannot see. Numbers may arrive as floats
+(the engine's wire form) or ints (the plan's). A setting the provider defaults to the secure value
+may be omitted (``enableShieldedNodes``, ``enableLegacyAbac``, ``enableIntegrityMonitoring``,
+``forceDestroy``); every other checked setting must be set explicitly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.plan.model import SECRET, UNKNOWN
+from components.stack.schema import Environment
+from components.tpu import catalog
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+BUCKET = "gcp:storage/bucket:Bucket"
+
+# Where each storage access resource names who gets access.
+_IAM_MEMBER = "member"
+_IAM_MEMBERS = "members"
+_IAM_POLICY = "policyData"
+_ACL_ENTITY = "entity"
+_ACL_ROLE_ENTITIES = "roleEntities"
+BUCKET_ACCESS_TYPES: dict[str, str] = {
+    "gcp:storage/bucketIAMMember:BucketIAMMember": _IAM_MEMBER,
+    "gcp:storage/bucketIAMBinding:BucketIAMBinding": _IAM_MEMBERS,
+    "gcp:storage/bucketIAMPolicy:BucketIAMPolicy": _IAM_POLICY,
+    "gcp:storage/bucketAccessControl:BucketAccessControl": _ACL_ENTITY,
+    "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl": _ACL_ENTITY,
+    "gcp:storage/objectAccessControl:ObjectAccessControl": _ACL_ENTITY,
+    "gcp:storage/bucketACL:BucketACL": _ACL_ROLE_ENTITIES,
+    "gcp:storage/defaultObjectACL:DefaultObjectACL": _ACL_ROLE_ENTITIES,
+    "gcp:storage/objectACL:ObjectACL": _ACL_ROLE_ENTITIES,
+}
+PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
+PUBLIC_PREDEFINED_ACLS = ("publicRead", "publicReadWrite")
+
+# Project IAM resources and where their roles are.
+PROJECT_IAM_TYPES: dict[str, str] = {
+    "gcp:projects/iAMMember:IAMMember": "role",
+    "gcp:projects/iAMBinding:IAMBinding": "role",
+    "gcp:projects/iAMPolicy:IAMPolicy": _IAM_POLICY,
+}
+# GCP's basic (formerly "primitive") roles: project-wide, far beyond what nodes need.
+BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
+
+# What a production stack stands on besides the cluster and node pools: deleting or replacing any
+# of these takes running workloads down (a CRD's deletion deletes every object of it).
+NETWORK_TYPES = frozenset(
+    {
+        "gcp:compute/network:Network",
+        "gcp:compute/subnetwork:Subnetwork",
+        "gcp:compute/firewall:Firewall",
+        "gcp:compute/router:Router",
+        "gcp:compute/routerNat:RouterNat",
+    }
+)
+SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
+INSTALL = "kubernetes:yaml/v2:ConfigFile"
+PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
+PROTECTED_IN_PRODUCTION = frozenset(
+    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, INSTALL, PRIORITY_CLASS}
+    | NETWORK_TYPES
+    | set(PROJECT_IAM_TYPES)
+)
+
+DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
+_MISSING = object()
+
+
+# --- what a rule sees ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackContext:
+    """What a rule may know about the stack: its environment (dev, staging, production)."""
+
+    environment: str = Environment.DEV.value
+
+    def __post_init__(self) -> None:
+        Environment(self.environment)  # ValueError for anything but dev|staging|production
+
+    @property
+    def production(self) -> bool:
+        return self.environment == Environment.PRODUCTION.value
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One registration: type token, logical name, wire-form inputs and resource options."""
+
+    type: str
+    name: str
+    inputs: Mapping[str, Any]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    urn: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.type} '{self.name}'"
+
+
+Check = Callable[[Resource, StackContext], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str
+    types: frozenset[str]
+    check: Check
+    type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
+
+    def applies_to(self, type_token: str) -> bool:
+        return type_token in self.types or type_token.startswith(self.type_prefixes)
+
+    def violations(self, resource: Resource, context: StackContext) -> list[str]:
+        """Messages naming the resource, one per problem; none for other resource types."""
+        if not self.applies_to(resource.type):
+            return []
+        return [f"{resource.label}: {problem}" for problem in self.check(resource, context)]
+
+
+# --- reading wire values ----------------------------------------------------------------
+
+
+def lookup(inputs: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path, ``_MISSING`` when a step is absent (or not a mapping)."""
+    value: Any = inputs
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or value.get(part) is None:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def is_unknown(value: Any) -> bool:
+    """Not visible to a rule: computed by the cloud later, or a secret."""
+    return isinstance(value, str) and value in (UNKNOWN, SECRET)
+
+
+def number(value: Any) -> int | float | None:
+    """A wire number (the engine sends floats) as an int when whole; None if not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "not set"
+    return json.dumps(value)
+
+
+def _expect(path: str, want: Any, why: str, *, default: Any = _MISSING) -> Check:
+    """A check that ``path`` equals ``want``; ``default`` is the provider's value when unset."""
+
+    def check(resource: Resource, _: StackContext) -> Iterator[str]:
+        value = lookup(resource.inputs, path)
+        effective = default if value is _MISSING else value
+        if is_unknown(effective) or (effective == want and type(effective) is type(want)):
+            return
+        yield f"{path} is {_show(value)}, must be {json.dumps(want)} ({why})"
+
+    return check
+
+
+def _all_of(*checks: Check) -> Check:
+    def check(resource: Resource, context: StackContext) -> Iterator[str]:
+        for each in checks:
+            yield from each(resource, context)
+
+    return check
+
+
+def _in_production(check: Check) -> Check:
+    def gated(resource: Resource, context: StackContext) -> Iterable[str]:
+        return check(resource, context) if context.production else ()
+
+    return gated
+
+
+# --- checks -------------------------------------------------------------------------------
+
+
+def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
+    pool = lookup(resource.inputs, "workloadIdentityConfig.workloadPool")
+    if pool is _MISSING or pool == "":
+        yield (
+            "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have "
+            "to use the node's service account instead of Workload Identity; Pathways pods run "
+            "on the host network and act as the node's service account either way)"
+        )
+
+
+def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
+    authorized = lookup(resource.inputs, "masterAuthorizedNetworksConfig")
+    dns_endpoint = lookup(resource.inputs, "controlPlaneEndpointsConfig.dnsEndpointConfig")
+    if authorized is _MISSING and dns_endpoint is _MISSING:
+        yield (
+            "neither masterAuthorizedNetworksConfig nor "
+            "controlPlaneEndpointsConfig.dnsEndpointConfig is set (limit the IP endpoint to "
+            "authorized networks, or reach the control plane through the IAM-gated DNS endpoint)"
+        )
+
+
+def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
+    blocks = lookup(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
+    for block in _as_list(blocks):
+        cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
+        if isinstance(cidr, str) and _is_everywhere(cidr):
+            yield (
+                f"masterAuthorizedNetworksConfig.cidrBlocks has {cidr!r}: the control plane's IP "
+                "endpoint would take traffic from the whole internet; list your networks' CIDRs "
+                "or use the IAM-gated DNS endpoint"
+            )
+
+
+def _is_everywhere(cidr: str) -> bool:
+    try:
+        return ipaddress.ip_network(cidr, strict=False).prefixlen == 0
+    except ValueError:
+        return False
+
+
+def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
+    account = lookup(resource.inputs, "nodeConfig.serviceAccount")
+    if is_unknown(account):
+        return
+    if account is _MISSING or account in ("", "default"):
+        shown = "not set" if account is _MISSING else json.dumps(account)
+        yield (
+            f"nodeConfig.serviceAccount is {shown}: nodes would run as the Compute Engine default "
+            "service account (Editor on the project); use a dedicated node service account"
+        )
+    elif isinstance(account, str) and account.endswith(DEFAULT_COMPUTE_SA_SUFFIX):
+        yield (
+            f"nodeConfig.serviceAccount {account!r} is the Compute Engine default service "
+            "account (Editor on the project); use a dedicated node service account"
+        )
+
+
+def _pool_size(inputs: Mapping[str, Any]) -> int | None:
+    """Nodes of the pool: its fixed count, else its autoscaling maximum, else its initial count."""
+    for path in (
+        "nodeCount",
+        "autoscaling.totalMaxNodeCount",
+        "autoscaling.maxNodeCount",
+        "initialNodeCount",
+    ):
+        value = lookup(inputs, path)
+        if value is not _MISSING:
+            size = number(value)
+            return size if isinstance(size, int) else None
+    return None
+
+
+def _tpu_hosts(machine_type: str, topology: str) -> int | None:
+    """Hosts of the slice, from the TPU catalog; None for a machine type it does not know.
+    Raises CatalogError when the topology does not exist for the machine type."""
+    generation = catalog.generation_of_machine_type(machine_type)
+    if generation is None:
+        return None
+    return catalog.shape_for(generation, topology, machine_type).hosts
+
+
+def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
+    machine = lookup(resource.inputs, "nodeConfig.machineType")
+    if not catalog.is_tpu_machine_type(machine):
+        return
+    placement = lookup(resource.inputs, "placementPolicy")
+    if is_unknown(placement):
+        return
+    placement = placement if isinstance(placement, Mapping) else {}
+    topology = placement.get("tpuTopology")
+    kind = placement.get("type")
+    nodes = _pool_size(resource.inputs)
+
+    hosts = None
+    if isinstance(topology, str) and not is_unknown(topology):
+        try:
+            hosts = _tpu_hosts(machine, topology)
+        except catalog.CatalogError as exc:
+            yield f"placementPolicy.tpuTopology: {exc}"
+            return
+    if hosts == 1:
+        yield (
+            f"placementPolicy.tpuTopology {topology!r} is a single-host slice of {machine}; "
+            "a single-host TPU pool must not set a TPU topology (GKE rejects it)"
+        )
+        return
+    if (hosts or 0) <= 1 and (nodes or 0) <= 1:
+        return  # a single-host slice without a topology: nothing to place
+
+    slice_text = f"{hosts} hosts" if hosts else f"{nodes} nodes"
+    if catalog.places_with_workload_policy(machine):
+        yield from _workload_policy_placement(placement, machine, slice_text)
+        return
+    if not placement:
+        yield (
+            f"multi-host TPU slice ({slice_text} of {machine}) has no placementPolicy; it needs "
+            "type COMPACT with its tpuTopology so GKE places the hosts on one ICI-connected block"
+        )
+        return
+    if topology is None:
+        yield f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.tpuTopology"
+    if kind != "COMPACT" and not is_unknown(kind):
+        yield (
+            f"placementPolicy.type is {_show(kind if kind is not None else _MISSING)}, "
+            f'must be "COMPACT" for a multi-host TPU slice ({slice_text} of {machine})'
+        )
+    if hosts and nodes is not None and nodes != hosts:
+        yield (
+            f"the pool has {nodes} nodes but TPU topology {topology!r} of {machine} has {hosts} "
+            "hosts; a slice's node pool has exactly one node per host"
+        )
+
+
+def _workload_policy_placement(
+    placement: Mapping[str, Any], machine: str, slice_text: str
+) -> Iterator[str]:
+    """Multi-host Ironwood slices: GKE places them with a workload policy named in
+    placementPolicy.policyName; Compute Engine refuses COMPACT (group) placement for these
+    machine types (GKE docs, "About Ironwood (TPU7x) in GKE"; XPK 1.16 xpk/core/nodepool.py)."""
+    if lookup(placement, "policyName") in (_MISSING, None, ""):
+        yield (
+            f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.policyName: "
+            "a HIGH_THROUGHPUT workload policy with the slice's accelerator topology (GKE "
+            "refuses COMPACT placement with a TPU topology for this machine type)"
+        )
+    kind = placement.get("type")
+    if kind == "COMPACT":
+        yield (
+            f'placementPolicy.type is "COMPACT"; a multi-host TPU slice of {machine} is placed '
+            "by its workload policy alone (COMPACT adds a group placement policy, which Compute "
+            "Engine refuses next to a workload policy): leave the type empty"
+        )
+
+
+def _capacity_type(resource: Resource, _: StackContext) -> Iterator[str]:
+    node_config = lookup(resource.inputs, "nodeConfig")
+    if not isinstance(node_config, Mapping):
+        return
+    reservation = lookup(node_config, "reservationAffinity.consumeReservationType")
+    flags = {
+        "spot": node_config.get("spot") is True,
+        "preemptible": node_config.get("preemptible") is True,
+        "flexStart": node_config.get("flexStart") is True,
+        "reservationAffinity SPECIFIC_RESERVATION": reservation == "SPECIFIC_RESERVATION",
+    }
+    chosen = [name for name, on in flags.items() if on]
+    if len(chosen) > 1:
+        yield (
+            f"nodeConfig chooses more than one capacity type ({', '.join(chosen)}); choose "
+            "exactly one of spot, flexStart or a specific reservation (none = on-demand)"
+        )
+    if flags["flexStart"] and reservation != "NO_RESERVATION" and not is_unknown(reservation):
+        yield (
+            "nodeConfig.flexStart needs nodeConfig.reservationAffinity.consumeReservationType "
+            f'"NO_RESERVATION" (it is {_show(reservation)})'
+        )
+
+
+def _protected(resource: Resource, _: StackContext) -> Iterator[str]:
+    if resource.options.get("protect") is not True:
+        yield (
+            "production stacks must set the protect resource option (a `pulumi destroy` or an "
+            "accidental replacement would delete it)"
+        )
+
+
+def _bucket_retained(resource: Resource, _: StackContext) -> Iterator[str]:
+    protect = resource.options.get("protect")
+    retain = resource.options.get("retainOnDelete")
+    if protect is True or retain is True or is_unknown(retain):
+        return
+    yield (
+        "production stacks must keep the bucket: set the retainOnDelete or protect resource option"
+    )
+
+
+def _policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:
+    """The bindings of an IAM policy document (policyData is JSON text)."""
+    if not isinstance(policy_data, str) or is_unknown(policy_data):
+        return []
+    try:
+        document = json.loads(policy_data)
+    except json.JSONDecodeError:
+        return []
+    bindings = document.get("bindings", []) if isinstance(document, Mapping) else []
+    return [b for b in bindings if isinstance(b, Mapping)]
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is _MISSING or is_unknown(value):
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _grantees(resource: Resource) -> list[str]:
+    """Who a storage access resource grants access to."""
+    kind = BUCKET_ACCESS_TYPES[resource.type]
+    inputs = resource.inputs
+    if kind == _IAM_POLICY:
+        members = [
+            m for b in _policy_bindings(inputs.get(kind)) for m in _as_list(b.get(_IAM_MEMBERS))
+        ]
+    elif kind == _ACL_ROLE_ENTITIES:
+        pairs = _as_list(lookup(inputs, kind))
+        members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
+    else:
+        members = _as_list(lookup(inputs, kind))
+    return [m for m in members if isinstance(m, str) and not is_unknown(m)]
+
+
+def _no_public_access(resource: Resource, _: StackContext) -> Iterator[str]:
+    public = [m for m in _grantees(resource) if m in PUBLIC_MEMBERS]
+    for member in dict.fromkeys(public):
+        yield f"grants access to {member!r}: the bucket's data would be public"
+    predefined = resource.inputs.get("predefinedAcl")
+    if predefined in PUBLIC_PREDEFINED_ACLS:
+        yield f"predefinedAcl {predefined!r} makes the data public"
+
+
+def _no_basic_roles(resource: Resource, _: StackContext) -> Iterator[str]:
+    where = PROJECT_IAM_TYPES[resource.type]
+    if where == _IAM_POLICY:
+        roles = [b.get("role") for b in _policy_bindings(resource.inputs.get(where))]
+    else:
+        roles = _as_list(lookup(resource.inputs, where))
+    for role in dict.fromkeys(r for r in roles if r in BASIC_ROLES):
+        yield (
+            f"grants the basic role {role!r}: project-wide access far beyond what node service "
+            "accounts need; grant the specific predefined roles instead"
+        )
+
+
+# --- the rules ----------------------------------------------------------------------------
+
+_NODE_TYPES = frozenset({NODE_POOL})
+_CLUSTER_TYPES = frozenset({CLUSTER})
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "cluster-workload-identity",
+        "GKE clusters enable Workload Identity (workloadIdentityConfig.workloadPool).",
+        _CLUSTER_TYPES,
+        _workload_identity,
+    ),
+    Rule(
+        "cluster-shielded-nodes",
+        "GKE clusters keep Shielded GKE Nodes on (enableShieldedNodes).",
+        _CLUSTER_TYPES,
+        _expect("enableShieldedNodes", True, "node identity is verified", default=True),
+    ),
+    Rule(
+        "cluster-legacy-abac-disabled",
+        "GKE clusters keep legacy ABAC off (enableLegacyAbac), so RBAC and IAM decide access.",
+        _CLUSTER_TYPES,
+        _expect("enableLegacyAbac", False, "RBAC and IAM must decide access", default=False),
+    ),
+    Rule(
+        "cluster-control-plane-access",
+        "GKE control planes are reached through authorized networks or the DNS endpoint.",
+        _CLUSTER_TYPES,
+        _control_plane_access,
+    ),
+    Rule(
+        "cluster-authorized-networks-closed",
+        "GKE control planes never list 0.0.0.0/0 (or ::/0) as an authorized network.",
+        _CLUSTER_TYPES,
+        _authorized_networks_closed,
+    ),
+    Rule(
+        "cluster-deletion-protection",
+        "Production GKE clusters set deletionProtection.",
+        _CLUSTER_TYPES,
+        _in_production(_expect("deletionProtection", True, "production clusters refuse deletion")),
+    ),
+    Rule(
+        "node-service-account",
+        "Nodes run as a dedicated service account, not the Compute Engine default one.",
+        frozenset({CLUSTER, NODE_POOL}),
+        _node_service_account,
+    ),
+    Rule(
+        "node-shielded-instance",
+        "Node pools turn on secure boot and integrity monitoring.",
+        _NODE_TYPES,
+        _all_of(
+            _expect(
+                "nodeConfig.shieldedInstanceConfig.enableSecureBoot",
+                True,
+                "only signed boot components may run",
+            ),
+            _expect(
+                "nodeConfig.shieldedInstanceConfig.enableIntegrityMonitoring",
+                True,
+                "boot integrity is attested",
+                default=True,
+            ),
+        ),
+    ),
+    Rule(
+        "node-workload-metadata",
+        "Node pools expose the GKE metadata server (Workload Identity for pods on the pod "
+        "network; host-network pods, such as every Pathways pod, act as the node's service "
+        "account).",
+        _NODE_TYPES,
+        _expect(
+            "nodeConfig.workloadMetadataConfig.mode",
+            "GKE_METADATA",
+            "pods on the pod network must not get the node's credentials",
+        ),
+    ),
+    Rule(
+        "node-legacy-metadata-endpoints",
+        "Node pools disable the legacy Compute Engine metadata endpoints.",
+        _NODE_TYPES,
+        _expect(
+            "nodeConfig.metadata.disable-legacy-endpoints",
+            "true",
+            "the v0.1/v1beta1 endpoints do not require the Metadata-Flavor header",
+        ),
+    ),
+    Rule(
+        "tpu-slice-placement",
+        "Multi-host TPU pools use COMPACT placement with their topology (Ironwood: a named "
+        "workload policy); single-host pools set no topology.",
+        _NODE_TYPES,
+        _tpu_placement,
+    ),
+    Rule(
+        "node-capacity-type",
+        "Node pools choose at most one capacity type; flex-start consumes no reservation.",
+        _NODE_TYPES,
+        _capacity_type,
+    ),
+    Rule(
+        "production-protect",
+        "Production clusters, node pools, network, node service account and its project grants, "
+        "installs and Kueue objects set the protect resource option.",
+        PROTECTED_IN_PRODUCTION,
+        _in_production(_protected),
+        type_prefixes=(KUEUE_TYPE_PREFIX,),
+    ),
+    Rule(
+        "bucket-public-access",
+        "Buckets use uniform bucket-level access and enforce public access prevention.",
+        frozenset({BUCKET}),
+        _all_of(
+            _expect("uniformBucketLevelAccess", True, "IAM alone decides access", default=False),
+            _expect(
+                "publicAccessPrevention",
+                "enforced",
+                "the bucket can never be made public",
+                default="inherited",
+            ),
+        ),
+    ),
+    Rule(
+        "bucket-retention",
+        "Production buckets are not force-destroyed and survive a `pulumi destroy`.",
+        frozenset({BUCKET}),
+        _in_production(
+            _all_of(
+                _expect("forceDestroy", False, "objects are never deleted with it", default=False),
+                _bucket_retained,
+            )
+        ),
+    ),
+    Rule(
+        "bucket-iam-no-public",
+        "Bucket IAM and ACLs never grant allUsers or allAuthenticatedUsers.",
+        frozenset(BUCKET_ACCESS_TYPES),
+        _no_public_access,
+    ),
+    Rule(
+        "project-iam-no-basic-roles",
+        "Project IAM grants no basic roles (roles/owner, roles/editor, roles/viewer).",
+        frozenset(PROJECT_IAM_TYPES),
+        _no_basic_roles,
+    ),
+)
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with this id (KeyError if there is none)."""
+    for each in RULES:
+        if each.id == rule_id:
+            return each
+    raise KeyError(rule_id)
+
+
+def evaluate(
+    resource: Resource, context: StackContext, rules: Iterable[Rule] = RULES
+) -> list[tuple[Rule, str]]:
+    """Every violation of the resource, with the rule it breaks, in rule order."""
+    return [(r, message) for r in rules for message in r.violations(resource, context)]

@@ -1,0 +1,133 @@
+"""Preview-time checks of workloads and shared services against the rest of the stack.
+
+Each would otherwise surface only at run time (a Pending head pod, a job the controller
+rejects, a scratch path the pods cannot write), after TPU capacity has been allocated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from components.pathways.head_sizing import head_fit_problem
+from components.stack.schema import (
+    ConfigIssue,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
+from components.tpu.machines import tpu_host
+
+
+def workload_issues(config: StackConfig) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    for i, workload in enumerate(config.workloads):
+        issues += _located(f"workloads[{i}]", _workload_problems(config, workload))
+    for i, service in enumerate(config.shared_services):
+        issues += _located(f"sharedServices[{i}]", _service_problems(config, service))
+    issues += _duplicate_names(config)
+    return issues
+
+
+def _located(prefix: str, problems: Iterator[tuple[str, str]]) -> list[ConfigIssue]:
+    return [ConfigIssue(f"{prefix}.{key}", message) for key, message in problems]
+
+
+def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceConfig):
+    pool = config.pool(entry.pool)
+    if pool is None:
+        names = ", ".join(p.name for p in config.tpu_pools) or "none"
+        yield "pool", f"{entry.pool!r} is not a TPU pool of {_whose(config)}; pools: {names}"
+        return
+    if entry.slices > pool.slices:
+        yield "slices", f"{entry.slices} exceeds the {pool.slices} slice(s) of pool {pool.name!r}"
+    shape = pool.shape
+    if not shape.pathways_supported:
+        yield (
+            "pool",
+            f"pool {pool.name!r} is {shape.machine_type} {shape.topology}, a shape the PathwaysJob "
+            "controller v0.1.4 rejects at run time; choose a supported topology "
+            "(python -m components shapes lists them)",
+        )
+    if entry.team not in {t.name for t in config.teams}:
+        teams = ", ".join(t.name for t in config.teams)
+        yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams}"
+
+
+def _whose(config: StackConfig) -> str:
+    owner = config.shared_cluster
+    return f"owner stack {owner.owner_stack!r}" if owner is not None else "this stack"
+
+
+def _workload_problems(config: StackConfig, workload: WorkloadConfig):
+    yield from _pool_problems(config, workload)
+    if workload.priority is not None and not config.queues_jobs:
+        where = "addons.kueue.enabled: true"
+        if config.shared_cluster is not None:
+            where = f"{where} on {_whose(config)}"
+        yield (
+            "priority",
+            f"{workload.priority.value!r} needs {where} (it installs the priority classes); "
+            "or remove priority",
+        )
+    if workload.mode is WorkloadMode.INFERENCE and config.queues_jobs:
+        yield (
+            "mode",
+            "inference (head colocated with the workers) cannot be queued by Kueue here: Kueue "
+            "would place the head's CPU and memory on the CPU-pool flavor while the controller "
+            "pins the head to TPU nodes; use training or headless, or disable Kueue",
+        )
+    prefix = config.team_scratch_url(workload.team)
+    if workload.pathways_dir is not None and not workload.pathways_dir.startswith(prefix):
+        yield (
+            "pathwaysDir",
+            f"{workload.pathways_dir!r} is not under team {workload.team!r}'s prefix of the "
+            f"scratch bucket; use {prefix}<path> (each team's service accounts may write only "
+            "under their own prefix)",
+        )
+    yield from _head_fit(config, workload)
+
+
+def _head_fit(config: StackConfig, workload: WorkloadConfig):
+    """Where the head pod runs decides which node it must fit on."""
+    pool = config.pool(workload.pool)
+    user = workload.resources.pod_resources
+    if workload.mode is WorkloadMode.TRAINING:
+        problem = head_fit_problem(config.cpu_pool.machine, user)
+        where = f"the CPU pool ({config.cpu_pool.machine_type})"
+    elif workload.mode is WorkloadMode.INFERENCE and pool is not None:
+        host = tpu_host(pool.shape.machine_type)
+        if host is None:  # no published host size to check against (see machines.py)
+            return
+        problem = head_fit_problem(host, user)
+        where = f"a TPU host of pool {pool.name!r} (colocated head)"
+    else:
+        problem = head_fit_problem(config.cpu_pool.machine, None)
+        where = f"the CPU pool ({config.cpu_pool.machine_type})"
+    if problem:
+        yield "resources", f"the head pod does not fit on {where}: {problem}"
+
+
+def _service_problems(config: StackConfig, service: SharedServiceConfig):
+    yield from _pool_problems(config, service)
+    pool = config.pool(service.pool)
+    if pool is not None and not pool.shape.pathwaysutils_supported:
+        yield (
+            "pool",
+            f"{pool.shape.pathways_instance_type!r} is not an instance type pathwaysutils' shared "
+            "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
+            "v6e or tpu7x pool of 4-chip hosts",
+        )
+
+
+def _duplicate_names(config: StackConfig) -> list[ConfigIssue]:
+    """PathwaysJob names must be unique per namespace (workloads and services share them)."""
+    entries = [("workloads", i, w) for i, w in enumerate(config.workloads)]
+    entries += [("sharedServices", i, s) for i, s in enumerate(config.shared_services)]
+    counts = Counter((e.team, e.name) for _, _, e in entries)
+    return [
+        ConfigIssue(f"{kind}[{i}].name", f"{e.name!r} is used twice in namespace {e.team!r}")
+        for kind, i, e in entries
+        if counts[(e.team, e.name)] > 1
+    ]

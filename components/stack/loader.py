@@ -1,0 +1,361 @@
+"""Where stack configuration comes from: `stacks/Pulumi.<stack>.yaml` for the offline plan, the
+Pulumi engine's config map for `pulumi up`. Both end in the same parser.
+
+The engine hands a program every config value as a string (structured values JSON-encoded).
+The offline plan converts the YAML file to that same form first, so the plan exercises exactly
+the path `pulumi up` takes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from components.errors import ConfigError, ConfigIssue
+from components.stack.safe_yaml import MAX_FILE_BYTES, load_yaml
+from components.stack.schema import NAMESPACE, StackConfig, namespace_values, parse_stack_config
+
+if TYPE_CHECKING:
+    from components.stack.shared_cluster import SharedCluster
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+STACKS_DIR = PROJECT_DIR / "stacks"
+
+
+# Pulumi's own rule for stack names (letters, digits, '-', '_', '.'; at most 100 characters).
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def stack_path(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
+    return stacks_dir / f"Pulumi.{stack}.yaml"
+
+
+def check_stack_name(stack: str) -> None:
+    """Refuse a name Pulumi would refuse (and that could not name a file) before using it."""
+    if not _STACK_NAME.fullmatch(stack):
+        shown = stack if len(stack) <= 40 else stack[:37] + "..."
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "--stack",
+                    f"{shown!r} ({len(stack)} characters) is not a stack name; use 1-100 letters, "
+                    "digits, '-', '_' or '.'",
+                )
+            ],
+            "plan",
+        )
+
+
+def available_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
+    names = (
+        p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        for p in stacks_dir.glob("Pulumi.*.yaml")
+    )
+    return sorted(names)
+
+
+def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
+    """Whether the stack deploys onto a cluster another stack owns (`owner:`), or one made
+    outside this project (`cluster.existing`)."""
+    values = decode_engine_values(read_stack_file(stack, stacks_dir))
+    cluster = values.get("cluster")
+    existing = isinstance(cluster, dict) and cluster.get("existing") is not None
+    return existing or values.get("owner") is not None
+
+
+@dataclass(frozen=True)
+class StackKinds:
+    """Every stack file sorted by role: owners (create their cluster; deploy these first) and
+    team stacks. A file that cannot be read is reported in ``errors``, not fatal to the others;
+    ``conflicts`` are ownership problems between stacks."""
+
+    owners: list[str]
+    teams: list[str]
+    errors: dict[str, ConfigError]
+    conflicts: list[ConfigIssue]
+
+
+def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
+    """Refuses (in ``conflicts``) two stacks that would own one cluster (same project and
+    cluster name), and a stack that reaches an owner's cluster through `cluster.existing`
+    instead of `owner:` (it would bypass the owner's rules and queues)."""
+    owners: list[str] = []
+    teams: list[str] = []
+    errors: dict[str, ConfigError] = {}
+    claims: dict[tuple[Any, Any], list[str]] = {}  # (project, cluster name) -> owner stacks
+    existing: list[tuple[str, tuple[Any, Any]]] = []
+    for stack in available_stacks(stacks_dir):
+        try:
+            values = decode_engine_values(read_stack_file(stack, stacks_dir))
+        except ConfigError as exc:
+            errors[stack] = exc
+            continue
+        gcp, cluster = values.get("gcp"), values.get("cluster")
+        project = gcp.get("project") if isinstance(gcp, dict) else None
+        cluster = cluster if isinstance(cluster, dict) else {}
+        target = cluster.get("existing")
+        if values.get("owner") is not None or target is not None:
+            teams.append(stack)
+            if values.get("owner") is None and isinstance(target, dict):
+                existing.append((stack, (project, target.get("name"))))
+            continue
+        owners.append(stack)
+        claims.setdefault((project, cluster.get("name")), []).append(stack)
+    conflicts = [
+        ConfigIssue(
+            "cluster.name",
+            f"stacks {' and '.join(repr(s) for s in stacks)} would both own cluster {name!r} in "
+            f"project {project!r}; keep one owner and make the others team stacks "
+            f"(owner: {stacks[0]}, without gcp, cluster and pools)",
+        )
+        for (project, name), stacks in claims.items()
+        if len(stacks) > 1 and name is not None
+    ]
+    conflicts += [
+        ConfigIssue(
+            "cluster.existing",
+            f"stack {stack!r} targets cluster {key[1]!r}, which stack {claims[key][0]!r} owns; "
+            f"make it a team stack (owner: {claims[key][0]}) so the owner's rules and queues "
+            "apply",
+        )
+        for stack, key in existing
+        if key in claims
+    ]
+    return StackKinds(owners, teams, errors, conflicts)
+
+
+def owner_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
+    """The stacks that create their cluster. Raises ConfigError on ownership conflicts."""
+    kinds = classify_stacks(stacks_dir)
+    if kinds.conflicts:
+        raise ConfigError(kinds.conflicts, "stacks")
+    return kinds.owners
+
+
+def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
+    """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
+    check_stack_name(stack)
+    path = stack_path(stack, stacks_dir)
+    if path.exists() and not path.is_file():
+        raise ConfigError([ConfigIssue("", "is not a regular file")], str(path))
+    if not path.is_file():
+        known = ", ".join(available_stacks(stacks_dir)) or "none"
+        raise ConfigError(
+            [ConfigIssue("--stack", f"unknown stack {stack!r}; available: {known}")], "plan"
+        )
+    try:
+        with path.open("rb") as stream:  # bounded: a stack file that is a device or huge
+            data = stream.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            message = f"larger than {MAX_FILE_BYTES} bytes, the most a stack file may have"
+            raise ConfigError([ConfigIssue("", message)], str(path))
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            [ConfigIssue("", f"cannot read it as UTF-8 text: {exc}")], str(path)
+        ) from None
+    document = load_yaml(text, str(path)) or {}
+    config = document.get("config", {}) if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        raise ConfigError([ConfigIssue("config", "must be a mapping of keys to values")], str(path))
+    config = {str(k): v for k, v in config.items()}
+    issues = secure_value_issues(config)
+    if issues:
+        raise ConfigError(issues, str(path))
+    if SECRETS_KEY in config:
+        config[SECRETS_KEY] = offline_secrets(config[SECRETS_KEY])
+    return {k: engine_string(v) for k, v in config.items()}
+
+
+SECRETS_KEY = f"{NAMESPACE}:secrets"
+# What the offline plan puts in place of a secret it cannot decrypt (it has no passphrase or
+# KMS key, by design); the plan shows it as [secret] either way.
+OFFLINE_SECRET = "[secret]"
+_SET_SECRET = "pulumi config set --secret --path 'tpu-pathways:secrets.NAME' VALUE"
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str)
+
+
+def secure_value_issues(config: dict[str, Any]) -> list[ConfigIssue]:
+    """Encrypted values belong under ``tpu-pathways:secrets``, one per name; plain values do
+    not (the stack file is committed)."""
+    issues = []
+    secrets = config.get(SECRETS_KEY)
+    if (secrets is not None and not isinstance(secrets, dict)) or _is_secure(secrets):
+        issues.append(
+            ConfigIssue(
+                SECRETS_KEY, f"must be a mapping of names to secrets; set each with {_SET_SECRET}"
+            )
+        )
+    elif secrets:
+        issues += [
+            ConfigIssue(
+                f"{SECRETS_KEY}.{name}",
+                f"is plain text in the stack file (value not shown); encrypt it: {_SET_SECRET}",
+            )
+            for name, value in secrets.items()
+            if not _is_secure(value)
+        ]
+    for key, value in config.items():
+        if key.startswith(f"{NAMESPACE}:") and key != SECRETS_KEY:
+            issues += [
+                ConfigIssue(
+                    where,
+                    "an encrypted (secure) value is read only from tpu-pathways:secrets.NAME; "
+                    "move it there and refer to it with {configSecret: NAME}",
+                )
+                for where in _secure_locations(value, key)
+            ]
+    return issues
+
+
+def _secure_locations(value: Any, key: str) -> list[str]:
+    if _is_secure(value):
+        return [key]
+    if isinstance(value, dict):
+        return [w for k, v in value.items() for w in _secure_locations(v, f"{key}.{k}")]
+    if isinstance(value, list):
+        return [w for i, v in enumerate(value) for w in _secure_locations(v, f"{key}[{i}]")]
+    return []
+
+
+def offline_secrets(secrets: dict[str, Any]) -> dict[str, str]:
+    """``{name: {secure: ciphertext}}`` -> ``{name: "[secret]"}``: the offline plan has no key to
+    decrypt with, needs none (a secret is never shown), and must not fail for lack of one."""
+    return dict.fromkeys(secrets, OFFLINE_SECRET)
+
+
+def engine_string(value: Any) -> str:
+    """How the Pulumi engine passes a config value to a program."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return "" if value is None else str(value)
+
+
+def decode_engine_values(raw: dict[str, str]) -> dict[str, Any]:
+    """Engine strings -> values the models accept (structured values are JSON)."""
+    decoded: dict[str, Any] = {}
+    for key, value in namespace_values(raw).items():
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            # Undecodable JSON stays a string; the schema then reports it against its key.
+            with contextlib.suppress(json.JSONDecodeError, RecursionError):
+                value = json.loads(value)
+        decoded[key] = value
+    return decoded
+
+
+def lookalike_key_warnings(raw: dict[str, str]) -> list[str]:
+    """Keys Pulumi passes on but this program never reads, that look meant for it: a misspelled
+    namespace (``tpu-pathway:workloads``) or none (``workloads``). Warned about, not refused:
+    other programs' namespaces may legitimately sit in a stack file."""
+    ours = [f.alias or name for name, f in StackConfig.model_fields.items()]
+    warnings = []
+    for key in raw:
+        namespace, colon, name = key.rpartition(":")
+        if colon and namespace == NAMESPACE:
+            continue
+        looks_ours = (
+            difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.75
+            if colon
+            else bool(difflib.get_close_matches(name, ours, n=1, cutoff=0.8))
+        )
+        if looks_ours:
+            match = difflib.get_close_matches(name, ours, n=1, cutoff=0.6)
+            hint = f"; did you mean '{NAMESPACE}:{match[0]}'?" if match else ""
+            warnings.append(f"config key {key!r} is not read by this program{hint}")
+    return warnings
+
+
+def load_stack(
+    stack: str, stacks_dir: Path = STACKS_DIR, warn: Callable[[str], None] | None = None
+) -> StackConfig:
+    """Read and validate one stack file (the offline plan's entry). Warnings about keys that
+    look misspelled go to ``warn`` (default: stderr). A team stack's owner is resolved from the
+    owner stack's own offline plan (same project, no network)."""
+    raw = read_stack_file(stack, stacks_dir)
+    for message in lookalike_key_warnings(raw):
+        (warn or _stderr)(f"warning: {stack_path(stack, stacks_dir).name}: {message}")
+    values = decode_engine_values(raw)
+    source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
+    owner = values.get("owner")
+    contract = offline_owner(stack, owner, stacks_dir, source) if isinstance(owner, str) else None
+    return parse_stack_config(values, source, contract)
+
+
+def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> SharedCluster | None:
+    """The owner's `shared_cluster` output as its offline plan computes it."""
+    from components.plan.engine import PROJECT, run_program
+    from components.stack.program import build_stack
+    from components.stack.shared_cluster import OUTPUT, contract_from_outputs, parse_owner_ref
+
+    def refuse(message: str) -> ConfigError:
+        return ConfigError([ConfigIssue("owner", message)], source)
+
+    try:
+        project, owner_stack = parse_owner_ref(owner)
+    except ValueError:
+        return None  # the schema reports the malformed reference against its key
+    if project not in (None, PROJECT):
+        raise refuse(
+            f"{owner!r} is a stack of project {project!r}; the offline plan reads owners of "
+            f"this project ({PROJECT}) only, from stacks/Pulumi.<stack>.yaml"
+        )
+    if owner_stack == stack:
+        raise refuse(f"{owner!r} is this stack; name the stack that creates the cluster")
+    if not stack_path(owner_stack, stacks_dir).is_file():
+        known = ", ".join(owner_stacks(stacks_dir)) or "none"
+        raise refuse(f"no stack {owner_stack!r} in this project; cluster owners: {known}")
+    if targets_existing_cluster(owner_stack, stacks_dir):
+        raise refuse(
+            f"stack {owner_stack!r} does not own a cluster (it is a team stack or targets an "
+            f"existing cluster); cluster owners: {', '.join(owner_stacks(stacks_dir)) or 'none'}"
+        )
+    owner_config = load_stack(owner_stack, stacks_dir)
+    _, outputs = run_program(lambda: build_stack(owner_config), owner_stack)
+    return contract_from_outputs(outputs.get(OUTPUT), owner)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def load_from_engine() -> StackConfig:
+    """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry).
+    A team stack's owner is read through a StackReference first (it registers nothing else)."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    source = f"stack config ({NAMESPACE}:)"
+    for message in lookalike_key_warnings(raw):
+        pulumi.log.warn(message)
+    if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
+        issue = ConfigIssue(
+            SECRETS_KEY, f"is stored in plain text (value not shown); encrypt each: {_SET_SECRET}"
+        )
+        raise ConfigError([issue], source)
+    values = decode_engine_values(raw)
+    contract = None
+    owner = values.get("owner")
+    if isinstance(owner, str):
+        from components.stack.program import read_owner_contract
+        from components.stack.shared_cluster import parse_owner_ref
+
+        try:
+            parse_owner_ref(owner)
+        except ValueError:
+            pass  # reported by the schema, before anything is read
+        else:
+            contract = read_owner_contract(owner)
+    return parse_stack_config(values, source, contract)

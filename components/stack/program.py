@@ -1,0 +1,292 @@
+"""The Pulumi program: validated stack config in, components registered, outputs returned.
+
+`__main__.py` (for `pulumi up`) and the offline plan both call `build_stack`, so what the plan
+shows is what the engine would be asked to create.
+
+Before anything is registered, the preflight expands every PathwaysJob into the pods the
+controller would create and schedules them against the node pools (the stack's own or, for a team
+stack, its owner's; ``preflight``).
+
+Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
+(their controllers run there), not for TPU pools, which are created in parallel. The
+PathwaysJob controller and Kueue wait for JobSet (its webhooks fail closed until it is ready);
+workloads wait for the controller, Kueue's queues, and the scratch bucket with its grants.
+
+A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
+before anything else registers (``read_owner_contract``; see ``components/shared_cluster.py``)
+and then creates only namespaced objects in its own namespaces: namespaces, service accounts,
+LocalQueues pointing at the owner's ClusterQueue, bucket grants and its workloads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.addons.installs import JobSetControllerMemory, ReleaseManifest, jobset_memory_mib
+from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses
+from components.addons.scratch_bucket import ScratchBucket
+from components.addons.teams import TeamNamespace
+from components.errors import ConfigError, ConfigIssue
+from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.gke.node_config import PoolTarget
+from components.gke.tpu_pool import TpuNodePool
+from components.pathways.job import PathwaysJob, wait_for_running
+from components.pathways.workloads import (
+    SharedPathwaysService,
+    config_secrets_object,
+    job_labels,
+    shared_service_address,
+    shared_service_spec,
+    workload_endpoints,
+    workload_spec,
+)
+from components.stack.preflight import run_preflight
+from components.stack.schema import PathwaysDeployment, StackConfig
+from components.stack.shared_cluster import (
+    OUTPUT,
+    SharedCluster,
+    export_contract,
+    owner_reference,
+    read_owner,
+)
+
+
+@dataclass
+class Installs:
+    """What workloads need from the in-cluster installs."""
+
+    pathways_controller: pulumi.Resource | None
+    namespaces: dict[str, pulumi.Output[str]]
+    # Kueue's queues and priority classes: a queued job must not be created before them.
+    queueing: list[pulumi.Resource]
+
+
+def read_owner_contract(owner: str) -> SharedCluster:
+    """A team stack's first registration: the StackReference to its owner, read and validated."""
+    return read_owner(owner_reference(owner, owner), owner)
+
+
+def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
+    """Register every resource of the stack; returns the stack outputs to export.
+
+    For a team stack, ``owner_read`` says the caller already read the owner's contract through
+    the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
+    here first and must be the contract the config was validated with (the offline plan).
+
+    Raises ConfigError (before registering anything but that read) when the preflight finds a
+    job that would not run."""
+    read_here = config.owner is not None and not owner_read
+    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
+            "owner stack",
+        )
+    run_preflight(config)
+    name = config.cluster.name
+    node_account = None
+    if config.creates_cluster:
+        cluster: ClusterTarget = GkeCluster(name, config)
+        system_pool, pools = _node_pools(config, cluster)
+        install_after = [*cluster.control_plane, system_pool]
+        node_account = cluster.node_service_account
+    else:
+        cluster = ExistingCluster(name, config)
+        pools, install_after = {}, []
+    installs = _installs(config, cluster, install_after)
+    bucket = ScratchBucket(
+        f"{name}-scratch", config, config.teams, cluster.control_plane, node_account
+    )
+    workloads = _workloads(config, cluster, installs, bucket.grants)
+
+    outputs: dict[str, Any] = {
+        "cluster_name": cluster.cluster_name,
+        "cluster_location": cluster.location,
+        "cluster_endpoint": cluster.endpoint,
+        "kubeconfig": cluster.kubeconfig,
+        "tpu_node_pools": {pool: p.node_pool_names for pool, p in pools.items()},
+        "tpu_summary": tpu_summary(config),
+        "scratch_bucket": bucket.url,
+        "team_namespaces": installs.namespaces,
+        **workloads,
+    }
+    if isinstance(cluster, GkeCluster):
+        outputs["node_service_account"] = cluster.node_service_account
+    if config.creates_cluster:  # what team stacks read through their StackReference
+        outputs[OUTPUT] = export_contract(config, pulumi.get_stack())
+    if config.owner is not None:
+        outputs["owner_stack"] = config.owner
+    return outputs
+
+
+def _node_pools(
+    config: StackConfig, cluster: GkeCluster
+) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
+    """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
+    target = PoolTarget(
+        project=config.gcp.project,
+        region=config.gcp.region,
+        zone=config.gcp.zone,
+        cluster_name=cluster.cluster_name,
+        location=cluster.location,
+        service_account=cluster.node_service_account,
+        team=config.team,
+        protect=config.protects_state,
+    )
+    name = config.cluster.name
+    system = CpuNodePool(f"{name}-{config.system_pool.name}", config.system_pool, target)
+    CpuNodePool(f"{name}-{config.cpu_pool.name}", config.cpu_pool, target)
+    return system, {
+        pool.name: TpuNodePool(f"{name}-{pool.name}", pool, target) for pool in config.tpu_pools
+    }
+
+
+def _installs(
+    config: StackConfig, cluster: ClusterTarget, ready: list[pulumi.Resource]
+) -> Installs:
+    """``ready``: what the installs wait for (the control plane and the system pool)."""
+    name, addons, provider = config.cluster.name, config.addons, cluster.provider
+    # Production protects the installs and the Kueue objects: deleting a CRD deletes every
+    # object of it (every PathwaysJob, JobSet or queued workload) with it.
+    protected = pulumi.ResourceOptions(protect=config.protects_state)
+    after_jobset: list[pulumi.Resource] = []
+    if addons.jobset.install:
+        jobset = ReleaseManifest(
+            f"{name}-jobset", addons.jobset, provider, depends_on=ready, opts=protected
+        )
+        after_jobset = [jobset.manifest]
+        JobSetControllerMemory(
+            f"{name}-jobset-memory",
+            jobset_memory_mib(planned_node_count(config)),
+            provider,
+            jobset.manifest,
+            opts=protected,
+        )
+    controller = None
+    if addons.pathways_job.install:
+        # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
+        controller = ReleaseManifest(
+            f"{name}-pathways-job",
+            addons.pathways_job,
+            provider,
+            depends_on=[*ready, *after_jobset],
+            opts=protected,
+        ).manifest
+    queueing: list[pulumi.Resource] = []
+    namespaces = {
+        team.name: TeamNamespace(f"{name}-{team.name}", team, provider).namespace
+        for team in config.teams
+    }
+    if config.kueue_enabled:
+        # Kueue manages JobSets: its JobSet integration needs JobSet's API first.
+        kueue = ReleaseManifest(
+            f"{name}-kueue",
+            addons.kueue,
+            provider,
+            depends_on=[*ready, *after_jobset],
+            opts=protected,
+        )
+        queueing = [
+            KueueQueues(
+                f"{name}-queues", config, namespaces, provider, kueue.manifest, opts=protected
+            ),
+            PriorityClasses(f"{name}-priorities", provider, opts=protected),
+        ]
+    elif config.shared_cluster is not None and config.queues_jobs:
+        # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
+        queueing = [LocalQueues(f"{name}-queues", config, namespaces, provider)]
+    return Installs(controller, namespaces, queueing)
+
+
+def _workloads(
+    config: StackConfig,
+    cluster: ClusterTarget,
+    installs: Installs,
+    bucket_grants: list[pulumi.Resource],
+) -> dict[str, Any]:
+    """PathwaysJobs and shared services; outputs say how to reach each."""
+    prefix, labels = config.cluster.name, job_labels(config)
+    wait = config.wait_for_running
+    common = {
+        "provider": cluster.provider,
+        "controller_install": installs.pathways_controller,
+        "labels": labels,
+    }
+
+    def prerequisites(logical: str, entry: PathwaysDeployment) -> list[pulumi.Resource]:
+        """Queues, the bucket's grants (a job started before its pathwaysDir is writable fails
+        at once) and the Secret its config secrets are read from, if any."""
+        namespace = installs.namespaces[entry.team]
+        secret = config_secrets_object(
+            f"{logical}-config-secrets", config, entry, namespace, cluster.provider
+        )
+        return [*installs.queueing, *bucket_grants, *([secret] if secret else [])]
+
+    jobs = {}
+    for workload in config.workloads:
+        logical = f"{prefix}-{workload.team}-{workload.name}"
+        PathwaysJob(
+            logical,
+            name=workload.name,
+            namespace=installs.namespaces[workload.team],
+            spec=workload_spec(config, workload),
+            annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
+            prerequisites=prerequisites(logical, workload),
+            **common,
+        )
+        endpoints = workload_endpoints(workload)
+        # Names are unique per namespace only, so outputs are keyed by both.
+        job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
+        if endpoints.port_forward:
+            job["port_forward"] = endpoints.port_forward
+    services = {}
+    for entry in config.shared_services:
+        pool = config.pool(entry.pool)
+        logical = f"{prefix}-{entry.team}-{entry.name}"
+        service = SharedPathwaysService(
+            logical,
+            job_name=entry.name,
+            namespace=installs.namespaces[entry.team],
+            spec=shared_service_spec(config, entry),
+            address=shared_service_address(entry),
+            instance_type=pool.shape.pathways_instance_type,
+            wait_timeout_seconds=wait.timeout_seconds,
+            prerequisites=prerequisites(logical, entry),
+            **common,
+        )
+        services[f"{entry.team}/{entry.name}"] = {
+            "pathways_service": service.pathways_service,
+            "expected_tpu_instances": service.expected_tpu_instances,
+        }
+    outputs: dict[str, Any] = {}
+    if jobs:
+        outputs["workloads"] = jobs
+    if services:
+        outputs["shared_services"] = services
+    return outputs
+
+
+def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:
+    """Slices, hosts and chips per TPU generation: what the stack provisions. A stack on an
+    existing cluster provisions none (its pools belong to the owning stack)."""
+    summary: dict[str, dict[str, int]] = {}
+    for pool in config.tpu_pools if config.creates_cluster else []:
+        shape = pool.shape
+        empty = {"pools": 0, "slices": 0, "hosts": 0, "chips": 0}
+        row = summary.setdefault(shape.generation.value, empty)
+        row["pools"] += 1
+        row["slices"] += pool.slices
+        row["hosts"] += pool.slices * shape.hosts
+        row["chips"] += pool.slices * shape.chips
+    return dict(sorted(summary.items()))
+
+
+def planned_node_count(config: StackConfig) -> int:
+    """The most nodes the stack's pools can have (what the JobSet controller is sized for)."""
+    cpu = config.cpu_pool.max_nodes + (
+        config.system_pool.max_nodes if config.creates_cluster else 0
+    )
+    return cpu + sum(pool.slices * pool.shape.hosts for pool in config.tpu_pools)

@@ -1,0 +1,311 @@
+"""One cluster, many teams: what an owner stack exports and how a team stack reads it.
+
+The owner stack (it creates the cluster) exports one stack output, ``shared_cluster``: a
+``SharedCluster`` document of plain JSON data (no unknowns: all of it follows from the owner's
+config). A team stack names its owner (``owner: research-v5p`` or ``org/project/stack``) and reads
+that output through a ``pulumi.StackReference``. The owner's project, cluster, CPU pool, TPU pools,
+bucket and install versions become the team stack's own config values, so every check that
+works on a stack's pools (workload checks, Pathways shapes, head sizing) works on the owner's.
+
+Why the reference is awaited, not used as an Output: the team's workloads must be validated
+against the owner's pools before any of its resources registers (a bad pool name must fail the
+preview, not half a deployment). ``read_owner`` registers the StackReference (a read: it creates
+nothing) and waits for its outputs the way the SDK's own synchronous invokes wait; only then is
+the team config validated and the rest of the program registered.
+
+The offline plan answers the StackReference from the owner stack's own offline plan (same
+project, no network, no credentials): see ``components/plan/engine.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from pulumi.runtime.sync_await import _sync_await
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from components.errors import ConfigError, ConfigIssue
+from components.stack.schema import CapacityConfig
+
+if TYPE_CHECKING:
+    from components.stack.schema import StackConfig
+
+OUTPUT = "shared_cluster"
+CONTRACT_VERSION = 1
+# Keys of a team stack that belong to its owner: restating them is how they drifted.
+OWNER_KEYS = {
+    "gcp": "the project, region and zone",
+    "cluster": "the cluster",
+    "cpuPool": "the CPU pool",
+    "tpuPools": "the TPU pools",
+    "scratchBucket": "the scratch bucket",
+    "addons": "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, "
+    "ResourceFlavors and PriorityClasses",
+}
+_STACK_PART = r"[A-Za-z0-9_.-]+"
+_OWNER_REF = re.compile(rf"(?:({_STACK_PART})/)?(?:({_STACK_PART})/)?({_STACK_PART})")
+
+
+class _Contract(BaseModel):
+    """Base of the exported documents: snake_case JSON, unknown keys refused, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class SharedTpuPool(_Contract):
+    """One TPU pool of the owner: a shape and how many slices (one GKE node pool per slice)."""
+
+    name: str
+    """Pool name, as workloads name it."""
+    generation: str
+    """TPU generation (v5e, v5p, v6e, ...)."""
+    topology: str
+    """Slice topology, e.g. 2x2x2."""
+    machine_type: str
+    """TPU machine type of every host."""
+    slices: int = Field(ge=1)
+    """Number of slices (node pools)."""
+    chips: int = Field(ge=1)
+    """Chips of all slices together."""
+    node_labels: dict[str, str]
+    """Node labels every host of the pool carries (what a nodeSelector or flavor matches)."""
+    node_pools: list[str]
+    """GKE node pool names, one per slice."""
+    capacity: CapacityConfig = CapacityConfig()
+    """How the slices' VMs are obtained (on demand, spot, reservation, flex-start)."""
+
+
+class SharedCpuPool(_Contract):
+    """The owner's CPU pool, where Pathways heads run."""
+
+    name: str
+    """GKE node pool name."""
+    machine_type: str
+    """Machine type a head pod must fit on."""
+    min_nodes: int = Field(ge=0)
+    """Autoscaling minimum."""
+    max_nodes: int = Field(ge=1)
+    """Autoscaling maximum."""
+
+
+class SharedQueues(_Contract):
+    """The owner's Kueue: which ClusterQueue each team's LocalQueue points at."""
+
+    enabled: bool
+    """Kueue is installed and admits every Pathways job (team jobs must carry the label)."""
+    queue_label: str
+    """The label a job carries to be queued."""
+    local_queue: str
+    """Name of the LocalQueue in every team namespace."""
+    default_cluster_queue: str
+    """ClusterQueue of a team without a quota of its own."""
+    team_cluster_queues: dict[str, str] = {}
+    """ClusterQueue of each team with a quota (addons.kueue.teamQuotas)."""
+    priority_classes: dict[str, int] = {}
+    """PriorityClasses the owner installed (name: value); workloads may name them."""
+
+    def cluster_queue(self, team: str) -> str:
+        return self.team_cluster_queues.get(team, self.default_cluster_queue)
+
+
+class SharedVersions(_Contract):
+    """What the owner installed (absent: not installed by the owner; Pulumi drops null values
+    from outputs, so absent and null mean the same)."""
+
+    jobset: str | None = None
+    """JobSet release tag."""
+    pathways_job: str | None = None
+    """PathwaysJob CRD and controller release tag."""
+    kueue: str | None = None
+    """Kueue release tag."""
+
+
+class SharedCluster(_Contract):
+    """The `shared_cluster` output of an owner stack: everything a team stack builds on."""
+
+    contract_version: int = CONTRACT_VERSION
+    """Version of this document; a team stack refuses one it does not know."""
+    owner_stack: str
+    """The stack that owns the cluster (and everything cluster-wide on it)."""
+    project: str
+    """GCP project of the cluster and bucket."""
+    region: str
+    """Region of the cluster's control plane and bucket."""
+    zone: str
+    """Zone of every node pool."""
+    cluster_name: str
+    """GKE cluster name."""
+    cluster_location: str
+    """GKE cluster location (region, or zone for a zonal cluster)."""
+    cpu_pool: SharedCpuPool
+    """The CPU pool for Pathways heads."""
+    tpu_pools: list[SharedTpuPool]
+    """The TPU pools, as workloads name them."""
+    scratch_bucket: str
+    """Name of the Pathways scratch bucket."""
+    team_namespaces: list[str]
+    """Namespaces the owner stack itself owns; a team stack may not claim them."""
+    queues: SharedQueues
+    """The owner's Kueue queues and priority classes."""
+    versions: SharedVersions
+    """Installed JobSet, PathwaysJob controller and Kueue versions."""
+
+    def team_values(self) -> dict[str, Any]:
+        """The owner's part of a team stack's config, in the stack file's own keys."""
+        return {
+            "gcp": {"project": self.project, "region": self.region, "zone": self.zone},
+            "cluster": {
+                "name": self.cluster_name,
+                "existing": {"name": self.cluster_name, "location": self.cluster_location},
+            },
+            "cpuPool": {
+                "name": self.cpu_pool.name,
+                "machineType": self.cpu_pool.machine_type,
+                "minNodes": self.cpu_pool.min_nodes,
+                "maxNodes": self.cpu_pool.max_nodes,
+            },
+            "tpuPools": [
+                {
+                    "name": p.name,
+                    "generation": p.generation,
+                    "topology": p.topology,
+                    "machineType": p.machine_type,
+                    "slices": p.slices,
+                    "capacity": p.capacity.model_dump(exclude_defaults=True),
+                }
+                for p in self.tpu_pools
+            ],
+            "scratchBucket": {"create": False, "name": self.scratch_bucket},
+            "addons": {"jobset": {"install": False}, "pathwaysJob": {"install": False}},
+        }
+
+
+def parse_owner_ref(ref: str) -> tuple[str | None, str]:
+    """`stack`, `org/stack` or `org/project/stack` -> (project or None, stack)."""
+    match = _OWNER_REF.fullmatch(ref)
+    if match is None:
+        raise ValueError(
+            f"{ref!r} is not a stack reference; use a stack name of this project "
+            "(research-v5p) or <org>/<project>/<stack>"
+        )
+    _org, project, stack = match.groups()
+    return project, stack
+
+
+def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:
+    """A team stack restating what its owner owns is refused, naming the owner."""
+    return [
+        ConfigIssue(
+            key,
+            f"{what} belong to owner stack {owner!r} and are read from it; remove {key} "
+            "from this team stack",
+        )
+        for key, what in OWNER_KEYS.items()
+        if key in values
+    ]
+
+
+def contract_from_outputs(outputs: Any, owner: str) -> SharedCluster:
+    """Validate what the owner stack exported; a clear error when it is missing or foreign."""
+    if not isinstance(outputs, dict):
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "owner",
+                    f"stack {owner!r} exports no {OUTPUT!r} output: it is not a cluster-owning "
+                    "stack of this program, or it has not been deployed yet (deploy it first)",
+                )
+            ],
+            "owner stack",
+        )
+    version = outputs.get("contract_version")
+    if version != CONTRACT_VERSION:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "owner",
+                    f"stack {owner!r} exports {OUTPUT} version {version!r}; this program reads "
+                    f"version {CONTRACT_VERSION}: deploy both stacks from the same revision",
+                )
+            ],
+            "owner stack",
+        )
+    try:
+        return SharedCluster.model_validate(outputs)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {owner!r} exports an invalid {OUTPUT}: {problems}")],
+            "owner stack",
+        ) from None
+
+
+def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:
+    return pulumi.StackReference(resource_name, stack_name=owner)
+
+
+def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
+    """Wait for the referenced stack's `shared_cluster` output (see the module docstring)."""
+    details = _sync_await(reference.get_output_details(OUTPUT))
+    value = details.value if details.value is not None else details.secret_value
+    return contract_from_outputs(value, owner)
+
+
+def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
+    """The `shared_cluster` output of an owner stack (plain JSON)."""
+    from components.addons import kueue
+
+    kueue_addon, addons = config.addons.kueue, config.addons
+    pools = [
+        SharedTpuPool(
+            name=pool.name,
+            generation=pool.shape.generation.value,
+            topology=pool.shape.topology,
+            machine_type=pool.shape.machine_type,
+            slices=pool.slices,
+            chips=pool.slices * pool.shape.chips,
+            node_labels=kueue.tpu_node_labels(pool.shape),
+            node_pools=pool.node_pool_names(),
+            capacity=pool.capacity,
+        )
+        for pool in config.tpu_pools
+    ]
+    contract = SharedCluster(
+        owner_stack=stack,
+        project=config.gcp.project,
+        region=config.gcp.region,
+        zone=config.gcp.zone,
+        cluster_name=config.cluster.name,
+        cluster_location=config.cluster_location,
+        cpu_pool=SharedCpuPool(
+            name=config.cpu_pool.name,
+            machine_type=config.cpu_pool.machine_type,
+            min_nodes=config.cpu_pool.min_nodes,
+            max_nodes=config.cpu_pool.max_nodes,
+        ),
+        tpu_pools=pools,
+        scratch_bucket=config.bucket_name,
+        team_namespaces=[team.name for team in config.teams],
+        queues=SharedQueues(
+            enabled=config.kueue_enabled,
+            queue_label=kueue.QUEUE_LABEL,
+            local_queue=kueue.LOCAL_QUEUE,
+            default_cluster_queue=kueue.CLUSTER_QUEUE,
+            team_cluster_queues=kueue.team_cluster_queues(config),
+            priority_classes=(
+                {p.value: v for p, v in kueue.PRIORITY_CLASSES.items()}
+                if config.kueue_enabled
+                else {}
+            ),
+        ),
+        versions=SharedVersions(
+            jobset=addons.jobset.version if addons.jobset.install else None,
+            pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
+            kueue=kueue_addon.version if config.kueue_enabled else None,
+        ),
+    )
+    return contract.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,383 @@
+"""The GKE cluster, its network, node service account and Kubernetes provider, as registered."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.gke.kubeconfig import gke_kubeconfig
+from components.plan.engine import run_program
+from components.stack.program import build_stack
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NETWORK = "gcp:compute/network:Network"
+SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
+FIREWALL = "gcp:compute/firewall:Firewall"
+ROUTER = "gcp:compute/router:Router"
+NAT = "gcp:compute/routerNat:RouterNat"
+ACCOUNT = "gcp:serviceaccount/account:Account"
+IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+NODE_SA = "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
+
+
+@pytest.fixture(scope="module")
+def dev(plan_of, stack_values):
+    """Regional, public nodes, dedicated VPC, deletion protection off (the dev stack)."""
+    return plan_of(stack_values())
+
+
+@pytest.fixture(scope="module")
+def private(plan_of, stack_values):
+    return plan_of(stack_values(cluster={"privateNodes": True}))
+
+
+@pytest.fixture(scope="module")
+def zonal(plan_of, stack_values):
+    """Zonal, existing VPC, STABLE channel, authorized networks, default deletion protection."""
+    values = stack_values(
+        cluster={
+            "regional": False,
+            "releaseChannel": "STABLE",
+            "authorizedNetworks": [{"cidr": "203.0.113.0/24", "displayName": "office"}],
+            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"},
+        }
+    )
+    del values["cluster"]["deletionProtection"]
+    return plan_of(values)
+
+
+def cluster_of(plan):
+    (cluster,) = plan.by_type(CLUSTER)
+    return cluster
+
+
+# --- the cluster resource -------------------------------------------------------------------
+
+
+def test_default_node_pool_is_removed(dev):
+    inputs = cluster_of(dev).inputs
+    assert inputs["removeDefaultNodePool"] is True
+    assert inputs["initialNodeCount"] == 1
+    assert cluster_of(dev).options["ignoreChanges"] == ["initialNodeCount", "nodeConfig"]
+
+
+def test_temporary_default_pool_uses_the_dedicated_service_account(dev):
+    node_config = cluster_of(dev).inputs["nodeConfig"]
+    assert node_config["serviceAccount"] == NODE_SA
+    assert node_config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+
+
+def test_regional_cluster_keeps_nodes_in_the_zone(dev):
+    inputs = cluster_of(dev).inputs
+    assert inputs["name"] == "pathways-dev"
+    assert inputs["project"] == "tpu-pathways-dev"
+    assert inputs["location"] == "us-west4"
+    assert inputs["nodeLocations"] == ["us-west4-a"]
+
+
+def test_zonal_cluster(zonal):
+    inputs = cluster_of(zonal).inputs
+    assert inputs["location"] == "us-west4-a"
+    assert "nodeLocations" not in inputs
+
+
+def test_release_channel(dev, zonal):
+    assert cluster_of(dev).inputs["releaseChannel"] == {"channel": "RAPID"}
+    assert cluster_of(zonal).inputs["releaseChannel"] == {"channel": "STABLE"}
+
+
+def test_security_and_networking_settings(dev):
+    inputs = cluster_of(dev).inputs
+    assert inputs["workloadIdentityConfig"] == {"workloadPool": "tpu-pathways-dev.svc.id.goog"}
+    assert inputs["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert inputs["networkingMode"] == "VPC_NATIVE"
+    assert inputs["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
+    assert inputs["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True}
+    }
+    assert inputs["enableShieldedNodes"] is True
+    assert inputs["enableLegacyAbac"] is False
+    assert inputs["resourceLabels"] == {
+        "managed-by": "tpu-pathways",
+        "environment": "dev",
+        "team": "ml-platform",
+    }
+
+
+def test_deletion_protection(dev, zonal):
+    assert cluster_of(dev).inputs["deletionProtection"] is False  # the stack says so
+    assert cluster_of(zonal).inputs["deletionProtection"] is True  # the default
+
+
+def test_production_protects_the_cluster(plan_of, stack_values, dev):
+    assert "protect" not in cluster_of(dev).options
+    production = plan_of(stack_values(environment="production"))
+    assert cluster_of(production).options["protect"] is True
+
+
+def test_authorized_networks(dev, zonal):
+    # none listed: no CIDR may reach the IP endpoint (the IAM-gated DNS endpoint is the way in)
+    authorized = cluster_of(dev).inputs.get("masterAuthorizedNetworksConfig", {})
+    assert authorized.get("cidrBlocks", []) == []
+    assert cluster_of(zonal).inputs["masterAuthorizedNetworksConfig"] == {
+        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "office"}]
+    }
+
+
+def test_cluster_depends_on_its_network_and_service_account(dev):
+    deps = cluster_of(dev).dependencies
+    assert dev.get(ACCOUNT, "pathways-dev-nodes").urn in deps
+    assert dev.get(NETWORK, "pathways-dev-net").urn in deps
+    assert dev.get(SUBNETWORK, "pathways-dev-net-subnet").urn in deps
+
+
+# --- network --------------------------------------------------------------------------------
+
+
+def test_dedicated_vpc(dev):
+    network = dev.get(NETWORK, "pathways-dev-net")
+    assert network.inputs["mtu"] == 8896
+    assert network.inputs["autoCreateSubnetworks"] is False
+    subnet = dev.get(SUBNETWORK, "pathways-dev-net-subnet")
+    assert subnet.inputs["region"] == "us-west4"
+    assert subnet.inputs["ipCidrRange"] == "10.0.0.0/20"
+    assert subnet.inputs["privateIpGoogleAccess"] is True
+    assert subnet.inputs["secondaryIpRanges"] == [
+        {"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"},
+        {"rangeName": "services", "ipCidrRange": "10.8.0.0/20"},
+    ]
+    assert network.urn in subnet.dependencies
+    # the cluster allocates pod and service IPs from the subnet's named ranges
+    assert cluster_of(dev).inputs["ipAllocationPolicy"] == {
+        "clusterSecondaryRangeName": "pods",
+        "servicesSecondaryRangeName": "services",
+    }
+    assert cluster_of(dev).inputs["network"] == "pathways-dev-net"
+    assert cluster_of(dev).inputs["subnetwork"] == "pathways-dev-net-subnet"
+
+
+def test_internal_firewall(dev):
+    firewall = dev.get(FIREWALL, "pathways-dev-net-allow-internal")
+    assert firewall.inputs["direction"] == "INGRESS"
+    assert firewall.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+    assert {a["protocol"] for a in firewall.inputs["allows"]} == {"tcp", "udp", "icmp"}
+
+
+def test_custom_mtu(plan_of, stack_values):
+    plan = plan_of(stack_values(cluster={"network": {"mtu": 1460}}))
+    assert plan.get(NETWORK, "pathways-dev-net").inputs["mtu"] == 1460
+
+
+def test_public_nodes_have_no_nat(dev):
+    assert "privateClusterConfig" not in cluster_of(dev).inputs
+    assert dev.by_type(ROUTER) == []
+    assert dev.by_type(NAT) == []
+
+
+def test_private_nodes_get_router_and_nat(private):
+    assert cluster_of(private).inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    (router,) = private.by_type(ROUTER)
+    (nat,) = private.by_type(NAT)
+    assert router.inputs["region"] == "us-west4"
+    assert router.inputs["network"] == "pathways-dev-net"
+    assert nat.inputs["router"] == router.inputs["name"]
+    assert nat.inputs["region"] == "us-west4"
+    assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    assert router.urn in nat.dependencies
+
+
+def test_existing_network_creates_no_vpc(zonal):
+    for token in (NETWORK, SUBNETWORK, ROUTER, NAT):
+        assert zonal.by_type(token) == []
+    # only the stack's own rules for the Pathways ports are added to the existing VPC
+    assert [f.name for f in zonal.by_type(FIREWALL)] == [
+        "pathways-dev-pathways-ports-allow",
+        "pathways-dev-pathways-ports-deny",
+    ]
+    inputs = cluster_of(zonal).inputs
+    assert inputs["network"] == "shared-vpc"
+    assert inputs["subnetwork"] == "shared-subnet"
+    assert inputs["ipAllocationPolicy"] == {
+        "clusterIpv4CidrBlock": "10.4.0.0/14",
+        "servicesIpv4CidrBlock": "10.8.0.0/20",
+    }
+
+
+# Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from
+# google/pathways-job internal/controller/pathwaysjob_controller.go, not from the code under test.
+PATHWAYS_PORTS = ["29000", "29001", "29002", "29005", "29006", "8471", "8080", "50051"]
+
+
+def test_pathways_ports_admit_only_the_cluster_ranges(dev):
+    allow = dev.get(FIREWALL, "pathways-dev-pathways-ports-allow")
+    deny = dev.get(FIREWALL, "pathways-dev-pathways-ports-deny")
+    for rule in (allow, deny):
+        assert rule.inputs["network"] == "pathways-dev-net"
+        assert rule.inputs["direction"] == "INGRESS"
+        # on the cluster's nodes only: every node runs as the node service account
+        assert rule.inputs["targetServiceAccounts"] == [NODE_SA]
+    assert allow.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+    assert allow.inputs["allows"] == [{"protocol": "tcp", "ports": PATHWAYS_PORTS}]
+    assert deny.inputs["sourceRanges"] == ["0.0.0.0/0"]
+    assert deny.inputs["denies"] == [{"protocol": "tcp", "ports": PATHWAYS_PORTS}]
+    # the allow rule wins over the deny, and both over any allow rule at the default 1000
+    assert allow.inputs["priority"] < deny.inputs["priority"] < 1000
+
+
+def test_pathways_ports_on_an_existing_network_use_its_subnet_range(zonal):
+    allow = zonal.get(FIREWALL, "pathways-dev-pathways-ports-allow")
+    assert allow.inputs["network"] == "shared-vpc"
+    # the node range is the existing subnetwork's, looked up at deploy time
+    assert allow.inputs["sourceRanges"] == ["<looked up at deploy time>", "10.4.0.0/14"]
+    assert zonal.get(FIREWALL, "pathways-dev-pathways-ports-deny").inputs["sourceRanges"] == [
+        "0.0.0.0/0"
+    ]
+
+
+def test_private_nodes_by_default_in_production(plan_of, stack_values, dev):
+    assert "privateClusterConfig" not in cluster_of(dev).inputs  # dev: public unless asked
+    production = plan_of(stack_values(environment="production"))  # privateNodes not given
+    assert cluster_of(production).inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert len(production.by_type(NAT)) == 1
+    # an explicit choice still holds
+    public = plan_of(stack_values(environment="production", cluster={"privateNodes": False}))
+    assert "privateClusterConfig" not in cluster_of(public).inputs
+
+
+def test_production_protects_network_and_node_identity(plan_of, stack_values, dev):
+    production = plan_of(stack_values(environment="production", cluster={"privateNodes": True}))
+    tokens = (NETWORK, SUBNETWORK, FIREWALL, ROUTER, NAT, ACCOUNT, IAM_MEMBER)
+    stateful = [r for r in production.resources if r.type in tokens]
+    assert len(stateful) == 14  # VPC, subnet, 3 firewalls, router, NAT, account, 6 grants
+    assert {r.name: r.options.get("protect") for r in stateful} == {r.name: True for r in stateful}
+    assert not any(r.options.get("protect") for r in dev.resources if r.type in tokens)
+
+
+# --- node service account -------------------------------------------------------------------
+
+NODE_ROLES = {
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/autoscaling.metricsWriter",
+    "roles/artifactregistry.reader",
+}
+
+
+def test_node_service_account(dev):
+    account = dev.get(ACCOUNT, "pathways-dev-nodes")
+    assert account.inputs["accountId"] == "pathways-dev-nodes"
+    assert account.inputs["project"] == "tpu-pathways-dev"
+
+
+def test_node_service_account_roles_are_exactly_the_minimal_six(dev):
+    component = next(r for r in dev.resources if r.type == "tpu-pathways:iam:NodeServiceAccount")
+    members = [r for r in dev.by_type(IAM_MEMBER) if r.parent == component.urn]
+    assert len(members) == 6
+    assert {m.inputs["role"] for m in members} == NODE_ROLES
+    account = dev.get(ACCOUNT, "pathways-dev-nodes")
+    for member in members:
+        assert member.inputs["member"] == f"serviceAccount:{NODE_SA}"
+        assert member.inputs["project"] == "tpu-pathways-dev"
+        assert account.urn in member.dependencies
+
+
+def test_no_primitive_roles_anywhere(dev, private, zonal):
+    for plan in (dev, private, zonal):
+        for resource in plan.resources:
+            role = resource.inputs.get("role")
+            assert role not in ("roles/owner", "roles/editor"), resource.urn
+
+
+def test_long_cluster_name_gives_a_valid_account_id(plan_of, stack_values):
+    # 40 characters (GKE's limit); service account IDs allow 6-30
+    plan = plan_of(stack_values(cluster={"name": "pathways-cluster-with-a-long-name-abcdef"}))
+    (account,) = plan.by_type(ACCOUNT)
+    assert account.inputs["accountId"] == "pathways-cluster-with-a-nodes"
+
+
+# --- Kubernetes provider and kubeconfig -----------------------------------------------------
+
+
+def test_kubernetes_provider(dev):
+    provider = dev.get(K8S_PROVIDER, "pathways-dev-k8s")
+    assert provider.inputs["kubeconfig"] == "[secret]"
+    assert provider.inputs["enableServerSideApply"] == "true"  # provider inputs are strings
+    assert cluster_of(dev).urn in provider.dependencies
+
+
+def test_gke_kubeconfig_uses_the_auth_plugin():
+    document = json.loads(gke_kubeconfig("gke_p_us-west4_c", "gke-abc.us-west4.gke.goog"))
+    assert document["kind"] == "Config"
+    assert document["current-context"] == "gke_p_us-west4_c"
+    (cluster,) = document["clusters"]
+    assert cluster == {
+        "name": "gke_p_us-west4_c",
+        "cluster": {"server": "https://gke-abc.us-west4.gke.goog"},
+    }
+    (context,) = document["contexts"]
+    assert context["context"] == {"cluster": "gke_p_us-west4_c", "user": "gke_p_us-west4_c"}
+    (user,) = document["users"]
+    assert user["name"] == "gke_p_us-west4_c"
+    exec_config = user["user"]["exec"]
+    assert exec_config["command"] == "gke-gcloud-auth-plugin"
+    assert exec_config["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    assert exec_config["provideClusterInfo"] is True
+    assert "token" not in json.dumps(document)  # no credentials of its own
+
+
+def test_outputs_resolved_by_the_engine(config_of, stack_values):
+    # run_program awaits each stack output through Pulumi (no .apply in the test).
+    _, outputs = run_program(lambda: build_stack(config_of(stack_values())), "dev")
+    assert outputs["node_service_account"] == NODE_SA
+    assert outputs["kubeconfig"] == "[secret]"
+    assert outputs["cluster_endpoint"] == "[unknown]"  # known only once GKE made the cluster
+    assert outputs["cluster_name"] == "pathways-dev"
+    assert outputs["cluster_location"] == "us-west4"
+
+
+# --- existing clusters ----------------------------------------------------------------------
+
+
+def _onto_existing(values: dict) -> dict:
+    """Settings of a created cluster (dev's deletionProtection) are refused with existing."""
+    del values["cluster"]["deletionProtection"]
+    return values
+
+
+def test_existing_cluster_by_kubeconfig_context(plan_of, stack_values):
+    plan = plan_of(
+        _onto_existing(
+            stack_values(
+                cluster={"existing": {"kubeconfigContext": "my-ctx"}},
+                scratchBucket={"name": "team-scratch"},
+            )
+        )
+    )
+    assert plan.by_type(CLUSTER) == []
+    assert plan.by_type(NODE_POOL) == []
+    assert plan.by_type(NETWORK) == []
+    (provider,) = plan.by_type(K8S_PROVIDER)
+    assert provider.inputs["context"] == "my-ctx"
+    assert "kubeconfig" not in provider.inputs
+
+
+def test_existing_cluster_by_name(plan_of, stack_values):
+    # the endpoint is looked up with an invoke (getCluster) at deploy time
+    values = stack_values(
+        cluster={"existing": {"name": "xpk-cluster", "location": "us-west4"}},
+        scratchBucket={"name": "team-scratch"},
+    )
+    plan = plan_of(_onto_existing(values))
+    assert plan.by_type(CLUSTER) == []
+    assert plan.by_type(NODE_POOL) == []
+    assert plan.by_type(ACCOUNT) == []
+    (provider,) = plan.by_type(K8S_PROVIDER)
+    assert provider.inputs["kubeconfig"] == "[secret]"
+    assert plan.outputs["cluster_name"] == "xpk-cluster"
+    assert plan.outputs["kubeconfig"] == "[secret]"

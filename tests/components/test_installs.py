@@ -1,0 +1,324 @@
+"""In-cluster installs (JobSet, PathwaysJob controller, Kueue): pinned release manifests applied
+through the cluster's explicit provider, in order, waiting for the system pool and never for
+TPU or head pools."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.stack.loader import owner_stacks
+
+EXAMPLE_STACKS = owner_stacks()  # the stacks that install (team stacks leave it to them)
+
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+
+JOBSET_URL = "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml"
+PATHWAYS_URL = "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml"
+KUEUE_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml"
+
+NOTEBOOK = {"name": "notebook", "pool": "v5e", "mode": "headless"}
+
+
+def config_files(plan) -> dict[str, object]:
+    """URL -> the ConfigFile resource applying it (each URL exactly once)."""
+    files = plan.by_type(CONFIG_FILE)
+    urls = [r.inputs["file"] for r in files]
+    assert len(urls) == len(set(urls)), urls
+    return {r.inputs["file"]: r for r in files}
+
+
+def the_provider(plan):
+    (provider,) = plan.by_type(K8S_PROVIDER)
+    return provider
+
+
+def closure(plan, resource) -> set[str]:
+    """Every URN ``resource`` waits for: dependencies, provider and parent, transitively."""
+    by_urn = {r.urn: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = [resource.urn]
+    while todo:
+        current = by_urn.get(todo.pop())
+        if current is None:
+            continue
+        for urn in [*current.dependencies, current.provider, current.parent]:
+            if urn and urn not in seen:
+                seen.add(urn)
+                todo.append(urn)
+    return seen
+
+
+def node_pools_in(plan, urns: set[str]) -> set[str]:
+    """GKE names of the node pools among ``urns``."""
+    return {r.inputs["name"] for r in plan.by_type(NODE_POOL) if r.urn in urns}
+
+
+def types_of(plan, urns: set[str]) -> set[str]:
+    by_urn = {r.urn: r.type for r in plan.resources}
+    return {by_urn[u] for u in urns if u in by_urn}
+
+
+# --- every example stack --------------------------------------------------------------------
+
+
+def test_the_example_stacks_are_found():
+    assert {"dev", "research-v5p", "serving-v6e"} <= set(EXAMPLE_STACKS)
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_jobset_and_pathways_job_are_pinned_release_manifests(example_plan, stack):
+    files = config_files(example_plan(stack))
+    assert JOBSET_URL in files
+    assert PATHWAYS_URL in files
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_installs_use_the_clusters_explicit_provider(example_plan, stack):
+    plan = example_plan(stack)
+    provider = the_provider(plan)
+    files = config_files(plan)
+    for url in (JOBSET_URL, PATHWAYS_URL):
+        assert files[url].provider == provider.urn, url
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_pathways_controller_waits_for_jobset(example_plan, stack):
+    files = config_files(example_plan(stack))
+    assert files[JOBSET_URL].urn in files[PATHWAYS_URL].dependencies
+    assert files[PATHWAYS_URL].urn not in files[JOBSET_URL].dependencies
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_installs_wait_for_the_system_pool_but_never_for_tpu_or_head_pools(example_plan, stack):
+    plan = example_plan(stack)
+    files = config_files(plan)
+    for url in files:
+        waits_for = closure(plan, files[url])
+        assert CLUSTER in types_of(plan, waits_for), url
+        # the controllers run on the system pool, and nothing else holds them up
+        assert node_pools_in(plan, waits_for) == {"system-np"}, url
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_kubernetes_resource_has_an_explicit_provider(example_plan, stack):
+    plan = example_plan(stack)
+    provider = the_provider(plan)
+    kubernetes = [r for r in plan.resources if r.type.startswith("kubernetes:")]
+    assert kubernetes
+    for resource in kubernetes:
+        assert resource.provider == provider.urn, resource.urn
+        assert "default" not in resource.provider
+
+
+def test_provider_urn_of_the_dev_stack(example_plan):
+    provider = the_provider(example_plan("dev"))
+    assert provider.urn == (
+        "urn:pulumi:dev::tpu-pathways::tpu-pathways:cluster:GkeCluster"
+        "$pulumi:providers:kubernetes::pathways-dev-k8s"
+    )
+    assert provider.inputs["enableServerSideApply"] in (True, "true")
+
+
+def test_kueue_install_only_where_enabled(example_plan):
+    assert KUEUE_URL in config_files(example_plan("research-v5p"))
+    assert KUEUE_URL in config_files(example_plan("dev"))  # on by default: dev owns its cluster
+    assert KUEUE_URL not in config_files(example_plan("serving-v6e"))  # turned off
+
+
+def test_kueue_waits_for_jobset_and_the_system_pool(example_plan):
+    plan = example_plan("research-v5p")
+    files = config_files(plan)
+    kueue = files[KUEUE_URL]
+    assert kueue.provider == the_provider(plan).urn
+    assert files[JOBSET_URL].urn in kueue.dependencies
+    assert node_pools_in(plan, set(kueue.dependencies)) == {"system-np"}
+
+
+def test_jobset_controller_memory_is_a_server_side_patch(example_plan):
+    plan = example_plan("dev")
+    (patch,) = plan.by_type("kubernetes:apps/v1:DeploymentPatch")
+    assert patch.inputs["metadata"]["name"] == "jobset-controller-manager"
+    assert patch.inputs["metadata"]["namespace"] == "jobset-system"
+    assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+    (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == "manager"
+    # XPK: max(1.2 MiB per node, 4096 MiB); dev has at most 3 + 3 + 2 nodes
+    assert container["resources"] == {
+        "limits": {"memory": "4096Mi"},
+        "requests": {"memory": "4096Mi"},
+    }
+    assert config_files(plan)[JOBSET_URL].urn in patch.dependencies
+    assert patch.provider == the_provider(plan).urn
+
+
+def test_jobset_controller_memory_grows_with_the_node_count():
+    from components.addons.installs import jobset_memory_mib
+
+    assert jobset_memory_mib(10) == 4096
+    assert jobset_memory_mib(4000) == 4800  # 4000 x 1.2 MiB
+    assert jobset_memory_mib(3414) == 4097  # 4096.8 rounded up
+
+
+# --- overrides ------------------------------------------------------------------------------
+
+
+def test_version_overrides_change_the_urls(plan_of, stack_values):
+    plan = plan_of(
+        stack_values(
+            addons={
+                "jobset": {"version": "v0.11.0"},
+                "pathwaysJob": {"version": "v0.1.3"},
+                "kueue": {"enabled": False},
+            }
+        )
+    )
+    assert set(config_files(plan)) == {
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.3/install.yaml",
+    }
+
+
+def test_kueue_version_override(plan_of, stack_values):
+    plan = plan_of(stack_values(addons={"kueue": {"enabled": True, "version": "v0.19.2"}}))
+    assert (
+        "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"
+        in config_files(plan)
+    )
+
+
+def test_manifest_mirrors_are_used_verbatim(plan_of, stack_values):
+    jobset = "https://mirror.example.com/k8s/jobset-v0.10.1/manifests.yaml"
+    pathways = "https://mirror.example.com/k8s/pathways-job-v0.1.4/install.yml"
+    kueue = "https://mirror.example.com/k8s/kueue/v0.17.1.yaml"
+    plan = plan_of(
+        stack_values(
+            addons={
+                "jobset": {"manifestUrl": jobset},
+                "pathwaysJob": {"manifestUrl": pathways},
+                "kueue": {"enabled": True, "manifestUrl": kueue},
+            }
+        )
+    )
+    files = config_files(plan)
+    assert set(files) == {jobset, pathways, kueue}
+    assert files[jobset].urn in files[pathways].dependencies
+
+
+def test_jobset_install_false(plan_of, stack_values):
+    addons = {"jobset": {"install": False}, "kueue": {"enabled": False}}
+    plan = plan_of(stack_values(addons=addons, workloads=[NOTEBOOK]))
+    files = config_files(plan)
+    assert set(files) == {PATHWAYS_URL}
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert files[PATHWAYS_URL].urn in job.dependencies
+
+
+def test_pathways_job_install_false(plan_of, stack_values):
+    addons = {"pathwaysJob": {"install": False}, "kueue": {"enabled": False}}
+    plan = plan_of(stack_values(addons=addons, workloads=[NOTEBOOK]))
+    files = config_files(plan)
+    assert set(files) == {JOBSET_URL}
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert files[JOBSET_URL].urn not in job.dependencies
+    assert job.provider == the_provider(plan).urn
+
+
+def test_nothing_installed(plan_of, stack_values):
+    plan = plan_of(
+        stack_values(
+            addons={
+                "jobset": {"install": False},
+                "pathwaysJob": {"install": False},
+                "kueue": {"enabled": False},
+            }
+        )
+    )
+    assert plan.by_type(CONFIG_FILE) == []
+    assert len(plan.by_type(K8S_PROVIDER)) == 1
+
+
+# --- bad addon config: a clear error naming the key, exit 2, nothing registered --------------
+
+BAD_ADDONS = [
+    pytest.param(
+        {"addons": {"jobset": {"version": "0.10.1"}}},
+        "addons.jobset.version",
+        "'0.10.1' is not a release tag such as 'v0.10.1'",
+        id="jobset-version-without-v",
+    ),
+    pytest.param(
+        {"addons": {"jobset": {"version": "v0.5.0"}}},
+        "addons.jobset.version",
+        "'v0.5.0' is older than v0.8.0",
+        id="jobset-too-old",
+    ),
+    pytest.param(
+        {"addons": {"pathwaysJob": {"version": "latest"}}},
+        "addons.pathwaysJob.version",
+        "'latest' is not a release tag",
+        id="pathways-job-version-not-a-tag",
+    ),
+    pytest.param(
+        {"addons": {"jobsett": {"version": "v0.10.1"}}},
+        "addons.jobsett",
+        "unknown key 'jobsett'; did you mean 'jobset'?",
+        id="unknown-addon",
+    ),
+    pytest.param(
+        # the dev pool is one v5e 2x4 slice: 8 chips
+        {"addons": {"kueue": {"enabled": True, "tpuQuota": 16}}},
+        "addons.kueue.tpuQuota",
+        "16 does not match the 8 TPU chips",
+        id="kueue-quota-mismatch",
+    ),
+    pytest.param(
+        # v0.14 serves only kueue.x-k8s.io/v1beta1 (v1beta2 arrives in v0.15.0)
+        {"addons": {"kueue": {"enabled": True, "version": "v0.14.3"}}},
+        "addons.kueue.version",
+        "'v0.14.3' is not supported; use v0.15.0 or newer (the queue objects use "
+        "kueue.x-k8s.io/v1beta2, which Kueue serves from v0.15.0)",
+        id="kueue-v0.14",
+    ),
+    pytest.param(
+        {"addons": {"jobset": {"manifestUrl": "http://mirror.example.com/manifests.yaml"}}},
+        "addons.jobset.manifestUrl",
+        "https://",
+        id="mirror-not-https",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), BAD_ADDONS)
+def test_bad_addon_config_names_the_key(stack_values, config_error, overrides, key, message):
+    error = config_error(stack_values(**overrides))
+    assert [issue.key for issue in error.issues] == [key]
+    assert message in error.issues[0].message
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), BAD_ADDONS)
+def test_bad_addon_config_exits_2_before_registering(
+    cli_plan, stack_values, overrides, key, message
+):
+    code, out, err, registered = cli_plan(stack_values(**overrides))
+    assert code == 2
+    assert key in err and message in err
+    assert "Traceback" not in err
+    assert out == ""
+    assert registered == 0
+
+
+def test_matching_kueue_quota_is_accepted(plan_of, stack_values):
+    plan = plan_of(stack_values(addons={"kueue": {"enabled": True, "tpuQuota": 8}}))
+    assert KUEUE_URL in config_files(plan)
+
+
+def test_good_stack_through_the_same_cli_path_registers(cli_plan, stack_values):
+    # the counterpart of the exit-2 tests: the harness does see registrations
+    code, out, err, registered = cli_plan(stack_values())
+    assert code == 0, err
+    assert registered > 10
+    assert JOBSET_URL in out

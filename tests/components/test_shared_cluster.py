@@ -1,0 +1,502 @@
+"""One cluster, many teams: the owner's `shared_cluster` output, team stacks that read it through
+a StackReference, the owner's Kueue queueing their jobs, and the ownership rules.
+
+Expected values are literals worked out by hand from the stack files (research-v5p: two slices of
+v5p-16 = 2x2x2 on ct5p-hightpu-4t, 8 chips each), never computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from components.cli import main as cli
+from components.errors import ConfigError
+from components.plan.engine import plan_stack, run_program
+from components.stack.loader import load_stack, owner_stacks
+from components.stack.shared_cluster import (
+    SharedCluster,
+    contract_from_outputs,
+    parse_owner_ref,
+)
+
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+OWNER_ONLY_TYPES = {
+    "gcp:container/cluster:Cluster",
+    "gcp:container/nodePool:NodePool",
+    "gcp:storage/bucket:Bucket",
+    "kubernetes:yaml/v2:ConfigFile",
+    CLUSTER_QUEUE,
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+    "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+    "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+}
+RESEARCH_BUCKET = "tpu-pathways-research-pathways-research-pathways"
+
+# A small owner and team, written as stack files so they take the CLI's path.
+OWNER: dict[str, Any] = {
+    "gcp": {"project": "tpu-pathways-lab", "region": "us-east5", "zone": "us-east5-a"},
+    "cluster": {"name": "lab", "deletionProtection": False},
+    "cpuPool": {"maxNodes": 4},
+    "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}],
+    "addons": {"kueue": {"enabled": True}},
+    "teams": [{"name": "platform"}],
+}
+TEAM: dict[str, Any] = {
+    "owner": "lab",
+    "teams": [{"name": "vision"}],
+    "workloads": [{"name": "train", "team": "vision", "pool": "v5p", "mode": "headless"}],
+}
+
+
+def write_stacks(directory: Path, stacks: dict[str, dict[str, Any]]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, values in stacks.items():
+        config = {f"tpu-pathways:{k}": v for k, v in values.items()}
+        (directory / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return directory
+
+
+def team_error(tmp_path: Path, team: dict[str, Any], owner: dict[str, Any] = OWNER) -> ConfigError:
+    stacks = write_stacks(tmp_path / "stacks", {"lab": owner, "vision": team})
+    with pytest.raises(ConfigError) as caught:
+        load_stack("vision", stacks)
+    return caught.value
+
+
+def plan_team(tmp_path: Path, team: dict[str, Any] = TEAM, owner: dict[str, Any] = OWNER):
+    stacks = write_stacks(tmp_path / "stacks", {"lab": owner, "vision": team})
+    return plan_stack(load_stack("vision", stacks), "vision")
+
+
+# --- the owner's exported contract -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def research(example_plan):
+    return example_plan("research-v5p")
+
+
+@pytest.fixture(scope="module")
+def team_research(example_plan):
+    return example_plan("team-research")
+
+
+def test_owner_exports_its_pools_bucket_queues_and_versions(research):
+    exported = research.outputs["shared_cluster"]
+    json.dumps(exported)  # plain JSON: no unknowns, no secrets
+    assert exported["owner_stack"] == "research-v5p"
+    assert (exported["project"], exported["cluster_name"], exported["cluster_location"]) == (
+        "tpu-pathways-research",
+        "pathways-research",
+        "us-east5",
+    )
+    assert exported["tpu_pools"] == [
+        {
+            "name": "v5p",
+            "generation": "v5p",
+            "topology": "2x2x2",
+            "machine_type": "ct5p-hightpu-4t",
+            "slices": 2,
+            "chips": 16,
+            "node_labels": {
+                "cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+                "cloud.google.com/gke-tpu-topology": "2x2x2",
+                "node.kubernetes.io/instance-type": "ct5p-hightpu-4t",
+            },
+            "node_pools": ["v5p-0", "v5p-1"],
+            "capacity": {
+                "on_demand": False,
+                "spot": False,
+                "reservation": "research-v5p-reservation",
+                "flex_start": False,
+            },
+        }
+    ]
+    assert exported["cpu_pool"] == {
+        "name": "cpu-np",
+        "machine_type": "n2-standard-64",
+        "min_nodes": 1,
+        "max_nodes": 8,
+    }
+    assert exported["scratch_bucket"] == RESEARCH_BUCKET
+    assert exported["team_namespaces"] == ["research"]
+    queues = exported["queues"]
+    assert queues["enabled"] is True
+    assert (queues["local_queue"], queues["default_cluster_queue"]) == (
+        "multislice-queue",
+        "cluster-queue",
+    )
+    assert queues["queue_label"] == "kueue.x-k8s.io/queue-name"
+    assert queues["priority_classes"]["high"] == 750
+    assert exported["versions"] == {
+        "jobset": "v0.10.1",
+        "pathways_job": "v0.1.4",
+        "kueue": "v0.17.1",
+    }
+    SharedCluster.model_validate(exported)  # the typed contract team stacks validate with
+
+
+def test_team_stack_sees_the_owners_pools_as_its_own_pool_models(tmp_path):
+    owner = {
+        **OWNER,
+        "cpuPool": {"minNodes": 2, "maxNodes": 4},
+        "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "capacity": {"flexStart": True}}],
+    }
+    stacks = write_stacks(tmp_path / "stacks", {"lab": owner, "vision": TEAM})
+    config = load_stack("vision", stacks)
+    (pool,) = config.tpu_pools
+    assert (pool.name, pool.shape.topology, pool.shape.machine_type, pool.slices) == (
+        "v5p",
+        "2x2x2",
+        "ct5p-hightpu-4t",
+        1,
+    )
+    assert pool.capacity.type.value == "flexStart"
+    assert (config.cpu_pool.min_nodes, config.cpu_pool.max_nodes) == (2, 4)
+    assert config.bucket_name == "tpu-pathways-lab-lab-pathways"
+    assert not config.creates_cluster
+
+
+def test_team_stacks_export_no_contract(team_research):
+    assert "shared_cluster" not in team_research.outputs
+    assert team_research.outputs["owner_stack"] == "research-v5p"
+
+
+# --- a team stack reads its owner through a StackReference -----------------------------------
+
+
+def test_team_research_restates_nothing_of_its_owner():
+    path = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.team-research.yaml"
+    keys = set(yaml.safe_load(path.read_text())["config"])
+    assert "tpu-pathways:owner" in keys
+    for owned in ("gcp", "cluster", "cpuPool", "tpuPools", "scratchBucket", "addons"):
+        assert f"tpu-pathways:{owned}" not in keys
+
+
+def test_team_research_reads_research_v5p_through_a_stack_reference(team_research):
+    (reference,) = team_research.by_type(STACK_REFERENCE)
+    assert reference.inputs == {"name": "research-v5p"}
+    assert reference.options == {"read": True}
+
+
+def test_team_jobs_use_the_owners_pools_bucket_and_queue(team_research):
+    (job,) = team_research.by_type(PATHWAYS_JOB)
+    assert job.inputs["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}
+    (worker,) = job.inputs["spec"]["workers"]
+    assert (worker["type"], worker["topology"], worker["numSlices"]) == (
+        "ct5p-hightpu-4t",
+        "2x2x2",
+        1,
+    )
+    assert job.inputs["spec"]["pathwaysDir"] == f"gs://{RESEARCH_BUCKET}/nlp/nlp-notebook"
+
+
+def test_team_namespace_gets_a_local_queue_on_the_owners_cluster_queue(team_research):
+    (queue,) = team_research.by_type(LOCAL_QUEUE)
+    assert queue.inputs["metadata"] == {"name": "multislice-queue", "namespace": "nlp"}
+    assert queue.inputs["spec"] == {"clusterQueue": "cluster-queue"}
+    (job,) = team_research.by_type(PATHWAYS_JOB)
+    assert queue.urn in job.dependencies  # the job is queued only once its queue exists
+
+
+def test_team_stack_creates_nothing_cluster_wide(team_research):
+    assert not {r.type for r in team_research.resources} & OWNER_ONLY_TYPES
+    objects = [r for r in team_research.resources if r.is_kubernetes_object]
+    namespaces = {r.inputs["metadata"].get("namespace") for r in objects}
+    namespaces |= {
+        r.inputs["metadata"]["name"] for r in team_research.by_type("kubernetes:core/v1:Namespace")
+    }
+    assert namespaces - {None} == {"nlp"}
+
+
+def test_team_plan_follows_the_owners_current_pools(tmp_path):
+    """The owner resizes its pool: the team's plan says so, no edit to the team stack."""
+    one_slice = {**OWNER, "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "slices": 1}]}
+    team = {**TEAM, "workloads": [{**TEAM["workloads"][0], "slices": 2}]}
+    error = team_error(tmp_path, team, one_slice)
+    assert [str(i) for i in error.issues] == [
+        "workloads[0].slices: 2 exceeds the 1 slice(s) of pool 'v5p'"
+    ]
+    assert plan_team(tmp_path / "two", team).by_type(PATHWAYS_JOB)  # 2 slices: fine
+
+
+def test_unknown_pool_names_the_owner_stack(tmp_path):
+    team = {**TEAM, "workloads": [{**TEAM["workloads"][0], "pool": "v6e"}]}
+    (issue,) = team_error(tmp_path, team).issues
+    assert issue.key == "workloads[0].pool"
+    assert issue.message == "'v6e' is not a TPU pool of owner stack 'lab'; pools: v5p"
+
+
+def test_team_jobs_may_use_the_owners_priority_classes(tmp_path):
+    workload = {**TEAM["workloads"][0], "mode": "training", "image": "img", "command": ["run"]}
+    plan = plan_team(tmp_path, {**TEAM, "workloads": [{**workload, "priority": "high"}]})
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert job.inputs["spec"]["workers"][0]["priorityClassName"] == "high"
+
+
+def test_without_the_owners_kueue_no_queue_label_and_no_priorities(tmp_path):
+    owner = {**OWNER, "addons": {"kueue": {"enabled": False}}}
+    plan = plan_team(tmp_path / "a", owner=owner)
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    assert "labels" not in job.inputs["metadata"]
+    assert plan.by_type(LOCAL_QUEUE) == []
+    workload = {**TEAM["workloads"][0], "priority": "high"}
+    (issue,) = team_error(tmp_path / "b", {**TEAM, "workloads": [workload]}, owner).issues
+    assert issue.key == "workloads[0].priority"
+    assert "addons.kueue.enabled: true on owner stack 'lab'" in issue.message
+
+
+# --- ownership rules ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("addons", {"kueue": {"enabled": True}}),
+        ("addons", {"jobset": {"install": True}}),
+        ("addons", {"pathwaysJob": {"install": True}}),
+        ("tpuPools", [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}]),
+        ("cpuPool", {"machineType": "n2-standard-64"}),
+        ("scratchBucket", {"create": False, "name": RESEARCH_BUCKET}),
+        ("cluster", {"name": "lab", "existing": {"name": "lab", "location": "us-east5"}}),
+        ("gcp", OWNER["gcp"]),
+    ],
+)
+def test_team_stack_asking_for_what_the_owner_owns_is_refused(tmp_path, key, value):
+    error = team_error(tmp_path, {**TEAM, key: value})
+    (issue,) = error.issues
+    assert issue.key == key
+    assert "belong to owner stack 'lab'" in issue.message
+
+
+def test_team_stack_may_not_claim_the_owners_namespace(tmp_path):
+    (issue,) = team_error(tmp_path, {**TEAM, "teams": [{"name": "platform"}]}).issues
+    assert issue.key == "teams[0].name"
+    assert issue.message.startswith("namespace 'platform' belongs to owner stack 'lab'")
+
+
+def test_team_stack_refusals_exit_2_naming_the_owner(tmp_path, capsys):
+    stacks = write_stacks(
+        tmp_path / "stacks", {"lab": OWNER, "vision": {**TEAM, "addons": {"kueue": {}}}}
+    )
+    code = cli.main(["plan", "--stack", "vision", "--stacks-dir", str(stacks)])
+    assert code == 2
+    assert "addons: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("owner", "message"),
+    [
+        ("vision", "'vision' is this stack"),
+        ("nowhere", "no stack 'nowhere' in this project; cluster owners: lab"),
+        ("other", "stack 'other' does not own a cluster"),
+        ("acme/elsewhere/lab", "is a stack of project 'elsewhere'"),
+        ("a/b/c/d", "is not a stack reference"),
+    ],
+)
+def test_owner_must_be_a_cluster_owning_stack_of_this_project(tmp_path, owner, message):
+    stacks = write_stacks(
+        tmp_path / "stacks",
+        {
+            "lab": OWNER,
+            "other": {**TEAM, "teams": [{"name": "x"}]},
+            "vision": {**TEAM, "owner": owner},
+        },
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_stack("vision", stacks)
+    (issue,) = caught.value.issues
+    assert issue.key == "owner"
+    assert message in issue.message
+
+
+def test_owner_reference_forms():
+    assert parse_owner_ref("research-v5p") == (None, "research-v5p")
+    assert parse_owner_ref("acme/research-v5p") == (None, "research-v5p")
+    assert parse_owner_ref("acme/tpu-pathways/research-v5p") == ("tpu-pathways", "research-v5p")
+
+
+def test_contract_missing_or_from_another_version_is_a_clear_error():
+    with pytest.raises(ConfigError, match="exports no 'shared_cluster' output"):
+        contract_from_outputs(None, "research-v5p")
+    with pytest.raises(ConfigError, match="version 99"):
+        contract_from_outputs({"contract_version": 99}, "research-v5p")
+    with pytest.raises(
+        ConfigError, match="exports an invalid shared_cluster: owner_stack: Field required"
+    ):
+        contract_from_outputs({"contract_version": 1}, "research-v5p")
+
+
+def test_two_owners_of_one_cluster_are_refused_naming_both(tmp_path, capsys):
+    twin = {**OWNER, "tpuPools": [{"name": "v6e", "accelerator": "v6e-4"}], "addons": {}}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "lab-twin": twin, "vision": TEAM})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert "stacks 'lab' and 'lab-twin' would both own cluster 'lab'" in issue.message
+    assert "project 'tpu-pathways-lab'" in issue.message
+    assert cli.main(["stacks", "--stacks-dir", str(stacks), "--github-output"]) == 2
+    assert "'lab' and 'lab-twin'" in capsys.readouterr().err
+
+
+def test_same_cluster_name_in_another_project_is_not_a_second_owner(tmp_path, capsys):
+    other = {**OWNER, "gcp": {**OWNER["gcp"], "project": "tpu-pathways-other"}}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "lab-other": other, "vision": TEAM})
+    assert cli.main(["stacks", "--stacks-dir", str(stacks), "--github-output"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'owners=["lab", "lab-other"]',
+        'teams=["vision"]',
+    ]
+
+
+# --- `pulumi up`: the real entry reads the reference before anything else registers ----------
+
+
+def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
+    tmp_path, monkeypatch
+):
+    import runpy
+
+    from components.plan import engine
+    from components.stack.loader import read_stack_file
+
+    stacks = write_stacks(
+        tmp_path / "stacks",
+        {"lab": OWNER, "vision": {**TEAM, "workloads": [{**TEAM["workloads"][0], "pool": "x"}]}},
+    )
+    owner = plan_stack(load_stack("lab", stacks), "lab").outputs
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(read_stack_file("vision", stacks)))
+    registered: list[str] = []
+    original = engine.RecordingMonitor.RegisterResource
+
+    def counting(self, request):
+        registered.append(request.type)
+        return original(self, request)
+
+    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", counting)
+    main = Path(__file__).resolve().parents[2] / "__main__.py"
+    with pytest.raises(pulumi.RunError, match="not a TPU pool of owner stack 'lab'"):
+        run_program(
+            lambda: (runpy.run_path(str(main)), {})[1], "vision", stack_outputs={"lab": owner}
+        )
+    assert [t for t in registered if t != "pulumi:pulumi:Stack"] == []
+
+
+# --- per-team quotas: Kueue cohort and borrowing on the owner ---------------------------------
+
+QUOTAS = {
+    "kueue": {
+        "enabled": True,
+        "teamQuotas": [{"team": "vision", "chips": {"v5p-16": 8}, "borrowingLimit": 0}],
+    }
+}
+
+
+def queues_by_name(plan) -> dict[str, dict]:
+    return {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in plan.by_type(CLUSTER_QUEUE)}
+
+
+def tpu_quota(spec: dict) -> dict[str, dict]:
+    (group,) = [g for g in spec["resourceGroups"] if g["coveredResources"] == ["google.com/tpu"]]
+    return {f["name"]: f["resources"][0] for f in group["flavors"]}
+
+
+def test_team_quota_is_its_own_cluster_queue_in_one_cohort(tmp_path):
+    stacks = write_stacks(tmp_path / "stacks", {"lab": {**OWNER, "addons": QUOTAS}})
+    queues = queues_by_name(plan_stack(load_stack("lab", stacks), "lab"))
+    assert set(queues) == {"cluster-queue", "vision-cluster-queue"}
+    flavor = "tpu-v5p-slice-2x2x2-4t"
+    # 16 chips provisioned: 8 guaranteed to vision, the other 8 to everyone else
+    assert tpu_quota(queues["vision-cluster-queue"]) == {
+        flavor: {"name": "google.com/tpu", "nominalQuota": 8, "borrowingLimit": 0}
+    }
+    assert tpu_quota(queues["cluster-queue"]) == {
+        flavor: {"name": "google.com/tpu", "nominalQuota": 8}
+    }
+    for spec in queues.values():
+        assert spec["cohortName"] == "lab"
+        assert spec["preemption"]["reclaimWithinCohort"] == "Any"
+    assert queues["vision-cluster-queue"]["namespaceSelector"] == {
+        "matchLabels": {"kubernetes.io/metadata.name": "vision"}
+    }
+
+
+def test_team_stack_queues_on_its_own_cluster_queue(tmp_path):
+    plan = plan_team(tmp_path, owner={**OWNER, "addons": QUOTAS})
+    (queue,) = plan.by_type(LOCAL_QUEUE)
+    assert queue.inputs["spec"] == {"clusterQueue": "vision-cluster-queue"}
+
+
+def test_without_quotas_the_cluster_queue_is_unchanged(research):
+    (spec,) = queues_by_name(research).values()
+    assert "cohortName" not in spec
+    assert spec["preemption"] == {
+        "reclaimWithinCohort": "Never",
+        "withinClusterQueue": "LowerPriority",
+    }
+
+
+@pytest.mark.parametrize(
+    ("quotas", "key", "message"),
+    [
+        (
+            [{"team": "vision", "chips": {"v5p-16": 12}}, {"team": "nlp", "chips": {"v5p-16": 8}}],
+            "addons.kueue.teamQuotas",
+            "quotas give 20 v5p-16 chips to teams but the pools provision 16",
+        ),
+        (
+            [{"team": "vision", "chips": {"v6e-4": 4}}],
+            "addons.kueue.teamQuotas[0].chips.v6e-4",
+            "no TPU pool of this stack is v6e-4",
+        ),
+        (
+            [{"team": "vision", "chips": {"v9x-4": 4}}],
+            "addons.kueue.teamQuotas[0].chips.v9x-4",
+            "is not a known TPU accelerator",
+        ),
+        (
+            [{"team": "vision", "chips": {"v5p-16": 4}}, {"team": "vision", "chips": {}}],
+            "addons.kueue.teamQuotas[1].team",
+            "'vision' has more than one quota",
+        ),
+    ],
+)
+def test_bad_team_quotas_are_refused(stack_values, config_error, quotas, key, message):
+    values = stack_values(
+        tpuPools=[{"name": "v5p", "accelerator": "v5p-16", "slices": 2}],
+        addons={"kueue": {"enabled": True, "teamQuotas": quotas}},
+    )
+    issues = config_error(values).issues
+    assert key in [i.key for i in issues]
+    assert any(message in i.message for i in issues if i.key == key)
+
+
+def test_team_quotas_need_kueue(stack_values, config_error):
+    quotas = [{"team": "a", "chips": {}}]
+    values = stack_values(addons={"kueue": {"enabled": False, "teamQuotas": quotas}})
+    (issue,) = config_error(values).issues
+    assert (issue.key, issue.message) == ("addons.kueue.teamQuotas", "needs addons.kueue.enabled")
+
+
+def test_a_stack_reaching_an_owners_cluster_without_owner_is_refused(tmp_path):
+    sideways = {
+        "gcp": OWNER["gcp"],
+        "cluster": {"name": "lab", "existing": {"name": "lab", "location": "us-east5"}},
+        "scratchBucket": {"name": "side-scratch"},
+    }
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "side": sideways})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert issue.key == "cluster.existing"
+    assert "stack 'side' targets cluster 'lab', which stack 'lab' owns" in issue.message
+    assert "owner: lab" in issue.message

@@ -1,0 +1,329 @@
+"""Contract: every Kubernetes object of every example stack's plan is valid against the schema of
+what the cluster runs, not just against our own models.
+
+- Kubernetes' own kinds (core, apps, scheduling, rbac, ...): the OpenAPI schemas of each
+  Kubernetes minor that GKE's release channels offer, as the ``kubernetes-validate`` package
+  ships them, strict (unknown fields are errors). GKE_MINORS: the "available minor versions" of
+  the Rapid, Regular and Stable channels in GKE's release notes (current versions table, November
+  2026): Rapid 1.34 to 1.37, Regular 1.34 to 1.36, Stable 1.34 to 1.35.
+- Kueue's kinds: the openAPIV3Schema of the version Kueue v0.17.1 stores
+  (tests/data/kueue-v0.17.1-openapi-schemas.json); a served-but-deprecated version is refused.
+- PathwaysJobs: the v0.1.4 CRD (tests/data/pathwaysjob-v0.1.4-openapi-schema.json).
+- Patches (``*Patch`` types, applied server-side to objects an install created): the same
+  schemas, except that a partial object need not carry the required fields.
+
+The schema files come from scripts/refresh_crd_schemas.py; nothing here touches the network.
+CEL rules (x-kubernetes-validations) are not evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import referencing
+from conftest import crd_schema_errors
+from kubernetes_validate import utils as kv_utils
+
+from components.plan.model import PlannedResource
+from components.plan.render import is_patch, manifest
+from components.stack.loader import available_stacks
+from components.stack.schema import KueueAddon, PathwaysJobAddon
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
+KUEUE_SCHEMAS = DATA / f"kueue-{KueueAddon().version}-openapi-schemas.json"
+PATHWAYS_JOB_SCHEMA = DATA / f"pathwaysjob-{PathwaysJobAddon().version}-openapi-schema.json"
+PATHWAYS_JOB_API = "pathways-job.pathways.domain/v1"
+
+
+# --- Kubernetes' own kinds -------------------------------------------------------------------
+
+
+@cache
+def kubernetes_validator(minor: str, api_version: str, kind: str) -> jsonschema.Validator | None:
+    """The strict schema kubernetes-validate ships for one kind of one Kubernetes minor (None:
+    that minor has no such kind/apiVersion). Built once: kubernetes_validate.validate() parses
+    the 1.5 MB definitions file on every call and stops at the first error."""
+    (version,) = {v for v in kv_utils.all_versions() if kv_utils.major_minor(v) == minor}
+    directory = f"kubernetes-json-schema/v{version}-local-strict"
+    # the package's file naming (as kubernetes_validate.validate builds it):
+    # scheduling.k8s.io/v1 PriorityClass -> priorityclass-scheduling-v1.json
+    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    try:
+        schema = kv_utils.schema_contents(f"{directory}/{kind.lower()}-{group_version}.json", minor)
+    except FileNotFoundError:
+        return None
+    definitions = kv_utils.schema_contents(f"{directory}/_definitions.json", minor)
+    registry = referencing.Resource.from_contents(schema) @ referencing.Registry()
+    registry = referencing.Resource.from_contents(definitions) @ registry
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def kubernetes_errors(document: dict[str, Any], patch: bool = False) -> list[str]:
+    found = []
+    for minor in GKE_MINORS:
+        validator = kubernetes_validator(minor, document["apiVersion"], document["kind"])
+        if validator is None:
+            kind, api_version = document["kind"], document["apiVersion"]
+            found.append(f"Kubernetes {minor} has no {kind} in {api_version}")
+            continue
+        for error in validator.iter_errors(document):
+            if patch and error.validator == "required":
+                continue
+            where = ".".join(str(p) for p in error.absolute_path) or "<root>"
+            found.append(f"Kubernetes {minor}: {where}: {error.message}")
+    return found
+
+
+def object_meta_errors(document: dict[str, Any]) -> list[str]:
+    """A custom resource's metadata is an ObjectMeta: checked as a ConfigMap's (the CRD schemas
+    say only ``type: object``; the API server checks the rest)."""
+    carrier = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": document.get("metadata", {})}
+    return kubernetes_errors(carrier)
+
+
+# --- custom resources ------------------------------------------------------------------------
+
+
+@cache
+def kueue_file() -> dict[str, Any]:
+    return json.loads(KUEUE_SCHEMAS.read_text())
+
+
+@cache
+def kueue_validator(key: str) -> Callable[[dict[str, Any]], list[str]]:
+    return crd_schema_errors(kueue_file()["schemas"][key])
+
+
+@cache
+def pathways_job_validator() -> Callable[[dict[str, Any]], list[str]]:
+    return crd_schema_errors(json.loads(PATHWAYS_JOB_SCHEMA.read_text()))
+
+
+def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
+    """Problems of a Kueue object or PathwaysJob; None for any other kind."""
+    api_version, kind = document["apiVersion"], document["kind"]
+    if api_version.split("/")[0] == KueueAddon.API_VERSION.split("/")[0]:
+        key = f"{api_version}/{kind}"
+        if key in kueue_file()["deprecated"]:
+            return [f"{key}: deprecated in Kueue: {kueue_file()['deprecated'][key]}"]
+        if key not in kueue_file()["schemas"]:
+            return [f"{key}: Kueue {KueueAddon().version} serves no such kind and version"]
+        return kueue_validator(key)(document) + object_meta_errors(document)
+    if api_version.split("/")[0] == PATHWAYS_JOB_API.split("/")[0]:
+        if (api_version, kind) != (PATHWAYS_JOB_API, "PathwaysJob"):
+            return [f"{api_version}/{kind}: the PathwaysJob CRD serves only {PATHWAYS_JOB_API}"]
+        return pathways_job_validator()(document) + object_meta_errors(document)
+    return None
+
+
+def schema_errors(resource: PlannedResource) -> list[str]:
+    document = manifest(resource)
+    custom = custom_resource_errors(document)
+    if custom is not None:
+        return custom
+    return kubernetes_errors(document, patch=is_patch(resource))
+
+
+# --- every object of every example stack -----------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", available_stacks())
+def test_every_kubernetes_object_of_every_example_stack_is_valid(example_plan, stack):
+    objects = [r for r in example_plan(stack).resources if r.is_kubernetes_object]
+    assert objects
+    problems = {r.name: errors for r in objects if (errors := schema_errors(r))}
+    assert problems == {}
+
+
+def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
+    kinds = {
+        r.type
+        for stack in available_stacks()
+        for r in example_plan(stack).resources
+        if r.is_kubernetes_object
+    }
+    assert {
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+        "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob",
+    } <= kinds
+
+
+def test_gke_minors_are_all_shipped_by_kubernetes_validate():
+    shipped = {kv_utils.major_minor(v) for v in kv_utils.all_versions()}
+    assert set(GKE_MINORS) <= shipped
+    assert kubernetes_validate.validate(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}, "1.34", strict=True
+    )
+
+
+def test_kueue_schemas_are_v0_17_1_v1beta2():
+    document = kueue_file()
+    assert "kubernetes-sigs/kueue release v0.17.1" in document["$comment"]
+    assert sorted(document["schemas"]) == [
+        "kueue.x-k8s.io/v1beta2/ClusterQueue",
+        "kueue.x-k8s.io/v1beta2/LocalQueue",
+        "kueue.x-k8s.io/v1beta2/ResourceFlavor",
+        "kueue.x-k8s.io/v1beta2/WorkloadPriorityClass",
+    ]
+    assert document["deprecated"]["kueue.x-k8s.io/v1beta1/ClusterQueue"] == (
+        "This version is deprecated. Use v1beta2 instead."
+    )
+    spec = document["schemas"]["kueue.x-k8s.io/v1beta2/ClusterQueue"]["properties"]["spec"]
+    assert "cohortName" in spec["properties"] and "cohort" not in spec["properties"]
+
+
+# --- the contract does fail ------------------------------------------------------------------
+
+
+def first(example_plan, stack: str, type_token: str) -> PlannedResource:
+    return next(r for r in example_plan(stack).resources if r.type == type_token)
+
+
+def altered(resource: PlannedResource, change: Callable[[dict], None]) -> PlannedResource:
+    inputs = json.loads(json.dumps(resource.inputs))
+    change(inputs)
+    return PlannedResource(
+        resource.urn,
+        resource.type,
+        resource.name,
+        resource.parent,
+        resource.custom,
+        resource.provider,
+        inputs,
+        resource.dependencies,
+        resource.options,
+    )
+
+
+def _set(path: str, value: Any) -> Callable[[dict], None]:
+    def change(inputs: dict) -> None:
+        *parents, last = path.split(".")
+        node = inputs
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        node[last] = value
+
+    return change
+
+
+BROKEN = [
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("apiVersion", "kueue.x-k8s.io/v1beta1"),
+        "kueue.x-k8s.io/v1beta1/ClusterQueue: deprecated in Kueue: This version is deprecated. "
+        "Use v1beta2 instead.",
+        id="kueue-v1beta1",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("spec.cohort", "all"),  # v1beta1's name; v1beta2 calls it cohortName
+        "spec: Additional properties are not allowed ('cohort' was unexpected)",
+        id="kueue-v1beta1-field",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", "lots"),
+        "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota: 'lots' does not match",
+        id="kueue-bad-quantity",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+        _set("metadata.labels", {"team": 7}),
+        "Kubernetes 1.34: metadata.labels.team: 7 is not of type 'string'",
+        id="custom-resource-metadata",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+        _set("apiVersion", "scheduling.k8s.io/v1alpha1"),
+        "Kubernetes 1.34 has no PriorityClass in scheduling.k8s.io/v1alpha1",
+        id="core-wrong-api-version",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+        _set("value", "1000"),
+        "Kubernetes 1.34: value: '1000' is not of type 'integer', 'null'",
+        id="core-ill-typed",
+    ),
+    pytest.param(
+        "dev",
+        "kubernetes:core/v1:ServiceAccount",
+        _set("automountToken", False),
+        "Kubernetes 1.37: <root>: Additional properties are not allowed ('automountToken' was "
+        "unexpected)",
+        id="core-unknown-field",
+    ),
+    pytest.param(
+        "dev",
+        "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob",
+        _set("apiVersion", "pathways-job.pathways.domain/v1beta1"),
+        "pathways-job.pathways.domain/v1beta1/PathwaysJob: the PathwaysJob CRD serves only "
+        "pathways-job.pathways.domain/v1",
+        id="pathways-job-wrong-api-version",
+    ),
+    pytest.param(
+        "dev",
+        "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob",
+        _set("spec.workers.0.numSlices", "1"),
+        "spec.workers.0.numSlices: '1' is not of type 'integer'",
+        id="pathways-job-ill-typed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stack", "type_token", "change", "expected"), BROKEN)
+def test_a_wrong_api_version_or_field_fails_the_contract(
+    example_plan, stack, type_token, change, expected
+):
+    resource = first(example_plan, stack, type_token)
+    assert schema_errors(resource) == []  # the untouched object passes...
+    errors = schema_errors(altered(resource, change))
+    assert any(e.startswith(expected) for e in errors), errors  # ...the altered one does not
+
+
+def deployment_patch(spec: dict) -> PlannedResource:
+    return PlannedResource(
+        urn="urn:pulumi:s::p::kubernetes:apps/v1:DeploymentPatch::jobset-memory",
+        type="kubernetes:apps/v1:DeploymentPatch",
+        name="jobset-memory",
+        parent=None,
+        custom=True,
+        provider=None,
+        inputs={
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "jobset-controller-manager", "namespace": "jobset-system"},
+            "spec": spec,
+        },
+        dependencies=[],
+    )
+
+
+def test_a_patch_need_not_be_a_whole_object_but_its_fields_must_be_right():
+    limits = {"containers": [{"name": "manager", "resources": {"limits": {"memory": "4Gi"}}}]}
+    assert schema_errors(deployment_patch({"template": {"spec": limits}})) == []
+    misspelt = {"containers": [{"name": "manager", "resource": {"limits": {"memory": "4Gi"}}}]}
+    errors = schema_errors(deployment_patch({"template": {"spec": misspelt}}))
+    assert errors[0] == (
+        "Kubernetes 1.34: spec.template.spec.containers.0: Additional properties are not allowed "
+        "('resource' was unexpected)"
+    )

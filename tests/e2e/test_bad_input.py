@@ -1,0 +1,1148 @@
+"""Bad input, tried systematically: generated malformed stack configs, workload specs and CLI
+arguments must end in a clean error that names the key, never in a traceback, and must not
+start the engine (so nothing is registered)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from components.cli import main as cli
+from components.errors import ConfigError
+from components.pathways.job import PathwaysJobSpec
+from components.plan import engine
+from components.stack.schema import parse_stack_config
+
+BASE: dict[str, Any] = {
+    "environment": "dev",
+    "gcp": {"project": "tpu-pathways-dev", "region": "us-west4", "zone": "us-west4-a"},
+    "cluster": {"name": "pathways-dev", "deletionProtection": False},
+    "cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
+    "tpuPools": [
+        {"name": "v5e", "generation": "v5e", "topology": "2x4", "capacity": {"spot": True}},
+        {"name": "v5p", "accelerator": "v5p-16", "slices": 2},
+    ],
+    "addons": {"kueue": {"enabled": True}},
+    "workloads": [
+        {
+            "name": "train",
+            "pool": "v5p",
+            "slices": 2,
+            "image": "python:3.12",
+            "command": ["python", "-c", "pass"],
+            "priority": "high",
+        },
+        {"name": "notebook", "pool": "v5e", "mode": "headless"},
+    ],
+    "sharedServices": [{"name": "shared", "pool": "v5e"}],
+}
+
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,  # the same cases in every CI run
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+weird_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=40),
+    st.text(alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x2FFF), max_size=20),
+    st.just("x" * 5000),
+    st.just(""),
+    st.sampled_from(["4x5", "v5litepod-17", "n2-standard-3", "RAPID ", "-bad-", "UPPER"]),
+)
+weird_values = st.one_of(
+    weird_scalars,
+    st.lists(weird_scalars, max_size=3),
+    st.dictionaries(st.text(max_size=8), weird_scalars, max_size=3),
+)
+
+
+def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every key path of a nested dict/list config."""
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _paths(value, (*prefix, index))
+    return found
+
+
+def _containers(node: Any, prefix: tuple = ()) -> list[tuple]:
+    found = [prefix] if isinstance(node, dict) else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _containers(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _containers(value, (*prefix, index))
+    return found
+
+
+def _get(node: Any, path: tuple) -> Any:
+    for part in path:
+        node = node[part]
+    return node
+
+
+@st.composite
+def mutated_configs(draw) -> dict[str, Any]:
+    """The base config with 1-3 mutations: a value replaced by a wrong one, a key deleted or an
+    unknown key added, anywhere in the tree."""
+    config = copy.deepcopy(BASE)
+    for _ in range(draw(st.integers(1, 3))):
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "add":
+            path = draw(st.sampled_from(_containers(config)))
+            key = draw(st.one_of(st.text(min_size=1, max_size=12), st.just("topolgy")))
+            _get(config, path)[key] = draw(weird_values)
+            continue
+        paths = _paths(config)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = _get(config, path[:-1])
+        if action == "delete":
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(weird_values)
+    return config
+
+
+@pytest.fixture
+def engine_spy(monkeypatch):
+    """Counts engine runs: invalid input must be rejected before the engine starts."""
+    calls = []
+    real = engine.run_program
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_program", spy)
+    return calls
+
+
+def _run_cli(argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:  # argparse's own usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return code, err.getvalue()
+
+
+def _write_stack(directory: Path, values: dict[str, Any]) -> None:
+    config = {f"tpu-pathways:{key}": value for key, value in values.items()}
+    (directory / "Pulumi.fuzz.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+CASES = {"config": 0, "rejected": 0}
+
+
+@SETTINGS
+@given(values=mutated_configs())
+def test_malformed_stack_configs_end_in_clean_errors(values, tmp_path_factory, engine_spy):
+    CASES["config"] += 1
+    directory = tmp_path_factory.mktemp("stacks")
+    _write_stack(directory, values)
+    runs_before = len(engine_spy)
+    code, stderr = _run_cli(["plan", "--stack", "fuzz", "--stacks-dir", str(directory), "--json"])
+    assert "Traceback" not in stderr
+    assert code in (0, 2), stderr
+    if code == 2:
+        CASES["rejected"] += 1
+        assert len(engine_spy) == runs_before, "the engine ran for a rejected config"
+        problems = [line for line in stderr.splitlines() if line.startswith("  - ")]
+        assert problems, stderr
+        for line in problems:
+            key, _, message = line[4:].partition(": ")
+            assert key and message, f"issue without a key: {line!r}"
+
+
+@SETTINGS
+@given(values=mutated_configs())
+def test_validation_raises_only_config_errors(values):
+    try:
+        parse_stack_config(values)
+    except ConfigError as exc:
+        assert exc.issues
+        assert all(issue.key for issue in exc.issues), exc
+
+
+def test_known_bad_configs_name_their_keys():
+    cases = {
+        ("tpuPools", 0, "topology"): ("4x5", "tpuPools[0].topology"),
+        ("tpuPools", 1, "slices"): (0, "tpuPools[1].slices"),
+        ("workloads", 0, "name"): ("a" * 23, "workloads[0].name"),
+        ("cluster", "relaseChannel"): ("RAPID", "cluster.relaseChannel"),
+    }
+    for path, (value, key) in cases.items():
+        values = copy.deepcopy(BASE)
+        _get(values, path[:-1])[path[-1]] = value
+        with pytest.raises(ConfigError) as caught:
+            parse_stack_config(values)
+        assert key in [issue.key for issue in caught.value.issues], caught.value
+
+
+spec_values = st.recursive(
+    weird_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "workers",
+                    "controller",
+                    "type",
+                    "topology",
+                    "numSlices",
+                    "deploymentMode",
+                    "customComponents",
+                    "componentType",
+                    "maxRestarts",
+                    "template",
+                    "other",
+                ]
+            ),
+            children,
+            max_size=4,
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(data=st.dictionaries(st.text(max_size=12), spec_values, max_size=5))
+def test_malformed_pathwaysjob_specs_end_in_clean_errors(data):
+    CASES["spec"] = CASES.get("spec", 0) + 1
+    try:
+        PathwaysJobSpec.parse(data)
+    except ConfigError as exc:
+        assert exc.issues
+
+
+@SETTINGS
+@given(
+    argv=st.lists(
+        st.one_of(
+            st.sampled_from(["plan", "shapes", "--stack", "--json", "--out", "--diff", "dev", ""]),
+            st.text(max_size=15),
+        ),
+        max_size=5,
+    )
+)
+def test_arbitrary_cli_arguments_never_show_a_traceback(argv, tmp_path_factory):
+    if "--out" in argv:  # keep generated output out of the work tree
+        argv = [a for a in argv if a != "--out"]
+    code, stderr = _run_cli(argv)
+    assert "Traceback" not in stderr
+    assert code in (0, 1, 2)
+
+
+def test_report_case_counts():
+    """Not a check: prints how many generated cases ran (see the issue's closing note)."""
+    print(json.dumps(CASES))
+
+
+# --- Hostile YAML (issue 12): what JSON cannot carry is refused by key and line -------------
+
+GOOD_STACK = "dev"
+
+
+def _stacks_dir_with(tmp_path: Path, name: str, text: str) -> Path:
+    """A stacks directory with the example dev stack and one more stack file."""
+    directory = tmp_path / "stacks"
+    directory.mkdir()
+    source = Path(__file__).resolve().parents[2] / "stacks" / f"Pulumi.{GOOD_STACK}.yaml"
+    (directory / source.name).write_text(source.read_text())
+    (directory / f"Pulumi.{name}.yaml").write_text(text)
+    return directory
+
+
+def _alias_bomb(levels: int = 12) -> str:
+    lines = ["config:", '  tpu-pathways:a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, levels):
+        prev = "a" if i == 1 else f"b{i - 1}"
+        lines.append(f"  tpu-pathways:b{i}: &b{i} [{', '.join([f'*{prev}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+HOSTILE_YAML = {
+    "date": (
+        "config:\n  tpu-pathways:workloads:\n    - name: x\n      pathwaysVersion: 2025-01-15\n",
+        ["tpu-pathways:workloads[0].pathwaysVersion", "line 4", "date", 'quote it: "2025-01-15"'],
+    ),
+    "date-in-env": (
+        "config:\n  tpu-pathways:workloads:\n    - env:\n        DAY: 2025-01-15\n",
+        ["tpu-pathways:workloads[0].env.DAY", "line 4", "date"],
+    ),
+    "binary": (
+        "config:\n  tpu-pathways:team: !!binary aGVsbG8=\n",
+        ["tpu-pathways:team", "line 2", "binary"],
+    ),
+    "set": ("config:\n  tpu-pathways:team: !!set {a, b}\n", ["tpu-pathways:team", "set"]),
+    "self-alias": (
+        "config:\n  tpu-pathways:tpuPools: &p [*p]\n",
+        ["tpu-pathways:tpuPools[0]", "contains it"],
+    ),
+    "duplicate-key": (
+        "config:\n  tpu-pathways:cluster:\n    name: a\n    regional: true\n    name: b\n",
+        ["tpu-pathways:cluster.name", "duplicate key", "line 3", "line 5"],
+    ),
+    "duplicate-namespaced-key": (
+        "config:\n  tpu-pathways:team: a\n  tpu-pathways:team: b\n",
+        ["config.tpu-pathways:team", "line 2", "line 3"],
+    ),
+    "deep-nesting": (
+        "config:\n  tpu-pathways:x: " + "[" * 100_000 + "]" * 100_000 + "\n",
+        ["line 2", "nested more than"],
+    ),
+    "alias-bomb": (_alias_bomb(), ["aliases expand to", "alias bomb"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_YAML))
+def test_hostile_yaml_is_refused_by_key_and_line(case, tmp_path):
+    text, expected = HOSTILE_YAML[case]
+    directory = _stacks_dir_with(tmp_path, "bad", text)
+    code, stderr = _run_cli(["plan", "--stack", "bad", "--stacks-dir", str(directory)])
+    assert code == 2, stderr
+    assert "Traceback" not in stderr
+    for fragment in expected:
+        assert fragment in stderr, (fragment, stderr)
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_YAML))
+def test_one_broken_stack_file_does_not_break_stacks(case, tmp_path, capsys):
+    directory = _stacks_dir_with(tmp_path, "bad", HOSTILE_YAML[case][0])
+    code = cli.main(["stacks", "--stacks-dir", str(directory), "--github-output"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert 'owners=["dev"]' in out  # the good stack is still listed
+    assert "stack 'bad' left out" in err
+
+
+def test_one_broken_stack_file_does_not_break_plan_all(tmp_path, capsys):
+    directory = _stacks_dir_with(tmp_path, "bad", HOSTILE_YAML["alias-bomb"][0])
+    base = tmp_path / "base"
+    base.mkdir()
+    code = cli.main(
+        [
+            "plan",
+            "--all",
+            "--diff-dir",
+            str(base),
+            "--stacks-dir",
+            str(directory),
+            "--format",
+            "json",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    document = json.loads(out)
+    stacks = {d["stack"]: d for d in document["stacks"]}
+    assert code == 1
+    assert "alias bomb" in stacks["bad"]["error"]
+    assert "error" not in stacks[GOOD_STACK]
+
+
+def test_yaml_anchors_and_merge_keys_still_work(tmp_path):
+    """Aliases within budget and `<<` merges are plain YAML that stack files may use."""
+    from components.stack.loader import read_stack_file
+
+    text = (
+        "config:\n"
+        "  tpu-pathways:gcp: &g {project: tpu-pathways-dev, region: us-east5, zone: us-east5-b}\n"
+        "  tpu-pathways:other:\n    <<: *g\n    zone: us-east5-a\n"
+    )
+    directory = _stacks_dir_with(tmp_path, "ok", text)
+    raw = read_stack_file("ok", directory)
+    assert json.loads(raw["tpu-pathways:other"]) == {
+        "project": "tpu-pathways-dev",
+        "region": "us-east5",
+        "zone": "us-east5-a",
+    }
+
+
+def test_long_stack_name_is_a_clean_error(tmp_path):
+    code, stderr = _run_cli(["plan", "--stack", "a" * 5000])
+    assert code == 2
+    assert "--stack" in stderr and "not a stack name" in stderr
+    assert "Traceback" not in stderr
+
+
+# --- --diff documents: the plan document schema, size and depth ----------------------------
+
+
+def _plan_document() -> dict[str, Any]:
+    return {
+        "stack": "dev",
+        "project": "tpu-pathways",
+        "resources": [
+            {
+                "urn": "urn:pulumi:dev::tpu-pathways::pulumi:pulumi:Stack::x",
+                "type": "pulumi:pulumi:Stack",
+                "name": "x",
+                "parent": None,
+                "custom": False,
+                "provider": None,
+                "inputs": {},
+                "dependencies": [],
+                "options": {},
+            }
+        ],
+        "outputs": {},
+        "summary": {"tpu": {}, "resources": 1},
+    }
+
+
+def _broken(change) -> dict[str, Any]:
+    document = _plan_document()
+    change(document)
+    return document
+
+
+WRONG_SHAPES = {
+    "options-not-a-mapping": _broken(lambda d: d["resources"][0].update(options=5)),
+    "summary-not-a-mapping": _broken(lambda d: d.update(summary="x")),
+    "resource-without-inputs": _broken(lambda d: d["resources"][0].pop("inputs")),
+    "ignore-changes-not-strings": _broken(
+        lambda d: d["resources"][0].update(options={"ignoreChanges": [1]})
+    ),
+    "tpu-summary-not-counts": _broken(lambda d: d["summary"].update(tpu={"v5e": "x"})),
+    "resources-not-a-list": _broken(lambda d: d.update(resources={"a": 1})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_SHAPES))
+def test_diff_documents_of_the_wrong_shape_are_refused(case, tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(WRONG_SHAPES[case]))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2, stderr
+    assert "is not a plan document" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_a_well_formed_diff_document_is_accepted(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(_plan_document()))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 0, stderr
+
+
+def test_deeply_nested_diff_document_is_refused(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text("[" * 200_000 + "]" * 200_000)
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2
+    assert "nested too deeply" in stderr
+
+
+def test_moderately_nested_diff_document_is_refused_by_depth(tmp_path):
+    document = _plan_document()
+    deep: Any = "x"
+    for _ in range(100):
+        deep = {"a": deep}
+    document["outputs"] = {"deep": deep}
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(document))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2
+    assert "levels deep" in stderr
+
+
+def test_diff_reads_a_bounded_amount(monkeypatch, tmp_path):
+    from components.cli import diff as diff_cli
+
+    monkeypatch.setattr(diff_cli, "MAX_PLAN_BYTES", 1000)
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", "/dev/zero"])
+    assert code == 2
+    assert "larger than" in stderr
+
+
+# --- Property: generated YAML with dates, binaries, aliases, duplicates and nesting ---------
+
+_ANCHORS = ["a0", "a1", "a2"]
+yaml_scalars = st.one_of(
+    st.sampled_from(
+        [
+            "2025-01-15",
+            "2025-01-15T10:00:00Z",
+            "!!binary aGVsbG8=",
+            "!!set {a, b}",
+            "!!omap [a: 1]",
+            "!!str 2025-01-15",
+            "~",
+            "true",
+            "0x1F",
+            ".nan",
+            "-.inf",
+            "12e3",
+            '"quoted"',
+            "v5p",
+            "4x4",
+            "''",
+        ]
+    ),
+    st.sampled_from([f"*{a}" for a in _ANCHORS]),  # aliases (some defined, some not)
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
+    st.integers(min_value=-(2**65), max_value=2**65).map(str),
+)
+
+
+def _flow(children):
+    keys = st.sampled_from(["name", "pool", "slices", "env", "image", "x", "<<"])
+    anchored = st.tuples(st.sampled_from(["", *(f"&{a} " for a in _ANCHORS)]), children)
+    return st.one_of(
+        st.lists(children, max_size=4).map(lambda items: f"[{', '.join(items)}]"),
+        st.lists(st.tuples(keys, children), max_size=4).map(
+            lambda pairs: "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+        ),
+        anchored.map(lambda pair: pair[0] + pair[1]),
+    )
+
+
+yaml_fragments = st.recursive(yaml_scalars, _flow, max_leaves=20)
+
+
+@st.composite
+def hostile_stack_files(draw) -> str:
+    """The BASE stack as block YAML plus extra top-level keys whose values are generated
+    fragments: duplicates of BASE keys, dates, binaries, aliases, deep nesting."""
+    config = {f"tpu-pathways:{key}": value for key, value in BASE.items()}
+    lines = yaml.safe_dump({"config": config}, sort_keys=False).splitlines()
+    extra_keys = st.sampled_from([*BASE, "team", "pathwaysVersion", "other"])
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        fragment = draw(yaml_fragments)
+        depth = draw(st.sampled_from([0, 0, 0, 5, 45, 3000]))
+        fragment = "[" * depth + fragment + "]" * depth
+        lines.append(f"  tpu-pathways:{draw(extra_keys)}: {fragment}")
+    return "\n".join(lines) + "\n"
+
+
+@SETTINGS
+@given(text=hostile_stack_files())
+def test_generated_hostile_yaml_never_shows_a_traceback(text, tmp_path_factory):
+    CASES["yaml"] = CASES.get("yaml", 0) + 1
+    directory = _stacks_dir_with(tmp_path_factory.mktemp("hostile"), "fuzz", text)
+    code, stderr = _run_cli(["plan", "--stack", "fuzz", "--stacks-dir", str(directory), "--json"])
+    assert "Traceback" not in stderr
+    assert code in (0, 2), stderr
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()) as err:
+        code = cli.main(["stacks", "--stacks-dir", str(directory)])
+    assert "Traceback" not in err.getvalue()
+    assert code in (0, 2)
+    assert GOOD_STACK in out.getvalue()  # the good stack is never hidden by the bad one
+
+
+# --- Free text against the real grammars, quantities, strict counts (issue 12) --------------
+
+
+def _with(change) -> dict[str, Any]:
+    values = copy.deepcopy(BASE)
+    change(values)
+    return values
+
+
+def _train(values: dict[str, Any]) -> dict[str, Any]:
+    return values["workloads"][0]
+
+
+def _issue_keys(values: dict[str, Any]) -> dict[str, str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(values)
+    return {issue.key: issue.message for issue in caught.value.issues}
+
+
+REFUSED = {
+    "image-with-newline": (
+        lambda v: _train(v).update(image="python:3.12\nevil"),
+        "workloads[0].image",
+        "not a container image reference",
+    ),
+    "image-with-space": (
+        lambda v: _train(v).update(image="python 3.12"),
+        "workloads[0].image",
+        "not a container image reference",
+    ),
+    "image-uppercase-path": (
+        lambda v: _train(v).update(image="gcr.io/Project/img"),
+        "workloads[0].image",
+        "not a container image reference",
+    ),
+    "component-image": (
+        lambda v: _train(v).update(customComponents=[{"type": "worker", "image": "a b"}]),
+        "workloads[0].customComponents[0].image",
+        "not a container image reference",
+    ),
+    "pathways-dir-newline": (
+        lambda v: _train(v).update(pathwaysDir="gs://tpu-pathways-dev-pathways-dev-pathways/a\nb"),
+        "workloads[0].pathwaysDir",
+        "control characters",
+    ),
+    "pathways-dir-not-gcs": (
+        lambda v: _train(v).update(pathwaysDir="/tmp/x"),
+        "workloads[0].pathwaysDir",
+        "not a Cloud Storage path",
+    ),
+    "pathways-dir-bad-bucket": (
+        lambda v: _train(v).update(pathwaysDir="gs://Bad_Bucket!/x"),
+        "workloads[0].pathwaysDir",
+        "not a bucket name",
+    ),
+    "node-selector-key": (
+        lambda v: _train(v).update(nodeSelector={"not a key!": "x"}),
+        "workloads[0].nodeSelector",
+        "not a label key",
+    ),
+    "node-selector-prefix": (
+        lambda v: _train(v).update(nodeSelector={"Bad_Prefix/name": "x"}),
+        "workloads[0].nodeSelector",
+        "invalid prefix",
+    ),
+    "node-selector-value": (
+        lambda v: _train(v).update(nodeSelector={"a": "x" * 64}),
+        "workloads[0].nodeSelector.a",
+        "not a label value",
+    ),
+    "flag-newline": (
+        lambda v: _train(v).update(
+            customComponents=[{"type": "worker", "flags": ["--a=1\n--b=2"]}]
+        ),
+        "workloads[0].customComponents[0].flags[0]",
+        "control characters",
+    ),
+    "env-5mb": (
+        lambda v: _train(v).update(env={"BIG": "x" * 5_000_000}),
+        "workloads[0].env.BIG",
+        "at most 32768",
+    ),
+    "env-total": (
+        lambda v: _train(v).update(env={f"V{i}": "x" * 30_000 for i in range(10)}),
+        "workloads[0].env",
+        "total",
+    ),
+    "pathways-version-newline": (
+        lambda v: _train(v).update(pathwaysVersion="latest\nx"),
+        "workloads[0].pathwaysVersion",
+        "image tag",
+    ),
+    "cpu-garbage": (
+        lambda v: _train(v).update(resources={"cpu": "8 cores"}),
+        "workloads[0].resources.cpu",
+        "not a CPU quantity",
+    ),
+    "memory-half-byte": (
+        lambda v: _train(v).update(resources={"memory": "0.5"}),
+        "workloads[0].resources.memory",
+        "below one byte",
+    ),
+    "memory-fraction-of-byte": (
+        lambda v: _train(v).update(resources={"memory": "1.5"}),
+        "workloads[0].resources.memory",
+        "whole number of bytes",
+    ),
+    "memory-unicode-digits": (
+        lambda v: _train(v).update(resources={"memory": "\u0663Gi"}),
+        "workloads[0].resources.memory",
+        "not a memory quantity",
+    ),
+    "slices-true": (lambda v: _train(v).update(slices=True), "workloads[0].slices", "integer"),
+    "slices-string": (lambda v: _train(v).update(slices="2"), "workloads[0].slices", "integer"),
+    "pool-slices-true": (
+        lambda v: v["tpuPools"][1].update(slices=True),
+        "tpuPools[1].slices",
+        "integer",
+    ),
+    "max-nodes-float": (
+        lambda v: v["cpuPool"].update(maxNodes=3.0),
+        "cpuPool.maxNodes",
+        "integer",
+    ),
+    "bool-as-string": (
+        lambda v: v["cluster"].update(deletionProtection="no"),
+        "cluster.deletionProtection",
+        "boolean",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_free_text_and_counts_are_checked_against_their_grammars(case):
+    change, key, fragment = REFUSED[case]
+    issues = _issue_keys(_with(change))
+    matching = [k for k in issues if k.startswith(key)]
+    assert matching, issues
+    assert any(fragment in issues[k] for k in matching), issues
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "python:3.12",
+        "ubuntu",
+        "localhost:5000/team/trainer:v1",
+        "us-docker.pkg.dev/my-project/repo/trainer:v1.2-rc_3",
+        "gcr.io/p/img@sha256:" + "a" * 64,
+        "gcr.io/p/img:v1@sha256:" + "0" * 64,
+        "[::1]:5000/img",
+        "registry.example.com/a__b/c--d/e.f",
+    ],
+)
+def test_valid_image_references_are_accepted(image):
+    parse_stack_config(_with(lambda v: _train(v).update(image=image)))
+
+
+def test_valid_node_selector_and_pathways_dir_are_accepted():
+    config = parse_stack_config(
+        _with(
+            lambda v: _train(v).update(
+                nodeSelector={"cloud.google.com/reservation-name": "res-1", "team": ""},
+                pathwaysDir="gs://tpu-pathways-dev-pathways-dev-pathways/pathways/train/run.1",
+            )
+        )
+    )
+    assert config.workloads[0].node_selector["cloud.google.com/reservation-name"] == "res-1"
+
+
+def test_quantities_are_normalised_in_the_manifest():
+    from components.pathways.workloads import user_pod_template
+
+    config = parse_stack_config(
+        _with(lambda v: _train(v).update(resources={"cpu": " 8\n", "memory": "\t32Gi "}))
+    )
+    template = user_pod_template(config, config.workloads[0])
+    resources = template["spec"]["containers"][0]["resources"]
+    assert resources["requests"] == {"cpu": "8", "memory": "32Gi"}
+    assert resources["limits"] == {"cpu": "8", "memory": "32Gi"}
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "default",
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "jobset-system",
+        "pathways-job-system",
+        "kueue-system",
+        "gke-managed-system",
+        "gke-gmp-system",
+    ],
+)
+def test_system_namespaces_are_refused_as_teams(namespace):
+    issues = _issue_keys(_with(lambda v: v.update(teams=[{"name": namespace}])))
+    assert "system namespace" in issues["teams[0].name"]
+
+
+def _existing(v: dict[str, Any], **settings: Any) -> None:
+    v["cluster"] = {"name": "pathways-dev", **settings}
+    v["scratchBucket"] = {"create": False, "name": "owner-bucket"}
+
+
+@pytest.mark.parametrize(
+    ("existing", "key"),
+    [
+        ({"kubeconfigContext": ""}, "cluster.existing.kubeconfigContext"),
+        ({"kubeconfigContext": "   "}, "cluster.existing.kubeconfigContext"),
+        ({"name": "owner", "location": ""}, "cluster.existing.location"),
+    ],
+)
+def test_existing_cluster_needs_a_real_context_or_location(existing, key):
+    issues = _issue_keys(_with(lambda v: _existing(v, existing=existing)))
+    assert key in issues, issues
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("privateNodes", True),
+        ("authorizedNetworks", [{"cidr": "10.0.0.0/8"}]),
+        ("deletionProtection", False),
+        ("releaseChannel", "STABLE"),
+    ],
+)
+def test_existing_cluster_refuses_settings_that_cannot_apply(setting, value):
+    issues = _issue_keys(
+        _with(lambda v: _existing(v, existing={"kubeconfigContext": "owner"}, **{setting: value}))
+    )
+    assert "cannot apply to an existing cluster" in issues[f"cluster.{setting}"]
+
+
+# --- Joined-name collisions and --out --------------------------------------------------------
+
+
+def test_workloads_whose_joined_names_collide_are_refused():
+    def change(v):
+        v["teams"] = [{"name": "a"}, {"name": "a-b"}]
+        v["workloads"] = [
+            {"name": "b-c", "team": "a", "pool": "v5e", "mode": "headless"},
+            {"name": "c", "team": "a-b", "pool": "v5e", "mode": "headless"},
+        ]
+        v["sharedServices"] = []
+        v["addons"] = {}
+
+    issues = _issue_keys(_with(change))
+    assert "'a-b-c'" in issues["workloads[1]"] and "workloads[0]" in issues["workloads[1]"]
+
+
+def test_service_accounts_whose_joined_names_collide_are_refused():
+    def change(v):
+        v["teams"] = [
+            {"name": "a", "serviceAccount": "b-c"},
+            {"name": "a-b", "serviceAccount": "c"},
+        ]
+        v["workloads"], v["sharedServices"] = [], []
+
+    assert "'a-b-c'" in _issue_keys(_with(change))["teams[1]"]
+
+
+def test_cpu_pool_named_like_a_tpu_slice_is_refused():
+    issues = _issue_keys(_with(lambda v: v["cpuPool"].update(name="v5p-1")))
+    assert "GKE node pool name of a slice of tpuPools[1]" in issues["cpuPool.name"]
+
+
+def test_duplicate_urns_fail_the_plan_instead_of_dropping_one():
+    import pulumi
+
+    def program():
+        pulumi.ComponentResource("tpu-pathways:test:Thing", "same")
+        pulumi.ComponentResource("tpu-pathways:test:Thing", "same")
+        return {}
+
+    with pytest.raises(ConfigError, match="same name"):
+        engine.run_program(program, "dup")
+
+
+def test_out_never_overwrites(tmp_path, capsys):
+    out = tmp_path / "manifests"
+    out.mkdir()
+    keep = out / "namespace-pathways.yaml"
+    keep.write_text("mine\n")
+    code = cli.main(["plan", "--stack", "dev", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--out" in err and "nothing is overwritten" in err
+    assert keep.read_text() == "mine\n"
+    assert sorted(p.name for p in out.iterdir()) == ["namespace-pathways.yaml"]
+
+
+def test_out_into_a_new_or_empty_directory_writes(tmp_path, capsys):
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert cli.main(["plan", "--stack", "dev", "--out", str(out)]) == 0
+    assert any(out.iterdir())
+
+
+# --- Look-alike config keys ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("tpu-pathway:workloads", "tpu-pathways:workloads"),
+        ("tpu_pathways:teams", "tpu-pathways:teams"),
+        ("workloads", "tpu-pathways:workloads"),
+    ],
+)
+def test_lookalike_config_keys_are_warned_about(key, hint, tmp_path, capsys):
+    source = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
+    text = source.read_text() + f"  {key}:\n    - name: lost\n"
+    directory = tmp_path / "s"
+    directory.mkdir()
+    (directory / "Pulumi.typo.yaml").write_text(text)
+    code = cli.main(["plan", "--stack", "typo", "--stacks-dir", str(directory)])
+    err = capsys.readouterr().err
+    assert code == 0  # a warning, not a failure
+    assert f"warning: Pulumi.typo.yaml: config key {key!r} is not read" in err
+    assert f"did you mean '{hint}'?" in err
+
+
+def test_other_namespaces_are_not_warned_about(capsys):
+    from components.stack.loader import lookalike_key_warnings
+
+    assert lookalike_key_warnings({"gcp:project": "p", "kubernetes:context": "c"}) == []
+
+
+# --- Secrets ---------------------------------------------------------------------------------
+
+CIPHERTEXT = "v1:Zm9vYmFyYmF6cXV4Y2lwaGVydGV4dA=="
+PLAINTEXT = "hf_s3cr3t_value_that_must_not_leak"
+
+
+def _secret_stack(tmp_path: Path, secrets_block: str, env_block: str) -> Path:
+    source = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
+    text = source.read_text().replace(
+        "      resources:\n        cpu:", env_block + "      resources:\n        cpu:", 1
+    )
+    directory = tmp_path / "s"
+    directory.mkdir(exist_ok=True)
+    (directory / "Pulumi.sec.yaml").write_text(text + secrets_block)
+    return directory
+
+
+SECRETS_BLOCK = f"  tpu-pathways:secrets:\n    hfToken:\n      secure: {CIPHERTEXT}\n"
+ENV_BLOCK = (
+    "      env:\n"
+    "        HF_TOKEN: {configSecret: hfToken}\n"
+    "        DB_PASSWORD: {secretKeyRef: {name: db-creds, key: password}}\n"
+    "      customComponents:\n"
+    "        - type: proxy_server\n"
+    "          env:\n"
+    "            API_KEY: {configSecret: hfToken}\n"
+)
+
+
+def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
+    directory = _secret_stack(tmp_path, SECRETS_BLOCK, ENV_BLOCK)
+    out = tmp_path / "manifests"
+    code = cli.main(
+        ["plan", "--stack", "sec", "--stacks-dir", str(directory), "--json", "--out", str(out)]
+    )
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    plan = json.loads(stdout)
+    secret = next(r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:Secret")
+    assert secret["inputs"]["metadata"] == {
+        "name": "hello-train-config-secrets",
+        "namespace": "pathways",
+    }
+    assert secret["inputs"]["stringData"] == "[secret]"
+    job = next(r for r in plan["resources"] if r["inputs"].get("kind") == "PathwaysJob")
+    assert secret["urn"] in job["dependencies"]
+    container = job["inputs"]["spec"]["controller"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [
+        {
+            "name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
+        },
+        {
+            "name": "DB_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
+        },
+    ]
+    component = job["inputs"]["spec"]["customComponents"][0]
+    assert component["customEnv"] == [
+        {
+            "name": "API_KEY",
+            "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
+        }
+    ]
+    written = "".join(p.read_text() for p in out.iterdir())
+    assert CIPHERTEXT not in stdout and CIPHERTEXT not in written
+    assert "stringData: '[secret]'" in written
+
+
+def test_a_config_secret_value_is_a_pulumi_secret_when_decrypted(engine_spy):
+    """Under `pulumi up` the engine hands over the decrypted value: it must stay secret."""
+    values = _with(
+        lambda v: (
+            _train(v).update(env={"HF_TOKEN": {"configSecret": "hfToken"}}),
+            v.update(secrets={"hfToken": PLAINTEXT}),
+        )
+    )
+    plan = engine.plan_stack(parse_stack_config(values), "sec")
+    document = json.dumps(plan.to_dict())
+    assert PLAINTEXT not in document
+    secret = plan.get("kubernetes:core/v1:Secret", "pathways-dev-pathways-train-config-secrets")
+    assert secret.inputs["stringData"] == "[secret]"
+
+
+def test_secrets_never_reach_a_diff(tmp_path, capsys):
+    directory = _secret_stack(tmp_path, SECRETS_BLOCK, ENV_BLOCK)
+    base = tmp_path / "base.json"
+    assert cli.main(["plan", "--stack", "sec", "--stacks-dir", str(directory), "--json"]) == 0
+    base.write_text(capsys.readouterr().out)
+    changed = SECRETS_BLOCK.replace(CIPHERTEXT, CIPHERTEXT[:-4] + "AAA=")
+    directory = _secret_stack(tmp_path, changed, ENV_BLOCK)
+    for fmt in ("text", "markdown", "json"):
+        code = cli.main(
+            [
+                "plan",
+                "--stack",
+                "sec",
+                "--stacks-dir",
+                str(directory),
+                "--diff",
+                str(base),
+                "--format",
+                fmt,
+            ]
+        )
+        out = capsys.readouterr().out
+        assert code == 0
+        assert CIPHERTEXT[:-4] not in out
+
+
+@pytest.mark.parametrize(
+    "name", ["HF_TOKEN", "API_KEY", "DB_PASSWORD", "my_secret_thing", "GOOGLE_CREDENTIALS", "KEY"]
+)
+def test_plain_values_under_credential_names_are_refused(name):
+    issues = _issue_keys(_with(lambda v: _train(v).update(env={name: "plain"})))
+    message = issues[f"workloads[0].env.{name}"]
+    assert "looks like a credential" in message
+    assert "configSecret" in message and "secretKeyRef" in message
+    assert "plain" not in message.replace("plain text", "")
+
+
+def test_plain_credentials_in_component_env_are_refused():
+    issues = _issue_keys(
+        _with(
+            lambda v: _train(v).update(
+                customComponents=[{"type": "worker", "env": {"HF_TOKEN": "x"}}]
+            )
+        )
+    )
+    assert "looks like a credential" in issues["workloads[0].customComponents[0].env.HF_TOKEN"]
+
+
+@pytest.mark.parametrize(
+    "name", ["XLA_FLAGS", "KEYBOARD", "TOKENIZERS_PARALLELISM", "LIBTPU_INIT_ARGS"]
+)
+def test_ordinary_names_keep_plain_values(name):
+    parse_stack_config(_with(lambda v: _train(v).update(env={name: "1"})))
+
+
+def test_unknown_config_secret_is_refused():
+    issues = _issue_keys(
+        _with(lambda v: _train(v).update(env={"HF_TOKEN": {"configSecret": "missing"}}))
+    )
+    assert "not an entry of `secrets`" in issues["workloads[0].env.HF_TOKEN"]
+
+
+def test_a_plain_value_under_secrets_is_refused_without_showing_it(tmp_path):
+    block = f"  tpu-pathways:secrets:\n    hfToken: {PLAINTEXT}\n"
+    directory = _secret_stack(tmp_path, block, "")
+    code, stderr = _run_cli(["plan", "--stack", "sec", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "tpu-pathways:secrets.hfToken: is plain text in the stack file" in stderr
+    assert PLAINTEXT not in stderr
+
+
+def test_a_secure_value_outside_secrets_is_refused(tmp_path):
+    env = f"      env:\n        HF_TOKEN:\n          secure: {CIPHERTEXT}\n"
+    directory = _secret_stack(tmp_path, "", env)
+    code, stderr = _run_cli(["plan", "--stack", "sec", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "tpu-pathways:workloads[0].env.HF_TOKEN: an encrypted (secure) value" in stderr
+
+
+def test_engine_refuses_unencrypted_secrets(monkeypatch):
+    from pulumi.runtime import config as runtime_config
+
+    from components.stack.loader import load_from_engine
+
+    monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
+    monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
+    token = runtime_config.CONFIG.set({"tpu-pathways:secrets": '{"a": "plain"}'})
+    try:
+        with pytest.raises(ConfigError, match="stored in plain text") as caught:
+            load_from_engine()
+    finally:
+        runtime_config.CONFIG.reset(token)
+    assert '"plain"' not in str(caught.value)
+
+
+def test_non_text_secret_values_are_not_echoed():
+    issues = _issue_keys(_with(lambda v: v.update(secrets={"pin": 123456})))
+    assert "value not shown" in issues["secrets.pin"]
+    assert "123456" not in issues["secrets.pin"]
+
+
+# --- Property: --diff bases that match the schema but hold odd values never crash the diff --
+
+_DIFF_BASE = Path(__file__).resolve().parents[1] / "data" / "plan-dev-base.json"
+
+
+@st.composite
+def mutated_plan_documents(draw) -> dict[str, Any]:
+    """A real plan document with values swapped or deleted. The base is a saved plan (refresh:
+    `python -m components plan --stack dev --json > tests/data/plan-dev-base.json`)."""
+    document = json.loads(_DIFF_BASE.read_text())
+    paths = _paths(document)
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        path = draw(st.sampled_from(paths))
+        parent = _get(document, path[:-1])
+        if draw(st.booleans()) and isinstance(parent, dict):
+            parent.pop(path[-1], None)
+        else:
+            parent[path[-1]] = draw(weird_values)
+        paths = _paths(document)
+        if not paths:
+            break
+    return document
+
+
+@SETTINGS
+@given(document=mutated_plan_documents())
+def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_factory):
+    """What `plan --diff` does with a base, without re-planning the stack every time."""
+    from components.cli.diff import load_plan_document
+    from components.plan.diff import diff_plans
+    from components.plan.diff_render import render
+
+    CASES["diff"] = CASES.get("diff", 0) + 1
+    base = tmp_path_factory.mktemp("diff") / "base.json"
+    base.write_text(json.dumps(document))
+    try:
+        before = load_plan_document(base, "--diff")
+    except ConfigError as exc:
+        assert exc.issues
+        return
+    current = json.loads(_DIFF_BASE.read_text())
+    for fmt in ("text", "markdown", "json"):
+        render([diff_plans(before, current)], fmt)
+
+
+def test_a_stack_file_is_read_with_a_bound(tmp_path, monkeypatch):
+    from components.stack import loader as stack_file
+
+    directory = tmp_path / "s"
+    directory.mkdir()
+    (directory / "Pulumi.zero.yaml").symlink_to("/dev/zero")
+    code, stderr = _run_cli(["plan", "--stack", "zero", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "Pulumi.zero.yaml: 1 problem\n  - is not a regular file" in stderr
+    (directory / "Pulumi.big.yaml").write_text("config: {}\n" + "#" * 2000 + "\n")
+    monkeypatch.setattr(stack_file, "MAX_FILE_BYTES", 1000)
+    code, stderr = _run_cli(["plan", "--stack", "big", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "larger than 1000 bytes" in stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (lambda v: v["scratchBucket"].update(name="goog-scratch"), "scratchBucket.name"),
+        (lambda v: v["scratchBucket"].update(name="my-google-scratch"), "scratchBucket.name"),
+        (lambda v: v["cluster"].update(name="google-tpus"), "scratchBucket"),
+    ],
+)
+def test_bucket_names_follow_cloud_storage_rules(change, key):
+    def apply(v):
+        v.setdefault("scratchBucket", {})
+        change(v)
+
+    issues = _issue_keys(_with(apply))
+    assert "not a bucket name" in issues[key], issues

@@ -1,0 +1,188 @@
+"""The benchmark's parts that can be wrong without any timing: the generated stacks
+(benchmarks/stacks.py), the bare baseline (benchmarks/baseline.py) registering exactly what the
+project registers, and the statistics of benchmarks/run.py. The benchmark itself is not a test:
+nothing here measures time."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from components.plan.engine import plan_stack
+from components.stack.loader import load_stack
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+STACKS = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (BENCH_DIR.parent / "stacks").glob("Pulumi.*.yaml")
+)
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCH_DIR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generator() -> ModuleType:
+    return _load("stacks")
+
+
+@pytest.fixture(scope="module")
+def baseline() -> ModuleType:
+    return _load("baseline")
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return _load("run")
+
+
+@pytest.mark.parametrize("slices", [1, 16, 64, 256, 7])
+def test_generated_stack_is_valid_and_exact(generator, tmp_path, slices):
+    config = load_stack(generator.write_stack(tmp_path, slices), tmp_path)
+    assert sum(pool.slices for pool in config.tpu_pools) == slices
+    assert len(config.workloads) == len(config.tpu_pools)  # one workload per pool
+    for pool, workload in zip(config.tpu_pools, config.workloads, strict=True):
+        assert workload.pool == pool.name and workload.slices == pool.slices
+        assert len(pool.name) <= 30 and len(workload.name) <= 22
+    if slices >= 16:  # several pools, mixed generations
+        assert {p.shape.generation.value for p in config.tpu_pools} == {"v5e", "v5p", "v6e"}
+        assert {p.topology for p in config.tpu_pools} == {"2x4", "2x2x2", "2x2"}
+
+
+# --- the baseline: SDK classes by rule ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "qualified"),
+    [
+        ("gcp:container/nodePool:NodePool", "pulumi_gcp.container.node_pool.NodePool"),
+        ("gcp:projects/iAMMember:IAMMember", "pulumi_gcp.projects.iam_member.IAMMember"),
+        (
+            "gcp:serviceaccount/iAMMember:IAMMember",
+            "pulumi_gcp.serviceaccount.iam_member.IAMMember",
+        ),
+        ("pulumi:providers:kubernetes", "pulumi_kubernetes.provider.Provider"),
+        ("pulumi:pulumi:StackReference", "pulumi.stack_reference.StackReference"),
+        ("kubernetes:core/v1:Namespace", "pulumi_kubernetes.core.v1.Namespace.Namespace"),
+        (
+            "kubernetes:apps/v1:DeploymentPatch",
+            "pulumi_kubernetes.apps.v1.DeploymentPatch.DeploymentPatch",
+        ),
+        (
+            "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+            "pulumi_kubernetes.scheduling.v1.PriorityClass.PriorityClass",
+        ),
+        ("kubernetes:yaml/v2:ConfigFile", "pulumi_kubernetes.yaml.v2.ConfigFile.ConfigFile"),
+        # CRD kinds and the project's own components have no SDK class.
+        ("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue", None),
+        ("kubernetes:pathways-job.pathways.domain/v1:PathwaysJob", None),
+        ("kubernetes:networking.gke.io/v1:ManagedCertificate", None),
+        ("tpu-pathways:gke:Cluster", None),
+    ],
+)
+def test_sdk_class_is_derived_from_the_type_token(baseline, token, qualified):
+    cls = baseline.sdk_class(token)
+    assert (None if cls is None else f"{cls.__module__}.{cls.__qualname__}") == qualified
+
+
+def test_an_unmappable_custom_type_is_refused(baseline):
+    with pytest.raises(baseline.UnknownTypeError, match="nosuchpkg:mod/thing:Thing"):
+        baseline.resolve_types({"nosuchpkg:mod/thing:Thing"}, {"nosuchpkg:mod/thing:Thing": True})
+
+
+def _baseline_of(plan, bench, baseline, tmp_path) -> list[dict]:
+    shape_path = tmp_path / "shape.json"
+    count = bench.write_shape(plan.to_dict(), shape_path)
+    assert count == len(plan.resources)
+    return baseline.run_shape(json.loads(shape_path.read_text()))
+
+
+def _local(urn: str | None) -> str:
+    """A URN without its stack and project (``urn:pulumi:STACK::PROJECT::``); the root stack
+    (named after stack and project) as ``Stack``."""
+    local = urn.split("::", 2)[2] if urn else ""
+    return "Stack" if local.startswith("pulumi:pulumi:Stack::") else local
+
+
+def _registered(records) -> list[tuple]:
+    """Type, URN, parent and dependencies of each registration, in a stable order."""
+    return sorted(
+        (r["type"], _local(r["urn"]), _local(r["parent"]), tuple(map(_local, r["dependencies"])))
+        for r in records
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_baseline_registers_what_the_project_registers(
+    stack, example_plan, bench, baseline, tmp_path
+):
+    """Every type the project registers maps to an SDK class (or is a CRD kind or a component),
+    and the baseline registers the same resources with the same structure."""
+    plan = example_plan(stack)
+    records = _baseline_of(plan, bench, baseline, tmp_path)
+    assert len(records) == len(plan.resources)
+    assert _registered(records) == _registered(r.to_dict() for r in plan.resources)
+
+
+def test_baseline_of_a_generated_stack(generator, bench, baseline, tmp_path):
+    stack = generator.write_stack(tmp_path, 16)
+    plan = plan_stack(load_stack(stack, tmp_path), stack)
+    records = _baseline_of(plan, bench, baseline, tmp_path)
+    assert sorted(r["type"] for r in records) == sorted(r.type for r in plan.resources)
+
+
+# --- run.py statistics (known answers) ----------------------------------------------------------
+
+
+def test_spread_median_range_and_quartiles(bench):
+    figures = bench.spread([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert figures == {"median": 3.0, "min": 1.0, "max": 5.0, "q1": 2.0, "q3": 4.0}
+
+
+def test_pair_ratios_pair_in_order(bench):
+    assert bench.pair_ratios([2.0, 3.0], [1.0, 6.0]) == [2.0, 0.5]
+    with pytest.raises(ValueError):
+        bench.pair_ratios([1.0], [1.0, 2.0])
+
+
+def test_least_squares_slope_and_intercept(bench):
+    slope, intercept = bench.least_squares([1, 16, 64, 256], [2.5, 4.0, 8.8, 28.0])
+    assert slope == pytest.approx(0.1)
+    assert intercept == pytest.approx(2.4)
+
+
+def test_marginal_growth_is_one_when_linear_above_the_fixed_part(bench):
+    # 2 s fixed + 10 ms per resource: linear.
+    resources = [31, 52, 124, 412]
+    linear = [2.0 + 0.01 * r for r in resources]
+    assert bench.marginal_growth(resources, linear) == pytest.approx(1.0)
+    # Quadratic per-resource cost: the marginal cost at 412 resources is far above that at 124,
+    # although the fixed part makes the whole 412-resource time only ~1.3x the 124-resource one.
+    quadratic = [2.0 + 0.00001 * r * r for r in resources]
+    assert bench.marginal_growth(resources, quadratic) == pytest.approx((412 + 31) / (124 + 31))
+
+
+def test_a_missed_target_is_reported(bench):
+    result = {
+        "slope": {"slope_ratio": 2.0, "fit": {"project": {"marginal_growth": 1.0}}},
+        "process": [
+            {"stack": "dev", "cpu_s_ratio": {"median": 0.9}, "wall_s_ratio": {"median": 1.1}}
+        ],
+    }
+    checks = {c["target"]: c["ok"] for c in bench.check_targets(result)}
+    assert checks == {
+        "per-resource slope, project / baseline (CPU)": False,
+        "project marginal CPU per resource, largest / second-largest size": True,
+        "dev whole process, project / baseline (CPU)": True,
+        "dev whole process, project / baseline (wall)": False,
+    }

@@ -1,0 +1,265 @@
+"""`python -m components`: plan and shapes commands, exit codes and messages."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from components.cli import main as cli
+
+STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+
+RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "provider", "inputs", "dependencies"}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def dev_json():
+    # one --json run of the dev stack, shared by the JSON tests (capsys is per test)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["plan", "--stack", "dev", "--json"])
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def test_plan_text_has_the_tpu_summary(capsys):
+    code, out, err = run(capsys, "plan", "--stack", "dev")
+    assert code == 0, err
+    assert out.startswith("Plan for stack 'dev' of tpu-pathways: ")
+    assert "TPU summary:" in out
+    # dev: one v5e 2x4 slice = 1 pool, 1 slice, 2 hosts, 8 chips
+    assert re.search(r"^\s+v5e\s+1\s+1\s+2\s+8\s*$", out, re.MULTILINE), out
+    assert "kubeconfig: [secret]" in out
+    assert "Traceback" not in err
+
+
+def test_plan_json_document(dev_json):
+    assert {"stack", "project", "resources", "outputs", "summary"} <= set(dev_json)
+    assert dev_json["stack"] == "dev"
+    assert dev_json["project"] == "tpu-pathways"
+    assert dev_json["resources"]
+    for resource in dev_json["resources"]:
+        assert set(resource) >= RESOURCE_KEYS, resource["urn"]
+    assert dev_json["summary"]["tpu"] == {"v5e": {"pools": 1, "slices": 1, "hosts": 2, "chips": 8}}
+    assert dev_json["summary"]["resources"] == len(dev_json["resources"])
+    assert dev_json["outputs"]["kubeconfig"] == "[secret]"
+
+
+def test_plan_json_node_pool(dev_json):
+    (pool,) = [r for r in dev_json["resources"] if r["name"] == "pathways-dev-v5e-0"]
+    assert pool["type"] == "gcp:container/nodePool:NodePool"
+    assert pool["inputs"]["nodeCount"] == 2
+    (cluster,) = [r for r in dev_json["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    assert cluster["urn"] in pool["dependencies"]
+
+
+def test_plan_out_writes_manifests(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
+    assert code == 0
+    # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
+    # default in a stack that owns its cluster), the JobSet controller's memory patch, and the
+    # JobSet, PathwaysJob and Kueue release manifests
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "clusterqueue-cluster-queue.yaml",
+        "localqueue-pathways-multislice-queue.yaml",
+        "namespace-pathways.yaml",
+        "patch-deployment-jobset-system-jobset-controller-manager.yaml",
+        "pathwaysjob-pathways-hello-train.yaml",
+        "pathwaysjob-pathways-notebook.yaml",
+        "priorityclass-high.yaml",
+        "priorityclass-low.yaml",
+        "priorityclass-medium.yaml",
+        "priorityclass-very-high.yaml",
+        "priorityclass-very-low.yaml",
+        "release-manifests.txt",
+        "resourceflavor-cpu-cpu-np.yaml",
+        "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
+        "serviceaccount-pathways-pathways.yaml",
+    ]
+    assert err.splitlines()[-1] == (
+        f"wrote 15 files to {out_dir}: 13 Kubernetes objects, 1 server-side patch, "
+        "release-manifests.txt (the 3 release manifests installed by URL)"
+    )
+    urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
+    assert [line.split()[1] for line in urls] == [
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+        "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml",
+    ]
+
+
+def test_unknown_stack_lists_available_stacks(capsys):
+    code, out, err = run(capsys, "plan", "--stack", "nope")
+    assert code == 2
+    assert out == ""
+    assert "unknown stack 'nope'; available: " in err
+    for path in STACKS_DIR.glob("Pulumi.*.yaml"):
+        assert path.name.removeprefix("Pulumi.").removesuffix(".yaml") in err
+    assert "Traceback" not in err
+
+
+def test_unknown_stack_in_other_dir(capsys, tmp_path):
+    for name in ("beta", "alpha"):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text("config: {}\n")
+    code, _, err = run(capsys, "plan", "--stack", "gamma", "--stacks-dir", str(tmp_path))
+    assert code == 2
+    assert "unknown stack 'gamma'; available: alpha, beta" in err
+
+
+def test_missing_stack_argument_is_a_usage_error(capsys):
+    try:
+        code = cli.main(["plan"])
+    except SystemExit as exc:  # argparse's own usage error
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--stack" in err
+    assert "Traceback" not in err
+
+
+def test_shapes_one_name_json(capsys):
+    code, out, _ = run(capsys, "shapes", "v5litepod-16", "--json")
+    assert code == 0
+    row = json.loads(out)
+    assert row["accelerator"] == "v5litepod-16"
+    assert row["generation"] == "v5e"
+    assert row["topology"] == "4x4"
+    assert row["machineType"] == "ct5lp-hightpu-4t"
+    assert row["acceleratorLabel"] == "tpu-v5-lite-podslice"
+    assert (row["hosts"], row["chipsPerHost"], row["chips"]) == (4, 4, 16)
+    assert row["multiHost"] is True
+    assert row["pathwaysInstanceType"] == "tpuv5e:4x4"
+
+
+def test_shapes_v5p_uses_the_tpuv5_prefix(capsys):
+    code, out, _ = run(capsys, "shapes", "v5p-16", "--json")
+    assert code == 0
+    row = json.loads(out)
+    assert (row["topology"], row["hosts"]) == ("2x2x2", 2)
+    assert row["pathwaysInstanceType"] == "tpuv5:2x2x2"
+
+
+def test_shapes_unknown_name_suggests(capsys):
+    code, out, err = run(capsys, "shapes", "v5litpod-16")
+    assert code == 2
+    assert out == ""
+    assert "'v5litpod-16' is not a known TPU accelerator; did you mean 'v5litepod-16'?" in err
+    assert "Traceback" not in err
+
+
+def test_shapes_nonsense_name_gives_examples(capsys):
+    code, _, err = run(capsys, "shapes", "nope")
+    assert code == 2
+    assert "'nope' is not a known TPU accelerator" in err
+    assert "v5litepod-16" in err
+
+
+def test_shapes_table(capsys):
+    code, out, _ = run(capsys, "shapes")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["accelerator", "topology"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["v6e-4"][1:3] == ["2x2", "ct6e-standard-4t"]
+    assert rows["v5litepod-16"][1:4] == ["4x4", "ct5lp-hightpu-4t", "4"]
+    assert rows["v4-8"][1:] == [
+        "2x2x1",
+        "ct4p-hightpu-4t",
+        "1",
+        "4",
+        "4",
+        "tpuv4:2x2x1",
+        "yes",
+        "no",
+    ]
+    assert rows["tpu7-8"][-3:] == ["tpu7:2x2x1", "no", "no"]
+    assert len(lines) == 1 + 1675  # every shape once
+
+
+def test_shapes_table_columns_are_aligned(capsys):
+    _, out, _ = run(capsys, "shapes")
+    lines = out.splitlines()
+    header = lines[0]
+    # each column starts where its header starts, on every line (the longest names included)
+    starts = [header.index(h) for h in ("topology", "machine type", "pathways instance")]
+    assert starts == [16, 26, 71]
+    for line in lines[1:]:
+        for start in starts:
+            assert line[start - 2 : start] == "  " and line[start] != " ", line
+    # numbers are right-aligned under their header's last character
+    hosts_end = header.index("hosts") + len("hosts")
+    assert all(line[hosts_end - 1].isdigit() for line in lines[1:])
+    assert header == (
+        "accelerator     topology  machine type       hosts  chips/host  chips  "
+        "pathways instance  controller v0.1.4  pathwaysutils"
+    )
+
+
+def test_shapes_json_lists_every_accepted_name(capsys):
+    code, out, _ = run(capsys, "shapes", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert len(rows) == 1675
+    names = [n for row in rows for n in row["names"]]
+    assert len(names) == len(set(names)) == 2028  # XPK's 2,020 and 8 machine-qualified names
+    by_name = {row["accelerator"]: row for row in rows}
+    assert by_name["v5p-8"]["names"] == ["v5p-8", "v5p-2x2x1"]
+    assert by_name["v5litepod-8-8t"]["names"] == ["v5litepod-8-8t", "v5litepod-2x4-8t"]
+    assert by_name["v4-4x8x4"]["names"] == ["v4-4x8x4"]
+    assert by_name["tpu7x-8"]["tensorcoresPerChip"] == 2
+
+
+def test_shapes_v4_and_ironwood_json(capsys):
+    _, out, _ = run(capsys, "shapes", "v4-16", "--json")
+    row = json.loads(out)
+    assert (row["topology"], row["machineType"], row["acceleratorLabel"]) == (
+        "2x2x2",
+        "ct4p-hightpu-4t",
+        "tpu-v4-podslice",
+    )
+    assert (row["hosts"], row["pathwaysInstanceType"], row["pathwaysSupported"]) == (
+        2,
+        "tpuv4:2x2x2",
+        True,
+    )
+    assert row["pathwaysutilsSupported"] is False
+    _, out, _ = run(capsys, "shapes", "tpu7x-128", "--json")
+    row = json.loads(out)
+    assert (row["topology"], row["machineType"], row["hosts"]) == ("4x4x4", "tpu7x-standard-4t", 16)
+    assert (row["pathwaysSupported"], row["pathwaysutilsSupported"]) == (True, True)
+
+
+def test_shapes_suggestion_stays_in_the_generation(capsys):
+    code, _out, err = run(capsys, "shapes", "v4-17")
+    assert code == 2
+    assert "'v4-17' is not a known TPU accelerator; did you mean 'v4-16'?" in err
+    assert "v6e" not in err
+
+
+def test_plan_out_to_an_unwritable_place_is_a_clean_error(capsys, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(blocker / "manifests"))
+    assert code == 2
+    assert "--out: cannot write manifests to" in err
+    assert "Traceback" not in err
+
+
+def test_a_stack_file_that_is_not_utf8_is_a_clean_error(capsys, tmp_path):
+    (tmp_path / "Pulumi.x.yaml").write_bytes(b'config:\n  tpu-pathways:team: "\xff\xfe"\n')
+    code, _, err = run(capsys, "plan", "--stack", "x", "--stacks-dir", str(tmp_path))
+    assert code == 2
+    assert "cannot read it as UTF-8 text" in err
+    assert "Traceback" not in err

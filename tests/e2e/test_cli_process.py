@@ -1,0 +1,49 @@
+"""`python -m components` as a process: it ends with os._exit (no interpreter teardown), so check
+that nothing is lost on the way out: the whole output, and the exit status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from components.plan.render import render_json
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*argv: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "components", *argv]
+    return subprocess.run(
+        command, cwd=ROOT, stdout=stdout, stderr=subprocess.PIPE, timeout=180, check=False
+    )
+
+
+def test_plan_output_to_a_file_is_complete(example_plan, tmp_path):
+    """A file is block-buffered: the last block is only written by the final flush."""
+    out = tmp_path / "plan.json"
+    with out.open("wb") as handle:
+        done = _cli("plan", "--stack", "dev", "--json", stdout=handle)
+    assert done.returncode == 0, done.stderr.decode()
+    assert out.read_text() == render_json(example_plan("dev"))
+
+
+def test_a_user_mistake_exits_2_with_its_message():
+    done = _cli("plan", "--stack", "no-such-stack")
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"no-such-stack" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_an_argparse_error_exits_2_with_usage():
+    done = _cli("plan", "--no-such-option")
+    assert done.returncode == 2
+    assert done.stderr.startswith(b"usage: python -m components")
+    assert b"--no-such-option" in done.stderr
+
+
+def test_help_exits_0_with_the_whole_text():
+    done = _cli("--help")
+    assert done.returncode == 0
+    assert done.stdout.startswith(b"usage: python -m components")
+    assert done.stdout.endswith(b"show this help message and exit\n")

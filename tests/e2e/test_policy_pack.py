@@ -1,0 +1,455 @@
+"""The pulumi-policy pack in policy/: one mandatory policy per guardrail rule, fed the way the
+engine feeds it (wire properties behind the unknown-checking proxy, floats, stack config in
+PULUMI_CONFIG), without starting the pack server, plus one run of the real pack over gRPC."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyCustomTimeouts,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
+
+from components.policy.rules import RULES
+
+POLICY_DIR = Path(__file__).resolve().parents[2] / "policy"
+
+
+def _load_pack_module():
+    spec = importlib.util.spec_from_file_location(
+        "tpu_pathways_policies", POLICY_DIR / "tpu_pathways_policies.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pack = _load_pack_module()
+POLICIES: dict[str, ResourceValidationPolicy] = {p.name: p for p in pack.policies()}
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+BUCKET = "gcp:storage/bucket:Bucket"
+BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+PROJECT_IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+NODE_SA = "nodes@tpu-pathways-serving.iam.gserviceaccount.com"
+
+# Compliant resources in the engine's wire form: numbers are floats.
+GOOD: dict[str, dict[str, Any]] = {
+    CLUSTER: {
+        "name": "pathways-serving",
+        "workloadIdentityConfig": {"workloadPool": "tpu-pathways-serving.svc.id.goog"},
+        "enableShieldedNodes": True,
+        "enableLegacyAbac": False,
+        "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": True}},
+        "nodeConfig": {"serviceAccount": NODE_SA},
+        "deletionProtection": True,
+        "initialNodeCount": 1.0,
+    },
+    NODE_POOL: {
+        "name": "v5e-0",
+        "nodeCount": 2.0,
+        "placementPolicy": {"type": "COMPACT", "tpuTopology": "2x4"},
+        "nodeConfig": {
+            "machineType": "ct5lp-hightpu-4t",
+            "serviceAccount": NODE_SA,
+            "shieldedInstanceConfig": {
+                "enableSecureBoot": True,
+                "enableIntegrityMonitoring": True,
+            },
+            "workloadMetadataConfig": {"mode": "GKE_METADATA"},
+            "metadata": {"disable-legacy-endpoints": "true"},
+            "spot": True,
+        },
+    },
+    BUCKET: {
+        "name": "pathways-serving-scratch",
+        "uniformBucketLevelAccess": True,
+        "publicAccessPrevention": "enforced",
+        "forceDestroy": False,
+    },
+    BUCKET_IAM_MEMBER: {
+        "bucket": "pathways-serving-scratch",
+        "role": "roles/storage.objectUser",
+        "member": f"serviceAccount:{NODE_SA}",
+    },
+    PROJECT_IAM_MEMBER: {
+        "project": "tpu-pathways-serving",
+        "role": "roles/logging.logWriter",
+        "member": f"serviceAccount:{NODE_SA}",
+    },
+}
+RULE_TYPES = {rule.id: sorted(rule.types & set(GOOD)) for rule in RULES}
+
+
+def _changed(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    result = json.loads(json.dumps(inputs))
+    *parents, last = path.split(".")
+    node = result
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    return result
+
+
+def run_policy(
+    policy: ResourceValidationPolicy,
+    type_token: str,
+    props: dict[str, Any],
+    *,
+    protect: bool = True,
+    name: str = "res",
+) -> list[tuple[str, str | None]]:
+    """Call the policy's validator the way the pack server does; return what it reported."""
+    opts = PolicyResourceOptions(
+        protect=protect,
+        ignore_changes=[],
+        delete_before_replace=None,
+        aliases=[],
+        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
+        additional_secret_outputs=[],
+    )
+    args = ResourceValidationArgs(
+        resource_type=type_token,
+        props=unknown_checking_proxy(deserialize_properties(props)),
+        urn=f"urn:pulumi:serving::tpu-pathways::{type_token}::{name}",
+        name=name,
+        opts=opts,
+        provider=None,
+    )
+    reported: list[tuple[str, str | None]] = []
+
+    def report_violation(message: str, urn: str | None = None) -> None:
+        reported.append((message, urn))
+
+    assert policy.validate(args, report_violation) is None  # synchronous validators
+    return reported
+
+
+@pytest.fixture
+def stack_config(monkeypatch):
+    """Set the stack config the engine would pass the pack (PULUMI_CONFIG)."""
+    monkeypatch.delenv(pack.ENVIRONMENT_OVERRIDE, raising=False)
+
+    def set_environment(environment: str) -> None:
+        config = {"tpu-pathways:environment": environment, "tpu-pathways:team": "serving"}
+        monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
+
+    set_environment("production")
+    return set_environment
+
+
+def test_one_mandatory_policy_per_rule():
+    policies = pack.policies()
+    assert [p.name for p in policies] == [rule.id for rule in RULES]
+    assert [p.description for p in policies] == [rule.description for rule in RULES]
+    assert {p.enforcement_level for p in policies} == {EnforcementLevel.MANDATORY}
+
+
+@pytest.mark.parametrize("rule_id", [rule.id for rule in RULES])
+def test_every_policy_passes_compliant_resources_in_production(rule_id, stack_config):
+    assert RULE_TYPES[rule_id], f"no compliant {rule_id} resource to check"
+    for type_token in RULE_TYPES[rule_id]:
+        assert run_policy(POLICIES[rule_id], type_token, GOOD[type_token]) == []
+
+
+# One failing resource per rule (production, protect off unless stated) and what it reports.
+FAILING = [
+    (
+        "cluster-workload-identity",
+        CLUSTER,
+        "workloadIdentityConfig.workloadPool",
+        "",
+        "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have to "
+        "use the node's service account instead of Workload Identity; Pathways pods run on the "
+        "host network and act as the node's service account either way)",
+    ),
+    (
+        "cluster-shielded-nodes",
+        CLUSTER,
+        "enableShieldedNodes",
+        False,
+        "enableShieldedNodes is false, must be true (node identity is verified)",
+    ),
+    (
+        "cluster-legacy-abac-disabled",
+        CLUSTER,
+        "enableLegacyAbac",
+        True,
+        "enableLegacyAbac is true, must be false (RBAC and IAM must decide access)",
+    ),
+    (
+        "cluster-control-plane-access",
+        CLUSTER,
+        "controlPlaneEndpointsConfig",
+        None,
+        "neither masterAuthorizedNetworksConfig nor controlPlaneEndpointsConfig.dnsEndpointConfig "
+        "is set (limit the IP endpoint to authorized networks, or reach the control plane through "
+        "the IAM-gated DNS endpoint)",
+    ),
+    (
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        "masterAuthorizedNetworksConfig",
+        {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere"}]},
+        "masterAuthorizedNetworksConfig.cidrBlocks has '0.0.0.0/0': the control plane's IP "
+        "endpoint would take traffic from the whole internet; list your networks' CIDRs or use "
+        "the IAM-gated DNS endpoint",
+    ),
+    (
+        "cluster-deletion-protection",
+        CLUSTER,
+        "deletionProtection",
+        False,
+        "deletionProtection is false, must be true (production clusters refuse deletion)",
+    ),
+    (
+        "node-service-account",
+        NODE_POOL,
+        "nodeConfig.serviceAccount",
+        "default",
+        'nodeConfig.serviceAccount is "default": nodes would run as the Compute Engine default '
+        "service account (Editor on the project); use a dedicated node service account",
+    ),
+    (
+        "node-shielded-instance",
+        NODE_POOL,
+        "nodeConfig.shieldedInstanceConfig.enableSecureBoot",
+        False,
+        "nodeConfig.shieldedInstanceConfig.enableSecureBoot is false, must be true (only "
+        "signed boot components may run)",
+    ),
+    (
+        "node-workload-metadata",
+        NODE_POOL,
+        "nodeConfig.workloadMetadataConfig.mode",
+        "GCE_METADATA",
+        'nodeConfig.workloadMetadataConfig.mode is "GCE_METADATA", must be '
+        '"GKE_METADATA" (pods on the pod network must not get the node\'s credentials)',
+    ),
+    (
+        "node-legacy-metadata-endpoints",
+        NODE_POOL,
+        "nodeConfig.metadata",
+        {},
+        'nodeConfig.metadata.disable-legacy-endpoints is not set, must be "true" (the '
+        "v0.1/v1beta1 endpoints do not require the Metadata-Flavor header)",
+    ),
+    (
+        "tpu-slice-placement",
+        NODE_POOL,
+        "placementPolicy",
+        None,
+        "multi-host TPU slice (2 nodes of ct5lp-hightpu-4t) has no placementPolicy; it needs type "
+        "COMPACT with its tpuTopology so GKE places the hosts on one ICI-connected block",
+    ),
+    (
+        "node-capacity-type",
+        NODE_POOL,
+        "nodeConfig.reservationAffinity",
+        {"consumeReservationType": "SPECIFIC_RESERVATION", "values": ["serving-v5e"]},
+        "nodeConfig chooses more than one capacity type (spot, reservationAffinity "
+        "SPECIFIC_RESERVATION); choose exactly one of spot, flexStart or a specific reservation "
+        "(none = on-demand)",
+    ),
+    (
+        "production-protect",
+        NODE_POOL,
+        "name",
+        "v5e-0",
+        "production stacks must set the protect resource option (a `pulumi destroy` or an "
+        "accidental replacement would delete it)",
+    ),
+    (
+        "bucket-public-access",
+        BUCKET,
+        "publicAccessPrevention",
+        "inherited",
+        'publicAccessPrevention is "inherited", must be "enforced" (the bucket can never be made '
+        "public)",
+    ),
+    (
+        "bucket-retention",
+        BUCKET,
+        "forceDestroy",
+        True,
+        "forceDestroy is true, must be false (objects are never deleted with it)",
+    ),
+    (
+        "bucket-iam-no-public",
+        BUCKET_IAM_MEMBER,
+        "member",
+        "allUsers",
+        "grants access to 'allUsers': the bucket's data would be public",
+    ),
+    (
+        "project-iam-no-basic-roles",
+        PROJECT_IAM_MEMBER,
+        "role",
+        "roles/owner",
+        "grants the basic role 'roles/owner': project-wide access far beyond what node service "
+        "accounts need; grant the specific predefined roles instead",
+    ),
+]
+
+
+def test_every_rule_has_a_failing_case():
+    assert sorted(f[0] for f in FAILING) == sorted(rule.id for rule in RULES)
+
+
+@pytest.mark.parametrize(("rule_id", "type_token", "path", "value", "message"), FAILING)
+def test_every_policy_reports_a_violation_naming_the_resource(
+    rule_id, type_token, path, value, message, stack_config
+):
+    props = _changed(GOOD[type_token], path, value)
+    protect = rule_id != "production-protect"
+    reported = run_policy(POLICIES[rule_id], type_token, props, protect=protect, name="bad-one")
+    assert reported == [(f"{type_token} 'bad-one': {message}", None)]
+
+
+def test_production_rules_follow_the_stack_config(stack_config):
+    props = _changed(GOOD[CLUSTER], "deletionProtection", False)
+    assert len(run_policy(POLICIES["cluster-deletion-protection"], CLUSTER, props)) == 1
+    stack_config("dev")
+    assert run_policy(POLICIES["cluster-deletion-protection"], CLUSTER, props) == []
+    assert run_policy(POLICIES["production-protect"], CLUSTER, GOOD[CLUSTER], protect=False) == []
+
+
+def test_bucket_retention_in_a_pack_relies_on_protect(stack_config):
+    # Policy packs are not told about retainOnDelete: protect satisfies the rule, and without it
+    # the pack cannot tell, so it reports only what it can see (forceDestroy).
+    policy = POLICIES["bucket-retention"]
+    assert run_policy(policy, BUCKET, GOOD[BUCKET], protect=True) == []
+    assert run_policy(policy, BUCKET, GOOD[BUCKET], protect=False) == []
+
+
+def test_values_unknown_during_preview_are_not_reported(stack_config):
+    unknown_sa = _changed(GOOD[NODE_POOL], "nodeConfig.serviceAccount", UNKNOWN_STRING_VALUE)
+    for policy in POLICIES.values():
+        assert run_policy(policy, NODE_POOL, unknown_sa) == []
+    # ...while the rest of the resource is still checked
+    both = _changed(unknown_sa, "nodeConfig.workloadMetadataConfig.mode", "GCE_METADATA")
+    assert len(run_policy(POLICIES["node-workload-metadata"], NODE_POOL, both)) == 1
+
+
+def test_policies_ignore_resources_of_other_types(stack_config):
+    for policy in POLICIES.values():
+        assert run_policy(policy, "gcp:compute/network:Network", {"name": "n"}) == []
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"PULUMI_CONFIG": '{"tpu-pathways:environment": "staging"}'}, "staging"),
+        ({"PULUMI_CONFIG": '{"tpu-pathways:team": "serving"}'}, "dev"),  # the program's default
+        ({"PULUMI_CONFIG": '{"tpu-pathways:environment": "prod"}'}, "production"),  # fail closed
+        ({"PULUMI_CONFIG": "not json"}, "production"),
+        ({}, "production"),  # no stack config visible at all
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "production",
+            },
+            "production",
+        ),
+        # The variable only tightens: it cannot downgrade a production stack's policy...
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "production"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev",
+            },
+            "production",
+        ),
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "staging"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev",
+            },
+            "staging",
+        ),
+        # ...nor relax the fail-closed default when no stack config is visible
+        ({"TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev"}, "production"),
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "staging",
+            },
+            "staging",
+        ),
+        (
+            {
+                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
+                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "prod",  # not an environment: fail closed
+            },
+            "production",
+        ),
+    ],
+)
+def test_stack_environment(environ, expected):
+    assert pack.stack_environment(environ) == expected
+
+
+def test_the_pack_serves_the_policies_over_grpc(tmp_path):
+    """Start the real pack the way Pulumi does and analyze one resource through gRPC."""
+    import grpc
+    from google.protobuf import empty_pb2, struct_pb2
+    from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PULUMI_CONFIG": json.dumps({"tpu-pathways:environment": "production"}),
+    }
+    errors = tmp_path / "pack.stderr"
+    server = subprocess.Popen(
+        # -u as Pulumi runs it: the pack prints its port unbuffered.
+        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(POLICY_DIR)],
+        stdout=subprocess.PIPE,
+        stderr=errors.open("w"),
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 60)
+        line = server.stdout.readline() if ready else b""  # its port, once it serves
+        assert line.strip().isdigit(), f"the pack did not start: {errors.read_text()}"
+        port = int(line)
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            analyzer = analyzer_pb2_grpc.AnalyzerStub(channel)
+            info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
+            assert info.name == pack.PACK_NAME
+            assert [p.name for p in info.policies] == [rule.id for rule in RULES]
+
+            props = struct_pb2.Struct()
+            props.update(_changed(GOOD[NODE_POOL], "placementPolicy", None))
+            request = analyzer_pb2.AnalyzeRequest(
+                type=NODE_POOL,
+                properties=props,
+                urn=f"urn:pulumi:serving::tpu-pathways::{NODE_POOL}::pathways-serving-v5e-0",
+                name="pathways-serving-v5e-0",
+                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            )
+            response = analyzer.Analyze(request, timeout=30)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert [(d.policyName, d.enforcementLevel) for d in response.diagnostics] == [
+        ("tpu-slice-placement", analyzer_pb2.MANDATORY)
+    ]
+    assert response.diagnostics[0].message.endswith(
+        "gcp:container/nodePool:NodePool 'pathways-serving-v5e-0': multi-host TPU slice "
+        "(2 nodes of ct5lp-hightpu-4t) has no placementPolicy; it needs type COMPACT with its "
+        "tpuTopology so GKE places the hosts on one ICI-connected block"
+    )

@@ -1,0 +1,33 @@
+"""Pulumi.yaml: what `pulumi up` on a user's machine relies on."""
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def project() -> dict:
+    return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+
+
+def test_project_name_runtime_and_stack_dir():
+    doc = project()
+    assert doc["name"] == "tpu-pathways"
+    assert doc["runtime"]["name"] == "python"
+    assert doc["runtime"]["options"]["virtualenv"] == ".venv"
+    assert doc["stackConfigDir"] == "stacks"
+
+
+def test_state_backend_needs_no_account():
+    assert project()["backend"]["url"].startswith("file://")
+
+
+def test_default_kubernetes_provider_is_disabled_for_every_stack():
+    config = project()["config"]
+    assert config["pulumi:disable-default-providers"]["value"] == ["kubernetes"]
+
+
+def test_the_engine_installs_this_project():
+    # Pulumi's pip toolchain installs requirements.txt; it must pull in pyproject's dependencies.
+    assert (ROOT / "requirements.txt").read_text().split() == ["-e", "."]

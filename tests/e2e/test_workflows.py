@@ -1,0 +1,202 @@
+"""The GitHub Actions workflows: they parse, run what docs/pr-review.md says, and cover every
+stack (the preview and deploy matrices come from a step that is run here for real)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.plan.diff_render import MARKER
+from components.stack.loader import available_stacks
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+CREDENTIAL_VARS = (
+    "vars.GCP_WORKLOAD_IDENTITY_PROVIDER",
+    "vars.GCP_SERVICE_ACCOUNT",
+    "vars.PULUMI_BACKEND_URL",
+)
+
+
+def load(name: str) -> dict[str, Any]:
+    document = yaml.safe_load((WORKFLOWS / name).read_text())
+    # YAML 1.1 reads the bare key `on` as True
+    document["on"] = document.pop(True, document.get("on"))
+    return document
+
+
+def steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return job["steps"]
+
+
+def step_using(job: dict[str, Any], action: str) -> dict[str, Any]:
+    (found,) = [s for s in steps(job) if s.get("uses", "").startswith(action + "@")]
+    return found
+
+
+def all_runs(job: dict[str, Any]) -> str:
+    return "\n".join(s.get("run", "") for s in steps(job))
+
+
+@pytest.mark.parametrize("name", ["pr-plan.yml", "preview.yml", "deploy.yml"])
+def test_workflow_parses_with_jobs_and_steps(name):
+    document = load(name)
+    assert document["name"]
+    assert document["on"]
+    for job in document["jobs"].values():
+        assert job["runs-on"] == "ubuntu-latest"
+        assert steps(job)
+
+
+def test_pr_plan_runs_on_every_pull_request_without_secrets():
+    document = load("pr-plan.yml")
+    assert document["on"] == {"pull_request": None}  # every PR, no branch or path filter
+    assert "secrets." not in (WORKFLOWS / "pr-plan.yml").read_text()  # fork PRs work
+    assert document["permissions"]["pull-requests"] == "write"
+    job = document["jobs"]["plan"]
+    checkouts = [s for s in steps(job) if s.get("uses", "").startswith("actions/checkout@")]
+    refs = [s.get("with", {}).get("ref") for s in checkouts]
+    assert "${{ github.event.pull_request.base.sha }}" in refs and None in refs  # base and head
+    assert step_using(job, "actions/setup-python")["with"]["python-version"] == "3.11"
+    runs = all_runs(job)
+    for command in (
+        "pip install -e '.[test]'",
+        "ruff check .",
+        "ruff format --check .",
+        "python -m pytest",
+        '-m components plan --stack "$stack" --json',
+        "python -m components plan --all --diff-dir ../plans/base --format markdown",
+    ):
+        assert command in runs, command
+
+
+def test_pr_plan_posts_one_comment_found_by_the_marker():
+    job = load("pr-plan.yml")["jobs"]["plan"]
+    comment = step_using(job, "actions/github-script")
+    assert comment["env"]["MARKER"] == MARKER  # the marker the Markdown diff starts with
+    script = comment["with"]["script"]
+    assert "process.env.MARKER" in script
+    assert "updateComment" in script and "createComment" in script
+    assert comment["continue-on-error"] is True  # fork PRs: read-only token
+    artifact = step_using(job, "actions/upload-artifact")
+    assert "plan-diff.md" in artifact["with"]["path"]
+    assert artifact["if"].startswith("always()") and comment["if"].startswith("always()")
+
+
+def test_preview_is_credentialed_and_skipped_without_the_variables():
+    document = load("preview.yml")
+    assert "pull_request" in document["on"]
+    assert document["permissions"]["id-token"] == "write"
+    gate = document["jobs"]["stacks"]["if"]
+    assert all(f"{var} != ''" in gate for var in CREDENTIAL_VARS)
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in gate
+    job = document["jobs"]["preview"]
+    assert job["needs"] == "stacks"
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    auth = step_using(job, "google-github-actions/auth")["with"]
+    assert auth == {
+        "workload_identity_provider": "${{ vars.GCP_WORKLOAD_IDENTITY_PROVIDER }}",
+        "service_account": "${{ vars.GCP_SERVICE_ACCOUNT }}",
+    }
+    pulumi = step_using(job, "pulumi/actions")["with"]
+    assert pulumi["command"] == "preview"
+    assert pulumi["stack-name"] == "${{ matrix.stack }}"
+    assert pulumi["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
+    assert pulumi["comment-on-pr"] is True and pulumi["diff"] is True
+
+
+def test_deploy_runs_up_per_stack_behind_its_environment():
+    document = load("deploy.yml")
+    assert document["on"]["push"] == {"branches": ["main"]}
+    gate = document["jobs"]["stacks"]["if"]
+    assert all(f"{var} != ''" in gate for var in CREDENTIAL_VARS)
+    for name, listed in (("up", "owners"), ("up-teams", "teams")):
+        job = document["jobs"][name]
+        assert job["environment"]["name"] == "${{ matrix.stack }}"
+        matrix = job["strategy"]["matrix"]["stack"]
+        assert matrix == f"${{{{ fromJSON(needs.stacks.outputs.{listed}) }}}}"
+        assert job["concurrency"]["cancel-in-progress"] is False  # never cancel a running up
+        (deploy,) = [s for s in steps(job) if s.get("uses") == "./.github/actions/deploy-stack"]
+        assert deploy["with"]["stack"] == "${{ matrix.stack }}"
+    # team stacks deploy onto clusters the owner stacks create, so after them
+    assert "up" in document["jobs"]["up-teams"]["needs"]
+    action = yaml.safe_load(
+        (ROOT / ".github" / "actions" / "deploy-stack" / "action.yml").read_text()
+    )
+    pulumi = step_using(action["runs"], "pulumi/actions")["with"]
+    assert (pulumi["command"], pulumi["stack-name"]) == ("up", "${{ inputs.stack }}")
+    assert step_using(action["runs"], "google-github-actions/auth")
+
+
+def run_stack_listing(workflow: str, repo: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """Run the workflow's `list` step in ``repo`` as the runner would; its outputs."""
+    (step,) = [s for s in steps(load(workflow)["jobs"]["stacks"]) if s.get("id") == "list"]
+    output = tmp_path / "github_output"
+    output.write_text("")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    python3 = bin_dir / "python3"
+    if not python3.exists():  # the runner's python3, with the program installed
+        python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python3.chmod(0o755)
+    env = {**os.environ, "GITHUB_OUTPUT": str(output)}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    bash = shutil.which("bash") or "/bin/bash"
+    subprocess.run([bash, "-e", "-c", step["run"]], cwd=repo, env=env, check=True, timeout=60)
+    lines = [line.partition("=") for line in output.read_text().splitlines()]
+    return {key: json.loads(value) for key, _, value in lines}
+
+
+def listed_stacks(workflow: str, repo: Path, tmp_path: Path) -> list[str]:
+    return sorted(
+        s for found in run_stack_listing(workflow, repo, tmp_path).values() for s in found
+    )
+
+
+@pytest.mark.parametrize("workflow", ["preview.yml", "deploy.yml"])
+def test_matrix_covers_every_stack(workflow, tmp_path):
+    assert listed_stacks(workflow, ROOT, tmp_path) == available_stacks(ROOT / "stacks")
+    assert len(available_stacks(ROOT / "stacks")) >= 3
+    # a new team's stack file joins the matrix without touching the workflow
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "stacks", repo / "stacks")
+    (repo / "stacks" / "Pulumi.new-team.yaml").write_text("config: {}\n")
+    listed = listed_stacks(workflow, repo, tmp_path)
+    assert listed == sorted([*available_stacks(ROOT / "stacks"), "new-team"])
+
+
+def test_deploy_lists_cluster_owners_before_team_stacks(tmp_path):
+    listing = run_stack_listing("deploy.yml", ROOT, tmp_path)
+    assert listing == {
+        "owners": ["dev", "research-v5p", "serving-v6e"],
+        "teams": ["team-research"],
+    }
+
+
+def test_pr_plan_covers_every_stack():
+    # base: a loop over every stack file; head: `plan --all`, which plans available_stacks()
+    runs = all_runs(load("pr-plan.yml")["jobs"]["plan"])
+    assert "for file in base/stacks/Pulumi.*.yaml" in runs
+    assert "for file in stacks/Pulumi.*.yaml" in runs
+    assert "plan --all --diff-dir" in runs
+
+
+def test_deploy_listing_fails_when_two_stacks_own_one_cluster(tmp_path):
+    # a copy of research-v5p under another name: same project, same cluster name
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "stacks", repo / "stacks")
+    twin = repo / "stacks" / "Pulumi.research-twin.yaml"
+    twin.write_text((repo / "stacks" / "Pulumi.research-v5p.yaml").read_text())
+    with pytest.raises(subprocess.CalledProcessError):
+        run_stack_listing("deploy.yml", repo, tmp_path)
+    # `up` and `up-teams` need the listing job: nothing deploys
+    jobs = load("deploy.yml")["jobs"]
+    assert jobs["up"]["needs"] == "stacks" and "stacks" in jobs["up-teams"]["needs"]

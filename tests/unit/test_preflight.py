@@ -1,0 +1,289 @@
+"""The plan-time preflight: each PathwaysJob expanded as the controller v0.1.4 does, scheduled
+against node pools, and refused when it would not run. Expected values are literals taken from
+the controller's source and GKE's documentation, not recomputed the way the code does."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ConfigError
+from components.pathways.controller_model import expand
+from components.pathways.job import (
+    Controller,
+    DeploymentMode,
+    PathwaysJob,
+    PathwaysJobSpec,
+    Worker,
+    WorkerType,
+)
+from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
+from components.stack.preflight import bucket_writers, planned_pools, preflight, preflight_job
+from components.stack.program import build_stack
+from components.stack.schema import parse_stack_config
+from components.tpu.machines import machine_type
+
+TRAIN = {
+    "name": "train",
+    "pool": "v5e",
+    "image": "python:3.12",
+    "command": ["python", "train.py"],
+    "resources": {"cpu": "8", "memory": "32Gi"},
+}
+NOTEBOOK = {"name": "notebook", "pool": "v5e", "mode": "headless"}
+
+
+def _issues(config) -> list[str]:
+    return [str(i) for i in preflight(config, planned_pools(config), bucket_writers(config)).issues]
+
+
+# --- the controller model -----------------------------------------------------------------------
+
+
+def test_workers_are_one_pod_per_host_with_the_tpu_selector_and_host_network():
+    spec = PathwaysJobSpec(
+        workers=[
+            Worker(
+                type=WorkerType.CT5P_HIGHTPU_4T,
+                topology="2x2x4",
+                num_slices=3,
+                node_selector={"team": "a"},
+            )
+        ],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+    )
+    job = expand("j", "ns", spec)
+    # 2x2x4 = 16 chips, 4 per ct5p VM: 4 pods per slice; 3 slices.
+    assert (job.workers.groups, job.workers.per_group, job.workers.pods) == (3, 4, 12)
+    assert job.workers.tpu_chips == 4
+    assert dict(job.workers.node_selector) == {
+        "team": "a",
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+        "cloud.google.com/gke-tpu-topology": "2x2x4",
+    }
+    assert job.workers.host_network and job.head.host_network
+    assert job.workers.exclusive_topology == "cloud.google.com/gke-nodepool"
+    # headless default-mode head: resource manager 8 CPU / 32 GB + proxy 16 CPU / 100 GB, no
+    # nodeSelector, exclusive per host.
+    assert job.head.resources.cpu_millicores == 24_000
+    assert job.head.resources.memory_bytes == 132_000_000_000
+    assert dict(job.head.node_selector) == {}
+    assert job.head.exclusive_topology == "kubernetes.io/hostname"
+    assert job.head.images == (
+        "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:latest",
+        "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:latest",
+    )
+
+
+def test_eight_chip_hosts_and_sub_host_slices():
+    def vms(worker_type, topology):
+        spec = PathwaysJobSpec(
+            workers=[Worker(type=worker_type, topology=topology, num_slices=1)],
+            controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        )
+        workers = expand("j", "ns", spec).workers
+        return workers.per_group, workers.tpu_chips
+
+    assert vms(WorkerType.CT5LP_HIGHTPU_8T, "2x4") == (1, 8)
+    assert vms(WorkerType.CT5LP_HIGHTPU_4T, "2x4") == (2, 4)
+    assert vms(WorkerType.CT6E_STANDARD_4T, "1x1") == (1, 4)
+
+
+# --- the planned pools --------------------------------------------------------------------------
+
+
+def test_planned_pools_carry_gke_labels_taints_and_the_node_identity(config_of, stack_values):
+    config = config_of(stack_values())
+    pools = {p.name: p for p in planned_pools(config)}
+    assert set(pools) == {"system-np", "cpu-np", "v5e-0"}
+    tpu = pools["v5e-0"]
+    assert tpu.labels["cloud.google.com/gke-tpu-accelerator"] == "tpu-v5-lite-podslice"
+    assert tpu.labels["cloud.google.com/gke-tpu-topology"] == "2x4"
+    assert tpu.labels["cloud.google.com/gke-nodepool"] == "v5e-0"
+    assert tpu.labels["cloud.google.com/gke-spot"] == "true"
+    assert tpu.taints == (TPU_TAINT,)
+    assert str(TPU_TAINT) == "google.com/tpu=present:NoSchedule"
+    assert (tpu.max_nodes, tpu.tpu_chips) == (2, 4)
+    assert pools["cpu-np"].taints == ()
+    assert tpu.identity == "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
+
+
+def test_plan_reports_the_expanded_pods_per_workload(plan_of, stack_values):
+    plan = plan_of(stack_values(workloads=[TRAIN, NOTEBOOK]))
+    train = plan.summary["workloads"]["pathways/train"]
+    assert train["head"]["landsOn"] == ["cpu-np"]
+    assert train["head"]["nodeSelector"] == {"cloud.google.com/gke-nodepool": "cpu-np"}
+    assert train["head"]["resources"] == "32 CPU / 154.9Gi"
+    assert train["workers"]["pods"] == 2
+    assert train["workers"]["landsOn"] == ["v5e"]
+    assert train["command"] == ["python", "train.py"]
+    node_sa = "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
+    assert train["head"]["identity"] == f"node service account {node_sa}"
+    assert train["pathwaysDirAccess"] == f"granted to node service account {node_sa}"
+    assert train["resolvesFrom"] == "any namespace"
+    # a headless head is pinned to no pool; the system pool (e2-standard-16) cannot hold it
+    assert plan.summary["workloads"]["pathways/notebook"]["head"]["landsOn"] == ["cpu-np"]
+
+
+def test_plan_text_has_one_line_per_workload(plan_of, stack_values):
+    from components.plan.render import render_text
+
+    text = render_text(plan_of(stack_values(workloads=[TRAIN])))
+    line = next(x for x in text.splitlines() if x.startswith("  pathways/train:"))
+    assert "python:3.12" in line and "cmd [python train.py]" in line
+    assert "head 32 CPU / 154.9Gi on cpu-np" in line
+    assert "workers 2 pods (2/slice) x 4 chips on v5e" in line
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+
+def test_worker_selector_no_node_carries_is_refused_at_plan_time(config_of, stack_values):
+    bad = {**TRAIN, "nodeSelector": {"tpu-pathways/reservation": "someone-elses"}}
+    config = config_of(stack_values(workloads=[bad]))
+    (issue,) = _issues(config)
+    assert issue.startswith("workloads[0]: workload 'pathways/train':")
+    assert "tpu-pathways/reservation=someone-elses matches none of its node labels" in issue
+    assert "cloud.google.com/gke-nodepool=v5e-0" in issue  # the labels the pool's nodes have
+    with pytest.raises(ConfigError, match="someone-elses"):
+        build_stack(config)
+
+
+def test_reservation_pool_nodes_carry_the_reservation_label(config_of, stack_values):
+    pools = [{**stack_values()["tpuPools"][0], "capacity": {"reservation": "mine"}}]
+    good = {**TRAIN, "nodeSelector": {"tpu-pathways/reservation": "mine"}}
+    assert _issues(config_of(stack_values(tpuPools=pools, workloads=[good]))) == []
+
+
+def test_oversubscribed_pool_without_kueue_is_refused(config_of, stack_values):
+    values = stack_values(workloads=[TRAIN, NOTEBOOK], addons={"kueue": {"enabled": False}})
+    (issue,) = _issues(config_of(values))
+    assert issue.startswith("addons.kueue.enabled: pool 'v5e' has 1 slice(s)")
+    assert "workload 'pathways/train' asks for 1" in issue
+    assert "workload 'pathways/notebook' asks for 1" in issue
+
+
+def test_the_same_jobs_with_kueue_are_accepted(config_of, stack_values):
+    # Kueue is on by default in a stack that owns its cluster, and admits all-or-nothing.
+    config = config_of(stack_values(workloads=[TRAIN, NOTEBOOK]))
+    assert config.kueue_enabled
+    assert _issues(config) == []
+
+
+def test_head_that_fits_no_node_is_refused(config_of, stack_values):
+    # The parser's head-fit check knows only the stack's CPU pool; the preflight checks the
+    # pools it is given, here the owner's CPU pool being smaller than this stack's config says.
+    config = config_of(stack_values(workloads=[TRAIN]))
+    small = [
+        p
+        if p.group != "cpu-np"
+        else NodePoolModel(
+            p.name,
+            p.group,
+            machine_type("n2-standard-16"),
+            p.labels,
+            p.taints,
+            p.max_nodes,
+            0,
+            p.identity,
+        )
+        for p in planned_pools(config)
+    ]
+    (issue,) = [str(i) for i in preflight(config, small, bucket_writers(config)).issues]
+    assert issue.startswith("workloads[0]: workload 'pathways/train': the head pod fits no node")
+    assert "pool 'cpu-np': needs 32 CPU" in issue
+    assert "n2-standard-16" in issue
+
+
+def _colocated_spec(template: dict) -> PathwaysJobSpec:
+    return PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
+        controller=Controller(
+            deployment_mode=DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
+            main_container_name="main",
+            template=template,
+        ),
+    )
+
+
+_MAIN = {
+    "name": "main",
+    "image": "python:3.12",
+    "command": ["python", "serve.py"],
+    "resources": {"limits": {"cpu": "8", "memory": "32Gi"}},
+}
+
+
+def test_colocated_head_without_the_toleration_is_refused(config_of, stack_values):
+    pools = planned_pools(config_of(stack_values()))
+    spec = _colocated_spec({"spec": {"containers": [_MAIN]}})
+    (issue,) = [str(i) for i in preflight_job("serve", "pathways", spec, pools).issues]
+    assert issue.startswith("spec: PathwaysJob 'pathways/serve': the head pod fits no node")
+    assert "does not tolerate the taint google.com/tpu=present:NoSchedule" in issue
+    # The same refusal when the resource is built through the Python API with the pools:
+    with pytest.raises(ConfigError, match=r"google\.com/tpu=present:NoSchedule"):
+        PathwaysJob(
+            "serve",
+            name="serve",
+            namespace="pathways",
+            spec=spec,
+            provider=None,  # never reached: refused before registration
+            controller_install=None,
+            node_pools=pools,
+        )
+
+
+def test_colocated_head_with_the_toleration_fits_a_tpu_host(config_of, stack_values):
+    pools = planned_pools(config_of(stack_values()))
+    toleration = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+    spec = _colocated_spec({"spec": {"containers": [_MAIN], "tolerations": [toleration]}})
+    report = preflight_job("serve", "pathways", spec, pools)
+    assert report.issues == []
+    assert report.jobs["pathways/serve"]["head"]["landsOn"] == ["v5e"]
+
+
+def test_inference_workloads_carry_the_toleration(config_of, stack_values):
+    infer = {**TRAIN, "name": "infer", "mode": "inference"}
+    config = config_of(stack_values(workloads=[infer], addons={"kueue": {"enabled": False}}))
+    assert _issues(config) == []
+
+
+def test_pods_acting_as_an_ungranted_node_identity_are_refused(config_of, stack_values):
+    config = config_of(stack_values(workloads=[TRAIN]))
+    (issue,) = [str(i) for i in preflight(config, planned_pools(config), writers=()).issues]
+    assert "act as the node service account pathways-dev-nodes@" in issue
+    assert "no object access to gs://tpu-pathways-dev-pathways-dev-pathways" in issue
+
+
+def test_too_few_slices_for_a_job_is_refused(config_of, stack_values):
+    config = config_of(stack_values(workloads=[TRAIN]))
+    # an owner's pool list in which this pool's only slice is missing: nothing to land on
+    pools = [p for p in planned_pools(config) if p.group != "v5e"]
+    (issue,) = [str(i) for i in preflight(config, pools, bucket_writers(config)).issues]
+    assert "pool 'v5e' is not among the node pools checked" in issue
+
+
+def test_team_stack_identity_is_reported_unverified():
+    from components.stack.loader import STACKS_DIR, load_stack
+
+    config = load_stack("team-research", STACKS_DIR)
+    report = preflight(config, planned_pools(config), bucket_writers(config))
+    assert report.issues == []
+    access = report.jobs["nlp/nlp-notebook"]["pathwaysDirAccess"]
+    assert access.startswith("unverified")
+
+
+def test_preflight_runs_in_every_stack(config_of):
+    # A stack file's parse is not enough: build_stack refuses before registering anything.
+    values = {
+        "gcp": {"project": "tpu-pathways-dev", "region": "us-west4", "zone": "us-west4-a"},
+        "cluster": {"name": "c"},
+        "tpuPools": [{"name": "p", "accelerator": "v5litepod-8"}],
+        "addons": {"kueue": {"enabled": False}},
+        "workloads": [
+            {**TRAIN, "pool": "p"},
+            {**NOTEBOOK, "pool": "p"},
+        ],
+    }
+    with pytest.raises(ConfigError) as raised:
+        build_stack(parse_stack_config(values))
+    assert raised.value.source == "preflight"
