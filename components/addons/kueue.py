@@ -22,6 +22,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.labels import (
+    ACCELERATOR_LABEL,
+    INSTANCE_TYPE_LABEL,
+    NAMESPACE_NAME_LABEL,
+    NODE_POOL_LABEL,
+    TOPOLOGY_LABEL,
+    TPU_RESOURCE,
+)
 from components.stack.schema import KueueAddon, Priority, StackConfig, TeamQuota
 from components.tpu.catalog import TpuShape, resolve_accelerator
 from components.tpu.quantities import format_cpu, format_memory
@@ -30,14 +38,7 @@ from components.tpu.quantities import format_cpu, format_memory
 KUEUE_API = KueueAddon.API_VERSION
 CLUSTER_QUEUE = "cluster-queue"
 LOCAL_QUEUE = "multislice-queue"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
-NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-TPU_RESOURCE = "google.com/tpu"
 
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 # XPK's priority classes, lowest to highest (the names workloads may ask for).
 PRIORITY_CLASSES: Mapping[Priority, int] = {

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
+from components.labels import gcp_resource_labels
 from components.stack.schema import StackConfig, TeamConfig, team_prefix
 
 OBJECT_READ_WRITE = "roles/storage.objectUser"
@@ -82,7 +83,7 @@ class ScratchBucket(pulumi.ComponentResource):
                         ),
                     )
                 ],
-                labels={"managed-by": "tpu-pathways", "purpose": "pathways-scratch"},
+                labels=gcp_resource_labels(config.team, purpose="pathways-scratch"),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     protect=config.protects_state,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.labels import standard_labels
 from components.stack.schema import TeamConfig
 
 
@@ -22,9 +23,7 @@ class TeamNamespace(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         namespace = k8s.core.v1.Namespace(
             name,
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=team.name, labels={"tpu-pathways/team": team.name}
-            ),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=team.name, labels=standard_labels(team.name)),
             opts=child,
         )
         k8s.core.v1.ServiceAccount(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.labels import DRA_DRIVER_LABEL, POOL_LABEL, RESERVATION_LABEL, standard_labels
 from components.stack.schema import TpuPoolConfig
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -54,21 +55,16 @@ def node_pool_config(
     )
 
 
-# v6e pools with accelerator_network_profile "auto" carry this label, as XPK creates them
-# (xpk src/xpk/core/nodepool.py: --accelerator-network-profile=auto together with
-# --node-labels=cloud.google.com/gke-networking-dra-driver=true): GKE's networking DRA driver
-# is scheduled onto the nodes that carry it, and attaches the pool's extra accelerator NICs.
-DRA_DRIVER_LABEL = "cloud.google.com/gke-networking-dra-driver"
-
-
-# The reservation a pool's nodes consume, as a label this project sets itself, so a workload can
-# select it. (Whether GKE labels nodes of a Standard node pool with the reservation's name is
-# not confirmed in its documentation, so the preflight does not assume it.)
-RESERVATION_LABEL = "tpu-pathways/reservation"
-
-
 def tpu_pool_labels(team: str, pool: TpuPoolConfig) -> dict[str, str]:
-    """The labels a TPU pool's node config sets (GKE adds its own TPU labels)."""
+    """The labels a TPU pool's node config sets (GKE adds its own TPU labels).
+
+    v6e pools with accelerator_network_profile "auto" carry DRA_DRIVER_LABEL, as XPK creates
+    them (xpk src/xpk/core/nodepool.py: --accelerator-network-profile=auto together with
+    --node-labels=cloud.google.com/gke-networking-dra-driver=true): GKE's networking DRA driver
+    is scheduled onto the nodes that carry it, and attaches the pool's extra accelerator NICs.
+    Reservation pools carry RESERVATION_LABEL, set by this project so a workload can select it
+    (whether GKE labels nodes of a Standard node pool with the reservation's name is not
+    confirmed in its documentation, so the preflight does not assume it)."""
     labels = pool_labels(team, pool.name)
     if pool.shape.needs_accelerator_network_profile:
         labels[DRA_DRIVER_LABEL] = "true"
@@ -78,7 +74,4 @@ def tpu_pool_labels(team: str, pool: TpuPoolConfig) -> dict[str, str]:
 
 
 def pool_labels(team: str, pool: str) -> dict[str, str]:
-    labels = {"tpu-pathways/pool": pool}
-    if team:
-        labels["tpu-pathways/team"] = team
-    return labels
+    return standard_labels(team, **{POOL_LABEL: pool})

@@ -31,16 +31,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.labels import (
+    ACCELERATOR_LABEL,
+    HOSTNAME_LABEL,
+    NODE_POOL_LABEL,
+    TOPOLOGY_LABEL,
+)
 from components.pathways.head_sizing import PROXY, RESOURCE_MANAGER, PodResources
 from components.pathways.job import ComponentType, DeploymentMode, PathwaysJobSpec, WorkerType
 from components.tpu.quantities import parse_cpu, parse_memory
 
 CONTROLLER_VERSION = "v0.1.4"
-ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
-NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-TPU_RESOURCE = "google.com/tpu"
 SERVER_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server"
 PROXY_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server"
 HEAD_JOB = "pathways-head"

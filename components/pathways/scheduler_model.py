@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.pathways.controller_model import TPU_RESOURCE, PodModel, Toleration
+from components.labels import TPU_RESOURCE
+from components.pathways.controller_model import PodModel, Toleration
 from components.pathways.head_sizing import SYSTEM_DAEMONSETS
 from components.tpu.machines import MachineType
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.kueue import LOCAL_QUEUE, NODE_POOL_LABEL, QUEUE_LABEL
+from components.addons.kueue import LOCAL_QUEUE
+from components.labels import NODE_POOL_LABEL, QUEUE_LABEL
 from components.pathways.job import (
     ComponentType,
     Controller,

@@ -25,6 +25,7 @@ from typing import Any
 from components.errors import ConfigError, ConfigIssue
 from components.gke.node_config import pool_labels, tpu_pool_labels
 from components.gke.node_identity import node_service_account_email
+from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
 from components.pathways.controller_model import (
     ACCELERATOR_LABEL,
     NODE_POOL_LABEL,
@@ -38,8 +39,6 @@ from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, pools_
 from components.stack.schema import CapacityType, StackConfig
 from components.tpu.machines import tpu_host
 
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-SPOT_LABEL = "cloud.google.com/gke-spot"
 SOURCE = "preflight"
 
 

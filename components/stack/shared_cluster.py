@@ -27,6 +27,7 @@ from pulumi.runtime.sync_await import _sync_await
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.errors import ConfigError, ConfigIssue
+from components.labels import QUEUE_LABEL
 from components.stack.schema import CapacityConfig
 
 if TYPE_CHECKING:
@@ -292,7 +293,7 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         team_namespaces=[team.name for team in config.teams],
         queues=SharedQueues(
             enabled=config.kueue_enabled,
-            queue_label=kueue.QUEUE_LABEL,
+            queue_label=QUEUE_LABEL,
             local_queue=kueue.LOCAL_QUEUE,
             default_cluster_queue=kueue.CLUSTER_QUEUE,
             team_cluster_queues=kueue.team_cluster_queues(config),
