@@ -30,7 +30,7 @@ from pydantic import (
 from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
-from components.pathways.job import INT32_MAX, ComponentType, job_name_problem
+from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
 from components.stack import grammars
 from components.tpu import catalog
 from components.tpu.machines import machine_type
