@@ -162,3 +162,20 @@ def _is_ip(value: str) -> bool:
 def _show(value: str) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- stack references (``owner:``) -------------------------------------------------------
+_STACK_PART = r"[A-Za-z0-9_.-]+"
+_OWNER_REF = re.compile(rf"(?:({_STACK_PART})/)?(?:({_STACK_PART})/)?({_STACK_PART})")
+
+
+def parse_owner_ref(ref: str) -> tuple[str | None, str]:
+    """`stack`, `org/stack` or `org/project/stack` -> (project or None, stack)."""
+    match = _OWNER_REF.fullmatch(ref)
+    if match is None:
+        raise ValueError(
+            f"{ref!r} is not a stack reference; use a stack name of this project "
+            "(research-v5p) or <org>/<project>/<stack>"
+        )
+    _org, project, stack = match.groups()
+    return project, stack

@@ -39,15 +39,10 @@ from components.labels import QUEUE_LABEL
 from components.pathways.job import PathwaysJob, PathwaysJobArgs
 from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 from components.pathways.spec import wait_for_running
+from components.stack.owner import export_contract, owner_reference, read_owner
 from components.stack.preflight import run_preflight
 from components.stack.schema import PathwaysDeployment, StackConfig
-from components.stack.shared_cluster import (
-    OUTPUT,
-    SharedCluster,
-    export_contract,
-    owner_reference,
-    read_owner,
-)
+from components.stack.shared_cluster import OUTPUT, SharedCluster
 from components.stack.workload_specs import (
     config_secrets_name,
     shared_service_address,

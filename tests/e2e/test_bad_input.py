@@ -20,7 +20,7 @@ from components.cli import main as cli
 from components.errors import ConfigError
 from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
-from components.stack.schema import parse_stack_config
+from components.stack.checks import parse_stack_config
 from components.stack.workload_specs import user_pod_template
 
 BASE: dict[str, Any] = {

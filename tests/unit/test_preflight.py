@@ -18,9 +18,9 @@ from components.pathways.spec import (
     Worker,
     WorkerType,
 )
+from components.stack.checks import parse_stack_config
 from components.stack.preflight import bucket_writers, planned_pools, preflight
 from components.stack.program import build_stack
-from components.stack.schema import parse_stack_config
 from components.tpu.machines import machine_type
 
 TRAIN = {
