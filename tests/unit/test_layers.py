@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "components"
 
 # Modules that must import no Pulumi SDK: the schema, the TPU catalog, the pure PathwaysJob model
-# and the policy rules are read by the CLI, the policy pack and the tests without a plan.
+# and the policy rules are read by the CLI, the policy pack (policy/tpu_pathways_policies.py: the
+# plan model, the rules, the schema's enums) and the tests without a plan.
 PURE = [
     "components.errors",
     "components.labels",
@@ -42,6 +43,7 @@ PURE = [
     "components.stack.workload_specs",
     "components.stack.reference",
     "components.stack.loader",
+    "components.plan.model",
     "components.policy.rules",
 ]
 SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
