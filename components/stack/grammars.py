@@ -1,6 +1,6 @@
 """The grammars free text must match before it reaches a manifest.
 
-Each check returns None or a problem naming what is allowed; ``config.py`` wraps them as field
+Each check returns None or a problem naming what is allowed; ``schema.py`` wraps them as field
 validators. Sources:
 
 - image references: the distribution reference grammar (github.com/distribution/reference,
@@ -10,7 +10,9 @@ validators. Sources:
 - bucket names and object names: Cloud Storage's naming rules
   (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
 - environment sizes: Linux's MAX_ARG_STRLEN (128 KiB for one ``NAME=value`` string) and the
-  API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit.
+  API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit;
+- stack references (``owner:``): Pulumi's fully qualified ``<org>/<project>/<stack>`` form, or a
+  stack name of this project.
 """
 
 from __future__ import annotations
