@@ -24,7 +24,8 @@ if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`)
 from components.errors import ConfigError  # noqa: E402
 from components.plan.engine import plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
-from components.stack.schema import StackConfig, parse_stack_config  # noqa: E402
+from components.stack.checks import parse_stack_config  # noqa: E402
+from components.stack.schema import StackConfig  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 

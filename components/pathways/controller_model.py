@@ -38,7 +38,7 @@ from components.labels import (
     TOPOLOGY_LABEL,
 )
 from components.pathways.head_sizing import PROXY, RESOURCE_MANAGER, PodResources
-from components.pathways.job import ComponentType, DeploymentMode, PathwaysJobSpec, WorkerType
+from components.pathways.spec import ComponentType, DeploymentMode, PathwaysJobSpec, WorkerType
 from components.tpu.quantities import parse_cpu, parse_memory
 
 CONTROLLER_VERSION = "v0.1.4"

@@ -1,7 +1,5 @@
-"""The typed PathwaysJob resource: ``pathways-job.pathways.domain/v1`` as of controller v0.1.4.
-
-``PathwaysJobSpec`` mirrors every field of the v0.1.4 CRD with its enums and limits, and
-``PathwaysJob`` emits it as a Kubernetes custom resource through an explicit provider.
+"""The PathwaysJob resource: a ``pathways-job.pathways.domain/v1`` custom resource (controller
+v0.1.4) built from a validated ``PathwaysJobSpec`` (``components.pathways.spec``).
 
 Change semantics: the controller never updates the JobSet of an existing PathwaysJob and the
 CRD marks most of the spec immutable, so any spec change is declared as a replacement (delete,
@@ -10,205 +8,61 @@ then create): a preview then shows it for what it is instead of an update that d
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Sequence
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic.alias_generators import to_camel
 
-from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
-
-if TYPE_CHECKING:
-    from components.pathways.scheduler_model import NodePoolModel
-
-API_VERSION = "pathways-job.pathways.domain/v1"
-KIND = "PathwaysJob"
-INT32_MAX = 2**31 - 1
-# JobSet (>= v0.11) puts "<name>-pathways-head-0-0.<name>" in a label value (max 63 chars).
-MAX_NAME_LENGTH = 22
-_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+from components.errors import ConfigError, ConfigIssue
+from components.pathways.preflight import preflight_job
+from components.pathways.scheduler_model import NodePoolModel
+from components.pathways.spec import API_VERSION, KIND, PathwaysJobSpec, job_name_problem
 
 
-class WorkerType(StrEnum):
-    """TPU machine types the v0.1.4 CRD accepts for workers."""
+@dataclass(frozen=True)
+class PathwaysJobArgs:
+    """What a PathwaysJob is made of.
 
-    TPU7X_STANDARD_4T = "tpu7x-standard-4t"
-    CT6E_STANDARD_4T = "ct6e-standard-4t"
-    CT6E_STANDARD_8T = "ct6e-standard-8t"
-    CT5P_HIGHTPU_4T = "ct5p-hightpu-4t"
-    CT5LP_HIGHTPU_4T = "ct5lp-hightpu-4t"
-    CT5LP_HIGHTPU_8T = "ct5lp-hightpu-8t"
-    CT4P_HIGHTPU_4T = "ct4p-hightpu-4t"
+    ``name`` is the Kubernetes object's name (DNS-1035, at most 22 characters: see
+    ``job_name_problem``) and ``namespace`` where it lives. ``provider`` is required: the
+    cluster's Kubernetes provider, never the ambient kubeconfig. ``controller_install`` is the
+    PathwaysJob controller install the job must wait for (None when another stack owns it);
+    ``prerequisites`` are other objects it needs first (Kueue queues, priority classes, the
+    scratch bucket's grants, the Secret of its config secrets). ``labels`` go on the object (the
+    controller copies them to the JobSet Kueue admits) and ``annotations`` too (for example
+    ``spec.wait_for_running``). With ``node_pools`` (``scheduler_model.NodePoolModel``s) and a
+    plain-string ``namespace``, the job is checked against them first, as the stack's preflight
+    does, and refused with a ConfigError when its pods would not schedule.
+    """
 
-
-class DeploymentMode(StrEnum):
-    DEFAULT = "default"
-    COLOCATE_HEAD_WITH_WORKERS = "colocate_head_with_workers"
-
-
-class ComponentType(StrEnum):
-    PATHWAYS_SERVER = "pathways_server"
-    WORKER = "worker"
-    PROXY_SERVER = "proxy_server"
-    COLOCATED_PYTHON_SIDECAR = "colocated_python_sidecar"
-
-
-class SpecModel(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, validate_by_name=True, frozen=True
-    )
-
-
-Int32 = Field(None, ge=0, le=INT32_MAX)
-
-
-class EnvVar(SpecModel):
-    name: str = Field(min_length=1)
-    value: str | None = None
-    value_from: dict[str, Any] | None = None
-
-
-class Worker(SpecModel):
-    type: WorkerType
-    topology: str = Field(pattern=r"^\d+x\d+(x\d+)?$")
-    num_slices: int = Field(ge=1, le=INT32_MAX)
-    max_slice_restarts: int | None = Int32
-    termination_grace_period_seconds: int | None = Field(None, ge=0)
-    priority_class_name: str | None = None
-    node_selector: dict[str, str] | None = None
-
-
-class Controller(SpecModel):
-    deployment_mode: DeploymentMode
-    main_container_name: str | None = None
-    enable_metrics_collection: bool | None = None
-    template: dict[str, Any] | None = None
-    """A Kubernetes PodTemplateSpec for the user workload; absent means headless."""
-    elastic_slices: int | None = Int32
-
-
-class CustomComponent(SpecModel):
-    component_type: ComponentType
-    image: str | None = None
-    custom_flags: list[str] | None = None
-    custom_env: list[EnvVar] | None = None
-
-
-class PathwaysJobSpec(SpecModel):
-    workers: list[Worker] = Field(min_length=1, max_length=1)
-    controller: Controller
-    custom_components: list[CustomComponent] | None = Field(None, max_length=4)
-    max_restarts: int | None = Int32
-    pathways_dir: str | None = None
-    pathways_version: str | None = None
-
-    @model_validator(mode="after")
-    def _unique_components(self) -> PathwaysJobSpec:
-        counts = Counter(c.component_type for c in self.custom_components or [])
-        repeated = sorted(t.value for t, n in counts.items() if n > 1)
-        if repeated:
-            raise KeyedError.at(
-                "customComponents", f"component types must be unique; repeated: {repeated}"
-            )
-        return self
-
-    @classmethod
-    def parse(cls, data: dict[str, Any], source: str = "PathwaysJob spec") -> PathwaysJobSpec:
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ConfigError(issues_from_validation(exc, cls), source) from None
-
-    def manifest(self) -> dict[str, Any]:
-        """The spec as the CRD expects it (camelCase, unset fields omitted)."""
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-def job_name_problem(name: str) -> str | None:
-    if not _NAME.fullmatch(name):
-        return (
-            f"{name!r} is not a valid PathwaysJob name: lowercase letters, digits and '-', "
-            "starting with a letter and ending with a letter or digit (DNS-1035)"
-        )
-    if len(name) > MAX_NAME_LENGTH:
-        return (
-            f"{name!r} has {len(name)} characters; at most {MAX_NAME_LENGTH} are allowed, "
-            f"because JobSet puts '<name>-pathways-head-0-0.<name>' in a label value (max 63)"
-        )
-    return None
-
-
-def head_host(name: str, namespace: str) -> str:
-    """The head pod's cluster-wide DNS name: JobSet's headless service ``<name>`` gives the pod
-    ``<name>-pathways-head-0-0.<name>``, which resolves only inside ``namespace``; clients
-    elsewhere (pathwaysutils runs its proxy in the client's own namespace, usually ``default``:
-    pathways-utils experimental/shared_pathways_service) need the fully qualified name."""
-    return f"{name}-pathways-head-0-0.{name}.{namespace}.svc.cluster.local"
-
-
-def proxy_address(name: str, namespace: str) -> str:
-    """The in-cluster address of the job's Pathways proxy, resolvable from any namespace."""
-    return f"grpc://{head_host(name, namespace)}:29000"
-
-
-def resource_manager_address(name: str, namespace: str) -> str:
-    """The resource manager's address (what shared-service clients use), from any namespace."""
-    return f"{head_host(name, namespace)}:29001"
-
-
-# pulumi-kubernetes >= 4.18 waits on a custom resource until this condition holds, and fails
-# the update with the object's status when it does not within the timeout.
-WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
-TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
-
-
-def wait_for_running(timeout_seconds: int) -> dict[str, str]:
-    """Annotations that make `pulumi up` wait for the PathwaysJob's Running condition (one of
-    Pending, Running, Completed, Failed, Suspended: api/v1/pathwaysjob_types.go, v0.1.4)."""
-    return {WAIT_FOR_ANNOTATION: "condition=Running", TIMEOUT_ANNOTATION: str(timeout_seconds)}
+    name: str
+    namespace: pulumi.Input[str]
+    spec: PathwaysJobSpec
+    provider: k8s.Provider
+    controller_install: pulumi.Resource | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    prerequisites: Sequence[pulumi.Resource] = ()
+    node_pools: Sequence[NodePoolModel] | None = None
 
 
 class PathwaysJob(k8s.apiextensions.CustomResource):
-    """A PathwaysJob custom resource with a validated name and spec.
-
-    ``provider`` is required (never the ambient kubeconfig) and ``controller_install`` is the
-    PathwaysJob controller install the job must wait for (None when another stack owns it);
-    ``prerequisites`` are other objects it needs first (Kueue queues, priority classes, the
-    scratch bucket and its grants). With ``node_pools`` (``scheduler_model.NodePoolModel``s)
-    and a plain-string ``namespace``, the job is checked against them first, as the stack's
-    preflight does, and refused with a ConfigError when its pods would not schedule.
-    """
+    """A PathwaysJob custom resource with a validated name and spec (see ``PathwaysJobArgs``)."""
 
     def __init__(
-        self,
-        resource_name: str,
-        *,
-        name: str,
-        namespace: pulumi.Input[str],
-        spec: PathwaysJobSpec,
-        provider: k8s.Provider,
-        controller_install: pulumi.Resource | None,
-        labels: dict[str, str] | None = None,
-        annotations: dict[str, str] | None = None,
-        prerequisites: Sequence[pulumi.Resource] = (),
-        node_pools: Sequence[NodePoolModel] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
+        self, resource_name: str, args: PathwaysJobArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        problem = job_name_problem(name)
+        problem = job_name_problem(args.name)
         if problem:
             raise ConfigError([ConfigIssue("metadata.name", problem)], "PathwaysJob")
-        if node_pools is not None and isinstance(namespace, str):
-            from components.stack.preflight import preflight_job
-
-            preflight_job(name, namespace, spec, node_pools).raise_if_failed()
+        if args.node_pools is not None and isinstance(args.namespace, str):
+            report = preflight_job(args.name, args.namespace, args.spec, args.node_pools)
+            report.raise_if_failed()
+        install = [args.controller_install] if args.controller_install else []
         required = pulumi.ResourceOptions(
-            provider=provider,
-            depends_on=[*([controller_install] if controller_install else []), *prerequisites],
+            provider=args.provider,
+            depends_on=[*install, *args.prerequisites],
             replace_on_changes=["spec"],
             # The name is fixed, so the old job must go before its replacement is created.
             delete_before_replace=True,
@@ -218,9 +72,12 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
             api_version=API_VERSION,
             kind=KIND,
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=name, namespace=namespace, labels=labels, annotations=annotations
+                name=args.name,
+                namespace=args.namespace,
+                labels=args.labels,
+                annotations=args.annotations,
             ),
-            spec=spec.manifest(),
+            spec=args.spec.manifest(),
             opts=pulumi.ResourceOptions.merge(opts, required),
         )
-        self.job_name = name
+        self.job_name = args.name

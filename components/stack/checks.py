@@ -1,4 +1,6 @@
-"""Preview-time checks of workloads and shared services against the rest of the stack.
+"""A stack's config validated as a whole: ``parse_stack_config`` runs the schema
+(``components.stack.schema``), then the checks of workloads and shared services against the rest
+of the stack (they read the pools and the CPU pool, so they need a valid model first).
 
 Each would otherwise surface only at run time (a Pending head pod, a job the controller
 rejects, a scratch path the pods cannot write), after TPU capacity has been allocated.
@@ -8,16 +10,50 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
+from pydantic import ValidationError
+
+from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
+from components.stack import grammars
 from components.stack.schema import (
-    ConfigIssue,
     SharedServiceConfig,
     StackConfig,
     WorkloadConfig,
     WorkloadMode,
 )
+from components.stack.shared_cluster import SharedCluster, owner_problems
 from components.tpu.machines import tpu_host
+
+
+def parse_stack_config(
+    values: dict[str, Any], source: str = "stack config", owner: SharedCluster | None = None
+) -> StackConfig:
+    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix).
+
+    A team stack (``owner:``) is validated with its owner's part filled in from ``owner``, the
+    owner stack's exported contract; restating any of that part is an error of its own."""
+    issues: list[ConfigIssue] = []
+    if values.get("owner") is not None:
+        if owner is None:  # only a malformed reference is left unread
+            try:
+                grammars.parse_owner_ref(
+                    values["owner"] if isinstance(values["owner"], str) else ""
+                )
+            except ValueError as exc:
+                raise ConfigError([ConfigIssue("owner", str(exc))], source) from None
+            raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
+        issues = owner_problems(values, owner.owner_stack)
+        values = {**values, **owner.team_values()}
+    try:
+        config = StackConfig.model_validate(values, context={"owner": owner})
+    except ValidationError as exc:
+        raise ConfigError([*issues, *issues_from_validation(exc, StackConfig)], source) from None
+    issues += workload_issues(config)
+    if issues:
+        raise ConfigError(issues, source)
+    return config
 
 
 def workload_issues(config: StackConfig) -> list[ConfigIssue]:

@@ -1,6 +1,6 @@
 """The grammars free text must match before it reaches a manifest.
 
-Each check returns None or a problem naming what is allowed; ``config.py`` wraps them as field
+Each check returns None or a problem naming what is allowed; ``schema.py`` wraps them as field
 validators. Sources:
 
 - image references: the distribution reference grammar (github.com/distribution/reference,
@@ -10,7 +10,9 @@ validators. Sources:
 - bucket names and object names: Cloud Storage's naming rules
   (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
 - environment sizes: Linux's MAX_ARG_STRLEN (128 KiB for one ``NAME=value`` string) and the
-  API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit.
+  API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit;
+- stack references (``owner:``): Pulumi's fully qualified ``<org>/<project>/<stack>`` form, or a
+  stack name of this project.
 """
 
 from __future__ import annotations
@@ -162,3 +164,20 @@ def _is_ip(value: str) -> bool:
 def _show(value: str) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- stack references (``owner:``) -------------------------------------------------------
+_STACK_PART = r"[A-Za-z0-9_.-]+"
+_OWNER_REF = re.compile(rf"(?:({_STACK_PART})/)?(?:({_STACK_PART})/)?({_STACK_PART})")
+
+
+def parse_owner_ref(ref: str) -> tuple[str | None, str]:
+    """`stack`, `org/stack` or `org/project/stack` -> (project or None, stack)."""
+    match = _OWNER_REF.fullmatch(ref)
+    if match is None:
+        raise ValueError(
+            f"{ref!r} is not a stack reference; use a stack name of this project "
+            "(research-v5p) or <org>/<project>/<stack>"
+        )
+    _org, project, stack = match.groups()
+    return project, stack

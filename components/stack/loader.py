@@ -16,14 +16,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
+from components.stack.checks import parse_stack_config
+from components.stack.grammars import parse_owner_ref
 from components.stack.safe_yaml import MAX_FILE_BYTES, load_yaml
-from components.stack.schema import NAMESPACE, StackConfig, namespace_values, parse_stack_config
-
-if TYPE_CHECKING:
-    from components.stack.shared_cluster import SharedCluster
+from components.stack.schema import NAMESPACE, StackConfig, namespace_values
+from components.stack.shared_cluster import OUTPUT, SharedCluster, contract_from_outputs
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STACKS_DIR = PROJECT_DIR / "stacks"
@@ -295,9 +295,10 @@ def load_stack(
 
 def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> SharedCluster | None:
     """The owner's `shared_cluster` output as its offline plan computes it."""
+    # Deferred: the engine and the program load the provider SDKs, which only a team stack's
+    # offline load needs.
     from components.plan.engine import PROJECT, run_program
     from components.stack.program import build_stack
-    from components.stack.shared_cluster import OUTPUT, contract_from_outputs, parse_owner_ref
 
     def refuse(message: str) -> ConfigError:
         return ConfigError([ConfigIssue("owner", message)], source)
@@ -333,7 +334,7 @@ def _stderr(message: str) -> None:
 def load_from_engine() -> StackConfig:
     """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry).
     A team stack's owner is read through a StackReference first (it registers nothing else)."""
-    import pulumi
+    import pulumi  # deferred: only the `pulumi up` entry needs the SDK
     from pulumi.runtime import config as runtime_config
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
@@ -349,8 +350,8 @@ def load_from_engine() -> StackConfig:
     contract = None
     owner = values.get("owner")
     if isinstance(owner, str):
+        # Deferred: the program loads the provider SDKs.
         from components.stack.program import read_owner_contract
-        from components.stack.shared_cluster import parse_owner_ref
 
         try:
             parse_owner_ref(owner)

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from components.addons.installs import JobSetControllerMemory, ReleaseManifest, jobset_memory_mib
-from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses
+from components.addons.kueue import LOCAL_QUEUE, KueueQueues, LocalQueues, PriorityClasses
 from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
 from components.errors import ConfigError, ConfigIssue
@@ -34,24 +35,21 @@ from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool
-from components.pathways.job import PathwaysJob, wait_for_running
-from components.pathways.workloads import (
-    SharedPathwaysService,
-    config_secrets_object,
-    job_labels,
-    shared_service_address,
-    shared_service_spec,
-    workload_endpoints,
-    workload_spec,
-)
+from components.labels import QUEUE_LABEL
+from components.pathways.job import PathwaysJob, PathwaysJobArgs
+from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
+from components.pathways.spec import wait_for_running
+from components.stack.owner import export_contract, owner_reference, read_owner
 from components.stack.preflight import run_preflight
 from components.stack.schema import PathwaysDeployment, StackConfig
-from components.stack.shared_cluster import (
-    OUTPUT,
-    SharedCluster,
-    export_contract,
-    owner_reference,
-    read_owner,
+from components.stack.shared_cluster import OUTPUT, SharedCluster
+from components.stack.workload_specs import (
+    config_secrets_name,
+    shared_service_address,
+    shared_service_spec,
+    used_config_secrets,
+    workload_endpoints,
+    workload_spec,
 )
 
 
@@ -210,11 +208,6 @@ def _workloads(
     """PathwaysJobs and shared services; outputs say how to reach each."""
     prefix, labels = config.cluster.name, job_labels(config)
     wait = config.wait_for_running
-    common = {
-        "provider": cluster.provider,
-        "controller_install": installs.pathways_controller,
-        "labels": labels,
-    }
 
     def prerequisites(logical: str, entry: PathwaysDeployment) -> list[pulumi.Resource]:
         """Queues, the bucket's grants (a job started before its pathwaysDir is writable fails
@@ -228,15 +221,17 @@ def _workloads(
     jobs = {}
     for workload in config.workloads:
         logical = f"{prefix}-{workload.team}-{workload.name}"
-        PathwaysJob(
-            logical,
+        args = PathwaysJobArgs(
             name=workload.name,
             namespace=installs.namespaces[workload.team],
             spec=workload_spec(config, workload),
+            provider=cluster.provider,
+            controller_install=installs.pathways_controller,
+            labels=labels,
             annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
             prerequisites=prerequisites(logical, workload),
-            **common,
         )
+        PathwaysJob(logical, args)
         endpoints = workload_endpoints(workload)
         # Names are unique per namespace only, so outputs are keyed by both.
         job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
@@ -246,17 +241,19 @@ def _workloads(
     for entry in config.shared_services:
         pool = config.pool(entry.pool)
         logical = f"{prefix}-{entry.team}-{entry.name}"
-        service = SharedPathwaysService(
-            logical,
+        service_args = SharedPathwaysServiceArgs(
             job_name=entry.name,
             namespace=installs.namespaces[entry.team],
             spec=shared_service_spec(config, entry),
             address=shared_service_address(entry),
             instance_type=pool.shape.pathways_instance_type,
+            provider=cluster.provider,
             wait_timeout_seconds=wait.timeout_seconds,
+            controller_install=installs.pathways_controller,
+            labels=labels,
             prerequisites=prerequisites(logical, entry),
-            **common,
         )
+        service = SharedPathwaysService(logical, service_args)
         services[f"{entry.team}/{entry.name}"] = {
             "pathways_service": service.pathways_service,
             "expected_tpu_instances": service.expected_tpu_instances,
@@ -267,6 +264,36 @@ def _workloads(
     if services:
         outputs["shared_services"] = services
     return outputs
+
+
+def job_labels(config: StackConfig) -> dict[str, str] | None:
+    """The PathwaysJob's labels; the controller copies them to the JobSet Kueue admits."""
+    return {QUEUE_LABEL: LOCAL_QUEUE} if config.queues_jobs else None
+
+
+def config_secrets_object(
+    name: str,
+    config: StackConfig,
+    workload: PathwaysDeployment,
+    namespace: pulumi.Input[str],
+    provider: k8s.Provider,
+) -> k8s.core.v1.Secret | None:
+    """The Secret holding the workload's config secrets, each a Pulumi secret (encrypted in
+    state, ``[secret]`` in plans and previews); None when it names none."""
+    names = used_config_secrets(workload)
+    if not names:
+        return None
+    return k8s.core.v1.Secret(
+        name,
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=config_secrets_name(workload), namespace=namespace
+        ),
+        type="Opaque",
+        string_data={
+            key: pulumi.Output.secret(config.secrets[key].get_secret_value()) for key in names
+        },
+        opts=pulumi.ResourceOptions(provider=provider),
+    )
 
 
 def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:

@@ -21,16 +21,15 @@ from pydantic import (
     SecretStr,
     StrictBool,
     StrictInt,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from components.errors import ConfigError, ConfigIssue, KeyedError, issues_from_validation
+from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, PodResources, head_fit_problem
-from components.pathways.job import INT32_MAX, ComponentType, job_name_problem
+from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
 from components.stack import grammars
 from components.tpu import catalog
 from components.tpu.machines import machine_type
@@ -966,10 +965,8 @@ class StackConfig(ConfigModel):
         issues += self._team_quota_issues() + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules()
-        if not issues:  # workload checks read the pools and the CPU pool, so they come last
-            from components.stack.checks import workload_issues
-
-            issues += workload_issues(self)
+        # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
+        # they run after this model validates (``checks.parse_stack_config``).
         if issues:
             raise KeyedError(issues)
         return self
@@ -1201,9 +1198,7 @@ def team_prefix(team: str) -> str:
 
 
 def _owner_ref(value: str) -> str:
-    from components.stack.shared_cluster import parse_owner_ref
-
-    parse_owner_ref(value)
+    grammars.parse_owner_ref(value)
     return value
 
 
@@ -1244,34 +1239,6 @@ def _raise_duplicates(names: list[str], what: str) -> None:
     ]
     if issues:
         raise KeyedError(issues)
-
-
-def parse_stack_config(
-    values: dict[str, Any], source: str = "stack config", owner: SharedCluster | None = None
-) -> StackConfig:
-    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix).
-
-    A team stack (``owner:``) is validated with its owner's part filled in from ``owner``, the
-    owner stack's exported contract; restating any of that part is an error of its own."""
-    issues: list[ConfigIssue] = []
-    if values.get("owner") is not None:
-        from components.stack.shared_cluster import owner_problems, parse_owner_ref
-
-        if owner is None:  # only a malformed reference is left unread
-            try:
-                parse_owner_ref(values["owner"] if isinstance(values["owner"], str) else "")
-            except ValueError as exc:
-                raise ConfigError([ConfigIssue("owner", str(exc))], source) from None
-            raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
-        issues = owner_problems(values, owner.owner_stack)
-        values = {**values, **owner.team_values()}
-    try:
-        config = StackConfig.model_validate(values, context={"owner": owner})
-    except ValidationError as exc:
-        raise ConfigError([*issues, *issues_from_validation(exc, StackConfig)], source) from None
-    if issues:
-        raise ConfigError(issues, source)
-    return config
 
 
 def namespace_values(config: dict[str, Any]) -> dict[str, Any]:

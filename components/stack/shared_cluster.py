@@ -1,4 +1,5 @@
-"""One cluster, many teams: what an owner stack exports and how a team stack reads it.
+"""One cluster, many teams: what an owner stack exports and how a team stack reads it (pure data;
+the Pulumi side is ``components.stack.owner``).
 
 The owner stack (it creates the cluster) exports one stack output, ``shared_cluster``: a
 ``SharedCluster`` document of plain JSON data (no unknowns: all of it follows from the owner's
@@ -9,9 +10,10 @@ works on a stack's pools (workload checks, Pathways shapes, head sizing) works o
 
 Why the reference is awaited, not used as an Output: the team's workloads must be validated
 against the owner's pools before any of its resources registers (a bad pool name must fail the
-preview, not half a deployment). ``read_owner`` registers the StackReference (a read: it creates
-nothing) and waits for its outputs the way the SDK's own synchronous invokes wait; only then is
-the team config validated and the rest of the program registered.
+preview, not half a deployment). ``read_owner`` (``components.stack.owner``) registers the
+StackReference (a read: it creates nothing) and waits for its outputs the way the SDK's own
+synchronous invokes wait; only then is the team config validated and the rest of the program
+registered.
 
 The offline plan answers the StackReference from the owner stack's own offline plan (same
 project, no network, no credentials): see ``components/plan/engine.py``.
@@ -19,19 +21,12 @@ project, no network, no credentials): see ``components/plan/engine.py``.
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import pulumi
-from pulumi.runtime.sync_await import _sync_await
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.errors import ConfigError, ConfigIssue
-from components.labels import QUEUE_LABEL
 from components.stack.schema import CapacityConfig
-
-if TYPE_CHECKING:
-    from components.stack.schema import StackConfig
 
 OUTPUT = "shared_cluster"
 CONTRACT_VERSION = 1
@@ -45,8 +40,6 @@ OWNER_KEYS = {
     "addons": "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, "
     "ResourceFlavors and PriorityClasses",
 }
-_STACK_PART = r"[A-Za-z0-9_.-]+"
-_OWNER_REF = re.compile(rf"(?:({_STACK_PART})/)?(?:({_STACK_PART})/)?({_STACK_PART})")
 
 
 class _Contract(BaseModel):
@@ -183,18 +176,6 @@ class SharedCluster(_Contract):
         }
 
 
-def parse_owner_ref(ref: str) -> tuple[str | None, str]:
-    """`stack`, `org/stack` or `org/project/stack` -> (project or None, stack)."""
-    match = _OWNER_REF.fullmatch(ref)
-    if match is None:
-        raise ValueError(
-            f"{ref!r} is not a stack reference; use a stack name of this project "
-            "(research-v5p) or <org>/<project>/<stack>"
-        )
-    _org, project, stack = match.groups()
-    return project, stack
-
-
 def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:
     """A team stack restating what its owner owns is refused, naming the owner."""
     return [
@@ -243,70 +224,3 @@ def contract_from_outputs(outputs: Any, owner: str) -> SharedCluster:
             [ConfigIssue("owner", f"stack {owner!r} exports an invalid {OUTPUT}: {problems}")],
             "owner stack",
         ) from None
-
-
-def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:
-    return pulumi.StackReference(resource_name, stack_name=owner)
-
-
-def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
-    """Wait for the referenced stack's `shared_cluster` output (see the module docstring)."""
-    details = _sync_await(reference.get_output_details(OUTPUT))
-    value = details.value if details.value is not None else details.secret_value
-    return contract_from_outputs(value, owner)
-
-
-def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
-    """The `shared_cluster` output of an owner stack (plain JSON)."""
-    from components.addons import kueue
-
-    kueue_addon, addons = config.addons.kueue, config.addons
-    pools = [
-        SharedTpuPool(
-            name=pool.name,
-            generation=pool.shape.generation.value,
-            topology=pool.shape.topology,
-            machine_type=pool.shape.machine_type,
-            slices=pool.slices,
-            chips=pool.slices * pool.shape.chips,
-            node_labels=kueue.tpu_node_labels(pool.shape),
-            node_pools=pool.node_pool_names(),
-            capacity=pool.capacity,
-        )
-        for pool in config.tpu_pools
-    ]
-    contract = SharedCluster(
-        owner_stack=stack,
-        project=config.gcp.project,
-        region=config.gcp.region,
-        zone=config.gcp.zone,
-        cluster_name=config.cluster.name,
-        cluster_location=config.cluster_location,
-        cpu_pool=SharedCpuPool(
-            name=config.cpu_pool.name,
-            machine_type=config.cpu_pool.machine_type,
-            min_nodes=config.cpu_pool.min_nodes,
-            max_nodes=config.cpu_pool.max_nodes,
-        ),
-        tpu_pools=pools,
-        scratch_bucket=config.bucket_name,
-        team_namespaces=[team.name for team in config.teams],
-        queues=SharedQueues(
-            enabled=config.kueue_enabled,
-            queue_label=QUEUE_LABEL,
-            local_queue=kueue.LOCAL_QUEUE,
-            default_cluster_queue=kueue.CLUSTER_QUEUE,
-            team_cluster_queues=kueue.team_cluster_queues(config),
-            priority_classes=(
-                {p.value: v for p, v in kueue.PRIORITY_CLASSES.items()}
-                if config.kueue_enabled
-                else {}
-            ),
-        ),
-        versions=SharedVersions(
-            jobset=addons.jobset.version if addons.jobset.install else None,
-            pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
-            kueue=kueue_addon.version if config.kueue_enabled else None,
-        ),
-    )
-    return contract.model_dump(mode="json", exclude_none=True)

@@ -16,13 +16,13 @@ import yaml
 from pydantic import ValidationError
 
 from components.errors import ConfigError
-from components.pathways.job import (
+from components.pathways.job import PathwaysJob, PathwaysJobArgs
+from components.pathways.spec import (
     ComponentType,
     Controller,
     CustomComponent,
     DeploymentMode,
     EnvVar,
-    PathwaysJob,
     PathwaysJobSpec,
     Worker,
     WorkerType,
@@ -336,11 +336,13 @@ def emitted():
         for name, (_, build) in SAMPLES.items():
             PathwaysJob(
                 f"job-{name}",
-                name=name,
-                namespace="default",
-                spec=build(),
-                provider=provider,
-                controller_install=install,
+                PathwaysJobArgs(
+                    name=name,
+                    namespace="default",
+                    spec=build(),
+                    provider=provider,
+                    controller_install=install,
+                ),
             )
         return {}
 
@@ -378,12 +380,14 @@ def test_without_controller_install_there_is_no_dependency():
         provider = k8s.Provider("k8s", kubeconfig="{}")
         PathwaysJob(
             "job",
-            name="solo",
-            namespace="team",
-            spec=PathwaysJobSpec.parse(minimal()),
-            provider=provider,
-            controller_install=None,
-            labels={"kueue.x-k8s.io/queue-name": "multislice-queue"},
+            PathwaysJobArgs(
+                name="solo",
+                namespace="team",
+                spec=PathwaysJobSpec.parse(minimal()),
+                provider=provider,
+                controller_install=None,
+                labels={"kueue.x-k8s.io/queue-name": "multislice-queue"},
+            ),
         )
         return {}
 
@@ -428,11 +432,13 @@ def test_bad_name_fails_before_registration():
         try:
             PathwaysJob(
                 "job",
-                name="a-very-long-job-name-23",
-                namespace="team",
-                spec=PathwaysJobSpec.parse(minimal()),
-                provider=provider,
-                controller_install=None,
+                PathwaysJobArgs(
+                    name="a-very-long-job-name-23",
+                    namespace="team",
+                    spec=PathwaysJobSpec.parse(minimal()),
+                    provider=provider,
+                    controller_install=None,
+                ),
             )
         except ConfigError as exc:
             caught.append(exc)

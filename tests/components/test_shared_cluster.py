@@ -18,12 +18,9 @@ import yaml
 from components.cli import main as cli
 from components.errors import ConfigError
 from components.plan.engine import plan_stack, run_program
+from components.stack.grammars import parse_owner_ref
 from components.stack.loader import load_stack, owner_stacks
-from components.stack.shared_cluster import (
-    SharedCluster,
-    contract_from_outputs,
-    parse_owner_ref,
-)
+from components.stack.shared_cluster import SharedCluster, contract_from_outputs
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"

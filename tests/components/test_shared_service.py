@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pulumi_kubernetes as k8s
 import pytest
+
+from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
+from components.pathways.spec import Controller, DeploymentMode, PathwaysJobSpec, Worker, WorkerType
+from components.plan.engine import run_program
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 SERVICE = "tpu-pathways:workloads:SharedPathwaysService"
@@ -186,3 +191,60 @@ def test_shared_service_checks(stack_values, config_error, service, key, fragmen
     issues = {issue.key: issue.message for issue in error.issues}
     assert key in issues, issues
     assert fragment in issues[key]
+
+
+def test_a_service_built_from_its_args_alone():
+    """The component from its Args, without a stack config: its PathwaysJob is its child, waits
+    for Running, depends on the install and the prerequisites; its outputs are what was given."""
+    spec = PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT6E_STANDARD_4T, topology="2x4", num_slices=2)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+    )
+
+    def program():
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        install = k8s.core.v1.Namespace("install")
+        queue = k8s.core.v1.Namespace("queue")
+        service = SharedPathwaysService(
+            "svc",
+            SharedPathwaysServiceArgs(
+                job_name="svc",
+                namespace="serving",
+                spec=spec,
+                address="svc-pathways-head-0-0.svc.serving.svc.cluster.local:29001",
+                instance_type="tpuv6e:2x4",
+                provider=provider,
+                wait_timeout_seconds=900,
+                controller_install=install,
+                labels={"kueue.x-k8s.io/queue-name": "multislice-queue"},
+                prerequisites=[queue],
+            ),
+        )
+        return {
+            "service": service.pathways_service,
+            "instances": service.expected_tpu_instances,
+        }
+
+    resources, outputs = run_program(program, "typed-api")
+    assert outputs == {
+        "instances": {"tpuv6e:2x4": 2},
+        "service": "svc-pathways-head-0-0.svc.serving.svc.cluster.local:29001",
+    }
+    (service,) = [r for r in resources if r.type == SERVICE]
+    (job,) = [r for r in resources if r.type == PATHWAYS_JOB]
+    namespaces = {r.name: r.urn for r in resources if r.type == "kubernetes:core/v1:Namespace"}
+    assert job.parent == service.urn
+    assert job.name == "svc"
+    assert sorted(job.dependencies) == sorted([namespaces["install"], namespaces["queue"]])
+    assert job.inputs["metadata"] == {
+        "name": "svc",
+        "namespace": "serving",
+        "labels": {"kueue.x-k8s.io/queue-name": "multislice-queue"},
+        "annotations": {
+            "pulumi.com/waitFor": "condition=Running",
+            "pulumi.com/timeoutSeconds": "900",
+        },
+    }
+    assert job.inputs["spec"]["workers"] == [
+        {"type": "ct6e-standard-4t", "topology": "2x4", "numSlices": 2}
+    ]

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 
 from components.cli import main as cli
 from components.errors import ConfigError
-from components.pathways.job import PathwaysJobSpec
+from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
-from components.stack.schema import parse_stack_config
+from components.stack.checks import parse_stack_config
+from components.stack.workload_specs import user_pod_template
 
 BASE: dict[str, Any] = {
     "environment": "dev",
@@ -726,8 +727,6 @@ def test_valid_node_selector_and_pathways_dir_are_accepted():
 
 
 def test_quantities_are_normalised_in_the_manifest():
-    from components.pathways.workloads import user_pod_template
-
     config = parse_stack_config(
         _with(lambda v: _train(v).update(resources={"cpu": " 8\n", "memory": "\t32Gi "}))
     )

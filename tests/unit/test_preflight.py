@@ -8,18 +8,19 @@ import pytest
 
 from components.errors import ConfigError
 from components.pathways.controller_model import expand
-from components.pathways.job import (
+from components.pathways.job import PathwaysJob, PathwaysJobArgs
+from components.pathways.preflight import preflight_job
+from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
+from components.pathways.spec import (
     Controller,
     DeploymentMode,
-    PathwaysJob,
     PathwaysJobSpec,
     Worker,
     WorkerType,
 )
-from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
-from components.stack.preflight import bucket_writers, planned_pools, preflight, preflight_job
+from components.stack.checks import parse_stack_config
+from components.stack.preflight import bucket_writers, planned_pools, preflight
 from components.stack.program import build_stack
-from components.stack.schema import parse_stack_config
 from components.tpu.machines import machine_type
 
 TRAIN = {
@@ -223,12 +224,14 @@ def test_colocated_head_without_the_toleration_is_refused(config_of, stack_value
     with pytest.raises(ConfigError, match=r"google\.com/tpu=present:NoSchedule"):
         PathwaysJob(
             "serve",
-            name="serve",
-            namespace="pathways",
-            spec=spec,
-            provider=None,  # never reached: refused before registration
-            controller_install=None,
-            node_pools=pools,
+            PathwaysJobArgs(
+                name="serve",
+                namespace="pathways",
+                spec=spec,
+                provider=None,  # never reached: refused before registration
+                controller_install=None,
+                node_pools=pools,
+            ),
         )
 
 

@@ -13,7 +13,7 @@ import pytest
 from components.errors import ConfigError
 from components.plan.cost import capacity_type, cost_summary, plan_cost, pool_region
 from components.plan.render import render_cost
-from components.stack.schema import parse_stack_config
+from components.stack.checks import parse_stack_config
 from components.tpu.pricing import PriceTable, PricingOverrides, price_table
 
 TABLE = PriceTable(

@@ -1,5 +1,8 @@
 """From a few lines of workload config to a production-ready PathwaysJob spec.
 
+The stack layer's mapping of ``workloads`` and ``sharedServices`` entries to the
+``PathwaysJobSpec``s and addresses the program and the preflight use (pure: no Pulumi).
+
 The worker type and topology come from the named TPU pool, so a job cannot ask for a shape the
 stack does not provision. The user container gets what Pathways needs in production: a shared
 /tmp with the proxy and resource manager, explicit resources that fit the head's node, a
@@ -9,27 +12,21 @@ default mode, priority on head and workers, and the Kueue queue label.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pulumi
-import pulumi_kubernetes as k8s
-
-from components.addons.kueue import LOCAL_QUEUE
-from components.labels import NODE_POOL_LABEL, QUEUE_LABEL
-from components.pathways.job import (
+from components.labels import NODE_POOL_LABEL
+from components.pathways.spec import (
     ComponentType,
     Controller,
     CustomComponent,
     DeploymentMode,
     EnvVar,
-    PathwaysJob,
     PathwaysJobSpec,
     Worker,
     WorkerType,
     proxy_address,
     resource_manager_address,
-    wait_for_running,
+    wrapped_command,
 )
 from components.stack.schema import (
     EnvFromConfigSecret,
@@ -48,30 +45,12 @@ SHARED_TMP = "shared-tmp"
 # so a preempted job spends its whole grace period checkpointing instead of being cut off.
 # A `wait` interrupted by the trap returns 143; waiting again (only then) yields the child's own
 # exit status.
-SIGTERM_WRAPPER = """\
-trap 'term=1; kill -TERM "$child" 2>/dev/null' TERM
-term=0
-"$@" &
-child=$!
-wait "$child"
-status=$?
-while [ "$term" = 1 ]; do
-  term=0
-  wait "$child"
-  status=$?
-done
-exit "$status"
-"""
 TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
 _DEPLOYMENT_MODES = {
     WorkloadMode.TRAINING: DeploymentMode.DEFAULT,
     WorkloadMode.INFERENCE: DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
     WorkloadMode.HEADLESS: DeploymentMode.DEFAULT,
 }
-
-
-def wrapped_command(command: list[str]) -> list[str]:
-    return ["/bin/sh", "-c", SIGTERM_WRAPPER, "pathways-main", *command]
 
 
 def config_secrets_name(workload: PathwaysDeployment) -> str:
@@ -104,31 +83,6 @@ def env_entry(workload: PathwaysDeployment, name: str, value: EnvValue) -> dict:
         return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
     ref = {"name": config_secrets_name(workload), "key": value.config_secret}
     return {"name": name, "valueFrom": {"secretKeyRef": ref}}
-
-
-def config_secrets_object(
-    name: str,
-    config: StackConfig,
-    workload: PathwaysDeployment,
-    namespace: pulumi.Input[str],
-    provider: k8s.Provider,
-) -> k8s.core.v1.Secret | None:
-    """The Secret holding the workload's config secrets, each a Pulumi secret (encrypted in
-    state, ``[secret]`` in plans and previews); None when it names none."""
-    names = used_config_secrets(workload)
-    if not names:
-        return None
-    return k8s.core.v1.Secret(
-        name,
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=config_secrets_name(workload), namespace=namespace
-        ),
-        type="Opaque",
-        string_data={
-            key: pulumi.Output.secret(config.secrets[key].get_secret_value()) for key in names
-        },
-        opts=pulumi.ResourceOptions(provider=provider),
-    )
 
 
 def default_pathways_dir(config: StackConfig, team: str, job_name: str) -> str:
@@ -230,11 +184,6 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
     return {"spec": spec}
 
 
-def job_labels(config: StackConfig) -> dict[str, str] | None:
-    """The PathwaysJob's labels; the controller copies them to the JobSet Kueue admits."""
-    return {QUEUE_LABEL: LOCAL_QUEUE} if config.queues_jobs else None
-
-
 def port_forward_command(name: str, namespace: str) -> str:
     """How a notebook reaches a headless job's proxy on localhost:29000."""
     selector = (
@@ -262,55 +211,6 @@ def shared_service_address(service: SharedServiceConfig) -> str:
     """Where pathwaysutils clients reach the service: a cluster-wide name, because the client
     runs its proxy in its own namespace (pathways-utils experimental/shared_pathways_service)."""
     return resource_manager_address(service.name, service.team)
-
-
-class SharedPathwaysService(pulumi.ComponentResource):
-    """A long-running headless Pathways deployment (resource manager + workers) that many
-    clients share through pathwaysutils' ``isc_pathways.connect``."""
-
-    pathways_service: pulumi.Output[str]
-    expected_tpu_instances: pulumi.Output[dict[str, int]]
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        job_name: str,
-        namespace: pulumi.Input[str],
-        spec: PathwaysJobSpec,
-        address: str,
-        instance_type: str,
-        provider: k8s.Provider,
-        controller_install: pulumi.Resource | None,
-        wait_timeout_seconds: int,
-        labels: dict[str, str] | None = None,
-        prerequisites: Sequence[pulumi.Resource] = (),
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("tpu-pathways:workloads:SharedPathwaysService", name, None, opts)
-        PathwaysJob(
-            name,
-            name=job_name,
-            namespace=namespace,
-            spec=spec,
-            provider=provider,
-            controller_install=controller_install,
-            labels=labels,
-            # A service is only useful once it runs: `pulumi up` waits for it, or fails.
-            annotations=wait_for_running(wait_timeout_seconds),
-            prerequisites=prerequisites,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.pathways_service = pulumi.Output.from_input(address)
-        self.expected_tpu_instances = pulumi.Output.from_input(
-            {instance_type: spec.workers[0].num_slices}
-        )
-        self.register_outputs(
-            {
-                "pathways_service": self.pathways_service,
-                "expected_tpu_instances": self.expected_tpu_instances,
-            }
-        )
 
 
 def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> PathwaysJobSpec:
