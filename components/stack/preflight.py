@@ -61,7 +61,10 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
     for tpu in config.tpu_pools:
         shape = tpu.shape
         for node_pool in tpu.node_pool_names():
-            labels = {**tpu_pool_labels(config.team, tpu), NODE_POOL_LABEL: node_pool}
+            labels = {
+                **tpu_pool_labels(config.team, tpu.name, tpu.shape, tpu.capacity.reservation),
+                NODE_POOL_LABEL: node_pool,
+            }
             labels[INSTANCE_TYPE_LABEL] = shape.machine_type
             labels[ACCELERATOR_LABEL] = shape.accelerator_label
             labels[TOPOLOGY_LABEL] = shape.topology
