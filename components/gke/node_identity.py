@@ -27,9 +27,9 @@ def account_id_for(cluster_name: str) -> str:
     return f"{cluster_name[:24].rstrip('-')}-nodes"
 
 
-def node_service_account_email(config) -> str:
+def node_service_account_email(project: str, cluster_name: str) -> str:
     """The email of the node service account a stack that owns its cluster creates."""
-    return f"{account_id_for(config.cluster.name)}@{config.gcp.project}.iam.gserviceaccount.com"
+    return f"{account_id_for(cluster_name)}@{project}.iam.gserviceaccount.com"
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,11 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
 
     On a cluster this stack does not own, the pools described in its config are the owner's
     and the identity their nodes act as is not known here (None)."""
-    identity = node_service_account_email(config) if config.creates_cluster else None
+    identity = (
+        node_service_account_email(config.gcp.project, config.cluster.name)
+        if config.creates_cluster
+        else None
+    )
     pools = []
     cpu_pools = [config.cpu_pool]
     if config.creates_cluster:
@@ -88,7 +92,11 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
 def bucket_writers(config: StackConfig) -> frozenset[str]:
     """Identities this stack grants object access on its scratch bucket (besides Workload
     Identity principals, which host-network pods never use)."""
-    return frozenset({node_service_account_email(config)} if config.creates_cluster else set())
+    return frozenset(
+        {node_service_account_email(config.gcp.project, config.cluster.name)}
+        if config.creates_cluster
+        else set()
+    )
 
 
 @dataclass(frozen=True)
