@@ -49,7 +49,11 @@ def test_the_bucket(created):
         "purpose": "pathways-scratch",
         "team": "ml",
     }
-    assert scratch.options == {"protect": True, "retainOnDelete": True, "ignoreChanges": ["location"]}
+    assert scratch.options == {
+        "protect": True,
+        "retainOnDelete": True,
+        "ignoreChanges": ["location"],
+    }
     assert created.outputs == {"name": "acme-scratch", "url": "gs://acme-scratch"}
 
 
