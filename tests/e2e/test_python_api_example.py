@@ -77,3 +77,9 @@ def test_the_head_pool_and_installs(planned):
     assert planned["kubernetes:yaml/v2:ConfigFile::jobset"].inputs["file"] == (
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml"
     )
+
+
+def test_the_readme_shows_this_program():
+    source = (EXAMPLE / "__main__.py").read_text()
+    program = source[source.index("import pulumi") :]
+    assert f"```python\n{program}```" in (PROJECT_ROOT / "README.md").read_text()
