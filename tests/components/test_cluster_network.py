@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.gke.network import ClusterNetwork, ClusterNetworkArgs
-from tests.components.conftest import register, urn
+from tests.components.harness import register, urn
 
 
 def network(**overrides):

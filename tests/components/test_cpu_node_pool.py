@@ -6,7 +6,7 @@ import pytest
 
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.gke.node_config import PoolTarget
-from tests.components.conftest import register
+from tests.components.harness import register
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 TARGET = PoolTarget(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.gke.cluster import ExistingCluster, ExistingClusterArgs
-from tests.components.conftest import register
+from tests.components.harness import register
 
 PROVIDER = "pulumi:providers:kubernetes"
 

@@ -8,7 +8,7 @@ import pytest
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.stack.schema import Environment, ReleaseChannel
-from tests.components.conftest import register, urn
+from tests.components.harness import register, urn
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK_COMPONENT = "tpu-pathways:network:ClusterNetwork"

@@ -11,7 +11,7 @@ from components.addons.installs import (
     JobSetControllerMemoryArgs,
     jobset_memory_mib,
 )
-from tests.components.conftest import k8s_provider, register, urn
+from tests.components.harness import k8s_provider, register, urn
 
 PATCH = "kubernetes:apps/v1:DeploymentPatch"
 

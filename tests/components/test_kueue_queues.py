@@ -9,7 +9,7 @@ import pytest
 
 from components.addons.kueue import KueueQueues, KueueQueuesArgs, TeamQuotaArgs, tpu_flavors
 from components.tpu.catalog import resolve_accelerator
-from tests.components.conftest import k8s_provider, register
+from tests.components.harness import k8s_provider, register
 
 QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 LOCAL = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"

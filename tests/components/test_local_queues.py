@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.addons.kueue import LocalQueues, LocalQueuesArgs
-from tests.components.conftest import k8s_provider, register, urn
+from tests.components.harness import k8s_provider, register, urn
 
 LOCAL = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
-from tests.components.conftest import register
+from tests.components.harness import register
 
 EMAIL = "pathways-dev-nodes@acme-ml.iam.gserviceaccount.com"
 

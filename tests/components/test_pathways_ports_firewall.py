@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.gke.network import PathwaysPortsFirewall, PathwaysPortsFirewallArgs
-from tests.components.conftest import register
+from tests.components.harness import register
 
 PORTS = ["29000", "29001", "29002", "29005", "29006", "8471", "8080", "50051"]
 NODES = "nodes@acme-ml.iam.gserviceaccount.com"

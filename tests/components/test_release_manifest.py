@@ -8,7 +8,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components.addons.installs import ReleaseManifest, ReleaseManifestArgs
-from tests.components.conftest import k8s_provider, register, urn
+from tests.components.harness import k8s_provider, register, urn
 
 URL = "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml"
 

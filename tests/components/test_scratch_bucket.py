@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.addons.scratch_bucket import ScratchBucket, ScratchBucketArgs, WorkloadAccount
-from tests.components.conftest import register
+from tests.components.harness import register
 
 BUCKET = "gcp:storage/bucket:Bucket"
 MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"

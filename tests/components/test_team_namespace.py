@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.addons.teams import TeamNamespace, TeamNamespaceArgs
-from tests.components.conftest import k8s_provider, register, urn
+from tests.components.harness import k8s_provider, register, urn
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"

@@ -9,7 +9,7 @@ from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
 from components.stack.schema import CapacityType
 from components.tpu.catalog import resolve_accelerator
-from tests.components.conftest import register
+from tests.components.harness import register
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"

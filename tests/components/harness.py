@@ -1,4 +1,4 @@
-"""Component tests: a component built from its ``*Args`` alone, registered under the plan's
+"""Component tests' harness: a component built from its ``*Args`` alone, registered under the
 mock engine; the test reads what was registered and the component's resolved outputs.
 
 ``register(build)`` runs ``build`` (which creates the component and returns the outputs to
