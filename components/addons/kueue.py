@@ -108,6 +108,10 @@ class TeamQuotaArgs:
     borrowing_limit: int | None = None
     """Chips per shape it may borrow beyond its quota (None: all idle chips)."""
 
+    def __post_init__(self) -> None:
+        for accelerator in self.chips:
+            resolve_accelerator(accelerator)  # CatalogError names the unknown accelerator
+
 
 @dataclass(frozen=True)
 class KueueQueuesArgs:
@@ -230,7 +234,7 @@ class KueueQueues(pulumi.ComponentResource):
 
 
 def team_chips(quota: TeamQuotaArgs) -> dict[str, int]:
-    """A team's quota per flavor name (config validation guarantees the names resolve)."""
+    """A team's quota per flavor name (``TeamQuotaArgs`` checked that the names resolve)."""
     chips: dict[str, int] = {}
     for accelerator, count in quota.chips.items():
         flavor = flavor_name(resolve_accelerator(accelerator))
