@@ -16,7 +16,6 @@ import pulumi_kubernetes as k8s
 
 from components.gke.kubeconfig import gke_kubeconfig
 from components.gke.network import (
-    MAX_MTU,
     PODS_RANGE,
     SERVICES_RANGE,
     ClusterNetwork,
@@ -60,10 +59,11 @@ class GkeClusterArgs:
     deletion_protection: bool = True
     private_nodes: bool = False
     authorized_networks: Sequence[AuthorizedNetwork] = ()
-    nodes_cidr: str = "10.0.0.0/20"
-    pods_cidr: str = "10.4.0.0/14"
-    services_cidr: str = "10.8.0.0/20"
-    mtu: int = MAX_MTU
+    # The network's defaults are ClusterNetwork's.
+    nodes_cidr: str = ClusterNetworkArgs.nodes_cidr
+    pods_cidr: str = ClusterNetworkArgs.pods_cidr
+    services_cidr: str = ClusterNetworkArgs.services_cidr
+    mtu: int = ClusterNetworkArgs.mtu
     existing_network: str | None = None
     existing_subnetwork: str | None = None
     multi_networking: bool = False
