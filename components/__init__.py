@@ -1,0 +1,204 @@
+"""tpu-pathways' public Python API: the components, their ``*Args``, the PathwaysJob spec and the
+TPU catalog lookup, for use in your own Pulumi program::
+
+    from components import GkeCluster, GkeClusterArgs, TpuNodePool, TpuNodePoolArgs
+    from components import resolve_accelerator
+
+Names are imported lazily (PEP 562) from the module that defines them, so importing one layer
+(``components.tpu.catalog``, the CLI) does not import a provider SDK it does not use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Public name -> the module that defines it: the one table of the public API.
+_EXPORTS: dict[str, str] = {
+    # GKE: the cluster, its network and identity, node pools.
+    "GkeCluster": "components.gke.cluster",
+    "GkeClusterArgs": "components.gke.cluster",
+    "AuthorizedNetwork": "components.gke.cluster",
+    "ExistingCluster": "components.gke.cluster",
+    "ExistingClusterArgs": "components.gke.cluster",
+    "ClusterNetwork": "components.gke.network",
+    "ClusterNetworkArgs": "components.gke.network",
+    "PathwaysPortsFirewall": "components.gke.network",
+    "PathwaysPortsFirewallArgs": "components.gke.network",
+    "NodeServiceAccount": "components.gke.node_identity",
+    "NodeServiceAccountArgs": "components.gke.node_identity",
+    "PoolTarget": "components.gke.node_config",
+    "CpuNodePool": "components.gke.cpu_pool",
+    "CpuNodePoolArgs": "components.gke.cpu_pool",
+    "TpuNodePool": "components.gke.tpu_pool",
+    "TpuNodePoolArgs": "components.gke.tpu_pool",
+    # In-cluster add-ons, Kueue, teams and the scratch bucket.
+    "ReleaseManifest": "components.addons.installs",
+    "ReleaseManifestArgs": "components.addons.installs",
+    "JobSetControllerMemory": "components.addons.installs",
+    "JobSetControllerMemoryArgs": "components.addons.installs",
+    "jobset_memory_mib": "components.addons.installs",
+    "KueueQueues": "components.addons.kueue",
+    "KueueQueuesArgs": "components.addons.kueue",
+    "TeamQuotaArgs": "components.addons.kueue",
+    "tpu_flavors": "components.addons.kueue",
+    "LocalQueues": "components.addons.kueue",
+    "LocalQueuesArgs": "components.addons.kueue",
+    "PriorityClasses": "components.addons.kueue",
+    "PriorityClassesArgs": "components.addons.kueue",
+    "TeamNamespace": "components.addons.teams",
+    "TeamNamespaceArgs": "components.addons.teams",
+    "ScratchBucket": "components.addons.scratch_bucket",
+    "ScratchBucketArgs": "components.addons.scratch_bucket",
+    "WorkloadAccount": "components.addons.scratch_bucket",
+    # Pathways workloads.
+    "PathwaysJob": "components.pathways.job",
+    "PathwaysJobArgs": "components.pathways.job",
+    "SharedPathwaysService": "components.pathways.shared_service",
+    "SharedPathwaysServiceArgs": "components.pathways.shared_service",
+    "PathwaysJobSpec": "components.pathways.spec",
+    "Worker": "components.pathways.spec",
+    "WorkerType": "components.pathways.spec",
+    "Controller": "components.pathways.spec",
+    "DeploymentMode": "components.pathways.spec",
+    "CustomComponent": "components.pathways.spec",
+    "ComponentType": "components.pathways.spec",
+    "EnvVar": "components.pathways.spec",
+    "wait_for_running": "components.pathways.spec",
+    # TPU catalog and domain values.
+    "resolve_accelerator": "components.tpu.catalog",
+    "TpuShape": "components.tpu.catalog",
+    "CapacityType": "components.stack.schema",
+    "Environment": "components.stack.schema",
+    "ReleaseChannel": "components.stack.schema",
+    "Priority": "components.stack.schema",
+    "ConfigError": "components.errors",
+}
+
+__all__ = [
+    "AuthorizedNetwork",
+    "CapacityType",
+    "ClusterNetwork",
+    "ClusterNetworkArgs",
+    "ComponentType",
+    "ConfigError",
+    "Controller",
+    "CpuNodePool",
+    "CpuNodePoolArgs",
+    "CustomComponent",
+    "DeploymentMode",
+    "EnvVar",
+    "Environment",
+    "ExistingCluster",
+    "ExistingClusterArgs",
+    "GkeCluster",
+    "GkeClusterArgs",
+    "JobSetControllerMemory",
+    "JobSetControllerMemoryArgs",
+    "KueueQueues",
+    "KueueQueuesArgs",
+    "LocalQueues",
+    "LocalQueuesArgs",
+    "NodeServiceAccount",
+    "NodeServiceAccountArgs",
+    "PathwaysJob",
+    "PathwaysJobArgs",
+    "PathwaysJobSpec",
+    "PathwaysPortsFirewall",
+    "PathwaysPortsFirewallArgs",
+    "PoolTarget",
+    "Priority",
+    "PriorityClasses",
+    "PriorityClassesArgs",
+    "ReleaseChannel",
+    "ReleaseManifest",
+    "ReleaseManifestArgs",
+    "ScratchBucket",
+    "ScratchBucketArgs",
+    "SharedPathwaysService",
+    "SharedPathwaysServiceArgs",
+    "TeamNamespace",
+    "TeamNamespaceArgs",
+    "TeamQuotaArgs",
+    "TpuNodePool",
+    "TpuNodePoolArgs",
+    "TpuShape",
+    "Worker",
+    "WorkerType",
+    "WorkloadAccount",
+    "jobset_memory_mib",
+    "resolve_accelerator",
+    "tpu_flavors",
+    "wait_for_running",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'components' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from components.addons.installs import (
+        JobSetControllerMemory,
+        JobSetControllerMemoryArgs,
+        ReleaseManifest,
+        ReleaseManifestArgs,
+        jobset_memory_mib,
+    )
+    from components.addons.kueue import (
+        KueueQueues,
+        KueueQueuesArgs,
+        LocalQueues,
+        LocalQueuesArgs,
+        PriorityClasses,
+        PriorityClassesArgs,
+        TeamQuotaArgs,
+        tpu_flavors,
+    )
+    from components.addons.scratch_bucket import ScratchBucket, ScratchBucketArgs, WorkloadAccount
+    from components.addons.teams import TeamNamespace, TeamNamespaceArgs
+    from components.errors import ConfigError
+    from components.gke.cluster import (
+        AuthorizedNetwork,
+        ExistingCluster,
+        ExistingClusterArgs,
+        GkeCluster,
+        GkeClusterArgs,
+    )
+    from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
+    from components.gke.network import (
+        ClusterNetwork,
+        ClusterNetworkArgs,
+        PathwaysPortsFirewall,
+        PathwaysPortsFirewallArgs,
+    )
+    from components.gke.node_config import PoolTarget
+    from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
+    from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
+    from components.pathways.job import PathwaysJob, PathwaysJobArgs
+    from components.pathways.shared_service import (
+        SharedPathwaysService,
+        SharedPathwaysServiceArgs,
+    )
+    from components.pathways.spec import (
+        ComponentType,
+        Controller,
+        CustomComponent,
+        DeploymentMode,
+        EnvVar,
+        PathwaysJobSpec,
+        Worker,
+        WorkerType,
+        wait_for_running,
+    )
+    from components.stack.schema import CapacityType, Environment, Priority, ReleaseChannel
+    from components.tpu.catalog import TpuShape, resolve_accelerator

@@ -14,26 +14,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.stack.schema import ReleaseAddon
+
+@dataclass(frozen=True)
+class ReleaseManifestArgs:
+    """Inputs of a ``ReleaseManifest``: the manifest and the cluster it is applied to."""
+
+    url: str
+    """The release manifest (https URL of a YAML file)."""
+    version: str
+    """Its release tag (reported as an output)."""
+    provider: k8s.Provider
+    """The cluster's explicit Kubernetes provider."""
+    depends_on: Sequence[pulumi.Resource] = ()
+    """What the manifest's objects wait for (the control plane, the system pool)."""
 
 
 class ReleaseManifest(pulumi.ComponentResource):
     """One upstream release manifest, applied server-side; ready when its workloads are."""
 
     def __init__(
-        self,
-        name: str,
-        addon: ReleaseAddon,
-        provider: k8s.Provider,
-        depends_on: Sequence[pulumi.Resource] = (),
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: ReleaseManifestArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:installs:ReleaseManifest", name, None, opts)
-        url, version = addon.url, addon.version
+        url, version, provider, depends_on = args.url, args.version, args.provider, args.depends_on
         # Awaited (no skip_await): dependents wait until the controller Deployment is available,
         # which matters because JobSet's webhooks fail closed until then.
         self.manifest = k8s.yaml.v2.ConfigFile(
@@ -61,6 +69,17 @@ def jobset_memory_mib(nodes: int) -> int:
     return max(math.ceil(nodes * _MIB_PER_NODE), _MIN_MIB)
 
 
+@dataclass(frozen=True)
+class JobSetControllerMemoryArgs:
+    """Inputs of a ``JobSetControllerMemory``."""
+
+    memory_mib: int
+    """The controller's memory request and limit (``jobset_memory_mib(nodes)``)."""
+    provider: k8s.Provider
+    jobset_install: pulumi.Resource
+    """The JobSet install (its Deployment must exist before it is patched)."""
+
+
 class JobSetControllerMemory(pulumi.ComponentResource):
     """The JobSet controller's memory, raised by a server-side patch of the installed
     Deployment (not a copied manifest: every other field stays the release's)."""
@@ -68,13 +87,12 @@ class JobSetControllerMemory(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        memory_mib: int,
-        provider: k8s.Provider,
-        jobset_install: pulumi.Resource,
+        args: JobSetControllerMemoryArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:installs:JobSetControllerMemory", name, None, opts)
-        memory = f"{memory_mib}Mi"
+        provider, jobset_install = args.provider, args.jobset_install
+        memory = f"{args.memory_mib}Mi"
         k8s.apps.v1.DeploymentPatch(
             name,
             metadata=k8s.meta.v1.ObjectMetaPatchArgs(

@@ -16,8 +16,8 @@ pointing at the ClusterQueue the owner stack exports for their namespace.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -30,8 +30,9 @@ from components.labels import (
     TOPOLOGY_LABEL,
     TPU_RESOURCE,
 )
-from components.stack.schema import KueueAddon, Priority, StackConfig, TeamQuota
+from components.stack.schema import KueueAddon, Priority
 from components.tpu.catalog import TpuShape, resolve_accelerator
+from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
 
 # The queue objects' apiVersion; KueueAddon pairs it with the Kueue releases that serve it.
@@ -61,19 +62,20 @@ def flavor_name(shape: TpuShape) -> str:
     return f"{shape.accelerator_label}-{shape.topology}-{shape.machine_type.rsplit('-', 1)[-1]}"
 
 
-def tpu_flavors(config: StackConfig) -> list[TpuFlavor]:
-    """One flavor per distinct TPU shape, with the chips all its slices provide."""
+def tpu_flavors(pools: Iterable[tuple[TpuShape, int]]) -> list[TpuFlavor]:
+    """One flavor per distinct TPU shape of ``(shape, slices)`` pools, with the chips all its
+    slices provide."""
     chips: dict[str, int] = {}
     shapes: dict[str, TpuShape] = {}
-    for pool in config.tpu_pools:
-        name = flavor_name(pool.shape)
-        shapes[name] = pool.shape
-        chips[name] = chips.get(name, 0) + pool.slices * pool.shape.chips
+    for shape, slices in pools:
+        name = flavor_name(shape)
+        shapes[name] = shape
+        chips[name] = chips.get(name, 0) + slices * shape.chips
     return [TpuFlavor(name, shapes[name], chips[name]) for name in sorted(shapes)]
 
 
-def cpu_flavor_name(config: StackConfig) -> str:
-    return f"cpu-{config.cpu_pool.name}"
+def cpu_flavor_name(cpu_pool: str) -> str:
+    return f"cpu-{cpu_pool}"
 
 
 def tpu_node_labels(shape: TpuShape) -> dict[str, str]:
@@ -90,39 +92,76 @@ def team_cluster_queue_name(team: str) -> str:
     return f"{team}-{CLUSTER_QUEUE}"
 
 
-def team_cluster_queues(config: StackConfig) -> dict[str, str]:
+def team_cluster_queues(teams: Iterable[str]) -> dict[str, str]:
     """The ClusterQueue of each team with a quota of its own."""
-    return {q.team: team_cluster_queue_name(q.team) for q in config.addons.kueue.team_quotas}
+    return {team: team_cluster_queue_name(team) for team in teams}
 
 
-def cluster_queue_for(config: StackConfig, team: str) -> str:
-    """Where a team namespace's LocalQueue points: the owner's queue for a team stack."""
-    if config.shared_cluster is not None:
-        return config.shared_cluster.queues.cluster_queue(team)
-    return team_cluster_queues(config).get(team, CLUSTER_QUEUE)
+@dataclass(frozen=True)
+class TeamQuotaArgs:
+    """A team's guaranteed share of the TPUs: its own ClusterQueue in the cluster's cohort."""
+
+    team: str
+    """The team's namespace (the only one its queue admits from)."""
+    chips: Mapping[str, int]
+    """Chips per TPU shape, keyed by accelerator name (v5p-16, v6e-2x2)."""
+    borrowing_limit: int | None = None
+    """Chips per shape it may borrow beyond its quota (None: all idle chips)."""
+
+    def __post_init__(self) -> None:
+        for accelerator in self.chips:
+            resolve_accelerator(accelerator)  # CatalogError names the unknown accelerator
+
+
+@dataclass(frozen=True)
+class KueueQueuesArgs:
+    """Inputs of ``KueueQueues``: what the cluster provisions (the quota), its teams and
+    where their LocalQueues go."""
+
+    provider: k8s.Provider
+    kueue_install: pulumi.Resource
+    """Kueue's install (its CRDs must exist first)."""
+    cohort: str
+    """The cohort of every ClusterQueue when there are team quotas (the cluster's name)."""
+    tpu_flavors: Sequence[TpuFlavor]
+    """One per TPU shape with the chips provisioned (``tpu_flavors([(shape, slices)])``)."""
+    cpu_pool: str
+    """The CPU node pool of the Pathways heads (its flavor selects it by name)."""
+    cpu_machine_type: str
+    cpu_max_nodes: int
+    """The CPU pool's size at most: its allocatable CPU and memory are the CPU quota."""
+    namespaces: Mapping[str, pulumi.Input[str]]
+    """Team -> its namespace: each gets a LocalQueue."""
+    team_quotas: Sequence[TeamQuotaArgs] = ()
+
+
+@dataclass(frozen=True)
+class LocalQueuesArgs:
+    """Inputs of ``LocalQueues`` (a team stack's queues, pointing at its owner's)."""
+
+    provider: k8s.Provider
+    namespaces: Mapping[str, pulumi.Input[str]]
+    """Team -> its namespace."""
+    cluster_queues: Mapping[str, str]
+    """Team -> the ClusterQueue its LocalQueue points at."""
 
 
 class LocalQueues(pulumi.ComponentResource):
     """A LocalQueue in each of the stack's team namespaces, pointing at its ClusterQueue."""
 
     def __init__(
-        self,
-        name: str,
-        config: StackConfig,
-        namespaces: Mapping[str, pulumi.Output[str]],
-        provider: k8s.Provider,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: LocalQueuesArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:kueue:LocalQueues", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
-        local_queues(name, config, namespaces, child)
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        local_queues(name, args.namespaces, args.cluster_queues, child)
         self.register_outputs({})
 
 
 def local_queues(
     name: str,
-    config: StackConfig,
-    namespaces: Mapping[str, pulumi.Output[str]],
+    namespaces: Mapping[str, pulumi.Input[str]],
+    cluster_queues: Mapping[str, str],
     opts: pulumi.ResourceOptions,
 ) -> None:
     for team, namespace in namespaces.items():
@@ -131,7 +170,7 @@ def local_queues(
             api_version=KUEUE_API,
             kind="LocalQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=LOCAL_QUEUE, namespace=namespace),
-            spec={"clusterQueue": cluster_queue_for(config, team)},
+            spec={"clusterQueue": cluster_queues[team]},
             opts=opts,
         )
 
@@ -140,35 +179,28 @@ class KueueQueues(pulumi.ComponentResource):
     """Flavors, the ClusterQueue and per-team LocalQueues (needs Kueue's CRDs installed)."""
 
     def __init__(
-        self,
-        name: str,
-        config: StackConfig,
-        namespaces: Mapping[str, pulumi.Output[str]],
-        provider: k8s.Provider,
-        kueue_install: pulumi.Resource,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:kueue:KueueQueues", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[kueue_install])
-        flavors = tpu_flavors(config)
-        for flavor in flavors:
+        child = pulumi.ResourceOptions(
+            parent=self, provider=args.provider, depends_on=[args.kueue_install]
+        )
+        for flavor in args.tpu_flavors:
             labels = tpu_node_labels(flavor.shape)
             self._flavor(f"{name}-{flavor.name}", flavor.name, labels, child)
-        cpu_flavor = cpu_flavor_name(config)
-        self._flavor(
-            f"{name}-{cpu_flavor}", cpu_flavor, {NODE_POOL_LABEL: config.cpu_pool.name}, child
-        )
+        cpu_flavor = cpu_flavor_name(args.cpu_pool)
+        self._flavor(f"{name}-{cpu_flavor}", cpu_flavor, {NODE_POOL_LABEL: args.cpu_pool}, child)
 
         cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-{CLUSTER_QUEUE}",
             api_version=KUEUE_API,
             kind="ClusterQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=CLUSTER_QUEUE),
-            spec=cluster_queue_spec(config),
+            spec=cluster_queue_spec(args),
             opts=child,
         )
         queues = [cluster_queue]
-        for quota in config.addons.kueue.team_quotas:
+        for quota in args.team_quotas:
             queue = team_cluster_queue_name(quota.team)
             queues.append(
                 k8s.apiextensions.CustomResource(
@@ -176,14 +208,15 @@ class KueueQueues(pulumi.ComponentResource):
                     api_version=KUEUE_API,
                     kind="ClusterQueue",
                     metadata=k8s.meta.v1.ObjectMetaArgs(name=queue),
-                    spec=team_cluster_queue_spec(config, quota),
+                    spec=team_cluster_queue_spec(args, quota),
                     opts=child,
                 )
             )
+        own_queues = team_cluster_queues(q.team for q in args.team_quotas)
         local_queues(
             name,
-            config,
-            namespaces,
+            args.namespaces,
+            {team: own_queues.get(team, CLUSTER_QUEUE) for team in args.namespaces},
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=queues)),
         )
         self.register_outputs({})
@@ -200,8 +233,8 @@ class KueueQueues(pulumi.ComponentResource):
         )
 
 
-def team_chips(quota: TeamQuota) -> dict[str, int]:
-    """A team's quota per flavor name (config validation guarantees the names resolve)."""
+def team_chips(quota: TeamQuotaArgs) -> dict[str, int]:
+    """A team's quota per flavor name (``TeamQuotaArgs`` checked that the names resolve)."""
     chips: dict[str, int] = {}
     for accelerator, count in quota.chips.items():
         flavor = flavor_name(resolve_accelerator(accelerator))
@@ -224,20 +257,20 @@ def _tpu_group(
     }
 
 
-def _cpu_group(config: StackConfig, cpu: str, memory: str) -> dict:
+def _cpu_group(cpu_pool: str, cpu: str, memory: str) -> dict:
     resources = [{"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": memory}]
     return {
         "coveredResources": ["cpu", "memory"],
-        "flavors": [{"name": cpu_flavor_name(config), "resources": resources}],
+        "flavors": [{"name": cpu_flavor_name(cpu_pool), "resources": resources}],
     }
 
 
-def _queue_spec(config: StackConfig, groups: list[dict], namespaces: dict) -> dict:
+def _queue_spec(args: KueueQueuesArgs, groups: list[dict], namespaces: dict) -> dict:
     spec: dict = {"namespaceSelector": namespaces, "queueingStrategy": "BestEffortFIFO"}
-    cohort = bool(config.addons.kueue.team_quotas)
+    cohort = bool(args.team_quotas)
     if cohort:  # every queue of the cluster shares one cohort; nothing changes without quotas
         # v1beta2 field (v1beta1 called it `cohort`)
-        spec["cohortName"] = config.cluster.name
+        spec["cohortName"] = args.cohort
     spec["preemption"] = {
         # A team takes back its own quota from queues that borrowed it.
         "reclaimWithinCohort": "Any" if cohort else "Never",
@@ -247,43 +280,55 @@ def _queue_spec(config: StackConfig, groups: list[dict], namespaces: dict) -> di
     return spec
 
 
-def cluster_queue_spec(config: StackConfig) -> dict:
+def cluster_queue_spec(args: KueueQueuesArgs) -> dict:
     """TPU quota = provisioned chips per flavor (less the teams' own quotas); CPU/memory = the
     CPU pool at max size."""
-    machine = config.cpu_pool.machine
-    nodes = config.cpu_pool.max_nodes
+    machine = machine_type(args.cpu_machine_type)
+    nodes = args.cpu_max_nodes
     groups = []
-    flavors = tpu_flavors(config)
+    flavors = list(args.tpu_flavors)
     if flavors:
         assigned: dict[str, int] = {}
-        for quota in config.addons.kueue.team_quotas:
+        for quota in args.team_quotas:
             for flavor, chips in team_chips(quota).items():
                 assigned[flavor] = assigned.get(flavor, 0) + chips
         rest = {f.name: f.chips - assigned.get(f.name, 0) for f in flavors}
         groups.append(_tpu_group(flavors, rest, None))
     cpu_quota = format_cpu(machine.allocatable_cpu_millicores * nodes)
     memory_quota = format_memory(machine.allocatable_memory_bytes * nodes)
-    groups.append(_cpu_group(config, cpu_quota, memory_quota))
-    return _queue_spec(config, groups, {})
+    groups.append(_cpu_group(args.cpu_pool, cpu_quota, memory_quota))
+    return _queue_spec(args, groups, {})
 
 
-def team_cluster_queue_spec(config: StackConfig, quota: TeamQuota) -> dict:
+def team_cluster_queue_spec(args: KueueQueuesArgs, quota: TeamQuotaArgs) -> dict:
     """A team's own queue: its chips as nominal quota, no CPU of its own (heads borrow the
     default queue's), admitting only from the team's namespace."""
     groups = [
-        _tpu_group(tpu_flavors(config), team_chips(quota), quota.borrowing_limit),
-        _cpu_group(config, "0", "0"),
+        _tpu_group(list(args.tpu_flavors), team_chips(quota), quota.borrowing_limit),
+        _cpu_group(args.cpu_pool, "0", "0"),
     ]
     selector = {"matchLabels": {NAMESPACE_NAME_LABEL: quota.team}}
-    return _queue_spec(config, groups, selector)
+    return _queue_spec(args, groups, selector)
+
+
+@dataclass(frozen=True)
+class PriorityClassesArgs:
+    """Inputs of ``PriorityClasses``."""
+
+    provider: k8s.Provider
+    classes: Mapping[Priority, int] = field(default_factory=lambda: dict(PRIORITY_CLASSES))
+    """Each priority's value (default: XPK's classes)."""
 
 
 class PriorityClasses(pulumi.ComponentResource):
+    """The PriorityClasses Pathways workloads may ask for."""
+
     def __init__(
-        self, name: str, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: PriorityClassesArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:kueue:PriorityClasses", name, None, opts)
-        for priority, value in PRIORITY_CLASSES.items():
+        provider = args.provider
+        for priority, value in args.classes.items():
             k8s.scheduling.v1.PriorityClass(
                 f"{name}-{priority.value}",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=priority.value),

@@ -31,12 +31,13 @@ Upstream requires the bucket to exist before a job starts. Who needs it:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.labels import gcp_resource_labels
-from components.stack.schema import StackConfig, TeamConfig, team_prefix
+from components.stack.schema import team_prefix
 
 OBJECT_READ_WRITE = "roles/storage.objectUser"
 
@@ -51,27 +52,59 @@ def workload_identity_principal(
     )
 
 
+@dataclass(frozen=True)
+class WorkloadAccount:
+    """A team's Kubernetes service account: it gets the team's prefix of the bucket."""
+
+    namespace: str
+    """The team's namespace (and its prefix ``<namespace>/`` of the bucket)."""
+    service_account: str
+
+
+@dataclass(frozen=True)
+class ScratchBucketArgs:
+    """Inputs of a ``ScratchBucket``: the bucket, and who gets access to it."""
+
+    project: str
+    region: str
+    """The bucket's location (a region)."""
+    bucket_name: str
+    create: bool = True
+    """Create the bucket (False: grant access on an existing bucket of that name)."""
+    retention_days: int = 30
+    """Scratch objects are deleted after this many days."""
+    delete_on_destroy: bool = False
+    """Delete the bucket and its objects when the stack is destroyed (default: keep it)."""
+    team: str = ""
+    """The bucket's team label ("" for none)."""
+    protect: bool = False
+    workload_accounts: Sequence[WorkloadAccount] = ()
+    """Each gets objectUser on its own team's prefix (through Workload Identity)."""
+    cluster_ready: Sequence[pulumi.Resource] = ()
+    """What the Workload Identity grants wait for (the cluster: its identity pool)."""
+    node_service_account: pulumi.Input[str] | None = None
+    """The node service account (host-network Pathways pods act as it): gets the bucket."""
+
+
 class ScratchBucket(pulumi.ComponentResource):
+    """The scratch bucket and its grants; ``grants`` is what a PathwaysJob must wait for."""
+
     bucket_name: pulumi.Output[str]
     url: pulumi.Output[str]
+    grants: list[pulumi.Resource]
 
     def __init__(
-        self,
-        name: str,
-        config: StackConfig,
-        teams: Sequence[TeamConfig],
-        cluster_ready: Sequence[pulumi.Resource],
-        node_service_account: pulumi.Input[str] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: ScratchBucketArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:storage:ScratchBucket", name, None, opts)
-        cfg, project = config.scratch_bucket, config.gcp.project
+        cfg, project = args, args.project
+        node_service_account, cluster_ready = args.node_service_account, args.cluster_ready
         if cfg.create:
             bucket = gcp.storage.Bucket(
                 name,
-                name=config.bucket_name,
+                name=args.bucket_name,
                 project=project,
-                location=config.gcp.region.upper(),
+                location=args.region.upper(),
                 uniform_bucket_level_access=True,
                 public_access_prevention="enforced",
                 force_destroy=cfg.delete_on_destroy,
@@ -83,10 +116,10 @@ class ScratchBucket(pulumi.ComponentResource):
                         ),
                     )
                 ],
-                labels=gcp_resource_labels(config.team, purpose="pathways-scratch"),
+                labels=gcp_resource_labels(args.team, purpose="pathways-scratch"),
                 opts=pulumi.ResourceOptions(
                     parent=self,
-                    protect=config.protects_state,
+                    protect=args.protect,
                     # Scratch state outlives a `pulumi destroy` unless the stack opts in.
                     retain_on_delete=not cfg.delete_on_destroy,
                     # Bucket names are global and the location is fixed at creation: a region
@@ -99,7 +132,7 @@ class ScratchBucket(pulumi.ComponentResource):
             )
             bucket_name: pulumi.Input[str] = bucket.name
         else:
-            bucket_name = config.bucket_name
+            bucket_name = args.bucket_name
 
         grants: list[pulumi.Resource] = [bucket] if cfg.create else []
         if node_service_account is not None:
@@ -117,7 +150,7 @@ class ScratchBucket(pulumi.ComponentResource):
                 )
             )
         project_number = gcp.organizations.get_project_output(project_id=project).number
-        for team, account in _workload_accounts(teams):
+        for team, account in ((a.namespace, a.service_account) for a in args.workload_accounts):
             member = project_number.apply(
                 lambda number, team=team, account=account: workload_identity_principal(
                     number, project, team, account
@@ -128,7 +161,7 @@ class ScratchBucket(pulumi.ComponentResource):
                 bucket=bucket_name,
                 role=OBJECT_READ_WRITE,
                 member=member,
-                condition=team_prefix_condition(config.bucket_name, team),
+                condition=team_prefix_condition(args.bucket_name, team),
                 # The workload identity pool exists once the cluster does.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(cluster_ready)),
             )
@@ -155,10 +188,3 @@ def team_prefix_condition(bucket: str, team: str) -> gcp.storage.BucketIAMMember
         description=f"Objects under gs://{bucket}/{team_prefix(team)} and lists of that prefix",
         expression=team_prefix_expression(bucket, team),
     )
-
-
-def _workload_accounts(teams: Sequence[TeamConfig]) -> list[tuple[str, str]]:
-    """(namespace, service account) pairs that get the bucket through Workload Identity: each
-    team's workload account. Pathways pods do not need one (host network, node identity), so
-    a namespace's `default` account gets nothing."""
-    return [(team.name, team.service_account) for team in teams]

@@ -7,16 +7,85 @@ node pools, installs and workloads do not care which one they got.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.gke.kubeconfig import gke_kubeconfig
-from components.gke.network import PODS_RANGE, SERVICES_RANGE, ClusterNetwork, PathwaysPortsFirewall
-from components.gke.node_identity import NodeServiceAccount
-from components.stack.schema import StackConfig
+from components.gke.network import (
+    PODS_RANGE,
+    SERVICES_RANGE,
+    ClusterNetwork,
+    ClusterNetworkArgs,
+    PathwaysPortsFirewall,
+    PathwaysPortsFirewallArgs,
+)
+from components.gke.node_config import PoolTarget
+from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
+from components.labels import gcp_resource_labels
+from components.stack.schema import Environment, ReleaseChannel
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+@dataclass(frozen=True)
+class AuthorizedNetwork:
+    """A CIDR allowed to reach the control plane's IP endpoint."""
+
+    cidr: str
+    display_name: str = ""
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    """Inputs of a ``GkeCluster``: where it goes, its network and how it is protected.
+
+    The cluster creates its own VPC (``ClusterNetwork``) unless ``existing_network`` and
+    ``existing_subnetwork`` name one; ``pods_cidr`` and ``services_cidr`` are then the
+    cluster's own secondary ranges."""
+
+    project: str
+    region: str
+    zone: str
+    """The zone the node pools are in (a zonal cluster's location)."""
+    name: str
+    """The GKE cluster's name."""
+    regional: bool = True
+    """A regional control plane (nodes stay in ``zone``)."""
+    release_channel: ReleaseChannel = ReleaseChannel.RAPID
+    deletion_protection: bool = True
+    private_nodes: bool = False
+    authorized_networks: Sequence[AuthorizedNetwork] = ()
+    # The network's defaults are ClusterNetwork's.
+    nodes_cidr: str = ClusterNetworkArgs.nodes_cidr
+    pods_cidr: str = ClusterNetworkArgs.pods_cidr
+    services_cidr: str = ClusterNetworkArgs.services_cidr
+    mtu: int = ClusterNetworkArgs.mtu
+    existing_network: str | None = None
+    existing_subnetwork: str | None = None
+    multi_networking: bool = False
+    """GKE multi-networking: needed by TPU pools with extra accelerator NICs (v6e)."""
+    environment: Environment = Environment.DEV
+    team: str = ""
+    """The team label of the cluster (and of its node pools' ``pool_target``)."""
+    protect: bool = False
+    """Protect the cluster, its network and identity from deletion (production)."""
+
+
+@dataclass(frozen=True)
+class ExistingClusterArgs:
+    """Inputs of an ``ExistingCluster``: either ``kubeconfig_context`` (a context of the
+    user's kubeconfig), or ``name`` + ``location`` of a GKE cluster in ``project``."""
+
+    project: str
+    name: str
+    """The GKE cluster's name (also reported as ``cluster_name`` for a context)."""
+    location: str
+    """Its region or zone (reported as ``location`` for a context)."""
+    kubeconfig_context: str | None = None
 
 
 class ClusterTarget(pulumi.ComponentResource):
@@ -56,50 +125,65 @@ class GkeCluster(ClusterTarget):
 
     node_service_account: pulumi.Output[str]
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
-        cfg, project = config.cluster, config.gcp.project
+        cfg, project = args, args.project
+        self._args = args
         # Production protects what the cluster stands on; children inherit it from the component.
-        protected = pulumi.ResourceOptions(parent=self, protect=config.protects_state)
+        protected = pulumi.ResourceOptions(parent=self, protect=args.protect)
 
-        if cfg.network.create:
+        if args.existing_network is None:
             network = ClusterNetwork(
-                f"{name}-net", config.gcp, cfg.network, config.private_nodes, opts=protected
+                f"{name}-net",
+                ClusterNetworkArgs(
+                    project=project,
+                    region=args.region,
+                    nodes_cidr=args.nodes_cidr,
+                    pods_cidr=args.pods_cidr,
+                    services_cidr=args.services_cidr,
+                    mtu=args.mtu,
+                    private_nodes=args.private_nodes,
+                ),
+                opts=protected,
             )
             network_name, subnetwork_name = network.network_name, network.subnetwork_name
             ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
                 cluster_secondary_range_name=PODS_RANGE,
                 services_secondary_range_name=SERVICES_RANGE,
             )
-            nodes_range: pulumi.Input[str] = cfg.network.nodes_cidr
+            nodes_range: pulumi.Input[str] = args.nodes_cidr
         else:
-            network_name = pulumi.Output.from_input(cfg.network.existing_network)
-            subnetwork_name = pulumi.Output.from_input(cfg.network.existing_subnetwork)
+            network_name = pulumi.Output.from_input(args.existing_network)
+            subnetwork_name = pulumi.Output.from_input(args.existing_subnetwork)
             ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_ipv4_cidr_block=cfg.network.pods_cidr,
-                services_ipv4_cidr_block=cfg.network.services_cidr,
+                cluster_ipv4_cidr_block=args.pods_cidr,
+                services_ipv4_cidr_block=args.services_cidr,
             )
             # The nodes' addresses are the existing subnetwork's primary range.
             nodes_range = gcp.compute.get_subnetwork_output(
-                name=cfg.network.existing_subnetwork, region=config.gcp.region, project=project
+                name=args.existing_subnetwork, region=args.region, project=project
             ).ip_cidr_range
-        node_sa = NodeServiceAccount(f"{name}-nodes", project, cfg.name, opts=protected)
+        node_sa = NodeServiceAccount(
+            f"{name}-nodes", NodeServiceAccountArgs(project, args.name), opts=protected
+        )
         PathwaysPortsFirewall(
             f"{name}-pathways-ports",
-            project=project,
-            network=network_name,
-            cluster_ranges=[nodes_range, cfg.network.pods_cidr],
-            node_service_account=node_sa.email,
+            PathwaysPortsFirewallArgs(
+                project=project,
+                network=network_name,
+                cluster_ranges=[nodes_range, args.pods_cidr],
+                node_service_account=node_sa.email,
+            ),
             opts=protected,
         )
-        location = config.gcp.region if cfg.regional else config.gcp.zone
+        location = args.region if cfg.regional else args.zone
 
         cluster = gcp.container.Cluster(
             name,
             name=cfg.name,
             project=project,
             location=location,
-            node_locations=[config.gcp.zone] if cfg.regional else None,
+            node_locations=[args.zone] if cfg.regional else None,
             deletion_protection=cfg.deletion_protection,
             # Pulumi's way to get a cluster without GKE's default pool: create one node, drop it.
             remove_default_node_pool=True,
@@ -128,7 +212,7 @@ class GkeCluster(ClusterTarget):
             # cluster with --enable-multi-networking (xpk src/xpk/commands/cluster.py).
             # Multi-networking requires Dataplane V2, set above. A create-time setting: turning
             # it on later replaces the cluster.
-            enable_multi_networking=_needs_multi_networking(config) or None,
+            enable_multi_networking=args.multi_networking or None,
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{project}.svc.id.goog"
             ),
@@ -144,16 +228,16 @@ class GkeCluster(ClusterTarget):
             ),
             private_cluster_config=(
                 gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True)
-                if config.private_nodes
+                if args.private_nodes
                 else None
             ),
-            master_authorized_networks_config=_authorized_networks(config),
+            master_authorized_networks_config=_authorized_networks(args.authorized_networks),
             enable_shielded_nodes=True,
             enable_legacy_abac=False,
-            resource_labels=_labels(config),
+            resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
             opts=pulumi.ResourceOptions(
                 parent=self,
-                protect=config.protects_state,
+                protect=args.protect,
                 # node_config only shapes the temporary default pool; changing it would
                 # otherwise replace the whole cluster.
                 ignore_changes=["nodeConfig", "initialNodeCount"],
@@ -176,17 +260,32 @@ class GkeCluster(ClusterTarget):
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
 
+    def pool_target(self) -> PoolTarget:
+        """Where this cluster's node pools go, and what their nodes run as."""
+        args = self._args
+        return PoolTarget(
+            project=args.project,
+            region=args.region,
+            zone=args.zone,
+            cluster_name=self.cluster_name,
+            location=self.location,
+            service_account=self.node_service_account,
+            team=args.team,
+            protect=args.protect,
+        )
+
 
 class ExistingCluster(ClusterTarget):
     """A cluster this stack does not own: only the provider that reaches it is created."""
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ):
         super().__init__("tpu-pathways:cluster:ExistingCluster", name, None, opts)
-        existing = config.cluster.existing
-        assert existing is not None  # the caller picks this class only for existing clusters
+        existing = args
         if existing.kubeconfig_context is not None:
-            self.cluster_name = pulumi.Output.from_input(config.cluster.name)
-            self.location = pulumi.Output.from_input(config.gcp.region)
+            self.cluster_name = pulumi.Output.from_input(args.name)
+            self.location = pulumi.Output.from_input(args.location)
             self.endpoint = pulumi.Output.from_input(
                 f"kubeconfig context {existing.kubeconfig_context}"
             )
@@ -194,7 +293,7 @@ class ExistingCluster(ClusterTarget):
             self.provider = self._make_provider(name, None, context=existing.kubeconfig_context)
         else:
             found = gcp.container.get_cluster_output(
-                name=existing.name, location=existing.location, project=config.gcp.project
+                name=existing.name, location=existing.location, project=args.project
             )
             dns_endpoint = found.control_plane_endpoints_configs.apply(
                 lambda cs: cs[0].dns_endpoint_configs[0].endpoint
@@ -202,7 +301,7 @@ class ExistingCluster(ClusterTarget):
             self.cluster_name = found.name
             self.location = found.location
             self.endpoint = dns_endpoint
-            context = f"gke_{config.gcp.project}_{existing.location}_{existing.name}"
+            context = f"gke_{args.project}_{existing.location}_{existing.name}"
             self.kubeconfig = pulumi.Output.secret(
                 dns_endpoint.apply(lambda endpoint: gke_kubeconfig(context, endpoint))
             )
@@ -211,7 +310,7 @@ class ExistingCluster(ClusterTarget):
         self._finish()
 
 
-def _authorized_networks(config: StackConfig):
+def _authorized_networks(networks: Sequence[AuthorizedNetwork]):
     """Authorized networks are always on: with none listed, the IP endpoint takes no traffic
     from outside Google Cloud and the IAM-gated DNS endpoint is the way in."""
     return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
@@ -219,17 +318,6 @@ def _authorized_networks(config: StackConfig):
             gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
                 cidr_block=n.cidr, display_name=n.display_name or None
             )
-            for n in config.cluster.authorized_networks
+            for n in networks
         ]
     )
-
-
-def _needs_multi_networking(config: StackConfig) -> bool:
-    return any(pool.shape.needs_accelerator_network_profile for pool in config.tpu_pools)
-
-
-def _labels(config: StackConfig) -> dict[str, str]:
-    labels = {"managed-by": "tpu-pathways", "environment": config.environment.value}
-    if config.team:
-        labels["team"] = config.team
-    return labels

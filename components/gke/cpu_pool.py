@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.node_config import PoolTarget, node_pool_config, pool_labels
-from components.stack.schema import AutoscalingPoolConfig
+
+
+@dataclass(frozen=True)
+class CpuNodePoolArgs:
+    """Inputs of a ``CpuNodePool``: the GKE node pool's name, machine and size, and where it
+    goes (``target``)."""
+
+    name: str
+    """GKE node pool name (also the ``tpu-pathways/pool`` label of its nodes)."""
+    machine_type: str
+    target: PoolTarget
+    min_nodes: int = 1
+    max_nodes: int = 20
+    disk_size_gb: int | None = None
+    """Boot disk size (GKE's default when None)."""
 
 
 class CpuNodePool(pulumi.ComponentResource):
+    """One autoscaling GKE node pool of CPU machines."""
+
     node_pool_name: pulumi.Output[str]
 
     def __init__(
-        self,
-        name: str,
-        pool: AutoscalingPoolConfig,
-        target: PoolTarget,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:nodepool:CpuNodePool", name, None, opts)
+        pool, target = args, args.target
         node_pool = gcp.container.NodePool(
             name,
             name=pool.name,

@@ -8,11 +8,10 @@ TPU multislice traffic crosses the data-center network between slices; a VPC wit
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
-
-from components.stack.schema import GcpConfig, NetworkConfig
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -30,6 +29,37 @@ PATHWAYS_PORTS: tuple[str, ...] = PATHWAYS_HEAD_PORTS + PATHWAYS_WORKER_PORTS
 ALLOW_FROM_CLUSTER_PRIORITY = 800
 DENY_FROM_ELSEWHERE_PRIORITY = 810
 ANYWHERE = "0.0.0.0/0"
+# The largest MTU a VPC takes: what TPU multislice traffic between slices wants.
+MAX_MTU = 8896
+
+
+@dataclass(frozen=True)
+class ClusterNetworkArgs:
+    """Inputs of a ``ClusterNetwork``: the project and region it lives in and its ranges."""
+
+    project: str
+    region: str
+    nodes_cidr: str = "10.0.0.0/20"
+    """The subnetwork's primary range (node addresses)."""
+    pods_cidr: str = "10.4.0.0/14"
+    """Secondary range ``pods``."""
+    services_cidr: str = "10.8.0.0/20"
+    """Secondary range ``services``."""
+    mtu: int = MAX_MTU
+    private_nodes: bool = False
+    """Nodes without external addresses: adds a Cloud Router and NAT for their egress."""
+
+
+@dataclass(frozen=True)
+class PathwaysPortsFirewallArgs:
+    """Inputs of a ``PathwaysPortsFirewall``."""
+
+    project: str
+    network: pulumi.Input[str]
+    cluster_ranges: Sequence[pulumi.Input[str]]
+    """The ranges admitted: the cluster's node and pod ranges."""
+    node_service_account: pulumi.Input[str]
+    """The rules apply to the nodes running as this service account (email)."""
 
 
 class ClusterNetwork(pulumi.ComponentResource):
@@ -41,14 +71,12 @@ class ClusterNetwork(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        gcp_config: GcpConfig,
-        network: NetworkConfig,
-        private_nodes: bool,
+        args: ClusterNetworkArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:network:ClusterNetwork", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        project, region = gcp_config.project, gcp_config.region
+        network, project, region = args, args.project, args.region
 
         vpc = gcp.compute.Network(
             name,
@@ -92,7 +120,7 @@ class ClusterNetwork(pulumi.ComponentResource):
             ],
             opts=child,
         )
-        if private_nodes:
+        if args.private_nodes:
             router = gcp.compute.Router(
                 f"{name}-router",
                 name=f"{name}-router",
@@ -132,16 +160,14 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        project: str,
-        network: pulumi.Input[str],
-        cluster_ranges: Sequence[pulumi.Input[str]],
-        node_service_account: pulumi.Input[str],
+        args: PathwaysPortsFirewallArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:network:PathwaysPortsFirewall", name, None, opts)
+        project, network = args.project, args.network
         child = pulumi.ResourceOptions(parent=self)
         ports = [gcp.compute.FirewallAllowArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))]
-        targets = [node_service_account]
+        targets = [args.node_service_account]
         gcp.compute.Firewall(
             f"{name}-allow",
             name=f"{name}-allow",
@@ -149,7 +175,7 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
             network=network,
             direction="INGRESS",
             priority=ALLOW_FROM_CLUSTER_PRIORITY,
-            source_ranges=list(cluster_ranges),
+            source_ranges=list(args.cluster_ranges),
             target_service_accounts=targets,
             allows=ports,
             description="Pathways host-network ports: the cluster's own node and pod ranges",

@@ -8,23 +8,28 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.labels import DRA_DRIVER_LABEL, POOL_LABEL, RESERVATION_LABEL, standard_labels
-from components.stack.schema import TpuPoolConfig
+from components.tpu.catalog import TpuShape
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
 @dataclass(frozen=True)
 class PoolTarget:
-    """Where a node pool goes and what its nodes run as: the same for every pool of a stack."""
+    """Where a node pool goes and what its nodes run as: the same for every pool of a stack
+    (``GkeCluster.pool_target()`` gives the one of a cluster)."""
 
     project: str
     region: str
     zone: str
+    """The zone the pool's nodes are in."""
     cluster_name: pulumi.Input[str]
     location: pulumi.Input[str]
+    """The cluster's location (its region, or its zone when zonal)."""
     service_account: pulumi.Input[str]
-    team: str
-    protect: bool
+    """Email of the service account the nodes run as."""
+    team: str = ""
+    """The team label of the nodes ("" for none)."""
+    protect: bool = False
 
 
 def node_pool_config(
@@ -55,7 +60,9 @@ def node_pool_config(
     )
 
 
-def tpu_pool_labels(team: str, pool: TpuPoolConfig) -> dict[str, str]:
+def tpu_pool_labels(
+    team: str, pool: str, shape: TpuShape, reservation: str | None = None
+) -> dict[str, str]:
     """The labels a TPU pool's node config sets (GKE adds its own TPU labels).
 
     v6e pools with accelerator_network_profile "auto" carry DRA_DRIVER_LABEL, as XPK creates
@@ -65,11 +72,11 @@ def tpu_pool_labels(team: str, pool: TpuPoolConfig) -> dict[str, str]:
     Reservation pools carry RESERVATION_LABEL, set by this project so a workload can select it
     (whether GKE labels nodes of a Standard node pool with the reservation's name is not
     confirmed in its documentation, so the preflight does not assume it)."""
-    labels = pool_labels(team, pool.name)
-    if pool.shape.needs_accelerator_network_profile:
+    labels = pool_labels(team, pool)
+    if shape.needs_accelerator_network_profile:
         labels[DRA_DRIVER_LABEL] = "true"
-    if pool.capacity.reservation is not None:
-        labels[RESERVATION_LABEL] = pool.capacity.reservation.rsplit("/", 1)[-1]
+    if reservation is not None:
+        labels[RESERVATION_LABEL] = reservation.rsplit("/", 1)[-1]
     return labels
 
 

@@ -6,6 +6,8 @@ project. Nodes only need to write logs and metrics and pull images.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -25,18 +27,30 @@ def account_id_for(cluster_name: str) -> str:
     return f"{cluster_name[:24].rstrip('-')}-nodes"
 
 
-def node_service_account_email(config) -> str:
+def node_service_account_email(project: str, cluster_name: str) -> str:
     """The email of the node service account a stack that owns its cluster creates."""
-    return f"{account_id_for(config.cluster.name)}@{config.gcp.project}.iam.gserviceaccount.com"
+    return f"{account_id_for(cluster_name)}@{project}.iam.gserviceaccount.com"
+
+
+@dataclass(frozen=True)
+class NodeServiceAccountArgs:
+    """Inputs of a ``NodeServiceAccount``: the project it lives in and the cluster it serves."""
+
+    project: str
+    cluster_name: str
+    """The GKE cluster's name: the account ID is derived from it (``<name>-nodes``)."""
 
 
 class NodeServiceAccount(pulumi.ComponentResource):
+    """A service account for the cluster's nodes with the roles GKE nodes need, and no more."""
+
     email: pulumi.Output[str]
 
     def __init__(
-        self, name: str, project: str, cluster_name: str, opts: pulumi.ResourceOptions | None = None
+        self, name: str, args: NodeServiceAccountArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:iam:NodeServiceAccount", name, None, opts)
+        project, cluster_name = args.project, args.cluster_name
         account = gcp.serviceaccount.Account(
             name,
             project=project,

@@ -23,12 +23,14 @@ so a stack never depends on, or deletes, a policy another stack uses.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.node_config import PoolTarget, node_pool_config, tpu_pool_labels
-from components.stack.schema import CapacityType, TpuPoolConfig
+from components.stack.schema import CapacityType
+from components.tpu.catalog import TpuShape
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 # Multi-host TPU pools: GKE's recommended pod density for TPU hosts (XPK uses the same).
@@ -40,21 +42,45 @@ WORKLOAD_POLICY_TYPE = "HIGH_THROUGHPUT"
 GCE_NAME_MAX = 63
 
 
+@dataclass(frozen=True)
+class TpuNodePoolArgs:
+    """Inputs of a ``TpuNodePool``: a slice shape (``resolve_accelerator("v5p-16")``), how many
+    slices of it, how their VMs are obtained, and where the pools go (``target``)."""
+
+    name: str
+    """Pool name: slice ``i`` is the GKE node pool ``<name>-<i>``."""
+    shape: TpuShape
+    target: PoolTarget
+    slices: int = 1
+    """Number of slices (a multislice of N is N node pools of this shape)."""
+    capacity: CapacityType = CapacityType.ON_DEMAND
+    reservation: str | None = None
+    """The reservation (name, or projects/P/reservations/R) when capacity is RESERVATION."""
+
+    def __post_init__(self) -> None:
+        if self.slices < 1:
+            raise ValueError(f"slices: {self.slices} is not allowed; at least 1")
+        if (self.capacity is CapacityType.RESERVATION) != (self.reservation is not None):
+            raise ValueError(
+                f"reservation: {self.reservation!r} with capacity {self.capacity.value}; "
+                "a reservation is given exactly when capacity is RESERVATION"
+            )
+
+    def node_pool_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(self.slices)]
+
+
 class TpuNodePool(pulumi.ComponentResource):
-    """All slices of one TPU pool of the stack config."""
+    """All slices of one TPU shape: one GKE node pool per slice."""
 
     node_pool_names: pulumi.Output[list[str]]
 
     def __init__(
-        self,
-        name: str,
-        pool: TpuPoolConfig,
-        target: PoolTarget,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:nodepool:TpuNodePool", name, None, opts)
-        shape = pool.shape
-        flex = pool.capacity.type is CapacityType.FLEX_START
+        pool, target, shape = args, args.target, args.shape
+        flex = pool.capacity is CapacityType.FLEX_START
         workload_policy = (
             _workload_policy(name, shape.topology, target, self)
             if shape.needs_workload_policy
@@ -88,7 +114,7 @@ class TpuNodePool(pulumi.ComponentResource):
                     node_config=node_pool_config(
                         shape.machine_type,
                         target.service_account,
-                        tpu_pool_labels(target.team, pool),
+                        tpu_pool_labels(target.team, pool.name, shape, pool.reservation),
                         **_capacity_args(pool),
                     ),
                     opts=pulumi.ResourceOptions(
@@ -181,9 +207,9 @@ def _flex_autoscaling(hosts: int) -> gcp.container.NodePoolAutoscalingArgs:
     )
 
 
-def _capacity_args(pool: TpuPoolConfig) -> dict[str, object]:
+def _capacity_args(pool: TpuNodePoolArgs) -> dict[str, object]:
     """Node config keys for the pool's capacity type (on-demand needs none)."""
-    kind = pool.capacity.type
+    kind = pool.capacity
     if kind is CapacityType.SPOT:
         return {"spot": True}
     if kind is CapacityType.FLEX_START:
@@ -198,7 +224,7 @@ def _capacity_args(pool: TpuPoolConfig) -> dict[str, object]:
             "reservation_affinity": gcp.container.NodePoolNodeConfigReservationAffinityArgs(
                 consume_reservation_type="SPECIFIC_RESERVATION",
                 key=RESERVATION_KEY,
-                values=[pool.capacity.reservation],
+                values=[pool.reservation],
             )
         }
     return {}

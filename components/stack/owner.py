@@ -75,7 +75,7 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
             queue_label=QUEUE_LABEL,
             local_queue=kueue.LOCAL_QUEUE,
             default_cluster_queue=kueue.CLUSTER_QUEUE,
-            team_cluster_queues=kueue.team_cluster_queues(config),
+            team_cluster_queues=kueue.team_cluster_queues(q.team for q in kueue_addon.team_quotas),
             priority_classes=(
                 {p.value: v for p, v in kueue.PRIORITY_CLASSES.items()}
                 if config.kueue_enabled

@@ -37,7 +37,11 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
 
     On a cluster this stack does not own, the pools described in its config are the owner's
     and the identity their nodes act as is not known here (None)."""
-    identity = node_service_account_email(config) if config.creates_cluster else None
+    identity = (
+        node_service_account_email(config.gcp.project, config.cluster.name)
+        if config.creates_cluster
+        else None
+    )
     pools = []
     cpu_pools = [config.cpu_pool]
     if config.creates_cluster:
@@ -51,7 +55,10 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
     for tpu in config.tpu_pools:
         shape = tpu.shape
         for node_pool in tpu.node_pool_names():
-            labels = {**tpu_pool_labels(config.team, tpu), NODE_POOL_LABEL: node_pool}
+            labels = {
+                **tpu_pool_labels(config.team, tpu.name, tpu.shape, tpu.capacity.reservation),
+                NODE_POOL_LABEL: node_pool,
+            }
             labels[INSTANCE_TYPE_LABEL] = shape.machine_type
             labels[ACCELERATOR_LABEL] = shape.accelerator_label
             labels[TOPOLOGY_LABEL] = shape.topology
@@ -75,7 +82,11 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
 def bucket_writers(config: StackConfig) -> frozenset[str]:
     """Identities this stack grants object access on its scratch bucket (besides Workload
     Identity principals, which host-network pods never use)."""
-    return frozenset({node_service_account_email(config)} if config.creates_cluster else set())
+    return frozenset(
+        {node_service_account_email(config.gcp.project, config.cluster.name)}
+        if config.creates_cluster
+        else set()
+    )
 
 
 def stack_deployments(config: StackConfig) -> list[Deployment]:

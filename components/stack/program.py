@@ -26,19 +26,30 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.installs import JobSetControllerMemory, ReleaseManifest, jobset_memory_mib
-from components.addons.kueue import LOCAL_QUEUE, KueueQueues, LocalQueues, PriorityClasses
+from components.addons.installs import (
+    JobSetControllerMemory,
+    JobSetControllerMemoryArgs,
+    ReleaseManifest,
+    jobset_memory_mib,
+)
+from components.addons.kueue import (
+    LOCAL_QUEUE,
+    KueueQueues,
+    LocalQueues,
+    PriorityClasses,
+    PriorityClassesArgs,
+)
 from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
 from components.errors import ConfigError, ConfigIssue
 from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
-from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool
 from components.labels import QUEUE_LABEL
 from components.pathways.job import PathwaysJob, PathwaysJobArgs
 from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 from components.pathways.spec import wait_for_running
+from components.stack import args
 from components.stack.owner import export_contract, owner_reference, read_owner
 from components.stack.preflight import run_preflight
 from components.stack.schema import PathwaysDeployment, StackConfig
@@ -87,16 +98,17 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     name = config.cluster.name
     node_account = None
     if config.creates_cluster:
-        cluster: ClusterTarget = GkeCluster(name, config)
+        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config))
         system_pool, pools = _node_pools(config, cluster)
         install_after = [*cluster.control_plane, system_pool]
         node_account = cluster.node_service_account
     else:
-        cluster = ExistingCluster(name, config)
+        cluster = ExistingCluster(name, args.existing_cluster_args(config))
         pools, install_after = {}, []
     installs = _installs(config, cluster, install_after)
     bucket = ScratchBucket(
-        f"{name}-scratch", config, config.teams, cluster.control_plane, node_account
+        f"{name}-scratch",
+        args.scratch_bucket_args(config, cluster.control_plane, node_account),
     )
     workloads = _workloads(config, cluster, installs, bucket.grants)
 
@@ -124,21 +136,14 @@ def _node_pools(
     config: StackConfig, cluster: GkeCluster
 ) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
     """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
-    target = PoolTarget(
-        project=config.gcp.project,
-        region=config.gcp.region,
-        zone=config.gcp.zone,
-        cluster_name=cluster.cluster_name,
-        location=cluster.location,
-        service_account=cluster.node_service_account,
-        team=config.team,
-        protect=config.protects_state,
-    )
+    target = cluster.pool_target()
     name = config.cluster.name
-    system = CpuNodePool(f"{name}-{config.system_pool.name}", config.system_pool, target)
-    CpuNodePool(f"{name}-{config.cpu_pool.name}", config.cpu_pool, target)
-    return system, {
-        pool.name: TpuNodePool(f"{name}-{pool.name}", pool, target) for pool in config.tpu_pools
+    system, cpu = config.system_pool, config.cpu_pool
+    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target))
+    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target))
+    return system_pool, {
+        pool.name: TpuNodePool(f"{name}-{pool.name}", args.tpu_pool_args(pool, target))
+        for pool in config.tpu_pools
     }
 
 
@@ -153,14 +158,14 @@ def _installs(
     after_jobset: list[pulumi.Resource] = []
     if addons.jobset.install:
         jobset = ReleaseManifest(
-            f"{name}-jobset", addons.jobset, provider, depends_on=ready, opts=protected
+            f"{name}-jobset", args.release_args(addons.jobset, provider, ready), opts=protected
         )
         after_jobset = [jobset.manifest]
         JobSetControllerMemory(
             f"{name}-jobset-memory",
-            jobset_memory_mib(planned_node_count(config)),
-            provider,
-            jobset.manifest,
+            JobSetControllerMemoryArgs(
+                jobset_memory_mib(planned_node_count(config)), provider, jobset.manifest
+            ),
             opts=protected,
         )
     controller = None
@@ -168,34 +173,36 @@ def _installs(
         # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
         controller = ReleaseManifest(
             f"{name}-pathways-job",
-            addons.pathways_job,
-            provider,
-            depends_on=[*ready, *after_jobset],
+            args.release_args(addons.pathways_job, provider, [*ready, *after_jobset]),
             opts=protected,
         ).manifest
     queueing: list[pulumi.Resource] = []
     namespaces = {
-        team.name: TeamNamespace(f"{name}-{team.name}", team, provider).namespace
+        team.name: TeamNamespace(
+            f"{name}-{team.name}", args.team_namespace_args(team, provider)
+        ).namespace
         for team in config.teams
     }
     if config.kueue_enabled:
         # Kueue manages JobSets: its JobSet integration needs JobSet's API first.
         kueue = ReleaseManifest(
             f"{name}-kueue",
-            addons.kueue,
-            provider,
-            depends_on=[*ready, *after_jobset],
+            args.release_args(addons.kueue, provider, [*ready, *after_jobset]),
             opts=protected,
         )
         queueing = [
             KueueQueues(
-                f"{name}-queues", config, namespaces, provider, kueue.manifest, opts=protected
+                f"{name}-queues",
+                args.kueue_queues_args(config, namespaces, provider, kueue.manifest),
+                opts=protected,
             ),
-            PriorityClasses(f"{name}-priorities", provider, opts=protected),
+            PriorityClasses(f"{name}-priorities", PriorityClassesArgs(provider), opts=protected),
         ]
     elif config.shared_cluster is not None and config.queues_jobs:
         # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
-        queueing = [LocalQueues(f"{name}-queues", config, namespaces, provider)]
+        queueing = [
+            LocalQueues(f"{name}-queues", args.local_queues_args(config, namespaces, provider))
+        ]
     return Installs(controller, namespaces, queueing)
 
 
@@ -221,7 +228,7 @@ def _workloads(
     jobs = {}
     for workload in config.workloads:
         logical = f"{prefix}-{workload.team}-{workload.name}"
-        args = PathwaysJobArgs(
+        job_args = PathwaysJobArgs(
             name=workload.name,
             namespace=installs.namespaces[workload.team],
             spec=workload_spec(config, workload),
@@ -231,7 +238,7 @@ def _workloads(
             annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
             prerequisites=prerequisites(logical, workload),
         )
-        PathwaysJob(logical, args)
+        PathwaysJob(logical, job_args)
         endpoints = workload_endpoints(workload)
         # Names are unique per namespace only, so outputs are keyed by both.
         job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}

@@ -1,0 +1,169 @@
+"""The stack config mapped to the components' ``*Args``: the only place a component's inputs
+are read from the stack file's model. Each function is one component's mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.addons.installs import ReleaseManifestArgs
+from components.addons.kueue import (
+    KueueQueuesArgs,
+    LocalQueuesArgs,
+    TeamQuotaArgs,
+    tpu_flavors,
+)
+from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
+from components.addons.teams import TeamNamespaceArgs
+from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
+from components.gke.cpu_pool import CpuNodePoolArgs
+from components.gke.node_config import PoolTarget
+from components.gke.tpu_pool import TpuNodePoolArgs
+from components.stack.schema import (
+    AutoscalingPoolConfig,
+    ReleaseAddon,
+    StackConfig,
+    TeamConfig,
+    TpuPoolConfig,
+)
+
+
+def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
+    cluster, network = config.cluster, config.cluster.network
+    return GkeClusterArgs(
+        project=config.gcp.project,
+        region=config.gcp.region,
+        zone=config.gcp.zone,
+        name=cluster.name,
+        regional=cluster.regional,
+        release_channel=cluster.release_channel,
+        deletion_protection=cluster.deletion_protection,
+        private_nodes=config.private_nodes,
+        authorized_networks=tuple(
+            AuthorizedNetwork(n.cidr, n.display_name) for n in cluster.authorized_networks
+        ),
+        nodes_cidr=network.nodes_cidr,
+        pods_cidr=network.pods_cidr,
+        services_cidr=network.services_cidr,
+        mtu=network.mtu,
+        existing_network=network.existing_network,
+        existing_subnetwork=network.existing_subnetwork,
+        multi_networking=any(
+            pool.shape.needs_accelerator_network_profile for pool in config.tpu_pools
+        ),
+        environment=config.environment,
+        team=config.team,
+        protect=config.protects_state,
+    )
+
+
+def existing_cluster_args(config: StackConfig) -> ExistingClusterArgs:
+    """A cluster named by ``existing.name``/``location``, or a kubeconfig context (reported
+    under the stack's cluster name and region)."""
+    existing = config.cluster.existing
+    assert existing is not None  # the program maps only stacks on an existing cluster here
+    return ExistingClusterArgs(
+        project=config.gcp.project,
+        name=existing.name or config.cluster.name,
+        location=existing.location or config.gcp.region,
+        kubeconfig_context=existing.kubeconfig_context,
+    )
+
+
+def cpu_pool_args(pool: AutoscalingPoolConfig, target: PoolTarget) -> CpuNodePoolArgs:
+    return CpuNodePoolArgs(
+        name=pool.name,
+        machine_type=pool.machine_type,
+        target=target,
+        min_nodes=pool.min_nodes,
+        max_nodes=pool.max_nodes,
+        disk_size_gb=pool.disk_size_gb,
+    )
+
+
+def tpu_pool_args(pool: TpuPoolConfig, target: PoolTarget) -> TpuNodePoolArgs:
+    return TpuNodePoolArgs(
+        name=pool.name,
+        shape=pool.shape,
+        target=target,
+        slices=pool.slices,
+        capacity=pool.capacity.type,
+        reservation=pool.capacity.reservation,
+    )
+
+
+def release_args(
+    addon: ReleaseAddon, provider: k8s.Provider, depends_on: Sequence[pulumi.Resource]
+) -> ReleaseManifestArgs:
+    return ReleaseManifestArgs(
+        url=addon.url, version=addon.version, provider=provider, depends_on=tuple(depends_on)
+    )
+
+
+def team_namespace_args(team: TeamConfig, provider: k8s.Provider) -> TeamNamespaceArgs:
+    return TeamNamespaceArgs(
+        name=team.name, provider=provider, service_account=team.service_account
+    )
+
+
+def kueue_queues_args(
+    config: StackConfig,
+    namespaces: Mapping[str, pulumi.Input[str]],
+    provider: k8s.Provider,
+    kueue_install: pulumi.Resource,
+) -> KueueQueuesArgs:
+    return KueueQueuesArgs(
+        provider=provider,
+        kueue_install=kueue_install,
+        cohort=config.cluster.name,
+        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in config.tpu_pools)),
+        cpu_pool=config.cpu_pool.name,
+        cpu_machine_type=config.cpu_pool.machine_type,
+        cpu_max_nodes=config.cpu_pool.max_nodes,
+        namespaces=dict(namespaces),
+        team_quotas=tuple(
+            TeamQuotaArgs(q.team, dict(q.chips), q.borrowing_limit)
+            for q in config.addons.kueue.team_quotas
+        ),
+    )
+
+
+def local_queues_args(
+    config: StackConfig, namespaces: Mapping[str, pulumi.Input[str]], provider: k8s.Provider
+) -> LocalQueuesArgs:
+    """A team stack's LocalQueues point at the ClusterQueues its owner exports."""
+    assert config.shared_cluster is not None  # only team stacks queue on another's Kueue
+    queues = config.shared_cluster.queues
+    return LocalQueuesArgs(
+        provider=provider,
+        namespaces=dict(namespaces),
+        cluster_queues={team: queues.cluster_queue(team) for team in namespaces},
+    )
+
+
+def scratch_bucket_args(
+    config: StackConfig,
+    cluster_ready: Sequence[pulumi.Resource],
+    node_service_account: pulumi.Input[str] | None,
+) -> ScratchBucketArgs:
+    """Each team's workload account gets its prefix through Workload Identity. Pathways pods
+    need none (host network: they act as the node service account), so a namespace's
+    ``default`` account gets nothing."""
+    bucket = config.scratch_bucket
+    return ScratchBucketArgs(
+        project=config.gcp.project,
+        region=config.gcp.region,
+        bucket_name=config.bucket_name,
+        create=bucket.create,
+        retention_days=bucket.retention_days,
+        delete_on_destroy=bucket.delete_on_destroy,
+        team=config.team,
+        protect=config.protects_state,
+        workload_accounts=tuple(
+            WorkloadAccount(team.name, team.service_account) for team in config.teams
+        ),
+        cluster_ready=tuple(cluster_ready),
+        node_service_account=node_service_account,
+    )

@@ -1,0 +1,95 @@
+"""A GKE cluster with one v5p TPU pool and a PathwaysJob on it, from the public API only.
+
+Set the project and location first: ``pulumi config set gcp:project MY-PROJECT``,
+``gcp:region us-east5`` and ``gcp:zone us-east5-a``.
+"""
+
+import pulumi
+
+from components import (
+    Controller,
+    CpuNodePool,
+    CpuNodePoolArgs,
+    DeploymentMode,
+    GkeCluster,
+    GkeClusterArgs,
+    PathwaysJob,
+    PathwaysJobArgs,
+    PathwaysJobSpec,
+    ReleaseManifest,
+    ReleaseManifestArgs,
+    ScratchBucket,
+    ScratchBucketArgs,
+    TeamNamespace,
+    TeamNamespaceArgs,
+    TpuNodePool,
+    TpuNodePoolArgs,
+    Worker,
+    WorkerType,
+    resolve_accelerator,
+)
+
+gcp = pulumi.Config("gcp")
+project, region, zone = gcp.require("project"), gcp.require("region"), gcp.require("zone")
+
+cluster = GkeCluster(
+    "pathways", GkeClusterArgs(project=project, region=region, zone=zone, name="pathways")
+)
+pools = cluster.pool_target()
+# The Pathways head (resource manager, proxy) runs on CPU nodes; the workers on the TPU slices.
+heads = CpuNodePool("heads", CpuNodePoolArgs("cpu-np", "n2-standard-64", pools, max_nodes=2))
+shape = resolve_accelerator("v5p-16")  # 2x2x2 on two ct5p-hightpu-4t hosts
+tpus = TpuNodePool("v5p", TpuNodePoolArgs("v5p", shape, pools, slices=2))
+
+# JobSet, then the PathwaysJob CRD and controller, once the cluster has nodes for them.
+jobset = ReleaseManifest(
+    "jobset",
+    ReleaseManifestArgs(
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
+        "v0.10.1",
+        cluster.provider,
+        depends_on=[*cluster.control_plane, heads],
+    ),
+)
+controller = ReleaseManifest(
+    "pathways-job",
+    ReleaseManifestArgs(
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+        "v0.1.4",
+        cluster.provider,
+        depends_on=[jobset.manifest],
+    ),
+)
+team = TeamNamespace("research", TeamNamespaceArgs("research", cluster.provider))
+bucket_name = f"{project}-pathways-scratch"
+bucket = ScratchBucket(
+    "scratch",
+    ScratchBucketArgs(
+        project=project,
+        region=region,
+        bucket_name=bucket_name,
+        cluster_ready=cluster.control_plane,
+        node_service_account=cluster.node_service_account,
+    ),
+)
+
+PathwaysJob(
+    "train",
+    PathwaysJobArgs(
+        name="train",
+        namespace=team.namespace,
+        spec=PathwaysJobSpec(
+            workers=[
+                Worker(type=WorkerType(shape.machine_type), topology=shape.topology, num_slices=2)
+            ],
+            controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+            pathways_dir=f"gs://{bucket_name}/research/",
+        ),
+        provider=cluster.provider,
+        controller_install=controller.manifest,
+        prerequisites=bucket.grants,
+    ),
+)
+
+pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export("tpu_node_pools", tpus.node_pool_names)

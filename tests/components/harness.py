@@ -1,0 +1,53 @@
+"""Component tests' harness: a component built from its ``*Args`` alone, registered under the
+mock engine; the test reads what was registered and the component's resolved outputs.
+
+``register(build)`` runs ``build`` (which creates the component and returns the outputs to
+resolve) and returns a ``Registered``; ``k8s_provider()`` is the explicit Kubernetes provider
+an in-cluster component needs (create it inside ``build``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi_kubernetes as k8s
+
+from components.plan.engine import run_program
+from components.plan.model import PlannedResource
+
+STACK = "test"
+URN_PREFIX = f"urn:pulumi:{STACK}::tpu-pathways::pulumi:pulumi:Stack$"
+
+
+@dataclass
+class Registered:
+    resources: list[PlannedResource]
+    outputs: dict[str, Any]
+
+    def of_type(self, type_: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str, name: str) -> PlannedResource:
+        found = [r for r in self.resources if r.type == type_ and r.name == name]
+        assert len(found) == 1, f"{len(found)} resources {type_}::{name}"
+        return found[0]
+
+    def names(self, type_: str) -> list[str]:
+        return sorted(r.name for r in self.of_type(type_))
+
+
+def register(build: Callable[[], dict[str, Any] | None]) -> Registered:
+    resources, outputs = run_program(lambda: build() or {}, stack=STACK)
+    return Registered(resources, outputs)
+
+
+def k8s_provider() -> k8s.Provider:
+    return k8s.Provider("k8s", kubeconfig="{}", enable_server_side_apply=True)
+
+
+def urn(type_path: str, name: str) -> str:
+    """The URN of a resource of this test stack: ``type_path`` is its parents' types (below the
+    stack) and its own, joined by ``$``."""
+    return f"{URN_PREFIX}{type_path}::{name}"

@@ -1,0 +1,140 @@
+"""GkeCluster from its Args: the cluster, its own network (or an existing one), the node
+identity and the Pathways ports firewall; ``pool_target()`` for its node pools."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
+from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
+from components.stack.schema import Environment, ReleaseChannel
+from tests.components.harness import register, urn
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NETWORK_COMPONENT = "tpu-pathways:network:ClusterNetwork"
+NODES = "pathways-nodes@acme-ml.iam.gserviceaccount.com"
+
+
+def cluster(**overrides):
+    args = GkeClusterArgs(
+        project="acme-ml", region="us-east5", zone="us-east5-a", name="pathways", **overrides
+    )
+
+    def build():
+        gke = GkeCluster("pc", args)
+        CpuNodePool("pc-cpu", CpuNodePoolArgs("cpu-np", "n2-standard-64", gke.pool_target()))
+        return {
+            "name": gke.cluster_name,
+            "location": gke.location,
+            "nodes": gke.node_service_account,
+        }
+
+    return register(build)
+
+
+@pytest.fixture(scope="module")
+def default():
+    return cluster()
+
+
+@pytest.fixture(scope="module")
+def production():
+    return cluster(
+        regional=False,
+        release_channel=ReleaseChannel.STABLE,
+        private_nodes=True,
+        authorized_networks=[AuthorizedNetwork("192.0.2.0/24", "office")],
+        multi_networking=True,
+        environment=Environment.PRODUCTION,
+        team="research",
+        protect=True,
+    )
+
+
+def test_a_regional_cluster_with_nodes_in_the_zone(default):
+    gke = default.one(CLUSTER, "pc")
+    assert gke.inputs["name"] == "pathways"
+    assert gke.inputs["location"] == "us-east5"
+    assert gke.inputs["nodeLocations"] == ["us-east5-a"]
+    assert gke.inputs["releaseChannel"] == {"channel": "RAPID"}
+    assert gke.inputs["deletionProtection"] is True
+    assert gke.inputs["resourceLabels"] == {"managed-by": "tpu-pathways", "environment": "dev"}
+    assert gke.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
+    assert "privateClusterConfig" not in gke.inputs
+    assert "enableMultiNetworking" not in gke.inputs
+    assert default.outputs == {"name": "pathways", "location": "us-east5", "nodes": NODES}
+
+
+def test_its_own_network_and_identity(default):
+    gke = default.one(CLUSTER, "pc")
+    assert gke.inputs["network"] == "pc-net"
+    assert gke.inputs["subnetwork"] == "pc-net-subnet"
+    assert gke.inputs["ipAllocationPolicy"] == {
+        "clusterSecondaryRangeName": "pods",
+        "servicesSecondaryRangeName": "services",
+    }
+    assert gke.inputs["nodeConfig"]["serviceAccount"] == NODES
+    net = default.one(NETWORK_COMPONENT, "pc-net")
+    assert net.parent == urn("tpu-pathways:cluster:GkeCluster", "pc")
+    allow = default.one("gcp:compute/firewall:Firewall", "pc-pathways-ports-allow")
+    assert allow.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+
+
+def test_a_zonal_private_production_cluster(production):
+    gke = production.one(CLUSTER, "pc")
+    assert gke.inputs["location"] == "us-east5-a"
+    assert "nodeLocations" not in gke.inputs
+    assert gke.inputs["releaseChannel"] == {"channel": "STABLE"}
+    assert gke.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert gke.inputs["enableMultiNetworking"] is True
+    assert gke.inputs["masterAuthorizedNetworksConfig"] == {
+        "cidrBlocks": [{"cidrBlock": "192.0.2.0/24", "displayName": "office"}]
+    }
+    assert gke.inputs["resourceLabels"] == {
+        "managed-by": "tpu-pathways",
+        "environment": "production",
+        "team": "research",
+    }
+    assert production.names("gcp:compute/routerNat:RouterNat") == ["pc-net-nat"]
+
+
+def test_protect_covers_the_cluster_and_what_it_stands_on(production, default):
+    protected = [
+        (CLUSTER, "pc"),
+        ("gcp:compute/network:Network", "pc-net"),
+        ("gcp:serviceaccount/account:Account", "pc-nodes"),
+        ("gcp:compute/firewall:Firewall", "pc-pathways-ports-deny"),
+    ]
+    for type_, name in protected:
+        assert production.one(type_, name).options["protect"] is True
+    assert default.one(CLUSTER, "pc").options.get("protect") is None
+
+
+def test_an_existing_network():
+    existing = cluster(existing_network="shared-vpc", existing_subnetwork="shared-subnet")
+    assert existing.of_type(NETWORK_COMPONENT) == []
+    gke = existing.one(CLUSTER, "pc")
+    assert gke.inputs["network"] == "shared-vpc"
+    assert gke.inputs["subnetwork"] == "shared-subnet"
+    assert gke.inputs["ipAllocationPolicy"] == {
+        "clusterIpv4CidrBlock": "10.4.0.0/14",
+        "servicesIpv4CidrBlock": "10.8.0.0/20",
+    }
+    allow = existing.one("gcp:compute/firewall:Firewall", "pc-pathways-ports-allow")
+    assert allow.inputs["network"] == "shared-vpc"
+    # The existing subnetwork's range is read at deploy time.
+    assert allow.inputs["sourceRanges"] == ["<looked up at deploy time>", "10.4.0.0/14"]
+
+
+def test_pool_target_places_pools_on_this_cluster(production):
+    pool = production.one("gcp:container/nodePool:NodePool", "pc-cpu")
+    assert pool.inputs["cluster"] == "pathways"
+    assert pool.inputs["location"] == "us-east5-a"
+    assert pool.inputs["nodeLocations"] == ["us-east5-a"]
+    assert pool.inputs["project"] == "acme-ml"
+    assert pool.inputs["nodeConfig"]["serviceAccount"] == NODES
+    assert pool.inputs["nodeConfig"]["labels"] == {
+        "tpu-pathways/pool": "cpu-np",
+        "tpu-pathways/team": "research",
+    }
+    assert pool.options["protect"] is True

@@ -1,0 +1,72 @@
+"""The curated public API (``components/__init__.py``): every exported name resolves, and
+importing the package or the TPU catalog loads no provider SDK (the names are lazy)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import components
+from tests.conftest import PROJECT_ROOT
+
+SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
+
+
+def sdks_loaded_by(code: str) -> list[str]:
+    probe = (
+        f"import json, sys\n{code}\n"
+        f"print(json.dumps(sorted(m for m in {SDKS!r} if m in sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    )
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import components",
+        "import components.tpu.catalog",
+        "from components import resolve_accelerator; resolve_accelerator('v5p-16')",
+    ],
+)
+def test_no_provider_sdk_is_imported(code):
+    assert sdks_loaded_by(code) == []
+
+
+def test_a_component_import_loads_its_sdk():
+    """The probe sees an SDK when one is loaded (so the test above can fail)."""
+    assert {"pulumi", "pulumi_gcp"} <= set(sdks_loaded_by("from components import TpuNodePool"))
+
+
+@pytest.mark.parametrize("name", components.__all__)
+def test_every_exported_name_resolves(name):
+    assert getattr(components, name) is not None
+    assert name in dir(components)
+
+
+def test_the_api_names_what_users_build_with():
+    assert {
+        "GkeCluster",
+        "GkeClusterArgs",
+        "TpuNodePool",
+        "TpuNodePoolArgs",
+        "CpuNodePool",
+        "CpuNodePoolArgs",
+        "ScratchBucket",
+        "ScratchBucketArgs",
+        "PathwaysJob",
+        "PathwaysJobSpec",
+        "Worker",
+        "resolve_accelerator",
+    } <= set(components.__all__)
+    assert components.resolve_accelerator("v5p-16").topology == "2x2x2"
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'GkeClustr'"):
+        components.GkeClustr  # noqa: B018
