@@ -22,7 +22,7 @@ if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`)
     sys.path.insert(0, str(PROJECT_ROOT))
 
 from components.errors import ConfigError  # noqa: E402
-from components.plan.engine import plan_stack  # noqa: E402
+from components.plan.engine import config_map, plan_file, plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
 from components.stack.schema import StackConfig, parse_stack_config  # noqa: E402
 
@@ -94,7 +94,8 @@ def plan_of() -> Callable[..., Plan]:
     def plan(values: dict[str, Any], stack: str = "test") -> Plan:
         key = json.dumps([stack, values], sort_keys=True)
         if key not in cache:
-            cache[key] = plan_stack(parse_stack_config(copy.deepcopy(values)), stack)
+            config = parse_stack_config(copy.deepcopy(values))
+            cache[key] = plan_stack(config, stack, config_map(values))
         return cache[key]
 
     return plan
@@ -110,13 +111,12 @@ CRD_SCHEMA_FILE = PROJECT_ROOT / "tests" / "data" / "pathwaysjob-v0.1.4-openapi-
 def example_plan() -> Callable[[str], Plan]:
     """Factory: the offline plan of an example stack file (stacks/Pulumi.<name>.yaml), planned
     once per session through the same loader the CLI uses. Plans are read-only."""
-    from components.stack.loader import load_stack
 
     cache: dict[str, Plan] = {}
 
     def plan(name: str) -> Plan:
         if name not in cache:
-            cache[name] = plan_stack(load_stack(name, STACKS_DIR), name)
+            cache[name] = plan_file(name, STACKS_DIR)
         return cache[name]
 
     return plan

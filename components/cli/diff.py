@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.plan.diff import StackDiff, diff_plans
 from components.plan.diff_render import FORMATS, render
-from components.plan.model import PlanDocument
+from components.plan.model import Plan, PlanDocument
 
 EXIT_PLAN_FAILED = 1
 _PLAN_JSON = "give a file written by `python -m components plan --stack NAME --json`"
@@ -50,30 +50,30 @@ def _error(key: str, message: str) -> ConfigError:
     return ConfigError([ConfigIssue(key, message)], "plan")
 
 
-def run(args: argparse.Namespace) -> int | None:
-    """Run the diff the arguments ask for and return the exit code; None for a plain plan."""
-    if not (args.diff or args.diff_dir or args.all):
-        if args.format is not None:
-            raise _error("--format", "only with --diff or --diff-dir")
-        if args.stack is None:
-            raise _error("--stack", "required: a stack name (or --all with --diff-dir)")
-        return None
-    fmt = _format(args)
-    _check_combination(args)
+def stacks_dir(args: argparse.Namespace) -> Path:
+    """The directory of stack files (``--stacks-dir``, default stacks/)."""
     from components.stack.loader import STACKS_DIR
 
-    stacks_dir = args.stacks_dir or STACKS_DIR
+    return args.stacks_dir or STACKS_DIR
+
+
+def run(args: argparse.Namespace) -> int:
+    """The diff the arguments ask for (``--diff``, ``--diff-dir``, ``--all``), printed; the exit
+    code: 1 if a stack failed to plan, else 0."""
+    fmt = _format(args)
+    _check_combination(args)
+    directory = stacks_dir(args)
     if args.all:
-        diffs = diff_all(stacks_dir, args.diff_dir)
+        diffs = diff_all(directory, args.diff_dir, args.program)
     else:
         base = args.diff if args.diff is not None else args.diff_dir / f"{args.stack}.json"
         argument = "--diff" if args.diff is not None else "--diff-dir"
         before = load_plan_document(base, argument, missing_ok=args.diff is None)
-        if before is not None and before.get("stack") != args.stack:
+        if before is not None and before.stack != args.stack:
             raise _error(
-                argument, f"{base} is the plan of stack {before.get('stack')!r}, not {args.stack!r}"
+                argument, f"{base} is the plan of stack {before.stack!r}, not {args.stack!r}"
             )
-        diffs = [diff_plans(before, current_plan(args.stack, stacks_dir))]
+        diffs = [diff_plans(before, current_plan(args.stack, directory, args.program))]
     sys.stdout.write(render(diffs, fmt))
     return EXIT_PLAN_FAILED if any(d.error for d in diffs) else 0
 
@@ -107,11 +107,11 @@ MAX_PLAN_BYTES = 64 * 2**20
 MAX_PLAN_DEPTH = 64
 
 
-def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> dict | None:
+def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> Plan | None:
     """A saved ``plan --json``; None if it is missing and that is allowed (a new stack).
 
-    The document must match the plan document's schema (``PlanDocument``); anything else is
-    refused with a message, never followed into the diff."""
+    The document must be a plan document (``Plan.load`` validates it against
+    ``PlanDocument``); anything else is refused with a message, never followed into the diff."""
     if not path.exists():
         if missing_ok:
             return None
@@ -122,7 +122,7 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> d
             argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
     try:
-        PlanDocument.model_validate(document)
+        plan = Plan.load(document)
     except ValidationError as exc:
         raise ConfigError(
             [ConfigIssue(argument, f"{path}, {i}") for i in _schema_issues(exc)]
@@ -132,12 +132,12 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> d
     from components.plan.cost import overrides_of
 
     try:
-        overrides_of(document)
+        overrides_of(plan)
     except ValidationError:
         raise _error(
             argument, f"{path} has unreadable summary.cost.overrides; " + _PLAN_JSON
         ) from None
-    return document
+    return plan
 
 
 def _read_bounded(path: Path, argument: str) -> str:
@@ -186,20 +186,19 @@ def _schema_issues(exc: ValidationError) -> list[ConfigIssue]:
     return issues
 
 
-def current_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
-    """The stack's plan now, as the JSON document `plan --json` prints."""
-    from components.plan.engine import plan_stack
-    from components.plan.render import render_json
-    from components.stack.loader import load_stack
+def current_plan(stack: str, directory: Path, program: Path | None = None) -> Plan:
+    """The stack's plan now: ``program`` (default: the project's `__main__.py`) planned with
+    the stack's file."""
+    from components.plan.engine import PROGRAM, plan_file
 
-    return json.loads(render_json(plan_stack(load_stack(stack, stacks_dir), stack)))
+    return plan_file(stack, directory, program or PROGRAM)
 
 
-def diff_all(stacks_dir: Path, base_dir: Path) -> list[StackDiff]:
+def diff_all(directory: Path, base_dir: Path, program: Path | None = None) -> list[StackDiff]:
     """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
     from components.stack.loader import available_stacks
 
-    stacks = available_stacks(stacks_dir)
+    stacks = available_stacks(directory)
     base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)
     diffs = []
     for stack in sorted([*stacks, *base_only]):
@@ -212,7 +211,7 @@ def diff_all(stacks_dir: Path, base_dir: Path) -> list[StackDiff]:
             diffs.append(diff_plans(before, None))
             continue
         try:
-            after = current_plan(stack, stacks_dir)
+            after = current_plan(stack, directory, program)
         except ConfigError as exc:
             diffs.append(StackDiff(stack=stack, error=str(exc)))
             continue

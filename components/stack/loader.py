@@ -294,9 +294,9 @@ def load_stack(
 
 
 def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> SharedCluster | None:
-    """The owner's `shared_cluster` output as its offline plan computes it."""
-    from components.plan.engine import PROJECT, run_program
-    from components.stack.program import build_stack
+    """The owner's `shared_cluster` output as its offline plan (its program run with its
+    stack file) exports it."""
+    from components.plan.engine import PROJECT, plan_file
     from components.stack.shared_cluster import OUTPUT, contract_from_outputs, parse_owner_ref
 
     def refuse(message: str) -> ConfigError:
@@ -321,9 +321,7 @@ def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> Shar
             f"stack {owner_stack!r} does not own a cluster (it is a team stack or targets an "
             f"existing cluster); cluster owners: {', '.join(owner_stacks(stacks_dir)) or 'none'}"
         )
-    owner_config = load_stack(owner_stack, stacks_dir)
-    _, outputs = run_program(lambda: build_stack(owner_config), owner_stack)
-    return contract_from_outputs(outputs.get(OUTPUT), owner)
+    return contract_from_outputs(plan_file(owner_stack, stacks_dir).outputs.get(OUTPUT), owner)
 
 
 def _stderr(message: str) -> None:
