@@ -7,6 +7,7 @@ consumed and from ``depends_on``. Nothing here guesses an edge.
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 import threading
@@ -38,6 +39,8 @@ from components.stack.loader import (
 from components.stack.schema import NAMESPACE, StackConfig
 
 PROJECT = "tpu-pathways"
+# Where an engine may also pass config to a program (read by pulumi.runtime.config).
+_ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
 # The project's Pulumi program: what `pulumi up` runs, and so what the offline plan runs.
 PROGRAM = PROJECT_DIR / "__main__.py"
 
@@ -154,7 +157,11 @@ def run_program(
     settings.ROOT.set(None)
     settings.SETTINGS.rpc_manager.clear()
     settings.SETTINGS.outputs.clear()
+    # The program sees this config only: none left from an earlier run, none from the
+    # process environment (PULUMI_CONFIG, the engine's older channel, when run inside one).
     runtime_config.set_all_config(dict(config or {}), list(secret_keys))
+    for variable in _ENGINE_CONFIG_VARIABLES:
+        os.environ.pop(variable, None)
     pulumi.runtime.set_mocks(
         resource_mocks,
         project=project,

@@ -374,7 +374,7 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
         {"lab": OWNER, "vision": {**TEAM, "workloads": [{**TEAM["workloads"][0], "pool": "x"}]}},
     )
     owner = plan_stack(load_stack("lab", stacks), "lab").outputs
-    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(read_stack_file("vision", stacks)))
+    config = read_stack_file("vision", stacks)
     registered: list[str] = []
     original = engine.RecordingMonitor.RegisterResource
 
@@ -386,7 +386,10 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
     main = Path(__file__).resolve().parents[2] / "__main__.py"
     with pytest.raises(pulumi.RunError, match="not a TPU pool of owner stack 'lab'"):
         run_program(
-            lambda: (runpy.run_path(str(main)), {})[1], "vision", stack_outputs={"lab": owner}
+            lambda: (runpy.run_path(str(main)), {})[1],
+            "vision",
+            stack_outputs={"lab": owner},
+            config=config,
         )
     assert [t for t in registered if t != "pulumi:pulumi:Stack"] == []
 
