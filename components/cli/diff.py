@@ -6,6 +6,9 @@
 ``BASE.json`` is a saved ``plan --json`` (e.g. of the PR's base commit); ``BASE_DIR`` holds one
 ``<stack>.json`` per stack. A stack missing from ``BASE_DIR`` is new (everything added); a base
 plan whose stack is gone is shown as removed.
+
+The plan modules (which load Pulumi and the provider SDKs) are imported by the functions that
+run a diff, not by this module: the CLI's parser is built from it for every command.
 """
 
 from __future__ import annotations
@@ -14,14 +17,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
-from components.plan.diff import StackDiff, diff_plans
-from components.plan.diff_render import FORMATS, render
-from components.plan.model import Plan, PlanDocument
+
+if TYPE_CHECKING:
+    from components.plan.diff import StackDiff
+    from components.plan.model import Plan
 
 EXIT_PLAN_FAILED = 1
 _PLAN_JSON = "give a file written by `python -m components plan --stack NAME --json`"
@@ -42,7 +46,11 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "--all", action="store_true", help="diff every stack of stacks/ (with --diff-dir)"
     )
     plan.add_argument(
-        "--format", metavar="FORMAT", help=f"diff output: {', '.join(FORMATS)} (default text)"
+        # The formats are components.plan.diff_render.FORMATS; not imported here, as the plan
+        # modules load Pulumi and `shapes` must answer without it.
+        "--format",
+        metavar="FORMAT",
+        help="diff output: text (default), markdown or json",
     )
 
 
@@ -60,6 +68,9 @@ def stacks_dir(args: argparse.Namespace) -> Path:
 def run(args: argparse.Namespace) -> int:
     """The diff the arguments ask for (``--diff``, ``--diff-dir``, ``--all``), printed; the exit
     code: 1 if a stack failed to plan, else 0."""
+    from components.plan.diff import diff_plans
+    from components.plan.diff_render import render
+
     fmt = _format(args)
     _check_combination(args)
     directory = stacks_dir(args)
@@ -79,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _format(args: argparse.Namespace) -> str:
+    from components.plan.diff_render import FORMATS
+
     fmt = args.format or ("json" if args.json else "text")
     if fmt not in FORMATS:
         raise _error("--format", f"{fmt!r} is not a diff format; allowed: {', '.join(FORMATS)}")
@@ -121,6 +134,8 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> P
         raise _error(
             argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
+    from components.plan.model import Plan
+
     try:
         plan = Plan.load(document)
     except ValidationError as exc:
@@ -180,6 +195,8 @@ def _depth(document: Any) -> int:
 
 
 def _schema_issues(exc: ValidationError) -> list[ConfigIssue]:
+    from components.plan.model import PlanDocument
+
     issues = issues_from_validation(exc, PlanDocument)
     if len(issues) > 10:
         issues = [*issues[:10], ConfigIssue("", f"and {len(issues) - 10} more problems")]
@@ -196,6 +213,7 @@ def current_plan(stack: str, directory: Path, program: Path | None = None) -> Pl
 
 def diff_all(directory: Path, base_dir: Path, program: Path | None = None) -> list[StackDiff]:
     """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
+    from components.plan.diff import StackDiff, diff_plans
     from components.stack.loader import available_stacks
 
     stacks = available_stacks(directory)
