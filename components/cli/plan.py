@@ -52,6 +52,8 @@ def _error(key: str, message: str) -> ConfigError:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.program is not None and not args.program.is_file():
+        raise _error("--program", f"{str(args.program)!r} is not a file; give a Pulumi program")
     if args.diff or args.diff_dir or args.all:
         return diff_cli.run(args)
     if args.format is not None:

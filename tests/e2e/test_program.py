@@ -71,3 +71,9 @@ def test_the_added_resource_is_policy_checked(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "added-bucket" in out
+
+
+def test_a_missing_program_is_a_clean_error(tmp_path, capsys):
+    code = main(["plan", "--stack", "dev", "--program", str(tmp_path / "missing.py")])
+    assert code == 2
+    assert "--program: " in capsys.readouterr().err
