@@ -25,6 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.errors import ConfigError, ConfigIssue
+from components.plan.cost import cost_summary
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
 from components.stack.loader import (
@@ -36,7 +37,10 @@ from components.stack.loader import (
     read_stack_file,
     stack_path,
 )
+from components.stack.preflight import bucket_writers, planned_pools, preflight
+from components.stack.program import build_stack, tpu_summary
 from components.stack.schema import NAMESPACE, StackConfig
+from components.stack.shared_cluster import OUTPUT
 
 PROJECT = "tpu-pathways"
 # Where an engine may also pass config to a program (read by pulumi.runtime.config).
@@ -294,8 +298,6 @@ def plan_file(stack: str, stacks_dir: Path = STACKS_DIR, program: Path = PROGRAM
 def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:
     """A team stack's StackReference answers: what its owner's offline plan exported (the
     loader validated the team config with it)."""
-    from components.stack.shared_cluster import OUTPUT
-
     if config.owner is None or config.shared_cluster is None:
         return {}
     return {config.owner: {OUTPUT: config.shared_cluster.model_dump(mode="json")}}
@@ -313,10 +315,6 @@ def plan_stack(
     With ``raw`` (the stack's config map in the engine's string form, ``read_stack_file``),
     ``program`` runs with it, as `pulumi up` would run it. Without it (a config built in
     Python, e.g. by a test), the project's program function runs on ``config`` directly."""
-    from components.plan.cost import cost_summary
-    from components.stack.preflight import bucket_writers, planned_pools, preflight
-    from components.stack.program import build_stack, tpu_summary
-
     references = owner_outputs(config)
     if raw is None:
         resources, outputs = run_program(
