@@ -22,8 +22,9 @@ if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`)
     sys.path.insert(0, str(PROJECT_ROOT))
 
 from components.errors import ConfigError  # noqa: E402
-from components.plan.engine import config_map, plan_file, plan_stack  # noqa: E402
+from components.plan.engine import plan_file, plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
+from components.stack.loader import engine_string  # noqa: E402
 from components.stack.schema import StackConfig, parse_stack_config  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
@@ -95,7 +96,9 @@ def plan_of() -> Callable[..., Plan]:
         key = json.dumps([stack, values], sort_keys=True)
         if key not in cache:
             config = parse_stack_config(copy.deepcopy(values))
-            cache[key] = plan_stack(config, stack, config_map(values))
+            # The config map the engine would hand `__main__.py` for these values.
+            raw = {f"tpu-pathways:{k}": engine_string(v) for k, v in values.items()}
+            cache[key] = plan_stack(config, stack, raw)
         return cache[key]
 
     return plan

@@ -32,14 +32,13 @@ from components.stack.loader import (
     PROJECT_DIR,
     SECRETS_KEY,
     STACKS_DIR,
-    engine_string,
     load_stack,
     read_stack_file,
     stack_path,
 )
 from components.stack.preflight import bucket_writers, planned_pools, preflight
 from components.stack.program import build_stack, tpu_summary
-from components.stack.schema import NAMESPACE, StackConfig
+from components.stack.schema import StackConfig
 from components.stack.shared_cluster import OUTPUT
 
 PROJECT = "tpu-pathways"
@@ -250,12 +249,6 @@ def main_program(path: Path = PROGRAM) -> Callable[[], None]:
             raise ConfigError([ConfigIssue("", str(exc))], path.name) from None
 
     return run
-
-
-def config_map(values: Mapping[str, Any]) -> dict[str, str]:
-    """This project's config values (as a stack file's ``tpu-pathways:`` keys hold them) as the
-    engine's config map: namespaced keys, every value a string."""
-    return {f"{NAMESPACE}:{key}": engine_string(value) for key, value in values.items()}
 
 
 def engine_config(raw: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
