@@ -102,11 +102,11 @@ def rounded(figures: dict[str, float], digits: int = 3) -> dict[str, float]:
 
 
 def project_plan(stack: str, stacks_dir: Path) -> None:
-    """The project's offline plan of one stack, in-process (what the CLI runs before printing)."""
-    from components.plan.engine import plan_stack
-    from components.stack.loader import load_stack
+    """The project's offline plan of one stack, in-process (what the CLI runs before printing):
+    the stack file validated, then the project's `__main__.py` run under the mock engine."""
+    from components.plan.engine import plan_file
 
-    plan_stack(load_stack(stack, stacks_dir), stack)
+    plan_file(stack, stacks_dir)
 
 
 def write_shape(plan: dict[str, Any], path: Path) -> int:

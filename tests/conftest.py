@@ -22,9 +22,10 @@ if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`)
     sys.path.insert(0, str(PROJECT_ROOT))
 
 from components.errors import ConfigError  # noqa: E402
-from components.plan.engine import plan_stack  # noqa: E402
+from components.plan.engine import plan_file, plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
 from components.stack.checks import parse_stack_config  # noqa: E402
+from components.stack.loader import engine_string  # noqa: E402
 from components.stack.schema import StackConfig  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
@@ -95,7 +96,10 @@ def plan_of() -> Callable[..., Plan]:
     def plan(values: dict[str, Any], stack: str = "test") -> Plan:
         key = json.dumps([stack, values], sort_keys=True)
         if key not in cache:
-            cache[key] = plan_stack(parse_stack_config(copy.deepcopy(values)), stack)
+            config = parse_stack_config(copy.deepcopy(values))
+            # The config map the engine would hand `__main__.py` for these values.
+            raw = {f"tpu-pathways:{k}": engine_string(v) for k, v in values.items()}
+            cache[key] = plan_stack(config, stack, raw)
         return cache[key]
 
     return plan
@@ -111,13 +115,12 @@ CRD_SCHEMA_FILE = PROJECT_ROOT / "tests" / "data" / "pathwaysjob-v0.1.4-openapi-
 def example_plan() -> Callable[[str], Plan]:
     """Factory: the offline plan of an example stack file (stacks/Pulumi.<name>.yaml), planned
     once per session through the same loader the CLI uses. Plans are read-only."""
-    from components.stack.loader import load_stack
 
     cache: dict[str, Plan] = {}
 
     def plan(name: str) -> Plan:
         if name not in cache:
-            cache[name] = plan_stack(load_stack(name, STACKS_DIR), name)
+            cache[name] = plan_file(name, STACKS_DIR)
         return cache[name]
 
     return plan

@@ -6,6 +6,9 @@
 ``BASE.json`` is a saved ``plan --json`` (e.g. of the PR's base commit); ``BASE_DIR`` holds one
 ``<stack>.json`` per stack. A stack missing from ``BASE_DIR`` is new (everything added); a base
 plan whose stack is gone is shown as removed.
+
+The plan modules (which load Pulumi and the provider SDKs) are imported by the functions that
+run a diff, not by this module: the CLI's parser is built from it for every command.
 """
 
 from __future__ import annotations
@@ -14,14 +17,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
-from components.plan.diff import StackDiff, diff_plans
-from components.plan.diff_render import FORMATS, render
-from components.plan.model import PlanDocument
+
+if TYPE_CHECKING:
+    from components.plan.diff import StackDiff
+    from components.plan.model import Plan
 
 EXIT_PLAN_FAILED = 1
 _PLAN_JSON = "give a file written by `python -m components plan --stack NAME --json`"
@@ -42,7 +46,11 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "--all", action="store_true", help="diff every stack of stacks/ (with --diff-dir)"
     )
     plan.add_argument(
-        "--format", metavar="FORMAT", help=f"diff output: {', '.join(FORMATS)} (default text)"
+        # The formats are components.plan.diff_render.FORMATS; not imported here, as the plan
+        # modules load Pulumi and `shapes` must answer without it.
+        "--format",
+        metavar="FORMAT",
+        help="diff output: text (default), markdown or json",
     )
 
 
@@ -50,35 +58,40 @@ def _error(key: str, message: str) -> ConfigError:
     return ConfigError([ConfigIssue(key, message)], "plan")
 
 
-def run(args: argparse.Namespace) -> int | None:
-    """Run the diff the arguments ask for and return the exit code; None for a plain plan."""
-    if not (args.diff or args.diff_dir or args.all):
-        if args.format is not None:
-            raise _error("--format", "only with --diff or --diff-dir")
-        if args.stack is None:
-            raise _error("--stack", "required: a stack name (or --all with --diff-dir)")
-        return None
-    fmt = _format(args)
-    _check_combination(args)
+def stacks_dir(args: argparse.Namespace) -> Path:
+    """The directory of stack files (``--stacks-dir``, default stacks/)."""
     from components.stack.loader import STACKS_DIR
 
-    stacks_dir = args.stacks_dir or STACKS_DIR
+    return args.stacks_dir or STACKS_DIR
+
+
+def run(args: argparse.Namespace) -> int:
+    """The diff the arguments ask for (``--diff``, ``--diff-dir``, ``--all``), printed; the exit
+    code: 1 if a stack failed to plan, else 0."""
+    from components.plan.diff import diff_plans
+    from components.plan.diff_render import render
+
+    fmt = _format(args)
+    _check_combination(args)
+    directory = stacks_dir(args)
     if args.all:
-        diffs = diff_all(stacks_dir, args.diff_dir)
+        diffs = diff_all(directory, args.diff_dir, args.program)
     else:
         base = args.diff if args.diff is not None else args.diff_dir / f"{args.stack}.json"
         argument = "--diff" if args.diff is not None else "--diff-dir"
         before = load_plan_document(base, argument, missing_ok=args.diff is None)
-        if before is not None and before.get("stack") != args.stack:
+        if before is not None and before.stack != args.stack:
             raise _error(
-                argument, f"{base} is the plan of stack {before.get('stack')!r}, not {args.stack!r}"
+                argument, f"{base} is the plan of stack {before.stack!r}, not {args.stack!r}"
             )
-        diffs = [diff_plans(before, current_plan(args.stack, stacks_dir))]
+        diffs = [diff_plans(before, current_plan(args.stack, directory, args.program))]
     sys.stdout.write(render(diffs, fmt))
     return EXIT_PLAN_FAILED if any(d.error for d in diffs) else 0
 
 
 def _format(args: argparse.Namespace) -> str:
+    from components.plan.diff_render import FORMATS
+
     fmt = args.format or ("json" if args.json else "text")
     if fmt not in FORMATS:
         raise _error("--format", f"{fmt!r} is not a diff format; allowed: {', '.join(FORMATS)}")
@@ -107,11 +120,11 @@ MAX_PLAN_BYTES = 64 * 2**20
 MAX_PLAN_DEPTH = 64
 
 
-def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> dict | None:
+def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> Plan | None:
     """A saved ``plan --json``; None if it is missing and that is allowed (a new stack).
 
-    The document must match the plan document's schema (``PlanDocument``); anything else is
-    refused with a message, never followed into the diff."""
+    The document must be a plan document (``Plan.load`` validates it against
+    ``PlanDocument``); anything else is refused with a message, never followed into the diff."""
     if not path.exists():
         if missing_ok:
             return None
@@ -121,8 +134,10 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> d
         raise _error(
             argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
+    from components.plan.model import Plan
+
     try:
-        PlanDocument.model_validate(document)
+        plan = Plan.load(document)
     except ValidationError as exc:
         raise ConfigError(
             [ConfigIssue(argument, f"{path}, {i}") for i in _schema_issues(exc)]
@@ -132,12 +147,12 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> d
     from components.plan.cost import overrides_of
 
     try:
-        overrides_of(document)
+        overrides_of(plan)
     except ValidationError:
         raise _error(
             argument, f"{path} has unreadable summary.cost.overrides; " + _PLAN_JSON
         ) from None
-    return document
+    return plan
 
 
 def _read_bounded(path: Path, argument: str) -> str:
@@ -180,26 +195,28 @@ def _depth(document: Any) -> int:
 
 
 def _schema_issues(exc: ValidationError) -> list[ConfigIssue]:
+    from components.plan.model import PlanDocument
+
     issues = issues_from_validation(exc, PlanDocument)
     if len(issues) > 10:
         issues = [*issues[:10], ConfigIssue("", f"and {len(issues) - 10} more problems")]
     return issues
 
 
-def current_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
-    """The stack's plan now, as the JSON document `plan --json` prints."""
-    from components.plan.engine import plan_stack
-    from components.plan.render import render_json
-    from components.stack.loader import load_stack
+def current_plan(stack: str, directory: Path, program: Path | None = None) -> Plan:
+    """The stack's plan now: ``program`` (default: the project's `__main__.py`) planned with
+    the stack's file."""
+    from components.plan.engine import PROGRAM, plan_file
 
-    return json.loads(render_json(plan_stack(load_stack(stack, stacks_dir), stack)))
+    return plan_file(stack, directory, program or PROGRAM)
 
 
-def diff_all(stacks_dir: Path, base_dir: Path) -> list[StackDiff]:
+def diff_all(directory: Path, base_dir: Path, program: Path | None = None) -> list[StackDiff]:
     """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
+    from components.plan.diff import StackDiff, diff_plans
     from components.stack.loader import available_stacks
 
-    stacks = available_stacks(stacks_dir)
+    stacks = available_stacks(directory)
     base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)
     diffs = []
     for stack in sorted([*stacks, *base_only]):
@@ -212,7 +229,7 @@ def diff_all(stacks_dir: Path, base_dir: Path) -> list[StackDiff]:
             diffs.append(diff_plans(before, None))
             continue
         try:
-            after = current_plan(stack, stacks_dir)
+            after = current_plan(stack, directory, program)
         except ConfigError as exc:
             diffs.append(StackDiff(stack=stack, error=str(exc)))
             continue

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from components.plan.model import UNKNOWN
+from components.plan.model import UNKNOWN, Plan
 from components.stack.schema import CapacityType
 from components.tpu import catalog
 from components.tpu.machines import machine_type
@@ -211,9 +211,10 @@ def _cpu_price(
     return {"hourly": nodes * per_node, "basis": _join("list price", note)}
 
 
-def overrides_of(document: dict[str, Any]) -> PricingOverrides:
-    """The pricing overrides a plan document was made with (none for older plans)."""
-    recorded = ((document.get("summary") or {}).get("cost") or {}).get("overrides") or {}
+def overrides_of(plan: Plan | dict[str, Any]) -> PricingOverrides:
+    """The pricing overrides a plan was made with (none for older plans)."""
+    summary = plan.summary if isinstance(plan, Plan) else plan.get("summary")
+    recorded = ((summary or {}).get("cost") or {}).get("overrides") or {}
     return PricingOverrides.model_validate(recorded)
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import yaml
 
@@ -420,11 +420,6 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
     return "\n".join(lines)
 
 
-def report_critical_path(plan: Any, out: TextIO, as_json: bool = False) -> int:
-    """Print the critical path of a plan; 1 when the structure is violated (the CLI's exit)."""
-    path = critical_path(plan.resources)
-    if as_json:
-        out.write(json.dumps({"stack": plan.stack, **path.to_dict()}, indent=2) + "\n")
-    else:
-        print(render_text(path, plan.stack), file=out)
-    return 1 if path.violations else 0
+def render_json(path: CriticalPath, stack: str = "") -> str:
+    """The critical path as one JSON document (``plan --critical-path --json``)."""
+    return json.dumps({"stack": stack, **path.to_dict()}, indent=2) + "\n"

@@ -20,7 +20,7 @@ from typing import Any
 
 from components.plan.cost import plan_cost
 from components.plan.critical_path import CriticalPath, critical_path
-from components.plan.model import SECRET
+from components.plan.model import SECRET, Plan
 from components.tpu.catalog import is_tpu_machine_type
 from components.tpu.pricing import PriceTable
 
@@ -567,12 +567,14 @@ def _capacity(before: dict | None, after: dict | None) -> dict[str, dict[str, di
 
 
 def diff_plans(
-    before: dict[str, Any] | None, after: dict[str, Any] | None, table: PriceTable | None = None
+    old_plan: Plan | None, new_plan: Plan | None, table: PriceTable | None = None
 ) -> StackDiff:
-    """Compare two plan documents (``plan --json``) of one stack; either may be None (a stack
-    that is new or gone). Both sides are priced with the same price table (the repo's)."""
-    if before is None and after is None:
+    """Compare two plans of one stack; either may be None (a stack that is new or gone).
+    Both sides are priced with the same price table (the repo's)."""
+    if old_plan is None and new_plan is None:
         raise ValueError("nothing to compare")
+    before = old_plan.to_dict() if old_plan is not None else None
+    after = new_plan.to_dict() if new_plan is not None else None
     stack = (after or before or {}).get("stack", "")
     old = {r["urn"]: r for r in (before or {}).get("resources") or []}
     new = {r["urn"]: r for r in (after or {}).get("resources") or []}

@@ -7,23 +7,45 @@ consumed and from ``depends_on``. Nothing here guesses an edge.
 
 from __future__ import annotations
 
+import os
+import runpy
+import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
 
 import pulumi
 from google.protobuf import json_format
+from pulumi.runtime import config as runtime_config
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.errors import ConfigError, ConfigIssue
+from components.plan.cost import cost_summary
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
+from components.stack import loader
+from components.stack.loader import (
+    PROJECT,
+    PROJECT_DIR,
+    SECRETS_KEY,
+    STACKS_DIR,
+    read_stack_file,
+    stack_path,
+)
+from components.stack.preflight import bucket_writers, planned_pools, preflight
+from components.stack.program import build_stack, tpu_summary
 from components.stack.schema import StackConfig
+from components.stack.shared_cluster import OUTPUT
 
-PROJECT = "tpu-pathways"
+# Where an engine may also pass config to a program (read by pulumi.runtime.config).
+_ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
+# The project's Pulumi program: what `pulumi up` runs, and so what the offline plan runs.
+PROGRAM = PROJECT_DIR / "__main__.py"
 
 
 class RecordingMonitor(mocks.MockMonitor):
@@ -95,14 +117,42 @@ def readable(value: Any) -> Any:
     return value
 
 
+class ProgramLog:
+    """Where the program's ``pulumi.log`` messages go in the offline plan: warnings and errors
+    to stderr, prefixed like the CLI's own (``label``: the stack file); debug and info are
+    dropped, as `pulumi preview` hides them by default."""
+
+    def __init__(self, label: str = "") -> None:
+        self.prefix = f"{label}: " if label else ""
+
+    def debug(self, message: str) -> None:
+        """Not shown."""
+
+    info = debug
+
+    def warning(self, message: str) -> None:
+        print(f"warning: {self.prefix}{message}", file=sys.stderr)
+
+    def error(self, message: str) -> None:
+        print(f"error: {self.prefix}{message}", file=sys.stderr)
+
+
 def run_program(
-    program: Callable[[], dict[str, Any]],
+    program: Callable[[], dict[str, Any] | None],
     stack: str,
     project: str = PROJECT,
     stack_outputs: dict[str, dict[str, Any]] | None = None,
+    config: Mapping[str, str] | None = None,
+    secret_keys: tuple[str, ...] = (),
+    log: ProgramLog | None = None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run ``program`` under the mock engine (as a preview); return registrations and outputs.
-    ``stack_outputs`` answers StackReferences: {stack reference name: its outputs}."""
+
+    The outputs are what the program exported (``pulumi.export``, kept by the root stack as the
+    engine's would) plus what ``program`` returned. ``stack_outputs`` answers StackReferences:
+    {stack reference name: its outputs}. ``config`` is the engine's config map (every value a
+    string, as the engine passes it), ``secret_keys`` the keys it marks secret; without them the
+    program sees an empty config."""
     resource_mocks = PlanMocks(stack_outputs)
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
@@ -110,16 +160,28 @@ def run_program(
     settings.ROOT.set(None)
     settings.SETTINGS.rpc_manager.clear()
     settings.SETTINGS.outputs.clear()
+    # The program sees this config only: none left from an earlier run, none from the
+    # process environment (PULUMI_CONFIG, the engine's older channel, when run inside one).
+    runtime_config.set_all_config(dict(config or {}), list(secret_keys))
+    for variable in _ENGINE_CONFIG_VARIABLES:
+        os.environ.pop(variable, None)
     pulumi.runtime.set_mocks(
-        resource_mocks, project=project, stack=stack, preview=True, monitor=monitor
+        resource_mocks,
+        project=project,
+        stack=stack,
+        preview=True,
+        monitor=monitor,
+        logger=cast(Any, log or ProgramLog()),
     )
+    root = settings.get_root_resource()
     returned: dict[str, Any] = {}
 
     def run() -> None:
-        returned.update(program())
+        returned.update(program() or {})
 
     _sync_await(run_pulumi_func(run))
-    outputs = {key: _sync_await(resolve(value)) for key, value in sorted(returned.items())}
+    exported = {**getattr(root, "outputs", {}), **returned}
+    outputs = {key: _sync_await(resolve(value)) for key, value in sorted(exported.items())}
     _refuse_duplicate_urns(monitor.registrations)
     return order_resources(monitor.registrations), outputs
 
@@ -170,18 +232,102 @@ def order_resources(resources: list[PlannedResource]) -> list[PlannedResource]:
     return ordered
 
 
-def plan_stack(config: StackConfig, stack: str) -> Plan:
-    """The offline plan of one validated stack config."""
-    from components.plan.cost import cost_summary
-    from components.stack.preflight import bucket_writers, planned_pools, preflight
-    from components.stack.program import build_stack, tpu_summary
-    from components.stack.shared_cluster import OUTPUT
+def main_program(path: Path = PROGRAM) -> Callable[[], None]:
+    """The Pulumi program in ``path`` (a project's `__main__.py`), run as the Python language
+    host runs it: as ``__main__``, its exports kept by the root stack.
 
-    references = {}
-    if config.owner is not None and config.shared_cluster is not None:
-        # What the owner's offline plan exported (load_stack validated the team config with it).
-        references[config.owner] = {OUTPUT: config.shared_cluster.model_dump(mode="json")}
-    resources, outputs = run_program(lambda: build_stack(config), stack, stack_outputs=references)
+    The project's program turns a ConfigError into ``pulumi.RunError`` (the engine shows its
+    message without a traceback); the plan reports that ConfigError itself. Any other RunError
+    is a refusal by the program, reported with its message."""
+
+    def run() -> None:
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except pulumi.RunError as exc:
+            if isinstance(exc.__context__, ConfigError):
+                raise exc.__context__ from None
+            raise ConfigError([ConfigIssue("", str(exc))], path.name) from None
+
+    return run
+
+
+def engine_config(raw: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A stack file's config in the engine's form: every value a string, and the keys the
+    engine marks secret (``tpu-pathways:secrets``, whose values are encrypted in the file)."""
+    return dict(raw), (SECRETS_KEY,) if SECRETS_KEY in raw else ()
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """A stack file read for the offline plan: its validated config, its config map in the
+    engine's string form (what the program is given) and its name for messages."""
+
+    stack: str
+    config: StackConfig
+    raw: dict[str, str]
+    label: str
+
+
+def load_stack(
+    stack: str, stacks_dir: Path = STACKS_DIR, warn: Callable[[str], None] | None = None
+) -> StackConfig:
+    """Read and validate a stack file for the offline plan: a team stack's owner contract is
+    what the owner stack's own offline plan exports (same project, no network)."""
+    return loader.load_stack(
+        stack, stacks_dir, warn, read_owner=lambda owner: plan_file(owner, stacks_dir).outputs
+    )
+
+
+def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
+    """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
+    (ConfigError), before anything registers."""
+    # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
+    config = load_stack(stack, stacks_dir, warn=lambda _: None)
+    raw = read_stack_file(stack, stacks_dir)
+    return StackFile(stack, config, raw, stack_path(stack, stacks_dir).name)
+
+
+def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
+    """The offline plan of a stack file read by ``read_stack``: ``program`` (default: the
+    project's `__main__.py`) run under the mock engine with that stack's config."""
+    return plan_stack(source.config, source.stack, source.raw, program, ProgramLog(source.label))
+
+
+def plan_file(stack: str, stacks_dir: Path = STACKS_DIR, program: Path = PROGRAM) -> Plan:
+    """The offline plan of ``stacks_dir/Pulumi.<stack>.yaml`` (``read_stack``, ``plan_read``)."""
+    return plan_read(read_stack(stack, stacks_dir), program)
+
+
+def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:
+    """A team stack's StackReference answers: what its owner's offline plan exported (the
+    loader validated the team config with it)."""
+    if config.owner is None or config.shared_cluster is None:
+        return {}
+    return {config.owner: {OUTPUT: config.shared_cluster.model_dump(mode="json")}}
+
+
+def plan_stack(
+    config: StackConfig,
+    stack: str,
+    raw: Mapping[str, str] | None = None,
+    program: Path = PROGRAM,
+    log: ProgramLog | None = None,
+) -> Plan:
+    """The offline plan of one validated stack config.
+
+    With ``raw`` (the stack's config map in the engine's string form, ``read_stack_file``),
+    ``program`` runs with it, as `pulumi up` would run it. Without it (a config built in
+    Python, e.g. by a test), the project's program function runs on ``config`` directly."""
+    references = owner_outputs(config)
+    if raw is None:
+        resources, outputs = run_program(
+            lambda: build_stack(config), stack, stack_outputs=references
+        )
+    else:
+        values, secret_keys = engine_config(raw)
+        resources, outputs = run_program(
+            main_program(program), stack, PROJECT, references, values, secret_keys, log
+        )
     summary = {"tpu": tpu_summary(config), "resources": len(resources)}
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
     # build_stack refused the stack if the preflight found a problem; here it is the report of

@@ -43,7 +43,25 @@ class Plan:
     outputs: dict[str, Any]
     summary: dict[str, Any]
 
+    @classmethod
+    def load(cls, document: Any) -> Plan:
+        """A plan from its document (``to_dict``, or a saved ``plan --json``), validated
+        against ``PlanDocument`` first: raises pydantic's ValidationError on anything else."""
+        PlanDocument.model_validate(document)
+        resources = [
+            PlannedResource(**{f.name: r[f.name] for f in fields(PlannedResource) if f.name in r})
+            for r in document["resources"]
+        ]
+        return cls(
+            document["stack"],
+            document["project"],
+            resources,
+            document["outputs"],
+            document["summary"],
+        )
+
     def to_dict(self) -> dict[str, Any]:
+        """The plan document (``plan --json`` prints it); ``load`` reads it back."""
         return {
             "stack": self.stack,
             "project": self.project,
@@ -102,7 +120,8 @@ class SummaryDocument(_Document):
 
 
 class PlanDocument(_Document):
-    """The schema of ``plan --json`` (``Plan.to_dict``); a ``--diff`` base must match it."""
+    """The schema of the plan document (``Plan.to_dict``, ``plan --json``); ``Plan.load``
+    validates with it, so a ``--diff`` base that does not match is refused."""
 
     stack: str
     project: str

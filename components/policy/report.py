@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from components.plan.model import Plan, PlannedResource
 from components.policy.rules import RULES, Resource, Rule, StackContext, evaluate
-
-EXIT_VIOLATIONS = 1
 
 
 @dataclass(frozen=True)
@@ -59,10 +57,3 @@ def render_violations(violations: list[Violation], environment: str, stack: str)
     lines = [f"{header}: {count} violation{'s' if count != 1 else ''}"]
     lines += [f"  [{v.rule}] {v.message}" for v in violations]
     return "\n".join(lines)
-
-
-def report_policy(plan: Plan, environment: str, out: TextIO) -> int:
-    """Print the policy report of the plan; the exit code: 1 on any violation, else 0."""
-    violations = check_plan(plan, environment)
-    print(render_violations(violations, environment, plan.stack), file=out)
-    return EXIT_VIOLATIONS if violations else 0

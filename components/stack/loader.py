@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,10 @@ from components.stack.checks import parse_stack_config
 from components.stack.grammars import parse_owner_ref
 from components.stack.safe_yaml import MAX_FILE_BYTES, load_yaml
 from components.stack.schema import NAMESPACE, StackConfig, namespace_values
-from components.stack.shared_cluster import OUTPUT, SharedCluster, contract_from_outputs
+from components.stack.shared_cluster import OUTPUT, contract_from_outputs
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT = "tpu-pathways"  # the name in Pulumi.yaml
 STACKS_DIR = PROJECT_DIR / "stacks"
 
 
@@ -277,28 +278,37 @@ def lookalike_key_warnings(raw: dict[str, str]) -> list[str]:
     return warnings
 
 
+OwnerReader = Callable[[str], Mapping[str, Any] | None]
+"""Given an owner stack's name, its exported outputs (the offline plan passes one that plans
+the owner stack; the loader itself never plans)."""
+
+
 def load_stack(
-    stack: str, stacks_dir: Path = STACKS_DIR, warn: Callable[[str], None] | None = None
+    stack: str,
+    stacks_dir: Path = STACKS_DIR,
+    warn: Callable[[str], None] | None = None,
+    read_owner: OwnerReader | None = None,
 ) -> StackConfig:
-    """Read and validate one stack file (the offline plan's entry). Warnings about keys that
-    look misspelled go to ``warn`` (default: stderr). A team stack's owner is resolved from the
-    owner stack's own offline plan (same project, no network)."""
+    """Read and validate one stack file. Warnings about keys that look misspelled go to ``warn``
+    (default: stderr). A team stack's owner contract comes from ``read_owner`` (the offline plan
+    gives one that plans the owner stack: ``components.plan.engine.load_stack``)."""
     raw = read_stack_file(stack, stacks_dir)
     for message in lookalike_key_warnings(raw):
         (warn or _stderr)(f"warning: {stack_path(stack, stacks_dir).name}: {message}")
     values = decode_engine_values(raw)
     source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
     owner = values.get("owner")
-    contract = offline_owner(stack, owner, stacks_dir, source) if isinstance(owner, str) else None
+    contract = None
+    if isinstance(owner, str) and (owner_stack := owner_stack_of(stack, owner, stacks_dir, source)):
+        if read_owner is None:
+            raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
+        contract = contract_from_outputs((read_owner(owner_stack) or {}).get(OUTPUT), owner)
     return parse_stack_config(values, source, contract)
 
 
-def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> SharedCluster | None:
-    """The owner's `shared_cluster` output as its offline plan computes it."""
-    # Deferred: the engine and the program load the provider SDKs, which only a team stack's
-    # offline load needs.
-    from components.plan.engine import PROJECT, run_program
-    from components.stack.program import build_stack
+def owner_stack_of(stack: str, owner: str, stacks_dir: Path, source: str) -> str | None:
+    """The stack of this project that ``owner`` names, checked to be a cluster owner (None for
+    a malformed reference, which the schema reports against its key)."""
 
     def refuse(message: str) -> ConfigError:
         return ConfigError([ConfigIssue("owner", message)], source)
@@ -306,7 +316,7 @@ def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> Shar
     try:
         project, owner_stack = parse_owner_ref(owner)
     except ValueError:
-        return None  # the schema reports the malformed reference against its key
+        return None
     if project not in (None, PROJECT):
         raise refuse(
             f"{owner!r} is a stack of project {project!r}; the offline plan reads owners of "
@@ -322,9 +332,7 @@ def offline_owner(stack: str, owner: str, stacks_dir: Path, source: str) -> Shar
             f"stack {owner_stack!r} does not own a cluster (it is a team stack or targets an "
             f"existing cluster); cluster owners: {', '.join(owner_stacks(stacks_dir)) or 'none'}"
         )
-    owner_config = load_stack(owner_stack, stacks_dir)
-    _, outputs = run_program(lambda: build_stack(owner_config), owner_stack)
-    return contract_from_outputs(outputs.get(OUTPUT), owner)
+    return owner_stack
 
 
 def _stderr(message: str) -> None:

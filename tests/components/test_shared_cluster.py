@@ -17,9 +17,9 @@ import yaml
 
 from components.cli import main as cli
 from components.errors import ConfigError
-from components.plan.engine import plan_stack, run_program
+from components.plan.engine import load_stack, plan_stack, run_program
 from components.stack.grammars import parse_owner_ref
-from components.stack.loader import load_stack, owner_stacks
+from components.stack.loader import owner_stacks
 from components.stack.shared_cluster import SharedCluster, contract_from_outputs
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
@@ -371,7 +371,7 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
         {"lab": OWNER, "vision": {**TEAM, "workloads": [{**TEAM["workloads"][0], "pool": "x"}]}},
     )
     owner = plan_stack(load_stack("lab", stacks), "lab").outputs
-    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(read_stack_file("vision", stacks)))
+    config = read_stack_file("vision", stacks)
     registered: list[str] = []
     original = engine.RecordingMonitor.RegisterResource
 
@@ -383,7 +383,10 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
     main = Path(__file__).resolve().parents[2] / "__main__.py"
     with pytest.raises(pulumi.RunError, match="not a TPU pool of owner stack 'lab'"):
         run_program(
-            lambda: (runpy.run_path(str(main)), {})[1], "vision", stack_outputs={"lab": owner}
+            lambda: (runpy.run_path(str(main)), {})[1],
+            "vision",
+            stack_outputs={"lab": owner},
+            config=config,
         )
     assert [t for t in registered if t != "pulumi:pulumi:Stack"] == []
 

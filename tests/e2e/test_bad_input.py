@@ -1100,6 +1100,7 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
     from components.cli.diff import load_plan_document
     from components.plan.diff import diff_plans
     from components.plan.diff_render import render
+    from components.plan.model import Plan
 
     CASES["diff"] = CASES.get("diff", 0) + 1
     base = tmp_path_factory.mktemp("diff") / "base.json"
@@ -1109,7 +1110,7 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
     except ConfigError as exc:
         assert exc.issues
         return
-    current = json.loads(_DIFF_BASE.read_text())
+    current = Plan.load(json.loads(_DIFF_BASE.read_text()))
     for fmt in ("text", "markdown", "json"):
         render([diff_plans(before, current)], fmt)
 

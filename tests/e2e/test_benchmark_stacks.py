@@ -13,8 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from components.plan.engine import plan_stack
-from components.stack.loader import load_stack
+from components.plan.engine import load_stack, plan_file
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 STACKS = sorted(
@@ -136,7 +135,7 @@ def test_baseline_registers_what_the_project_registers(
 
 def test_baseline_of_a_generated_stack(generator, bench, baseline, tmp_path):
     stack = generator.write_stack(tmp_path, 16)
-    plan = plan_stack(load_stack(stack, tmp_path), stack)
+    plan = plan_file(stack, tmp_path)
     records = _baseline_of(plan, bench, baseline, tmp_path)
     assert sorted(r["type"] for r in records) == sorted(r.type for r in plan.resources)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import runpy
 
-import pulumi
 import pytest
 
 from components.plan.engine import run_program
@@ -18,15 +17,12 @@ CONFIG = {"gcp:project": "acme-ml", "gcp:region": "us-east5", "gcp:zone": "us-ea
 
 @pytest.fixture(scope="module")
 def planned() -> dict[str, PlannedResource]:
-    pulumi.runtime.set_all_config(CONFIG)
-    try:
-        resources, _ = run_program(
-            lambda: runpy.run_path(str(EXAMPLE / "__main__.py")) and {},
-            stack="example",
-            project="pathways-python-api",
-        )
-    finally:
-        pulumi.runtime.set_all_config({})
+    resources, _ = run_program(
+        lambda: runpy.run_path(str(EXAMPLE / "__main__.py")) and {},
+        stack="example",
+        project="pathways-python-api",
+        config=CONFIG,
+    )
     return {f"{r.type}::{r.name}": r for r in resources}
 
 

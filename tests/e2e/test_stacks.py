@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan.engine import plan_stack
-from components.stack.loader import load_stack
+from components.plan.engine import plan_file
 
 TESTS = Path(__file__).resolve().parents[1]
 STACKS_DIR = TESTS.parent / "stacks"
@@ -66,7 +65,7 @@ def expected_slice(pool: dict[str, Any]) -> tuple[str, int, str]:
 def stack(request):
     path: Path = request.param
     name = stack_name(path)
-    return file_values(path), plan_stack(load_stack(name), name)
+    return file_values(path), plan_file(name)
 
 
 def test_there_are_stacks():

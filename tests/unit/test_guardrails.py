@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from components.cli.main import main
-from components.plan.engine import plan_stack
+from components.plan.engine import plan_read, read_stack
 from components.plan.model import UNKNOWN, Plan, PlannedResource
 from components.policy import rules as guardrails
 from components.policy.report import Violation, check_plan
@@ -24,7 +24,7 @@ from components.policy.rules import (
     Resource,
     StackContext,
 )
-from components.stack.loader import STACKS_DIR, available_stacks, load_stack, owner_stacks
+from components.stack.loader import STACKS_DIR, available_stacks, owner_stacks
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 BUCKET_IAM_BINDING = "gcp:storage/bucketIAMBinding:BucketIAMBinding"
@@ -773,8 +773,8 @@ def test_unknown_environment_is_refused():
 
 @functools.cache
 def stack_plan(stack: str) -> tuple[Plan, str]:
-    config = load_stack(stack)
-    return plan_stack(config, stack), config.environment.value
+    source = read_stack(stack)
+    return plan_read(source), source.config.environment.value
 
 
 def test_the_example_stacks_cover_every_environment_and_rule_target():

@@ -6,12 +6,14 @@ must keep: node pools never wait for each other and installs never wait for a TP
 
 from __future__ import annotations
 
+import contextlib
 import io
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from components.cli import plan as plan_cli
 from components.cli.main import main
 from components.plan.critical_path import (
     CONFIG_FILE,
@@ -20,7 +22,6 @@ from components.plan.critical_path import (
     DurationTable,
     critical_path,
     minutes,
-    report_critical_path,
     structure_violations,
 )
 from components.plan.model import PlannedResource
@@ -236,8 +237,10 @@ def test_the_cli_exit_code_follows_the_structure():
         pool("a", "ct5p-hightpu-4t", deps=("cluster",)),
         pool("b", "ct5p-hightpu-4t", deps=("cluster", "a")),
     ]
+    plan = SimpleNamespace(stack="t", resources=bad)
     out = io.StringIO()
-    assert report_critical_path(SimpleNamespace(stack="t", resources=bad), out) == 1
+    with contextlib.redirect_stdout(out):
+        assert plan_cli._critical_path(plan, as_json=False) == 1
     assert "STRUCTURE VIOLATIONS (1)" in out.getvalue()
     assert "node pool b waits for node pool(s) a" in out.getvalue()
 

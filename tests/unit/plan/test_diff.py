@@ -15,6 +15,7 @@ import pytest
 from components.cli import main as cli
 from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
+from components.plan.model import Plan
 from components.tpu.pricing import PriceTable
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -59,14 +60,16 @@ def res(
     }
 
 
-def plan(*resources: dict[str, Any], stack: str = "s", tpu: dict | None = None) -> dict:
-    return {
-        "stack": stack,
-        "project": "tpu-pathways",
-        "resources": list(resources),
-        "outputs": {},
-        "summary": {"tpu": tpu or {}, "resources": len(resources)},
-    }
+def plan(*resources: dict[str, Any], stack: str = "s", tpu: dict | None = None) -> Plan:
+    return Plan.load(
+        {
+            "stack": stack,
+            "project": "tpu-pathways",
+            "resources": list(resources),
+            "outputs": {},
+            "summary": {"tpu": tpu or {}, "resources": len(resources)},
+        }
+    )
 
 
 def tpu_pool(name: str = "v5e-0", topology: str = "2x4", hosts: int = 2, **node_config) -> dict:
@@ -108,10 +111,10 @@ def test_a_plan_against_itself_is_empty():
 
 
 def test_the_real_dev_plan_against_itself_is_empty(plan_of, stack_values):
-    document = json.loads(json.dumps(plan_of(stack_values(), "dev").to_dict()))
+    document = Plan.load(json.loads(json.dumps(plan_of(stack_values(), "dev").to_dict())))
     diff = diff_plans(document, copy.deepcopy(document))
     assert diff.resources == []
-    assert diff.unchanged == len(document["resources"])
+    assert diff.unchanged == len(document.resources)
 
 
 def test_added_and_removed_resources_are_matched_by_urn():
@@ -376,7 +379,7 @@ def test_bad_diff_file_is_a_clear_error(tmp_path, capsys, content, expected):
 
 def test_bad_format_is_a_clear_error(tmp_path, capsys):
     base = tmp_path / "base.json"
-    base.write_text(json.dumps(plan(stack="dev")))
+    base.write_text(json.dumps(plan(stack="dev").to_dict()))
     code, _, err = run_cli(capsys, "--stack", "dev", "--diff", str(base), "--format", "html")
     assert code == 2
     assert "--format: 'html' is not a diff format; allowed: text, markdown, json" in err
@@ -384,7 +387,7 @@ def test_bad_format_is_a_clear_error(tmp_path, capsys):
 
 def test_base_plan_of_another_stack_is_refused(tmp_path, capsys):
     base = tmp_path / "base.json"
-    base.write_text(json.dumps(plan(stack="serving")))
+    base.write_text(json.dumps(plan(stack="serving").to_dict()))
     code, _, err = run_cli(capsys, "--stack", "dev", "--diff", str(base))
     assert code == 2 and "is the plan of stack 'serving', not 'dev'" in err
 
@@ -443,7 +446,7 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
     (base_dir / "dev.json").write_text(out)
     gone = plan(res("old", "x:y:Z", stack="retired"), stack="retired")
-    (base_dir / "retired.json").write_text(json.dumps(gone))
+    (base_dir / "retired.json").write_text(json.dumps(gone.to_dict()))
 
     argv = ("--all", "--stacks-dir", str(stacks), "--diff-dir", str(base_dir))
     code, out, err = run_cli(capsys, *argv, "--format", "markdown")

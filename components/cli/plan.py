@@ -1,0 +1,111 @@
+"""`python -m components plan ...`: the offline plan of a stack, its manifests (``--out``), its
+guardrail report (``--policy``), its critical path (``--critical-path``) or its diff against a
+saved plan (``--diff``/``--diff-dir``/``--all``; ``components.cli.diff``).
+
+Exit codes: 0 fine, 1 a check failed (policy violations, critical-path structure violations,
+a stack of a diff that failed to plan), 2 a user mistake (raised as ConfigError).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from components.cli import diff as diff_cli
+from components.errors import ConfigError, ConfigIssue
+
+if TYPE_CHECKING:
+    from components.plan.model import Plan
+
+EXIT_CHECK_FAILED = 1
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
+    plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
+    plan.add_argument(
+        "--out",
+        type=Path,
+        help="write every Kubernetes object, patch and release manifest URL of the stack here",
+    )
+    plan.add_argument(
+        "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
+    )
+    plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    # The Pulumi program to plan (default: the project's __main__.py); for tests and for
+    # trying a program change before it replaces __main__.py.
+    plan.add_argument("--program", type=Path, default=None, help=argparse.SUPPRESS)
+    plan.add_argument(
+        "--critical-path",
+        action="store_true",
+        help="print the modeled critical path of `pulumi up`; exit 1 on structure violations",
+    )
+    diff_cli.add_arguments(plan)
+    plan.set_defaults(handler=run)
+
+
+def _error(key: str, message: str) -> ConfigError:
+    return ConfigError([ConfigIssue(key, message)], "plan")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.program is not None and not args.program.is_file():
+        raise _error("--program", f"{str(args.program)!r} is not a file; give a Pulumi program")
+    if args.diff or args.diff_dir or args.all:
+        return diff_cli.run(args)
+    if args.format is not None:
+        raise _error("--format", "only with --diff or --diff-dir")
+    if args.stack is None:
+        raise _error("--stack", "required: a stack name (or --all with --diff-dir)")
+    from components.plan import render
+    from components.plan.engine import PROGRAM, plan_read, read_stack
+
+    source = read_stack(args.stack, diff_cli.stacks_dir(args))
+    plan = plan_read(source, args.program or PROGRAM)
+    if args.critical_path:  # instead of the plan itself (with --json: as JSON)
+        return _critical_path(plan, args.json)
+    if args.json:
+        sys.stdout.write(render.render_json(plan))
+    else:
+        print(render.render_text(plan))
+    if args.out is not None:
+        _write_manifests(plan, args.out)
+    if args.policy:
+        environment = source.config.environment.value
+        return _policy(plan, environment, sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _critical_path(plan: Plan, as_json: bool) -> int:
+    from components.plan.critical_path import critical_path, render_json, render_text
+
+    path = critical_path(plan.resources)
+    if as_json:
+        sys.stdout.write(render_json(path, plan.stack))
+    else:
+        print(render_text(path, plan.stack))
+    return EXIT_CHECK_FAILED if path.violations else 0
+
+
+def _write_manifests(plan: Plan, out: Path) -> None:
+    from components.plan import render
+
+    try:
+        written = render.write_manifests(plan, out)
+    except render.OutputExists as exc:
+        raise _error("--out", str(exc)) from None
+    except OSError as exc:
+        raise _error("--out", f"cannot write manifests to {str(out)!r}: {exc}") from None
+    print(written.summary(out), file=sys.stderr)
+
+
+def _policy(plan: Plan, environment: str, out: TextIO) -> int:
+    """The guardrail report; the stack's environment says which rules apply."""
+    from components.policy.report import check_plan, render_violations
+
+    violations = check_plan(plan, environment)
+    print(render_violations(violations, environment, plan.stack), file=out)
+    return EXIT_CHECK_FAILED if violations else 0

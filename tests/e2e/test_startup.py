@@ -1,0 +1,56 @@
+"""Startup follows the layers: the CLI and the TPU catalog load no provider SDK; only a plan,
+which registers resources, does. Checked in a fresh interpreter (what a command imports is a
+property of the process, not of a test session that has imported everything already). The
+time `shapes NAME` takes is measured in benchmarks/README.md, not asserted here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SDKS = ("pulumi_gcp", "pulumi_kubernetes")
+
+# Runs one CLI command in-process, then prints which provider SDK modules it loaded.
+PROBE = """
+import contextlib, io, json, sys
+from components.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main(sys.argv[1:])
+sdks = sorted({name.split(".")[0] for name in sys.modules} & {"pulumi_gcp", "pulumi_kubernetes"})
+print(json.dumps({"code": code, "sdks": sdks}))
+"""
+
+
+def loaded_sdks(*argv: str) -> tuple[int, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    return result["code"], result["sdks"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("shapes", "v5litepod-16"), ("shapes", "--json"), ("shapes", "v9-nonsense")],
+)
+def test_shapes_loads_no_provider_sdk(argv):
+    code, sdks = loaded_sdks(*argv)
+    assert code in (0, 2)
+    assert sdks == []
+
+
+def test_a_plan_loads_the_provider_sdks():
+    """The other side: the probe sees the SDKs when a plan registers resources."""
+    code, sdks = loaded_sdks("plan", "--stack", "dev", "--json")
+    assert code == 0
+    assert sdks == list(SDKS)
