@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from components.errors import ConfigIssue
 from components.pathways.head_sizing import head_fit_problem
 from components.stack.schema import (
-    ConfigIssue,
     SharedServiceConfig,
     StackConfig,
     WorkloadConfig,

@@ -510,10 +510,3 @@ def accepted_names(shape: TpuShape) -> list[str]:
 def all_shapes() -> list[TpuShape]:
     """Every shape, by generation, chips, dimensions, then hosts."""
     return sorted(_INDEX.shapes.values(), key=_sort_key)
-
-
-def accelerator_names() -> list[str]:
-    """Every name resolve_accelerator() accepts, in all_shapes() order, canonical name first."""
-    order = {shape: i for i, shape in enumerate(all_shapes())}
-    canonical = {shape.accelerator_name for shape in order}
-    return sorted(_INDEX.names, key=lambda n: (order[_INDEX.names[n]], n not in canonical, n))
