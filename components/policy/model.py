@@ -179,3 +179,37 @@ def in_production(check: Check) -> Check:
         return check(resource, context) if context.production else ()
 
     return gated
+
+
+def policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:
+    """The bindings of an IAM policy document (policyData is JSON text)."""
+    if not isinstance(policy_data, str) or is_unknown(policy_data):
+        return []
+    try:
+        document = json.loads(policy_data)
+    except json.JSONDecodeError:
+        return []
+    bindings = document.get("bindings", []) if isinstance(document, Mapping) else []
+    return [b for b in bindings if isinstance(b, Mapping)]
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is MISSING or is_unknown(value):
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def grantees(resource: Resource) -> list[str]:
+    """Who a storage access resource grants access to."""
+    kind = BUCKET_ACCESS_TYPES[resource.type]
+    inputs = resource.inputs
+    if kind == IAM_POLICY:
+        members = [
+            m for b in policy_bindings(inputs.get(kind)) for m in as_list(b.get(IAM_MEMBERS))
+        ]
+    elif kind == ACL_ROLE_ENTITIES:
+        pairs = as_list(lookup(inputs, kind))
+        members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
+    else:
+        members = as_list(lookup(inputs, kind))
+    return [m for m in members if isinstance(m, str) and not is_unknown(m)]

@@ -24,13 +24,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from components.policy.model import (
-    ACL_ROLE_ENTITIES,
     BASIC_ROLES,
     BUCKET,
     BUCKET_ACCESS_TYPES,
     CLUSTER,
     DEFAULT_COMPUTE_SA_SUFFIX,
-    IAM_MEMBERS,
     IAM_POLICY,
     KUEUE_TYPE_PREFIX,
     MISSING,
@@ -43,11 +41,14 @@ from components.policy.model import (
     Rule,
     StackContext,
     all_of,
+    as_list,
     expect,
+    grantees,
     in_production,
     is_unknown,
     lookup,
     number,
+    policy_bindings,
     show,
 )
 from components.tpu import catalog
@@ -78,7 +79,7 @@ def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
 
 def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
     blocks = lookup(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
-    for block in _as_list(blocks):
+    for block in as_list(blocks):
         cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
         if isinstance(cidr, str) and _is_everywhere(cidr):
             yield (
@@ -251,42 +252,8 @@ def _bucket_retained(resource: Resource, _: StackContext) -> Iterator[str]:
     )
 
 
-def _policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:
-    """The bindings of an IAM policy document (policyData is JSON text)."""
-    if not isinstance(policy_data, str) or is_unknown(policy_data):
-        return []
-    try:
-        document = json.loads(policy_data)
-    except json.JSONDecodeError:
-        return []
-    bindings = document.get("bindings", []) if isinstance(document, Mapping) else []
-    return [b for b in bindings if isinstance(b, Mapping)]
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is MISSING or is_unknown(value):
-        return []
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def _grantees(resource: Resource) -> list[str]:
-    """Who a storage access resource grants access to."""
-    kind = BUCKET_ACCESS_TYPES[resource.type]
-    inputs = resource.inputs
-    if kind == IAM_POLICY:
-        members = [
-            m for b in _policy_bindings(inputs.get(kind)) for m in _as_list(b.get(IAM_MEMBERS))
-        ]
-    elif kind == ACL_ROLE_ENTITIES:
-        pairs = _as_list(lookup(inputs, kind))
-        members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
-    else:
-        members = _as_list(lookup(inputs, kind))
-    return [m for m in members if isinstance(m, str) and not is_unknown(m)]
-
-
 def _no_public_access(resource: Resource, _: StackContext) -> Iterator[str]:
-    public = [m for m in _grantees(resource) if m in PUBLIC_MEMBERS]
+    public = [m for m in grantees(resource) if m in PUBLIC_MEMBERS]
     for member in dict.fromkeys(public):
         yield f"grants access to {member!r}: the bucket's data would be public"
     predefined = resource.inputs.get("predefinedAcl")
@@ -297,9 +264,9 @@ def _no_public_access(resource: Resource, _: StackContext) -> Iterator[str]:
 def _no_basic_roles(resource: Resource, _: StackContext) -> Iterator[str]:
     where = PROJECT_IAM_TYPES[resource.type]
     if where == IAM_POLICY:
-        roles = [b.get("role") for b in _policy_bindings(resource.inputs.get(where))]
+        roles = [b.get("role") for b in policy_bindings(resource.inputs.get(where))]
     else:
-        roles = _as_list(lookup(resource.inputs, where))
+        roles = as_list(lookup(resource.inputs, where))
     for role in dict.fromkeys(r for r in roles if r in BASIC_ROLES):
         yield (
             f"grants the basic role {role!r}: project-wide access far beyond what node service "
