@@ -262,7 +262,7 @@ def test_report_case_counts():
     print(json.dumps(CASES))
 
 
-# --- Hostile YAML (issue 12): what JSON cannot carry is refused by key and line -------------
+# --- Hostile YAML: what JSON cannot carry is refused by key and line -------------------------
 
 GOOD_STACK = "dev"
 
@@ -555,7 +555,7 @@ def test_generated_hostile_yaml_never_shows_a_traceback(text, tmp_path_factory):
     assert GOOD_STACK in out.getvalue()  # the good stack is never hidden by the bad one
 
 
-# --- Free text against the real grammars, quantities, strict counts (issue 12) --------------
+# --- Free text against the real grammars, quantities, strict counts --------------------------
 
 
 def _with(change) -> dict[str, Any]:

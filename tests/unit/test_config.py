@@ -6,10 +6,9 @@ import re
 
 import pytest
 
-from components.cli import main as cli
 from components.errors import ConfigError
-from components.plan import engine
 from components.stack.schema import CapacityType, Environment, ReleaseChannel
+from tests.helpers import run_cli
 
 
 def only_issue(error: ConfigError) -> tuple[str, str]:
@@ -450,26 +449,6 @@ config:
 """
 
 
-@pytest.fixture
-def registrations(monkeypatch):
-    """Every resource registration the mock engine receives while the test runs."""
-    seen: list[str] = []
-    original = engine.RecordingMonitor.RegisterResource
-
-    def spy(self, request):
-        seen.append(request.name)
-        return original(self, request)
-
-    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", spy)
-    return seen
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_bad_config_exits_2_without_registering(tmp_path, capsys, registrations):
     (tmp_path / "Pulumi.bad.yaml").write_text(BAD_STACK)
     code, out, err = run_cli(capsys, "plan", "--stack", "bad", "--stacks-dir", str(tmp_path))
@@ -486,7 +465,7 @@ def test_cli_good_config_in_same_dir_registers(tmp_path, capsys, registrations):
     (tmp_path / "Pulumi.good.yaml").write_text(BAD_STACK.replace("4x5", "2x4"))
     code, out, err = run_cli(capsys, "plan", "--stack", "good", "--stacks-dir", str(tmp_path))
     assert (code, err) == (0, "")
-    assert "pathways-dev-v5e-0" in registrations
+    assert ("gcp:container/nodePool:NodePool", "pathways-dev-v5e-0") in registrations
     assert "Plan for stack 'good'" in out
 
 
