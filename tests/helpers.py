@@ -10,11 +10,11 @@ import re
 
 from components.cli import main as cli
 
-# The CLI's report of a user mistake: `error: <source>: N problem(s)` then one `  - key: problem`
-# line each, or a one-line `error: ...`; argparse's usage error is `usage: ...` then
-# `<prog>: error: ...`.
-_REPORT = re.compile(r"error: [^\n]+(\n  (- |  )[^\n]*)*\n?")
+# argparse's usage error: `usage: ...` lines, then `<prog>: error: ...`.
 _USAGE = re.compile(r"usage: .+\n[^\n]*: error: [^\n]+\n?", re.DOTALL)
+# The header of the CLI's report of a user mistake: `error: <source>: N problem(s)`, followed by
+# one `  - key: problem` item each.
+_COUNTED = re.compile(r"(\d+) problems?$")
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -25,6 +25,13 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def assert_error_report(err: str) -> None:
-    """``err`` is exactly the CLI's error report (or argparse's usage error): no traceback, no
-    stray lines before or after it."""
-    assert _REPORT.fullmatch(err) or _USAGE.fullmatch(err), err
+    """``err`` is only the CLI's error reports (or argparse's usage error): each starts with an
+    ``error: `` line, and one that counts its problems lists exactly that many."""
+    if err.startswith("usage: "):
+        assert _USAGE.fullmatch(err), err
+        return
+    assert err.startswith("error: ") and err.endswith("\n"), err
+    for report in re.split(r"^(?=error: )", err, flags=re.MULTILINE)[1:]:
+        header = report.split("\n", 1)[0]
+        if counted := _COUNTED.search(header):
+            assert report.count("\n  - ") == int(counted[1]), err

@@ -8,7 +8,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.stack.schema import CapacityType, Environment, ReleaseChannel
-from tests.helpers import run_cli
+from tests.helpers import assert_error_report, run_cli
 
 
 def only_issue(error: ConfigError) -> tuple[str, str]:
@@ -455,7 +455,7 @@ def test_cli_bad_config_exits_2_without_registering(tmp_path, capsys, registrati
     assert code == 2
     assert out == ""
     assert registrations == []
-    assert "Traceback" not in err
+    assert_error_report(err)
     assert err.startswith("error: Pulumi.bad.yaml (tpu-pathways:): 1 problem")
     assert "tpuPools[0].topology: '4x5' is not a v5e topology; valid: 2x4" in err
 
@@ -476,7 +476,7 @@ def test_cli_invalid_yaml_exits_2(tmp_path, capsys, registrations):
     assert out == ""
     assert registrations == []
     assert "not valid YAML" in err
-    assert "Traceback" not in err
+    assert_error_report(err)
 
 
 def test_cli_unknown_key_in_stack_file(tmp_path, capsys):
