@@ -25,6 +25,7 @@ from components.errors import ConfigError  # noqa: E402
 from components.plan.engine import plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
 from components.stack.schema import StackConfig, parse_stack_config  # noqa: E402
+from tests.helpers import deep_merge  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 
@@ -45,17 +46,6 @@ DEV_VALUES: dict[str, Any] = {
         }
     ],
 }
-
-
-def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """``base`` with ``overrides`` merged in: nested dicts merge, anything else replaces."""
-    merged = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 @pytest.fixture(scope="session")

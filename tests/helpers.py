@@ -1,12 +1,15 @@
 """Helpers the test modules share (fixtures live in conftest.py).
 
 ``run_cli`` runs ``python -m components`` in-process; ``assert_error_report`` checks that a
-refusal printed the CLI's report and nothing else.
+refusal printed the CLI's report and nothing else; ``deep_merge`` builds stack values from a
+base and overrides.
 """
 
 from __future__ import annotations
 
+import copy
 import re
+from typing import Any
 
 from components.cli import main as cli
 
@@ -35,3 +38,14 @@ def assert_error_report(err: str) -> None:
         header = report.split("\n", 1)[0]
         if counted := _COUNTED.search(header):
             assert report.count("\n  - ") == int(counted[1]), err
+
+
+def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` merged in: nested dicts merge, anything else replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
