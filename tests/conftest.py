@@ -27,6 +27,7 @@ from components.plan.model import Plan  # noqa: E402
 from components.stack.checks import parse_stack_config  # noqa: E402
 from components.stack.loader import engine_string  # noqa: E402
 from components.stack.schema import StackConfig  # noqa: E402
+from tests.helpers import deep_merge  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 
@@ -47,17 +48,6 @@ DEV_VALUES: dict[str, Any] = {
         }
     ],
 }
-
-
-def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """``base`` with ``overrides`` merged in: nested dicts merge, anything else replaces."""
-    merged = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +117,24 @@ def example_plan() -> Callable[[str], Plan]:
 
 
 @pytest.fixture
-def cli_plan(tmp_path, capsys, monkeypatch) -> Callable[..., tuple[int, str, str, int]]:
+def registrations(monkeypatch) -> list[tuple[str, str]]:
+    """(type token, name) of every resource registration the mock engine receives during the
+    test (the stack resource included)."""
+    from components.plan import engine
+
+    registered: list[tuple[str, str]] = []
+    original = engine.RecordingMonitor.RegisterResource
+
+    def spy(self, request):
+        registered.append((request.type, request.name))
+        return original(self, request)
+
+    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", spy)
+    return registered
+
+
+@pytest.fixture
+def cli_plan(tmp_path, capsys, registrations) -> Callable[..., tuple[int, str, str, int]]:
     """Factory: write ``values`` as ``<tmp>/Pulumi.<stack>.yaml`` and run
     ``python -m components plan --stack <stack> --stacks-dir <tmp>`` in-process.
 
@@ -136,24 +143,14 @@ def cli_plan(tmp_path, capsys, monkeypatch) -> Callable[..., tuple[int, str, str
     import yaml
 
     from components.cli import main as cli
-    from components.plan import engine
-
-    registered: list[str] = []
-    original = engine.RecordingMonitor.RegisterResource
-
-    def counting(self, request):
-        registered.append(request.type)
-        return original(self, request)
-
-    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", counting)
 
     def run(values: dict[str, Any], stack: str = "scratch", *extra: str):
         document = {"config": {f"tpu-pathways:{key}": value for key, value in values.items()}}
         (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
-        registered.clear()
+        registrations.clear()
         code = cli.main(["plan", "--stack", stack, "--stacks-dir", str(tmp_path), *extra])
         out, err = capsys.readouterr()
-        return code, out, err, len(registered)
+        return code, out, err, len(registrations)
 
     return run
 

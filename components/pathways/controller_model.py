@@ -41,12 +41,8 @@ from components.pathways.head_sizing import PROXY, RESOURCE_MANAGER, PodResource
 from components.pathways.spec import ComponentType, DeploymentMode, PathwaysJobSpec, WorkerType
 from components.tpu.quantities import parse_cpu, parse_memory
 
-CONTROLLER_VERSION = "v0.1.4"
 SERVER_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server"
 PROXY_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server"
-HEAD_JOB = "pathways-head"
-RM_PORT = 29001
-PROXY_PORT = 29000
 
 # The controller's worker type -> GKE accelerator label (MachineTypeToGKEAcceleratorTypeMap).
 GKE_ACCELERATOR: Mapping[WorkerType, str] = {

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from components.plan import mermaid
-from components.plan.diff import ABSENT, ResourceChange, StackDiff
+from components.plan.diff_model import ABSENT, ResourceChange, StackDiff
 from components.plan.model import SECRET, UNKNOWN
 
 MARKER = "<!-- tpu-pathways-plan -->"
@@ -34,12 +34,6 @@ _CAPACITY["flexStart"] = "flex-start"
 
 
 # --- values and money -------------------------------------------------------------------------
-
-
-def show_value(value: Any) -> str:
-    """A property value, compact: secrets and unknowns as the markers they are."""
-    text = _full(value)
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
 
 
 def show_pair(before: Any, after: Any) -> tuple[str, str]:

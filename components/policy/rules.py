@@ -20,190 +20,45 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from components.plan.model import SECRET, UNKNOWN
-from components.stack.schema import Environment
+from components.policy.model import (
+    BASIC_ROLES,
+    BUCKET,
+    BUCKET_ACCESS_TYPES,
+    CLUSTER,
+    DEFAULT_COMPUTE_SA_SUFFIX,
+    IAM_POLICY,
+    KUEUE_TYPE_PREFIX,
+    MISSING,
+    NODE_POOL,
+    PROJECT_IAM_TYPES,
+    PROTECTED_IN_PRODUCTION,
+    PUBLIC_MEMBERS,
+    PUBLIC_PREDEFINED_ACLS,
+    Resource,
+    Rule,
+    StackContext,
+    all_of,
+    as_list,
+    expect,
+    grantees,
+    in_production,
+    is_unknown,
+    lookup,
+    number,
+    policy_bindings,
+    show,
+)
 from components.tpu import catalog
-
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-BUCKET = "gcp:storage/bucket:Bucket"
-
-# Where each storage access resource names who gets access.
-_IAM_MEMBER = "member"
-_IAM_MEMBERS = "members"
-_IAM_POLICY = "policyData"
-_ACL_ENTITY = "entity"
-_ACL_ROLE_ENTITIES = "roleEntities"
-BUCKET_ACCESS_TYPES: dict[str, str] = {
-    "gcp:storage/bucketIAMMember:BucketIAMMember": _IAM_MEMBER,
-    "gcp:storage/bucketIAMBinding:BucketIAMBinding": _IAM_MEMBERS,
-    "gcp:storage/bucketIAMPolicy:BucketIAMPolicy": _IAM_POLICY,
-    "gcp:storage/bucketAccessControl:BucketAccessControl": _ACL_ENTITY,
-    "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl": _ACL_ENTITY,
-    "gcp:storage/objectAccessControl:ObjectAccessControl": _ACL_ENTITY,
-    "gcp:storage/bucketACL:BucketACL": _ACL_ROLE_ENTITIES,
-    "gcp:storage/defaultObjectACL:DefaultObjectACL": _ACL_ROLE_ENTITIES,
-    "gcp:storage/objectACL:ObjectACL": _ACL_ROLE_ENTITIES,
-}
-PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
-PUBLIC_PREDEFINED_ACLS = ("publicRead", "publicReadWrite")
-
-# Project IAM resources and where their roles are.
-PROJECT_IAM_TYPES: dict[str, str] = {
-    "gcp:projects/iAMMember:IAMMember": "role",
-    "gcp:projects/iAMBinding:IAMBinding": "role",
-    "gcp:projects/iAMPolicy:IAMPolicy": _IAM_POLICY,
-}
-# GCP's basic (formerly "primitive") roles: project-wide, far beyond what nodes need.
-BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
-
-# What a production stack stands on besides the cluster and node pools: deleting or replacing any
-# of these takes running workloads down (a CRD's deletion deletes every object of it).
-NETWORK_TYPES = frozenset(
-    {
-        "gcp:compute/network:Network",
-        "gcp:compute/subnetwork:Subnetwork",
-        "gcp:compute/firewall:Firewall",
-        "gcp:compute/router:Router",
-        "gcp:compute/routerNat:RouterNat",
-    }
-)
-SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
-INSTALL = "kubernetes:yaml/v2:ConfigFile"
-PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
-KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
-PROTECTED_IN_PRODUCTION = frozenset(
-    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, INSTALL, PRIORITY_CLASS}
-    | NETWORK_TYPES
-    | set(PROJECT_IAM_TYPES)
-)
-
-DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-_MISSING = object()
-
-
-# --- what a rule sees ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StackContext:
-    """What a rule may know about the stack: its environment (dev, staging, production)."""
-
-    environment: str = Environment.DEV.value
-
-    def __post_init__(self) -> None:
-        Environment(self.environment)  # ValueError for anything but dev|staging|production
-
-    @property
-    def production(self) -> bool:
-        return self.environment == Environment.PRODUCTION.value
-
-
-@dataclass(frozen=True)
-class Resource:
-    """One registration: type token, logical name, wire-form inputs and resource options."""
-
-    type: str
-    name: str
-    inputs: Mapping[str, Any]
-    options: Mapping[str, Any] = field(default_factory=dict)
-    urn: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.type} '{self.name}'"
-
-
-Check = Callable[[Resource, StackContext], Iterable[str]]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    description: str
-    types: frozenset[str]
-    check: Check
-    type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
-
-    def applies_to(self, type_token: str) -> bool:
-        return type_token in self.types or type_token.startswith(self.type_prefixes)
-
-    def violations(self, resource: Resource, context: StackContext) -> list[str]:
-        """Messages naming the resource, one per problem; none for other resource types."""
-        if not self.applies_to(resource.type):
-            return []
-        return [f"{resource.label}: {problem}" for problem in self.check(resource, context)]
-
-
-# --- reading wire values ----------------------------------------------------------------
-
-
-def lookup(inputs: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path, ``_MISSING`` when a step is absent (or not a mapping)."""
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or value.get(part) is None:
-            return _MISSING
-        value = value[part]
-    return value
-
-
-def is_unknown(value: Any) -> bool:
-    """Not visible to a rule: computed by the cloud later, or a secret."""
-    return isinstance(value, str) and value in (UNKNOWN, SECRET)
-
-
-def number(value: Any) -> int | float | None:
-    """A wire number (the engine sends floats) as an int when whole; None if not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if float(value).is_integer() else value
-
-
-def _show(value: Any) -> str:
-    if value is _MISSING:
-        return "not set"
-    return json.dumps(value)
-
-
-def _expect(path: str, want: Any, why: str, *, default: Any = _MISSING) -> Check:
-    """A check that ``path`` equals ``want``; ``default`` is the provider's value when unset."""
-
-    def check(resource: Resource, _: StackContext) -> Iterator[str]:
-        value = lookup(resource.inputs, path)
-        effective = default if value is _MISSING else value
-        if is_unknown(effective) or (effective == want and type(effective) is type(want)):
-            return
-        yield f"{path} is {_show(value)}, must be {json.dumps(want)} ({why})"
-
-    return check
-
-
-def _all_of(*checks: Check) -> Check:
-    def check(resource: Resource, context: StackContext) -> Iterator[str]:
-        for each in checks:
-            yield from each(resource, context)
-
-    return check
-
-
-def _in_production(check: Check) -> Check:
-    def gated(resource: Resource, context: StackContext) -> Iterable[str]:
-        return check(resource, context) if context.production else ()
-
-    return gated
-
 
 # --- checks -------------------------------------------------------------------------------
 
 
 def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
     pool = lookup(resource.inputs, "workloadIdentityConfig.workloadPool")
-    if pool is _MISSING or pool == "":
+    if pool is MISSING or pool == "":
         yield (
             "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have "
             "to use the node's service account instead of Workload Identity; Pathways pods run "
@@ -214,7 +69,7 @@ def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
 def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
     authorized = lookup(resource.inputs, "masterAuthorizedNetworksConfig")
     dns_endpoint = lookup(resource.inputs, "controlPlaneEndpointsConfig.dnsEndpointConfig")
-    if authorized is _MISSING and dns_endpoint is _MISSING:
+    if authorized is MISSING and dns_endpoint is MISSING:
         yield (
             "neither masterAuthorizedNetworksConfig nor "
             "controlPlaneEndpointsConfig.dnsEndpointConfig is set (limit the IP endpoint to "
@@ -224,7 +79,7 @@ def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
 
 def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
     blocks = lookup(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
-    for block in _as_list(blocks):
+    for block in as_list(blocks):
         cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
         if isinstance(cidr, str) and _is_everywhere(cidr):
             yield (
@@ -245,8 +100,8 @@ def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
     account = lookup(resource.inputs, "nodeConfig.serviceAccount")
     if is_unknown(account):
         return
-    if account is _MISSING or account in ("", "default"):
-        shown = "not set" if account is _MISSING else json.dumps(account)
+    if account is MISSING or account in ("", "default"):
+        shown = "not set" if account is MISSING else json.dumps(account)
         yield (
             f"nodeConfig.serviceAccount is {shown}: nodes would run as the Compute Engine default "
             "service account (Editor on the project); use a dedicated node service account"
@@ -267,7 +122,7 @@ def _pool_size(inputs: Mapping[str, Any]) -> int | None:
         "initialNodeCount",
     ):
         value = lookup(inputs, path)
-        if value is not _MISSING:
+        if value is not MISSING:
             size = number(value)
             return size if isinstance(size, int) else None
     return None
@@ -324,7 +179,7 @@ def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
         yield f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.tpuTopology"
     if kind != "COMPACT" and not is_unknown(kind):
         yield (
-            f"placementPolicy.type is {_show(kind if kind is not None else _MISSING)}, "
+            f"placementPolicy.type is {show(kind if kind is not None else MISSING)}, "
             f'must be "COMPACT" for a multi-host TPU slice ({slice_text} of {machine})'
         )
     if hosts and nodes is not None and nodes != hosts:
@@ -340,7 +195,7 @@ def _workload_policy_placement(
     """Multi-host Ironwood slices: GKE places them with a workload policy named in
     placementPolicy.policyName; Compute Engine refuses COMPACT (group) placement for these
     machine types (GKE docs, "About Ironwood (TPU7x) in GKE"; XPK 1.16 xpk/core/nodepool.py)."""
-    if lookup(placement, "policyName") in (_MISSING, None, ""):
+    if lookup(placement, "policyName") in (MISSING, None, ""):
         yield (
             f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.policyName: "
             "a HIGH_THROUGHPUT workload policy with the slice's accelerator topology (GKE "
@@ -375,7 +230,7 @@ def _capacity_type(resource: Resource, _: StackContext) -> Iterator[str]:
     if flags["flexStart"] and reservation != "NO_RESERVATION" and not is_unknown(reservation):
         yield (
             "nodeConfig.flexStart needs nodeConfig.reservationAffinity.consumeReservationType "
-            f'"NO_RESERVATION" (it is {_show(reservation)})'
+            f'"NO_RESERVATION" (it is {show(reservation)})'
         )
 
 
@@ -397,42 +252,8 @@ def _bucket_retained(resource: Resource, _: StackContext) -> Iterator[str]:
     )
 
 
-def _policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:
-    """The bindings of an IAM policy document (policyData is JSON text)."""
-    if not isinstance(policy_data, str) or is_unknown(policy_data):
-        return []
-    try:
-        document = json.loads(policy_data)
-    except json.JSONDecodeError:
-        return []
-    bindings = document.get("bindings", []) if isinstance(document, Mapping) else []
-    return [b for b in bindings if isinstance(b, Mapping)]
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is _MISSING or is_unknown(value):
-        return []
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def _grantees(resource: Resource) -> list[str]:
-    """Who a storage access resource grants access to."""
-    kind = BUCKET_ACCESS_TYPES[resource.type]
-    inputs = resource.inputs
-    if kind == _IAM_POLICY:
-        members = [
-            m for b in _policy_bindings(inputs.get(kind)) for m in _as_list(b.get(_IAM_MEMBERS))
-        ]
-    elif kind == _ACL_ROLE_ENTITIES:
-        pairs = _as_list(lookup(inputs, kind))
-        members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
-    else:
-        members = _as_list(lookup(inputs, kind))
-    return [m for m in members if isinstance(m, str) and not is_unknown(m)]
-
-
 def _no_public_access(resource: Resource, _: StackContext) -> Iterator[str]:
-    public = [m for m in _grantees(resource) if m in PUBLIC_MEMBERS]
+    public = [m for m in grantees(resource) if m in PUBLIC_MEMBERS]
     for member in dict.fromkeys(public):
         yield f"grants access to {member!r}: the bucket's data would be public"
     predefined = resource.inputs.get("predefinedAcl")
@@ -442,10 +263,10 @@ def _no_public_access(resource: Resource, _: StackContext) -> Iterator[str]:
 
 def _no_basic_roles(resource: Resource, _: StackContext) -> Iterator[str]:
     where = PROJECT_IAM_TYPES[resource.type]
-    if where == _IAM_POLICY:
-        roles = [b.get("role") for b in _policy_bindings(resource.inputs.get(where))]
+    if where == IAM_POLICY:
+        roles = [b.get("role") for b in policy_bindings(resource.inputs.get(where))]
     else:
-        roles = _as_list(lookup(resource.inputs, where))
+        roles = as_list(lookup(resource.inputs, where))
     for role in dict.fromkeys(r for r in roles if r in BASIC_ROLES):
         yield (
             f"grants the basic role {role!r}: project-wide access far beyond what node service "
@@ -469,13 +290,13 @@ RULES: tuple[Rule, ...] = (
         "cluster-shielded-nodes",
         "GKE clusters keep Shielded GKE Nodes on (enableShieldedNodes).",
         _CLUSTER_TYPES,
-        _expect("enableShieldedNodes", True, "node identity is verified", default=True),
+        expect("enableShieldedNodes", True, "node identity is verified", default=True),
     ),
     Rule(
         "cluster-legacy-abac-disabled",
         "GKE clusters keep legacy ABAC off (enableLegacyAbac), so RBAC and IAM decide access.",
         _CLUSTER_TYPES,
-        _expect("enableLegacyAbac", False, "RBAC and IAM must decide access", default=False),
+        expect("enableLegacyAbac", False, "RBAC and IAM must decide access", default=False),
     ),
     Rule(
         "cluster-control-plane-access",
@@ -493,7 +314,7 @@ RULES: tuple[Rule, ...] = (
         "cluster-deletion-protection",
         "Production GKE clusters set deletionProtection.",
         _CLUSTER_TYPES,
-        _in_production(_expect("deletionProtection", True, "production clusters refuse deletion")),
+        in_production(expect("deletionProtection", True, "production clusters refuse deletion")),
     ),
     Rule(
         "node-service-account",
@@ -505,13 +326,13 @@ RULES: tuple[Rule, ...] = (
         "node-shielded-instance",
         "Node pools turn on secure boot and integrity monitoring.",
         _NODE_TYPES,
-        _all_of(
-            _expect(
+        all_of(
+            expect(
                 "nodeConfig.shieldedInstanceConfig.enableSecureBoot",
                 True,
                 "only signed boot components may run",
             ),
-            _expect(
+            expect(
                 "nodeConfig.shieldedInstanceConfig.enableIntegrityMonitoring",
                 True,
                 "boot integrity is attested",
@@ -525,7 +346,7 @@ RULES: tuple[Rule, ...] = (
         "network; host-network pods, such as every Pathways pod, act as the node's service "
         "account).",
         _NODE_TYPES,
-        _expect(
+        expect(
             "nodeConfig.workloadMetadataConfig.mode",
             "GKE_METADATA",
             "pods on the pod network must not get the node's credentials",
@@ -535,7 +356,7 @@ RULES: tuple[Rule, ...] = (
         "node-legacy-metadata-endpoints",
         "Node pools disable the legacy Compute Engine metadata endpoints.",
         _NODE_TYPES,
-        _expect(
+        expect(
             "nodeConfig.metadata.disable-legacy-endpoints",
             "true",
             "the v0.1/v1beta1 endpoints do not require the Metadata-Flavor header",
@@ -559,16 +380,16 @@ RULES: tuple[Rule, ...] = (
         "Production clusters, node pools, network, node service account and its project grants, "
         "installs and Kueue objects set the protect resource option.",
         PROTECTED_IN_PRODUCTION,
-        _in_production(_protected),
+        in_production(_protected),
         type_prefixes=(KUEUE_TYPE_PREFIX,),
     ),
     Rule(
         "bucket-public-access",
         "Buckets use uniform bucket-level access and enforce public access prevention.",
         frozenset({BUCKET}),
-        _all_of(
-            _expect("uniformBucketLevelAccess", True, "IAM alone decides access", default=False),
-            _expect(
+        all_of(
+            expect("uniformBucketLevelAccess", True, "IAM alone decides access", default=False),
+            expect(
                 "publicAccessPrevention",
                 "enforced",
                 "the bucket can never be made public",
@@ -580,9 +401,9 @@ RULES: tuple[Rule, ...] = (
         "bucket-retention",
         "Production buckets are not force-destroyed and survive a `pulumi destroy`.",
         frozenset({BUCKET}),
-        _in_production(
-            _all_of(
-                _expect("forceDestroy", False, "objects are never deleted with it", default=False),
+        in_production(
+            all_of(
+                expect("forceDestroy", False, "objects are never deleted with it", default=False),
                 _bucket_retained,
             )
         ),

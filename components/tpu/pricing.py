@@ -17,7 +17,6 @@ from components.model import ConfigModel
 from components.tpu.catalog import TpuGeneration
 
 PRICE_TABLE = Path(__file__).resolve().parent / "data" / "prices.yaml"
-CAPACITY_TYPES = ("onDemand", "spot", "reservation", "flexStart")
 _REGION = re.compile(r"[a-z]+-[a-z]+\d+")
 
 

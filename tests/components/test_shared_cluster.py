@@ -359,11 +359,10 @@ def test_same_cluster_name_in_another_project_is_not_a_second_owner(tmp_path, ca
 
 
 def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, registrations
 ):
     import runpy
 
-    from components.plan import engine
     from components.stack.loader import read_stack_file
 
     stacks = write_stacks(
@@ -372,14 +371,7 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
     )
     owner = plan_stack(load_stack("lab", stacks), "lab").outputs
     config = read_stack_file("vision", stacks)
-    registered: list[str] = []
-    original = engine.RecordingMonitor.RegisterResource
-
-    def counting(self, request):
-        registered.append(request.type)
-        return original(self, request)
-
-    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", counting)
+    registrations.clear()  # only what the team stack's program registers
     main = Path(__file__).resolve().parents[2] / "__main__.py"
     with pytest.raises(pulumi.RunError, match="not a TPU pool of owner stack 'lab'"):
         run_program(
@@ -388,7 +380,7 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
             stack_outputs={"lab": owner},
             config=config,
         )
-    assert [t for t in registered if t != "pulumi:pulumi:Stack"] == []
+    assert [t for t, _ in registrations if t != "pulumi:pulumi:Stack"] == []
 
 
 # --- per-team quotas: Kueue cohort and borrowing on the owner ---------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from components.stack.loader import owner_stacks
+from tests.helpers import assert_error_report
 
 EXAMPLE_STACKS = owner_stacks()  # the stacks that install (team stacks leave it to them)
 
@@ -306,7 +307,7 @@ def test_bad_addon_config_exits_2_before_registering(
     code, out, err, registered = cli_plan(stack_values(**overrides))
     assert code == 2
     assert key in err and message in err
-    assert "Traceback" not in err
+    assert_error_report(err)
     assert out == ""
     assert registered == 0
 

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from components.tpu import catalog
+from tests.helpers import assert_error_report
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 BUCKET = "tpu-pathways-dev-pathways-dev-pathways"  # <project>-<cluster>-pathways
@@ -416,7 +417,7 @@ def test_preview_time_check_cli_exits_2_before_registering(
     code, _, err, registered = cli_plan(raw)
     assert code == 2
     assert key in err
-    assert "Traceback" not in err
+    assert_error_report(err)
     assert registered == 0
 
 

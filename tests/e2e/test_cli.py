@@ -11,16 +11,11 @@ from pathlib import Path
 import pytest
 
 from components.cli import main as cli
+from tests.helpers import assert_error_report, run_cli
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "provider", "inputs", "dependencies"}
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +29,14 @@ def dev_json():
 
 
 def test_plan_text_has_the_tpu_summary(capsys):
-    code, out, err = run(capsys, "plan", "--stack", "dev")
+    code, out, err = run_cli(capsys, "plan", "--stack", "dev")
     assert code == 0, err
     assert out.startswith("Plan for stack 'dev' of tpu-pathways: ")
     assert "TPU summary:" in out
     # dev: one v5e 2x4 slice = 1 pool, 1 slice, 2 hosts, 8 chips
     assert re.search(r"^\s+v5e\s+1\s+1\s+2\s+8\s*$", out, re.MULTILINE), out
     assert "kubeconfig: [secret]" in out
-    assert "Traceback" not in err
+    assert err == ""
 
 
 def test_plan_json_document(dev_json):
@@ -66,7 +61,7 @@ def test_plan_json_node_pool(dev_json):
 
 def test_plan_out_writes_manifests(capsys, tmp_path):
     out_dir = tmp_path / "out"
-    code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
+    code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
     # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
     # default in a stack that owns its cluster), the JobSet controller's memory patch, and the
@@ -101,19 +96,19 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
 
 
 def test_unknown_stack_lists_available_stacks(capsys):
-    code, out, err = run(capsys, "plan", "--stack", "nope")
+    code, out, err = run_cli(capsys, "plan", "--stack", "nope")
     assert code == 2
     assert out == ""
     assert "unknown stack 'nope'; available: " in err
     for path in STACKS_DIR.glob("Pulumi.*.yaml"):
         assert path.name.removeprefix("Pulumi.").removesuffix(".yaml") in err
-    assert "Traceback" not in err
+    assert_error_report(err)
 
 
 def test_unknown_stack_in_other_dir(capsys, tmp_path):
     for name in ("beta", "alpha"):
         (tmp_path / f"Pulumi.{name}.yaml").write_text("config: {}\n")
-    code, _, err = run(capsys, "plan", "--stack", "gamma", "--stacks-dir", str(tmp_path))
+    code, _, err = run_cli(capsys, "plan", "--stack", "gamma", "--stacks-dir", str(tmp_path))
     assert code == 2
     assert "unknown stack 'gamma'; available: alpha, beta" in err
 
@@ -126,11 +121,11 @@ def test_missing_stack_argument_is_a_usage_error(capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "--stack" in err
-    assert "Traceback" not in err
+    assert_error_report(err)
 
 
 def test_shapes_one_name_json(capsys):
-    code, out, _ = run(capsys, "shapes", "v5litepod-16", "--json")
+    code, out, _ = run_cli(capsys, "shapes", "v5litepod-16", "--json")
     assert code == 0
     row = json.loads(out)
     assert row["accelerator"] == "v5litepod-16"
@@ -144,7 +139,7 @@ def test_shapes_one_name_json(capsys):
 
 
 def test_shapes_v5p_uses_the_tpuv5_prefix(capsys):
-    code, out, _ = run(capsys, "shapes", "v5p-16", "--json")
+    code, out, _ = run_cli(capsys, "shapes", "v5p-16", "--json")
     assert code == 0
     row = json.loads(out)
     assert (row["topology"], row["hosts"]) == ("2x2x2", 2)
@@ -152,22 +147,22 @@ def test_shapes_v5p_uses_the_tpuv5_prefix(capsys):
 
 
 def test_shapes_unknown_name_suggests(capsys):
-    code, out, err = run(capsys, "shapes", "v5litpod-16")
+    code, out, err = run_cli(capsys, "shapes", "v5litpod-16")
     assert code == 2
     assert out == ""
     assert "'v5litpod-16' is not a known TPU accelerator; did you mean 'v5litepod-16'?" in err
-    assert "Traceback" not in err
+    assert_error_report(err)
 
 
 def test_shapes_nonsense_name_gives_examples(capsys):
-    code, _, err = run(capsys, "shapes", "nope")
+    code, _, err = run_cli(capsys, "shapes", "nope")
     assert code == 2
     assert "'nope' is not a known TPU accelerator" in err
     assert "v5litepod-16" in err
 
 
 def test_shapes_table(capsys):
-    code, out, _ = run(capsys, "shapes")
+    code, out, _ = run_cli(capsys, "shapes")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:2] == ["accelerator", "topology"]
@@ -189,7 +184,7 @@ def test_shapes_table(capsys):
 
 
 def test_shapes_table_columns_are_aligned(capsys):
-    _, out, _ = run(capsys, "shapes")
+    _, out, _ = run_cli(capsys, "shapes")
     lines = out.splitlines()
     header = lines[0]
     # each column starts where its header starts, on every line (the longest names included)
@@ -208,7 +203,7 @@ def test_shapes_table_columns_are_aligned(capsys):
 
 
 def test_shapes_json_lists_every_accepted_name(capsys):
-    code, out, _ = run(capsys, "shapes", "--json")
+    code, out, _ = run_cli(capsys, "shapes", "--json")
     assert code == 0
     rows = json.loads(out)
     assert len(rows) == 1675
@@ -222,7 +217,7 @@ def test_shapes_json_lists_every_accepted_name(capsys):
 
 
 def test_shapes_v4_and_ironwood_json(capsys):
-    _, out, _ = run(capsys, "shapes", "v4-16", "--json")
+    _, out, _ = run_cli(capsys, "shapes", "v4-16", "--json")
     row = json.loads(out)
     assert (row["topology"], row["machineType"], row["acceleratorLabel"]) == (
         "2x2x2",
@@ -235,14 +230,14 @@ def test_shapes_v4_and_ironwood_json(capsys):
         True,
     )
     assert row["pathwaysutilsSupported"] is False
-    _, out, _ = run(capsys, "shapes", "tpu7x-128", "--json")
+    _, out, _ = run_cli(capsys, "shapes", "tpu7x-128", "--json")
     row = json.loads(out)
     assert (row["topology"], row["machineType"], row["hosts"]) == ("4x4x4", "tpu7x-standard-4t", 16)
     assert (row["pathwaysSupported"], row["pathwaysutilsSupported"]) == (True, True)
 
 
 def test_shapes_suggestion_stays_in_the_generation(capsys):
-    code, _out, err = run(capsys, "shapes", "v4-17")
+    code, _out, err = run_cli(capsys, "shapes", "v4-17")
     assert code == 2
     assert "'v4-17' is not a known TPU accelerator; did you mean 'v4-16'?" in err
     assert "v6e" not in err
@@ -251,15 +246,15 @@ def test_shapes_suggestion_stays_in_the_generation(capsys):
 def test_plan_out_to_an_unwritable_place_is_a_clean_error(capsys, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    code, _, err = run(capsys, "plan", "--stack", "dev", "--out", str(blocker / "manifests"))
+    code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(blocker / "manifests"))
     assert code == 2
     assert "--out: cannot write manifests to" in err
-    assert "Traceback" not in err
+    assert_error_report(err)
 
 
 def test_a_stack_file_that_is_not_utf8_is_a_clean_error(capsys, tmp_path):
     (tmp_path / "Pulumi.x.yaml").write_bytes(b'config:\n  tpu-pathways:team: "\xff\xfe"\n')
-    code, _, err = run(capsys, "plan", "--stack", "x", "--stacks-dir", str(tmp_path))
+    code, _, err = run_cli(capsys, "plan", "--stack", "x", "--stacks-dir", str(tmp_path))
     assert code == 2
     assert "cannot read it as UTF-8 text" in err
-    assert "Traceback" not in err
+    assert_error_report(err)

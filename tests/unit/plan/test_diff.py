@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from components.cli import main as cli
 from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.plan.model import Plan
 from components.tpu.pricing import PriceTable
+from tests.helpers import assert_error_report, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAPSHOT = ROOT / "tests" / "data" / "plan_diff_two_stacks.md"
@@ -351,12 +351,6 @@ def test_markdown_drops_details_before_headlines_to_fit_one_comment():
 # --- the CLI ----------------------------------------------------------------------------------
 
 
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(["plan", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
@@ -369,18 +363,20 @@ def test_bad_diff_file_is_a_clear_error(tmp_path, capsys, content, expected):
     base = tmp_path / "base.json"
     if content is not None:
         base.write_text(content)
-    code, out, err = run_cli(capsys, "--stack", "dev", "--diff", str(base))
+    code, out, err = run_cli(capsys, "plan", "--stack", "dev", "--diff", str(base))
     assert code == 2
     assert out == ""
     assert f"--diff: {base} " in err or f"--diff: cannot read {base}" in err
     assert expected in err and "plan --stack NAME --json" in err
-    assert "Traceback" not in err
+    assert_error_report(err)
 
 
 def test_bad_format_is_a_clear_error(tmp_path, capsys):
     base = tmp_path / "base.json"
     base.write_text(json.dumps(plan(stack="dev").to_dict()))
-    code, _, err = run_cli(capsys, "--stack", "dev", "--diff", str(base), "--format", "html")
+    code, _, err = run_cli(
+        capsys, "plan", "--stack", "dev", "--diff", str(base), "--format", "html"
+    )
     assert code == 2
     assert "--format: 'html' is not a diff format; allowed: text, markdown, json" in err
 
@@ -388,7 +384,7 @@ def test_bad_format_is_a_clear_error(tmp_path, capsys):
 def test_base_plan_of_another_stack_is_refused(tmp_path, capsys):
     base = tmp_path / "base.json"
     base.write_text(json.dumps(plan(stack="serving").to_dict()))
-    code, _, err = run_cli(capsys, "--stack", "dev", "--diff", str(base))
+    code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--diff", str(base))
     assert code == 2 and "is the plan of stack 'serving', not 'dev'" in err
 
 
@@ -405,7 +401,9 @@ def stacks_copy(tmp_path: Path) -> Path:
 
 def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
     stacks = stacks_copy(tmp_path)
-    code, base_json, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
+    code, base_json, _ = run_cli(
+        capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json"
+    )
     assert code == 0
     base = tmp_path / "dev.json"
     base.write_text(base_json)
@@ -415,7 +413,7 @@ def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
     dev.write_text(dev.read_text().replace("topology: 2x4", "topology: 4x4"))
     argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
 
-    code, out, err = run_cli(capsys, *argv, "--format", "json")
+    code, out, err = run_cli(capsys, "plan", *argv, "--format", "json")
     assert code == 0, err
     (stack,) = json.loads(out)["stacks"]
     kinds = {r["name"]: r["kind"] for r in stack["resources"]}
@@ -431,7 +429,7 @@ def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
     before, after = stack["cost"]["before"]["hourly"], stack["cost"]["after"]["hourly"]
     assert after - before == pytest.approx(4.0)
 
-    code, out, _ = run_cli(capsys, *argv, "--format", "markdown")
+    code, out, _ = run_cli(capsys, "plan", *argv, "--format", "markdown")
     assert code == 0
     headline = re.search(r"<summary>(.*)</summary>", out).group(1)
     assert "v5e chips 8 → 16" in headline
@@ -443,13 +441,13 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
     stacks = stacks_copy(tmp_path)
     base_dir = tmp_path / "base"
     base_dir.mkdir()
-    code, out, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
+    code, out, _ = run_cli(capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json")
     (base_dir / "dev.json").write_text(out)
     gone = plan(res("old", "x:y:Z", stack="retired"), stack="retired")
     (base_dir / "retired.json").write_text(json.dumps(gone.to_dict()))
 
     argv = ("--all", "--stacks-dir", str(stacks), "--diff-dir", str(base_dir))
-    code, out, err = run_cli(capsys, *argv, "--format", "markdown")
+    code, out, err = run_cli(capsys, "plan", *argv, "--format", "markdown")
     assert code == 0, err
     summaries = dict(re.findall(r"<summary><b>([^<]+)</b>: (.*)</summary>", out))
     assert sorted(summaries) == ["dev", "research-v5p", "retired", "serving-v6e", "team-research"]
@@ -523,7 +521,9 @@ def test_no_zone_change_no_flag():
 
 def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, capsys):
     stacks = stacks_copy(tmp_path)
-    code, base_json, _ = run_cli(capsys, "--stack", "dev", "--stacks-dir", str(stacks), "--json")
+    code, base_json, _ = run_cli(
+        capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json"
+    )
     assert code == 0
     base = tmp_path / "dev.json"
     base.write_text(base_json)
@@ -533,7 +533,7 @@ def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, 
     # another region (and so another zone): the bucket's location would change too
     dev.write_text(text.replace("us-west4", "us-east5").replace("us-east5-a", "us-east5-b"))
     argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
-    code, out, err = run_cli(capsys, *argv, "--format", "json")
+    code, out, err = run_cli(capsys, "plan", *argv, "--format", "json")
     assert code == 0, err
     (stack,) = json.loads(out)["stacks"]
     by_name = {r["name"]: r for r in stack["resources"]}
@@ -544,7 +544,7 @@ def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, 
     assert bucket["changes"] == [
         {"path": "location", "before": "US-WEST4", "after": "US-EAST5", "ignored": True}
     ]
-    code, out, _ = run_cli(capsys, *argv, "--format", "markdown")
+    code, out, _ = run_cli(capsys, "plan", *argv, "--format", "markdown")
     assert "zone change: 2 TPU hosts move to another zone" in out
 
 
@@ -650,7 +650,7 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     getting shorter (flex-start pools are created empty)."""
     stacks = stacks_copy(tmp_path)
     argv = ("--stack", "research-v5p", "--stacks-dir", str(stacks))
-    code, base_json, _ = run_cli(capsys, *argv, "--json")
+    code, base_json, _ = run_cli(capsys, "plan", *argv, "--json")
     assert code == 0
     base = tmp_path / "research-v5p.json"
     base.write_text(base_json)
@@ -665,7 +665,7 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         text = text.replace(old, new)
     research.write_text(text)
 
-    code, out, err = run_cli(capsys, *argv, "--diff", str(base), "--format", "markdown")
+    code, out, err = run_cli(capsys, "plan", *argv, "--diff", str(base), "--format", "markdown")
     assert code == 0, err
     flowchart = out[out.index("```mermaid\nflowchart LR") :]
     flowchart = flowchart[: flowchart.index("```\n", 4) + 3]

@@ -1,0 +1,215 @@
+"""What a guardrail rule sees: the type tokens it targets, one registered resource and the
+stack's context, the rule itself, and how checks read engine wire values."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.plan.model import SECRET, UNKNOWN
+from components.stack.schema import Environment
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+BUCKET = "gcp:storage/bucket:Bucket"
+
+# Where each storage access resource names who gets access.
+IAM_MEMBER = "member"
+IAM_MEMBERS = "members"
+IAM_POLICY = "policyData"
+ACL_ENTITY = "entity"
+ACL_ROLE_ENTITIES = "roleEntities"
+BUCKET_ACCESS_TYPES: dict[str, str] = {
+    "gcp:storage/bucketIAMMember:BucketIAMMember": IAM_MEMBER,
+    "gcp:storage/bucketIAMBinding:BucketIAMBinding": IAM_MEMBERS,
+    "gcp:storage/bucketIAMPolicy:BucketIAMPolicy": IAM_POLICY,
+    "gcp:storage/bucketAccessControl:BucketAccessControl": ACL_ENTITY,
+    "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl": ACL_ENTITY,
+    "gcp:storage/objectAccessControl:ObjectAccessControl": ACL_ENTITY,
+    "gcp:storage/bucketACL:BucketACL": ACL_ROLE_ENTITIES,
+    "gcp:storage/defaultObjectACL:DefaultObjectACL": ACL_ROLE_ENTITIES,
+    "gcp:storage/objectACL:ObjectACL": ACL_ROLE_ENTITIES,
+}
+PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
+PUBLIC_PREDEFINED_ACLS = ("publicRead", "publicReadWrite")
+
+# Project IAM resources and where their roles are.
+PROJECT_IAM_TYPES: dict[str, str] = {
+    "gcp:projects/iAMMember:IAMMember": "role",
+    "gcp:projects/iAMBinding:IAMBinding": "role",
+    "gcp:projects/iAMPolicy:IAMPolicy": IAM_POLICY,
+}
+# GCP's basic (formerly "primitive") roles: project-wide, far beyond what nodes need.
+BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
+
+# What a production stack stands on besides the cluster and node pools: deleting or replacing any
+# of these takes running workloads down (a CRD's deletion deletes every object of it).
+NETWORK_TYPES = frozenset(
+    {
+        "gcp:compute/network:Network",
+        "gcp:compute/subnetwork:Subnetwork",
+        "gcp:compute/firewall:Firewall",
+        "gcp:compute/router:Router",
+        "gcp:compute/routerNat:RouterNat",
+    }
+)
+SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
+INSTALL = "kubernetes:yaml/v2:ConfigFile"
+PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
+PROTECTED_IN_PRODUCTION = frozenset(
+    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, INSTALL, PRIORITY_CLASS}
+    | NETWORK_TYPES
+    | set(PROJECT_IAM_TYPES)
+)
+
+DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
+MISSING = object()
+
+
+# --- what a rule sees ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackContext:
+    """What a rule may know about the stack: its environment (dev, staging, production)."""
+
+    environment: str = Environment.DEV.value
+
+    def __post_init__(self) -> None:
+        Environment(self.environment)  # ValueError for anything but dev|staging|production
+
+    @property
+    def production(self) -> bool:
+        return self.environment == Environment.PRODUCTION.value
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One registration: type token, logical name, wire-form inputs and resource options."""
+
+    type: str
+    name: str
+    inputs: Mapping[str, Any]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    urn: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.type} '{self.name}'"
+
+
+Check = Callable[[Resource, StackContext], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str
+    types: frozenset[str]
+    check: Check
+    type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
+
+    def applies_to(self, type_token: str) -> bool:
+        return type_token in self.types or type_token.startswith(self.type_prefixes)
+
+    def violations(self, resource: Resource, context: StackContext) -> list[str]:
+        """Messages naming the resource, one per problem; none for other resource types."""
+        if not self.applies_to(resource.type):
+            return []
+        return [f"{resource.label}: {problem}" for problem in self.check(resource, context)]
+
+
+# --- reading wire values ----------------------------------------------------------------
+
+
+def lookup(inputs: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path, ``MISSING`` when a step is absent (or not a mapping)."""
+    value: Any = inputs
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or value.get(part) is None:
+            return MISSING
+        value = value[part]
+    return value
+
+
+def is_unknown(value: Any) -> bool:
+    """Not visible to a rule: computed by the cloud later, or a secret."""
+    return isinstance(value, str) and value in (UNKNOWN, SECRET)
+
+
+def number(value: Any) -> int | float | None:
+    """A wire number (the engine sends floats) as an int when whole; None if not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def show(value: Any) -> str:
+    if value is MISSING:
+        return "not set"
+    return json.dumps(value)
+
+
+def expect(path: str, want: Any, why: str, *, default: Any = MISSING) -> Check:
+    """A check that ``path`` equals ``want``; ``default`` is the provider's value when unset."""
+
+    def check(resource: Resource, _: StackContext) -> Iterator[str]:
+        value = lookup(resource.inputs, path)
+        effective = default if value is MISSING else value
+        if is_unknown(effective) or (effective == want and type(effective) is type(want)):
+            return
+        yield f"{path} is {show(value)}, must be {json.dumps(want)} ({why})"
+
+    return check
+
+
+def all_of(*checks: Check) -> Check:
+    def check(resource: Resource, context: StackContext) -> Iterator[str]:
+        for each in checks:
+            yield from each(resource, context)
+
+    return check
+
+
+def in_production(check: Check) -> Check:
+    def gated(resource: Resource, context: StackContext) -> Iterable[str]:
+        return check(resource, context) if context.production else ()
+
+    return gated
+
+
+def policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:
+    """The bindings of an IAM policy document (policyData is JSON text)."""
+    if not isinstance(policy_data, str) or is_unknown(policy_data):
+        return []
+    try:
+        document = json.loads(policy_data)
+    except json.JSONDecodeError:
+        return []
+    bindings = document.get("bindings", []) if isinstance(document, Mapping) else []
+    return [b for b in bindings if isinstance(b, Mapping)]
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is MISSING or is_unknown(value):
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def grantees(resource: Resource) -> list[str]:
+    """Who a storage access resource grants access to."""
+    kind = BUCKET_ACCESS_TYPES[resource.type]
+    inputs = resource.inputs
+    if kind == IAM_POLICY:
+        members = [
+            m for b in policy_bindings(inputs.get(kind)) for m in as_list(b.get(IAM_MEMBERS))
+        ]
+    elif kind == ACL_ROLE_ENTITIES:
+        pairs = as_list(lookup(inputs, kind))
+        members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
+    else:
+        members = as_list(lookup(inputs, kind))
+    return [m for m in members if isinstance(m, str) and not is_unknown(m)]

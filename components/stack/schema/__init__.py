@@ -1,0 +1,153 @@
+"""The stack configuration schema: everything a `stacks/Pulumi.<stack>.yaml` holds under the
+``tpu-pathways:`` namespace, as pydantic models.
+
+These models are the single, documented schema of the config: their field docstrings become
+the README's config reference (``python -m components config-reference``). Validation runs
+before any resource is registered and reports every problem at once (see ``errors.py``).
+
+The package is split by part of the stack file: ``base`` (shared validators and text types),
+``cluster`` (GCP, network, cluster), ``pools`` (CPU and TPU pools), ``addons`` (installs),
+``teams`` (team namespaces and the scratch bucket), ``workloads`` (PathwaysJobs and shared
+services) and ``stack`` (the root ``StackConfig``; ``stack/checks.py`` parses a stack's
+values with it).
+"""
+
+from components.stack.schema.addons import (
+    AddonsConfig,
+    JobSetAddon,
+    KueueAddon,
+    ManifestUrl,
+    PathwaysJobAddon,
+    ReleaseAddon,
+    TeamQuota,
+    Version,
+)
+from components.stack.schema.base import (
+    NAMESPACE,
+    Cidr,
+    ClusterName,
+    DnsLabel,
+    Flag,
+    GcsPath,
+    ImageReference,
+    ImageTag,
+    Label,
+    LabelKey,
+    LabelValue,
+    PlainEnvValue,
+    ProjectId,
+)
+from components.stack.schema.cluster import (
+    AuthorizedNetwork,
+    ClusterConfig,
+    ExistingClusterConfig,
+    GcpConfig,
+    NetworkConfig,
+    ReleaseChannel,
+)
+from components.stack.schema.pools import (
+    AutoscalingPoolConfig,
+    CapacityConfig,
+    CapacityType,
+    CpuPoolConfig,
+    SystemPoolConfig,
+    TpuPoolConfig,
+)
+from components.stack.schema.stack import (
+    Environment,
+    StackConfig,
+    namespace_values,
+    team_prefix,
+)
+from components.stack.schema.teams import (
+    SYSTEM_NAMESPACE_PREFIXES,
+    SYSTEM_NAMESPACES,
+    BucketName,
+    ScratchBucketConfig,
+    TeamConfig,
+)
+from components.stack.schema.workloads import (
+    CONTROLLER_ENV,
+    ContainerResources,
+    CustomComponentConfig,
+    EnvFromConfigSecret,
+    EnvFromSecret,
+    EnvName,
+    EnvValue,
+    JobName,
+    KubernetesSecretName,
+    PathwaysDeployment,
+    Priority,
+    SecretDataKey,
+    SecretKeySelector,
+    SecretName,
+    SharedServiceConfig,
+    WaitForRunningConfig,
+    WorkloadConfig,
+    WorkloadMode,
+    env_issues,
+)
+
+__all__ = [
+    "CONTROLLER_ENV",
+    "NAMESPACE",
+    "SYSTEM_NAMESPACES",
+    "SYSTEM_NAMESPACE_PREFIXES",
+    "AddonsConfig",
+    "AuthorizedNetwork",
+    "AutoscalingPoolConfig",
+    "BucketName",
+    "CapacityConfig",
+    "CapacityType",
+    "Cidr",
+    "ClusterConfig",
+    "ClusterName",
+    "ContainerResources",
+    "CpuPoolConfig",
+    "CustomComponentConfig",
+    "DnsLabel",
+    "EnvFromConfigSecret",
+    "EnvFromSecret",
+    "EnvName",
+    "EnvValue",
+    "Environment",
+    "ExistingClusterConfig",
+    "Flag",
+    "GcpConfig",
+    "GcsPath",
+    "ImageReference",
+    "ImageTag",
+    "JobName",
+    "JobSetAddon",
+    "KubernetesSecretName",
+    "KueueAddon",
+    "Label",
+    "LabelKey",
+    "LabelValue",
+    "ManifestUrl",
+    "NetworkConfig",
+    "PathwaysDeployment",
+    "PathwaysJobAddon",
+    "PlainEnvValue",
+    "Priority",
+    "ProjectId",
+    "ReleaseAddon",
+    "ReleaseChannel",
+    "ScratchBucketConfig",
+    "SecretDataKey",
+    "SecretKeySelector",
+    "SecretName",
+    "SharedServiceConfig",
+    "StackConfig",
+    "SystemPoolConfig",
+    "TeamConfig",
+    "TeamQuota",
+    "TpuPoolConfig",
+    "Version",
+    "WaitForRunningConfig",
+    "WorkloadConfig",
+    "WorkloadMode",
+    "env_issues",
+    "namespace_values",
+    "team_prefix",
+]

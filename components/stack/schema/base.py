@@ -1,0 +1,85 @@
+"""Shared validators and constrained text types of the stack schema."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated
+
+from pydantic import (
+    AfterValidator,
+)
+
+from components.stack import grammars
+
+NAMESPACE = "tpu-pathways"
+
+
+def pattern(regex: str, what: str):
+    compiled = re.compile(regex)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+def grammar(problem_of):
+    """A field validator from one of ``grammars``' checks."""
+
+    def check(value: str) -> str:
+        if problem := problem_of(value):
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+ImageReference = Annotated[str, grammar(grammars.image_problem)]
+LabelKey = Annotated[str, grammar(grammars.label_key_problem)]
+LabelValue = Annotated[str, grammar(grammars.label_value_problem)]
+GcsPath = Annotated[str, grammar(grammars.gcs_path_problem)]
+Flag = Annotated[str, grammar(grammars.flag_problem)]
+PlainEnvValue = Annotated[str, grammar(grammars.env_value_problem)]
+ImageTag = Annotated[
+    str, pattern(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", "an image tag such as 'v0.1.4'")
+]
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 CIDR range such as '10.0.0.0/20'") from None
+    return value
+
+
+ProjectId = Annotated[
+    str,
+    pattern(
+        r"[a-z][a-z0-9-]{4,28}[a-z0-9]",
+        "a GCP project ID (6-30 lowercase letters, digits or hyphens, starting with a letter)",
+    ),
+]
+DnsLabel = Annotated[
+    str,
+    pattern(
+        r"[a-z]([-a-z0-9]{0,28}[a-z0-9])?",
+        "a name of 1-30 lowercase letters, digits or hyphens that starts with a letter "
+        "and does not end with a hyphen",
+    ),
+]
+ClusterName = Annotated[
+    str,
+    pattern(
+        r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?",
+        "a GKE cluster name (1-40 lowercase letters, digits or hyphens, starting with a letter)",
+    ),
+]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+Label = Annotated[
+    str,
+    pattern(r"[a-z0-9]([-_a-z0-9]{0,61}[a-z0-9])?|", "a GCP label value (lowercase, at most 63)"),
+]

@@ -1,0 +1,176 @@
+"""Where the stack lives: GCP project, network and the GKE cluster."""
+
+from __future__ import annotations
+
+import ipaddress
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import (
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+from components.errors import ConfigIssue, KeyedError
+from components.model import ConfigModel
+from components.stack.schema.base import Cidr, ClusterName, ProjectId, pattern
+
+
+class ReleaseChannel(StrEnum):
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+class GcpConfig(ConfigModel):
+    """Where the stack's resources live."""
+
+    project: ProjectId
+    """GCP project ID that owns the cluster, network, node pools and bucket."""
+    region: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+", "a GCP region such as 'us-east5'")]
+    """Region of the cluster's control plane (regional clusters), subnet and bucket."""
+    zone: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "a GCP zone such as 'us-east5-b'")]
+    """Zone of every node pool; TPU capacity is zonal, so all slices live here."""
+
+    @model_validator(mode="after")
+    def _zone_in_region(self) -> GcpConfig:
+        if not self.zone.startswith(self.region + "-"):
+            raise KeyedError.at(
+                "zone", f"{self.zone!r} is not in region {self.region!r} (expected {self.region}-X)"
+            )
+        return self
+
+
+class NetworkConfig(ConfigModel):
+    """The VPC the cluster uses: a dedicated one (default) or an existing one."""
+
+    existing_network: str | None = None
+    """Name of an existing VPC to use instead of creating one. Requires existingSubnetwork."""
+    existing_subnetwork: str | None = None
+    """Name of an existing subnetwork in the region (with existingNetwork)."""
+    mtu: StrictInt = Field(8896, ge=1300, le=8896)
+    """MTU of the created VPC. 8896 is what large TPU deployments use for DCN traffic."""
+    nodes_cidr: Cidr = "10.0.0.0/20"
+    """Primary range of the created subnetwork (node IPs)."""
+    pods_cidr: Cidr = "10.4.0.0/14"
+    """Secondary range for pod IPs (VPC-native cluster)."""
+    services_cidr: Cidr = "10.8.0.0/20"
+    """Secondary range for service IPs."""
+
+    @model_validator(mode="after")
+    def _existing_pair(self) -> NetworkConfig:
+        if (self.existing_network is None) != (self.existing_subnetwork is None):
+            missing = (
+                "existingSubnetwork" if self.existing_subnetwork is None else "existingNetwork"
+            )
+            raise KeyedError.at(missing, "required when the other existing* key is set")
+        ranges = {"nodesCidr": self.nodes_cidr, "podsCidr": self.pods_cidr}
+        ranges["servicesCidr"] = self.services_cidr
+        nets = {k: ipaddress.ip_network(v) for k, v in ranges.items()}
+        keys = list(nets)
+        for i, a in enumerate(keys):
+            for b in keys[i + 1 :]:
+                if nets[a].overlaps(nets[b]):
+                    raise KeyedError.at(b, f"{ranges[b]!r} overlaps {a} {ranges[a]!r}")
+        return self
+
+    @property
+    def create(self) -> bool:
+        return self.existing_network is None
+
+
+class AuthorizedNetwork(ConfigModel):
+    cidr: Cidr
+    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0)."""
+    display_name: str = ""
+    """A label shown in the console."""
+
+    @field_validator("cidr")
+    @classmethod
+    def _not_everywhere(cls, value: str) -> str:
+        if ipaddress.ip_network(value).prefixlen == 0:
+            raise ValueError(
+                f"{value!r} would open the control plane's IP endpoint to the whole internet; "
+                "list your networks' CIDRs, or list none and use the IAM-gated DNS endpoint"
+            )
+        return value
+
+
+class ExistingClusterConfig(ConfigModel):
+    """Target a cluster another stack (or XPK) made, instead of creating one."""
+
+    name: ClusterName | None = None
+    """Name of the existing GKE cluster (with location). Its endpoint is looked up at deploy."""
+    location: (
+        Annotated[str, pattern(r"[a-z]+-[a-z]+\d+(-[a-z])?", "a GCP region or zone")] | None
+    ) = None
+    """Region or zone of the existing cluster."""
+    kubeconfig_context: (
+        Annotated[str, pattern(r"\S(.*\S)?", "a kubeconfig context name (not blank)")] | None
+    ) = None
+    """Alternatively, a context of the user's kubeconfig file to deploy through."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ExistingClusterConfig:
+        by_name = self.name is not None or self.location is not None
+        if by_name and self.kubeconfig_context is not None:
+            raise KeyedError.at("kubeconfigContext", "give either name+location or a context")
+        if by_name and (self.name is None or self.location is None):
+            raise KeyedError.at("name" if self.name is None else "location", "required together")
+        if not by_name and self.kubeconfig_context is None:
+            raise KeyedError.at("name", "give name+location, or kubeconfigContext")
+        return self
+
+
+class ClusterConfig(ConfigModel):
+    """The GKE Standard cluster."""
+
+    name: ClusterName
+    """Cluster name; also the prefix of the network, service account and bucket names."""
+    regional: StrictBool = True
+    """Regional control plane (nodes still in the one zone), as XPK creates; false = zonal."""
+    release_channel: ReleaseChannel = ReleaseChannel.RAPID
+    """GKE release channel. RAPID gets new TPU features first (XPK's default)."""
+    deletion_protection: StrictBool = True
+    """Refuse `pulumi destroy` of the cluster. Turn off only for throwaway stacks."""
+    private_nodes: StrictBool | None = None
+    """Nodes without external IPs; a Cloud Router + NAT is created for egress. Default: true in
+    production stacks, false otherwise."""
+    authorized_networks: list[AuthorizedNetwork] = []
+    """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
+    DNS endpoint)."""
+    network: NetworkConfig = NetworkConfig()
+    """The VPC (created by default)."""
+    existing: ExistingClusterConfig | None = None
+    """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
+    authorizedNetworks, deletionProtection, regional, releaseChannel and network are refused
+    with it (the owning stack sets them)."""
+
+    @model_validator(mode="after")
+    def _existing_takes_no_cluster_settings(self) -> ClusterConfig:
+        if self.existing is None:
+            return self
+        # Settings of a cluster this stack creates; the owning stack decides them.
+        creating_only = (
+            "private_nodes",
+            "authorized_networks",
+            "deletion_protection",
+            "network",
+            "regional",
+            "release_channel",
+        )
+        issues = [
+            ConfigIssue(
+                type(self).model_fields[field].alias or field,
+                "cannot apply to an existing cluster (this stack does not create it); set it "
+                "in the stack that owns the cluster, and remove it here",
+            )
+            for field in creating_only
+            if field in self.model_fields_set
+        ]
+        if issues:
+            raise KeyedError(issues)
+        return self

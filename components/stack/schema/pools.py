@@ -1,0 +1,224 @@
+"""Node pools: the CPU pools and the TPU pools with their capacity types."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+    model_validator,
+)
+
+from components.errors import ConfigIssue, KeyedError
+from components.model import ConfigModel
+from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
+from components.stack.schema.base import DnsLabel, pattern
+from components.tpu import catalog
+from components.tpu.machines import machine_type
+
+
+class CapacityType(StrEnum):
+    ON_DEMAND = "onDemand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    FLEX_START = "flexStart"
+
+
+class AutoscalingPoolConfig(ConfigModel):
+    """An autoscaling CPU node pool."""
+
+    name: DnsLabel
+    """GKE node pool name."""
+    machine_type: str
+    """Machine type."""
+    min_nodes: StrictInt = Field(1, ge=0, le=1000)
+    """Autoscaling minimum."""
+    max_nodes: StrictInt = Field(20, ge=1, le=1000)
+    """Autoscaling maximum."""
+    disk_size_gb: StrictInt = Field(200, ge=50, le=65536)
+    """Boot disk size."""
+
+    def _size_issues(self) -> list[ConfigIssue]:
+        issues = []
+        if catalog.is_tpu_machine_type(self.machine_type):
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} is a TPU machine type; use a CPU machine type "
+                    "such as n2-standard-64",
+                )
+            )
+        else:
+            try:
+                machine_type(self.machine_type)
+            except ValueError as exc:
+                issues.append(ConfigIssue("machineType", str(exc)))
+        if self.max_nodes < self.min_nodes:
+            issues.append(
+                ConfigIssue("maxNodes", f"{self.max_nodes} is below minNodes {self.min_nodes}")
+            )
+        return issues
+
+    @property
+    def machine(self):
+        return machine_type(self.machine_type)
+
+
+class CpuPoolConfig(AutoscalingPoolConfig):
+    """The CPU node pool that runs the Pathways head pods (resource manager, proxy, user code)."""
+
+    name: DnsLabel = "cpu-np"
+    """GKE node pool name."""
+    machine_type: str = "n2-standard-64"
+    """Machine type; it must hold the Pathways head pod (checked against GKE's allocatable)."""
+
+    @model_validator(mode="after")
+    def _sizes(self) -> CpuPoolConfig:
+        issues = self._size_issues()
+        # Checked here, not across the stack, so it is reported next to any other error.
+        if not issues and (problem := head_fit_problem(self.machine, DEFAULT_USER_CONTAINER)):
+            issues.append(ConfigIssue("machineType", problem))
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+
+class SystemPoolConfig(AutoscalingPoolConfig):
+    """The small autoscaling pool for kube-system and the JobSet, Kueue and PathwaysJob
+    controllers, so they never compete with Pathways heads (XPK keeps its default pool for
+    this). Created only in stacks that own their cluster."""
+
+    name: DnsLabel = "system-np"
+    """GKE node pool name."""
+    machine_type: str = "e2-standard-16"
+    """Machine type (XPK's default-pool machine). Too small to hold a Pathways head pod, so a
+    headless head, which the controller pins to no pool, never lands here."""
+    min_nodes: StrictInt = Field(1, ge=1, le=1000)
+    """Autoscaling minimum (at least one node: the controllers must always have a home)."""
+    max_nodes: StrictInt = Field(3, ge=1, le=1000)
+    """Autoscaling maximum."""
+    disk_size_gb: StrictInt = Field(100, ge=50, le=65536)
+    """Boot disk size."""
+
+    @model_validator(mode="after")
+    def _sizes(self) -> SystemPoolConfig:
+        issues = self._size_issues()
+        # The controller v0.1.4 pins a headless head to no pool: only size keeps it off here.
+        if not issues and head_fit_problem(self.machine, None) is None:
+            issues.append(
+                ConfigIssue(
+                    "machineType",
+                    f"{self.machine_type!r} could hold a Pathways head pod, and a headless head "
+                    "is pinned to no pool, so it could land next to the controllers; use a "
+                    "smaller machine type (default e2-standard-16)",
+                )
+            )
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+
+class CapacityConfig(ConfigModel):
+    """How a TPU pool's VMs are obtained: exactly one of the keys (default: onDemand)."""
+
+    on_demand: StrictBool = False
+    """Regular on-demand VMs."""
+    spot: StrictBool = False
+    """Spot VMs: cheaper, preemptible at any time."""
+    reservation: (
+        Annotated[
+            str,
+            pattern(
+                r"[a-z]([-a-z0-9]*[a-z0-9])?|projects/[a-z][-a-z0-9]*/reservations/[a-z]([-a-z0-9]*[a-z0-9])?",
+                "a reservation name or projects/<project>/reservations/<name>",
+            ),
+        ]
+        | None
+    ) = None
+    """Consume a specific reservation (name, or projects/P/reservations/R when shared)."""
+    flex_start: StrictBool = False
+    """Dynamic Workload Scheduler flex-start: nodes come when capacity frees up (scales 0..N)."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> CapacityConfig:
+        chosen = self._chosen()
+        if len(chosen) > 1:
+            raise ValueError(
+                f"choose exactly one capacity type, got {', '.join(t.value for t in chosen)}; "
+                "allowed: onDemand, spot, reservation, flexStart"
+            )
+        return self
+
+    def _chosen(self) -> list[CapacityType]:
+        flags = {
+            CapacityType.ON_DEMAND: self.on_demand,
+            CapacityType.SPOT: self.spot,
+            CapacityType.RESERVATION: self.reservation is not None,
+            CapacityType.FLEX_START: self.flex_start,
+        }
+        return [kind for kind, on in flags.items() if on]
+
+    @property
+    def type(self) -> CapacityType:
+        chosen = self._chosen()
+        return chosen[0] if chosen else CapacityType.ON_DEMAND
+
+
+class TpuPoolConfig(ConfigModel):
+    """A TPU slice shape and how many slices of it: one GKE node pool per slice."""
+
+    name: DnsLabel
+    """Pool name; node pools are named <name>-<slice index>. Workloads refer to it."""
+    accelerator: str | None = None
+    """XPK accelerator name (v5litepod-16, v5p-4x4x4, v6e-4, v4-16). Or generation+topology."""
+    generation: catalog.TpuGeneration | None = None
+    """TPU generation (v4, v5e, v5p, v6e, tpu7x = Ironwood, tpu7), with topology."""
+    topology: str | None = None
+    """Slice topology, e.g. 4x4 or 2x2x2, with generation."""
+    machine_type: str | None = None
+    """TPU machine type; only needed for GKE's single-host 8-chip variants (ct5lp-hightpu-8t)."""
+    slices: StrictInt = Field(1, ge=1, le=256)
+    """Number of slices (a multislice of N is N node pools)."""
+    capacity: CapacityConfig = CapacityConfig()
+    """Capacity type of every slice of the pool."""
+
+    _shape: catalog.TpuShape = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _resolve_shape(self) -> TpuPoolConfig:
+        self._shape = self._lookup()
+        return self
+
+    def _lookup(self) -> catalog.TpuShape:
+        by_name = self.accelerator is not None
+        by_shape = self.generation is not None or self.topology is not None
+        if by_name and by_shape:
+            raise KeyedError.at(
+                "accelerator", "give either accelerator or generation+topology, not both"
+            )
+        if by_name:
+            if self.machine_type is not None:
+                raise KeyedError.at("machineType", "only allowed with generation+topology")
+            try:
+                return catalog.resolve_accelerator(self.accelerator)
+            except catalog.CatalogError as exc:
+                raise KeyedError.at("accelerator", str(exc)) from None
+        if self.generation is None or self.topology is None:
+            missing = "generation" if self.generation is None else "topology"
+            raise KeyedError.at(missing, "required (or give accelerator, e.g. v5litepod-16)")
+        try:
+            return catalog.shape_for(self.generation, self.topology, self.machine_type)
+        except catalog.CatalogError as exc:
+            key = "machineType" if self.machine_type and "machine type" in str(exc) else "topology"
+            raise KeyedError.at(key, str(exc)) from None
+
+    @property
+    def shape(self) -> catalog.TpuShape:
+        return self._shape
+
+    def node_pool_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(self.slices)]

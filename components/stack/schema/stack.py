@@ -1,0 +1,391 @@
+"""The root of the schema: StackConfig, its cross-checks and the parse entry point."""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    PrivateAttr,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from components.errors import ConfigIssue, KeyedError
+from components.model import ConfigModel
+from components.stack import grammars
+from components.stack.schema.addons import AddonsConfig
+from components.stack.schema.base import NAMESPACE, Label
+from components.stack.schema.cluster import ClusterConfig, GcpConfig
+from components.stack.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
+from components.stack.schema.teams import ScratchBucketConfig, TeamConfig
+from components.stack.schema.workloads import (
+    EnvFromConfigSecret,
+    EnvValue,
+    SecretName,
+    SharedServiceConfig,
+    WaitForRunningConfig,
+    WorkloadConfig,
+)
+from components.tpu import catalog
+from components.tpu.pricing import PricingOverrides
+
+if TYPE_CHECKING:
+    from components.stack.shared_cluster import SharedCluster
+
+
+class Environment(StrEnum):
+    """What a stack is for; ``production`` turns on deletion protection of stateful resources."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PRODUCTION = "production"
+
+
+class StackConfig(ConfigModel):
+    """Everything under the ``tpu-pathways:`` namespace of one stack file."""
+
+    environment: Environment = Environment.DEV
+    """dev, staging or production. Production protects the cluster, pools and bucket."""
+    team: Label = ""
+    """Team label put on every node pool and bucket."""
+    gcp: GcpConfig
+    """Project, region and zone."""
+    cluster: ClusterConfig
+    """The GKE cluster (or the existing one to target)."""
+    cpu_pool: CpuPoolConfig = CpuPoolConfig()
+    """The CPU pool for Pathways head pods."""
+    system_pool: SystemPoolConfig = SystemPoolConfig()
+    """The pool for kube-system and the controllers (stacks that own their cluster)."""
+    tpu_pools: list[TpuPoolConfig] = []
+    """TPU pools; each is one or more identical slices."""
+    addons: AddonsConfig = AddonsConfig()
+    """JobSet, PathwaysJob controller and Kueue installs."""
+    scratch_bucket: ScratchBucketConfig = ScratchBucketConfig()
+    """The Pathways scratch bucket."""
+    teams: list[TeamConfig] = [TeamConfig(name="pathways")]
+    """Team namespaces (each with its workload service account and Kueue LocalQueue)."""
+    workloads: list[WorkloadConfig] = []
+    """Pathways workloads (PathwaysJobs)."""
+    shared_services: list[SharedServiceConfig] = []
+    """Shared Pathways services."""
+    wait_for_running: WaitForRunningConfig = WaitForRunningConfig()
+    """Whether and how long `pulumi up` waits for PathwaysJobs to be Running."""
+    pricing: PricingOverrides = PricingOverrides()
+    """Price overrides for the plan's cost estimate (e.g. your reservation's chip-hour rate)."""
+    owner: Annotated[str, AfterValidator(lambda v: _owner_ref(v))] | None = None
+    """Team stack: the stack that owns the cluster (a stack name of this project, or
+    <org>/<project>/<stack>). Its pools, bucket and queues are read from it (StackReference);
+    this stack then owns only its team namespaces and what is in them."""
+
+    _owner: SharedCluster | None = PrivateAttr(None)
+
+    secrets: dict[SecretName, SecretStr] = {}
+    """Pulumi config secrets that env values name with {configSecret: NAME}; set each with
+    `pulumi config set --secret --path 'tpu-pathways:secrets.NAME' VALUE` (stored encrypted;
+    the offline plan, which has no key, shows them as [secret])."""
+
+    @field_validator("secrets", mode="before")
+    @classmethod
+    def _secret_texts(cls, value: object) -> object:
+        """Type errors here must not echo the value, as pydantic's messages would."""
+        if not isinstance(value, dict):
+            raise ValueError("must be a mapping of names to secret values")
+        for name, secret in value.items():
+            if not isinstance(secret, str):
+                raise KeyedError.at(
+                    str(name), f"must be text, not {type(secret).__name__} (value not shown)"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _cross_checks(self, info: ValidationInfo) -> StackConfig:
+        self._owner = (info.context or {}).get("owner") if self.owner is not None else None
+        issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
+        issues += self._team_quota_issues() + self._ownership_issues()
+        issues += self._config_secret_refs() + self._joined_name_collisions()
+        issues += self._bucket_name_rules()
+        # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
+        # they run after this model validates (``checks.parse_stack_config``).
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+    @field_validator("tpu_pools")
+    @classmethod
+    def _unique_pools(cls, pools: list[TpuPoolConfig]) -> list[TpuPoolConfig]:
+        _raise_duplicates([p.name for p in pools], "pool")
+        return pools
+
+    @field_validator("teams")
+    @classmethod
+    def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
+        _raise_duplicates([t.name for t in teams], "team")
+        return teams
+
+    def _bucket_name_rules(self) -> list[ConfigIssue]:
+        """The bucket name, given or derived from project and cluster, against GCS's rules
+        (e.g. a cluster named 'google-...' makes a default name GCS refuses)."""
+        problem = grammars.bucket_problem(self.bucket_name)
+        if problem is None:
+            return []
+        key = "scratchBucket.name" if self.scratch_bucket.name else "scratchBucket"
+        return [ConfigIssue(key, problem)]
+
+    def _joined_name_collisions(self) -> list[ConfigIssue]:
+        """Resource names join config names with '-', so distinct entries can meet in one name
+        (team 'a' + workload 'b-c' and team 'a-b' + workload 'c'); Pulumi would then see one
+        resource, and GKE one node pool."""
+        jobs = [(f"workloads[{i}]", (w.team, w.name)) for i, w in enumerate(self.workloads)]
+        jobs += [
+            (f"sharedServices[{i}]", (s.team, s.name)) for i, s in enumerate(self.shared_services)
+        ]
+        accounts = [(f"teams[{i}]", (t.name, t.service_account)) for i, t in enumerate(self.teams)]
+        slices = {n: i for i, p in enumerate(self.tpu_pools) for n in p.node_pool_names()}
+        cpu = self.cpu_pool.name
+        issues = _collisions(jobs, "team and name")
+        issues += _collisions(accounts, "name and serviceAccount")
+        if cpu in slices:
+            issues.append(
+                ConfigIssue(
+                    "cpuPool.name",
+                    f"{cpu!r} is also the GKE node pool name of a slice of tpuPools[{slices[cpu]}]"
+                    " (slices are named <pool>-<index>); rename one of them",
+                )
+            )
+        return issues
+
+    def _config_secret_refs(self) -> list[ConfigIssue]:
+        known = ", ".join(self.secrets) or "none"
+        return [
+            ConfigIssue(
+                f"{key}.{name}",
+                f"configSecret {value.config_secret!r} is not an entry of `secrets` (known: "
+                f"{known}); set it with pulumi config set --secret --path "
+                f"'tpu-pathways:secrets.{value.config_secret}' VALUE",
+            )
+            for key, env in self.env_maps()
+            for name, value in env.items()
+            if isinstance(value, EnvFromConfigSecret) and value.config_secret not in self.secrets
+        ]
+
+    def env_maps(self) -> list[tuple[str, dict[str, EnvValue]]]:
+        """Every env map of the stack with its config key."""
+        maps = []
+        for i, workload in enumerate(self.workloads):
+            maps.append((f"workloads[{i}].env", workload.env))
+            maps += [
+                (f"workloads[{i}].customComponents[{j}].env", component.env)
+                for j, component in enumerate(workload.custom_components)
+            ]
+        return maps
+
+    def _pool_named_like_cpu_pool(self) -> list[ConfigIssue]:
+        taken = {self.cpu_pool.name: "the CPU pool's name"}
+        taken.setdefault(self.system_pool.name, "the system pool's name")
+        issues = [
+            ConfigIssue(f"tpuPools[{i}].name", f"{pool.name!r} is {taken[pool.name]}")
+            for i, pool in enumerate(self.tpu_pools)
+            if pool.name in taken
+        ]
+        if self.creates_cluster and self.system_pool.name == self.cpu_pool.name:
+            issues.append(
+                ConfigIssue("systemPool.name", f"{self.cpu_pool.name!r} is the CPU pool's name")
+            )
+        return issues
+
+    @property
+    def kueue_enabled(self) -> bool:
+        """Kueue's setting, or its default: on when the stack owns its cluster."""
+        enabled = self.addons.kueue.enabled
+        return self.creates_cluster if enabled is None else enabled
+
+    def _shared_bucket(self) -> list[ConfigIssue]:
+        """On a cluster another stack owns, the default bucket name is that stack's bucket."""
+        bucket = self.scratch_bucket
+        if self.creates_cluster or not bucket.create or bucket.name is not None:
+            return []
+        return [
+            ConfigIssue(
+                "scratchBucket",
+                f"this stack targets an existing cluster, so creating the default bucket "
+                f"{self.bucket_name!r} would collide with the owning stack's; set create: false "
+                "and name the owner's bucket, or give this stack's own bucket a name",
+            )
+        ]
+
+    def _kueue_quota(self) -> list[ConfigIssue]:
+        expected = self.addons.kueue.tpu_quota
+        chips = self.provisioned_chips
+        if expected is None or expected == chips:
+            return []
+        return [
+            ConfigIssue(
+                "addons.kueue.tpuQuota",
+                f"{expected} does not match the {chips} TPU chips the tpuPools provision; the "
+                "ClusterQueue quota is computed from the pools, so remove tpuQuota or fix it",
+            )
+        ]
+
+    def _team_quota_issues(self) -> list[ConfigIssue]:
+        """Quotas name shapes the stack provisions and add up to at most what it provisions."""
+        kueue, issues = self.addons.kueue, []
+        if kueue.team_quotas and not self.kueue_enabled:
+            issues.append(ConfigIssue("addons.kueue.teamQuotas", "needs addons.kueue.enabled"))
+        _duplicate_quota_teams(
+            issues, [q.team for q in kueue.team_quotas], "addons.kueue.teamQuotas"
+        )
+        provisioned: dict[catalog.TpuShape, int] = {}
+        for pool in self.tpu_pools:
+            provisioned[pool.shape] = (
+                provisioned.get(pool.shape, 0) + pool.slices * pool.shape.chips
+            )
+        assigned: dict[catalog.TpuShape, int] = {}
+        for i, quota in enumerate(kueue.team_quotas):
+            for name, chips in quota.chips.items():
+                key = f"addons.kueue.teamQuotas[{i}].chips.{name}"
+                try:
+                    shape = catalog.resolve_accelerator(name)
+                except catalog.CatalogError as exc:
+                    issues.append(ConfigIssue(key, str(exc)))
+                    continue
+                if shape not in provisioned:
+                    have = ", ".join(sorted(s.accelerator_name for s in provisioned)) or "none"
+                    issues.append(ConfigIssue(key, f"no TPU pool of this stack is {name}; {have}"))
+                    continue
+                assigned[shape] = assigned.get(shape, 0) + chips
+        for shape, chips in assigned.items():
+            if chips > provisioned[shape]:
+                issues.append(
+                    ConfigIssue(
+                        "addons.kueue.teamQuotas",
+                        f"quotas give {chips} {shape.accelerator_name} chips to teams but the "
+                        f"pools provision {provisioned[shape]}",
+                    )
+                )
+        return issues
+
+    def _ownership_issues(self) -> list[ConfigIssue]:
+        """A team stack owns its namespaces and what is in them, nothing cluster-wide."""
+        owner = self._owner
+        if self.owner is None:
+            return []
+        if owner is None:  # parse_stack_config resolves it first; never a user's mistake
+            return [ConfigIssue("owner", "the owner stack's outputs were not read")]
+        taken = set(owner.team_namespaces)
+        return [
+            ConfigIssue(
+                f"teams[{i}].name",
+                f"namespace {team.name!r} belongs to owner stack {owner.owner_stack!r}; "
+                "choose another name for this team stack's namespace",
+            )
+            for i, team in enumerate(self.teams)
+            if team.name in taken
+        ]
+
+    @property
+    def shared_cluster(self) -> SharedCluster | None:
+        """The owner's exported contract, for a team stack (``owner:``)."""
+        return self._owner
+
+    @property
+    def queues_jobs(self) -> bool:
+        """Whether Kueue (this stack's, or the owner's) admits the stack's jobs."""
+        if self._owner is not None:
+            return self._owner.queues.enabled
+        return self.kueue_enabled
+
+    @property
+    def cluster_location(self) -> str:
+        return self.gcp.region if self.cluster.regional else self.gcp.zone
+
+    @property
+    def provisioned_chips(self) -> int:
+        return sum(pool.slices * pool.shape.chips for pool in self.tpu_pools)
+
+    @property
+    def bucket_name(self) -> str:
+        default = f"{self.gcp.project}-{self.cluster.name}-pathways"
+        return self.scratch_bucket.name or default[:63].rstrip("-_")
+
+    def team_scratch_url(self, team: str) -> str:
+        """gs:// URL of the team's own prefix of the scratch bucket (its pathwaysDir default)."""
+        return f"gs://{self.bucket_name}/{team_prefix(team)}"
+
+    @property
+    def protects_state(self) -> bool:
+        """Production stacks protect the cluster, node pools and bucket from deletion."""
+        return self.environment is Environment.PRODUCTION
+
+    @property
+    def private_nodes(self) -> bool:
+        """Private nodes unless the stack says otherwise; production stacks default to them."""
+        explicit = self.cluster.private_nodes
+        return self.environment is Environment.PRODUCTION if explicit is None else explicit
+
+    @property
+    def creates_cluster(self) -> bool:
+        return self.cluster.existing is None
+
+    def pool(self, name: str) -> TpuPoolConfig | None:
+        return next((p for p in self.tpu_pools if p.name == name), None)
+
+
+def team_prefix(team: str) -> str:
+    """The object-name prefix a team owns in the scratch bucket. The trailing slash keeps team
+    ``a`` out of team ``a-b``'s objects."""
+    return f"{team}/"
+
+
+def _owner_ref(value: str) -> str:
+    grammars.parse_owner_ref(value)
+    return value
+
+
+def _duplicate_quota_teams(issues: list[ConfigIssue], teams: list[str], key: str) -> None:
+    counts = Counter(teams)
+    issues += [
+        ConfigIssue(f"{key}[{i}].team", f"{team!r} has more than one quota")
+        for i, team in enumerate(teams)
+        if counts[team] > 1
+    ]
+
+
+def _collisions(entries: list[tuple[str, tuple[str, ...]]], what: str) -> list[ConfigIssue]:
+    """Entries whose names, joined with '-', are equal though the names differ (exact
+    duplicates are reported by their own checks)."""
+    first: dict[str, tuple[str, tuple[str, ...]]] = {}
+    issues = []
+    for key, parts in entries:
+        joined = "-".join(parts)
+        if joined in first and first[joined][1] != parts:
+            issues.append(
+                ConfigIssue(
+                    key,
+                    f"its {what} join to {joined!r}, as those of {first[joined][0]} do; the "
+                    "resources would share one name, so rename one of them",
+                )
+            )
+        first.setdefault(joined, (key, parts))
+    return issues
+
+
+def _raise_duplicates(names: list[str], what: str) -> None:
+    counts = Counter(names)
+    issues = [
+        ConfigIssue(f"[{i}].name", f"{name!r} is used by more than one {what}")
+        for i, name in enumerate(names)
+        if counts[name] > 1
+    ]
+    if issues:
+        raise KeyedError(issues)
+
+
+def namespace_values(config: dict[str, Any]) -> dict[str, Any]:
+    """Pick this project's keys out of a Pulumi config map ({'tpu-pathways:gcp': ...})."""
+    prefix = NAMESPACE + ":"
+    return {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}

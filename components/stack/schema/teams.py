@@ -1,0 +1,77 @@
+"""Team namespaces and the scratch bucket they share."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import (
+    AfterValidator,
+    Field,
+    StrictBool,
+    StrictInt,
+    model_validator,
+)
+
+from components.errors import KeyedError
+from components.model import ConfigModel
+from components.stack.schema.base import DnsLabel, pattern
+
+BucketName = Annotated[
+    str,
+    pattern(
+        r"[a-z0-9][-_a-z0-9]{1,61}[a-z0-9]",
+        "a bucket name (3-63 lowercase letters, digits, hyphens or underscores)",
+    ),
+]
+
+
+class ScratchBucketConfig(ConfigModel):
+    """The GCS bucket Pathways keeps its scratch state in (every PathwaysJob's pathwaysDir)."""
+
+    name: BucketName | None = None
+    """Bucket name; default <project>-<cluster>-pathways (truncated to 63)."""
+    create: StrictBool = True
+    """Create the bucket (false: use an existing bucket of that name; name is then required)."""
+    retention_days: StrictInt = Field(30, ge=1, le=3650)
+    """Scratch objects are deleted after this many days."""
+    delete_on_destroy: StrictBool = False
+    """Delete the bucket and its objects on `pulumi destroy` (default: keep it)."""
+
+    @model_validator(mode="after")
+    def _existing_needs_name(self) -> ScratchBucketConfig:
+        if not self.create and self.name is None:
+            raise KeyedError.at("name", "required when create is false")
+        return self
+
+
+# Namespaces Kubernetes, GKE and the installs own: a team stack would own (and on destroy
+# delete) them and grant their service accounts bucket access.
+SYSTEM_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "jobset-system",
+    "pathways-job-system",
+    "kueue-system",
+)
+SYSTEM_NAMESPACE_PREFIXES = ("gke-", "kube-")
+
+
+def _team_namespace(value: str) -> str:
+    if value in SYSTEM_NAMESPACES or value.startswith(SYSTEM_NAMESPACE_PREFIXES):
+        raise ValueError(
+            f"{value!r} is a system namespace (Kubernetes, GKE or an install owns "
+            f"{', '.join(SYSTEM_NAMESPACES)} and gke-*/kube-*); choose a team name"
+        )
+    return value
+
+
+class TeamConfig(ConfigModel):
+    """A team namespace and the Kubernetes service account its Pathways pods run as."""
+
+    name: Annotated[DnsLabel, AfterValidator(_team_namespace)]
+    """Namespace name (not a system namespace such as default, kube-system or gke-*)."""
+    service_account: DnsLabel = "pathways"
+    """Kubernetes service account of the team's workloads (gets read/write on the team's prefix
+    gs://<scratch bucket>/<team>/ of the bucket)."""

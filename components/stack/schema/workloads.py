@@ -1,0 +1,281 @@
+"""Pathways workloads and shared services: the PathwaysJobs a stack declares."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import (
+    AfterValidator,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+from components.errors import ConfigIssue, KeyedError
+from components.model import ConfigModel
+from components.pathways.head_sizing import PodResources
+from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
+from components.stack import grammars
+from components.stack.schema.base import (
+    DnsLabel,
+    Flag,
+    GcsPath,
+    ImageReference,
+    ImageTag,
+    LabelKey,
+    LabelValue,
+    PlainEnvValue,
+    pattern,
+)
+from components.tpu.quantities import normalize_quantity, parse_cpu, parse_memory
+
+
+class WorkloadMode(StrEnum):
+    """How a workload runs (maps to the PathwaysJob deployment mode)."""
+
+    TRAINING = "training"
+    INFERENCE = "inference"
+    HEADLESS = "headless"
+
+
+class Priority(StrEnum):
+    VERY_LOW = "very-low"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    VERY_HIGH = "very-high"
+
+
+def _cpu(value: str) -> str:
+    parse_cpu(value)
+    return normalize_quantity(value)
+
+
+def _memory(value: str) -> str:
+    parse_memory(value)
+    return normalize_quantity(value)
+
+
+class ContainerResources(ConfigModel):
+    """CPU and memory of the user container (requests = limits, so the head pod's size is known)."""
+
+    cpu: Annotated[str, AfterValidator(_cpu)] = "24"
+    """CPU cores or millicores ('24', '500m')."""
+    memory: Annotated[str, AfterValidator(_memory)] = "100Gi"
+    """Memory ('100Gi')."""
+
+    @property
+    def pod_resources(self) -> PodResources:
+        return PodResources(parse_cpu(self.cpu), parse_memory(self.memory))
+
+
+# Set by the PathwaysJob controller on the main container; a second copy would shadow it.
+CONTROLLER_ENV = ("JAX_PLATFORMS", "JAX_BACKEND_TARGET", "XCLOUD_ENVIRONMENT", "PATHWAYS_HEAD")
+EnvName = Annotated[str, pattern(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name")]
+
+
+SecretName = Annotated[
+    str,
+    pattern(
+        r"[A-Za-z][A-Za-z0-9_-]{0,62}",
+        "a secret name (a letter, then up to 62 letters, digits, '_' or '-')",
+    ),
+]
+KubernetesSecretName = Annotated[
+    str,
+    pattern(
+        r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+        "a Kubernetes Secret name (a DNS subdomain: lowercase letters, digits, '-' and '.')",
+    ),
+]
+SecretDataKey = Annotated[
+    str, pattern(r"[-._a-zA-Z0-9]{1,253}", "a Secret data key (letters, digits, '-', '_', '.')")
+]
+
+
+class SecretKeySelector(ConfigModel):
+    """A key of a Kubernetes Secret in the workload's namespace."""
+
+    name: KubernetesSecretName
+    """Name of the Secret (created outside this stack, e.g. by an external-secrets operator)."""
+    key: SecretDataKey
+    """Key of the Secret's data."""
+
+
+class EnvFromSecret(ConfigModel):
+    """An environment value the kubelet reads from a Kubernetes Secret when the pod starts."""
+
+    secret_key_ref: SecretKeySelector
+    """The Secret and key, e.g. {name: hf-token, key: token}."""
+
+
+class EnvFromConfigSecret(ConfigModel):
+    """An environment value from one of this stack's Pulumi config secrets (``secrets``).
+
+    The value is stored encrypted in the stack file and the Pulumi state, and reaches the pod
+    through a Kubernetes Secret the stack creates (never in the PathwaysJob object itself)."""
+
+    config_secret: SecretName
+    """Name of the entry of ``secrets``."""
+
+
+EnvValue = PlainEnvValue | EnvFromSecret | EnvFromConfigSecret
+# Names that hold credentials by convention; their values must come from a secret form.
+_CREDENTIAL_NAME = re.compile(r"(^|.*_)(TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDENTIAL", re.I)
+
+
+def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
+    """Credentials in plain text, and the size of all plain values together."""
+    issues = [
+        ConfigIssue(
+            f"{key}.{name}",
+            "looks like a credential, so it may not be plain text (it would be readable in the "
+            "stack file, the plan and the PathwaysJob); use {configSecret: NAME} (a Pulumi "
+            "config secret under `secrets`) or {secretKeyRef: {name: SECRET, key: KEY}} (a "
+            "Kubernetes Secret)",
+        )
+        for name, value in env.items()
+        if isinstance(value, str) and _CREDENTIAL_NAME.search(name)
+    ]
+    plain = [v for v in env.values() if isinstance(v, str)]
+    if problem := grammars.env_total_problem(plain):
+        issues.append(ConfigIssue(key, problem))
+    return issues
+
+
+class CustomComponentConfig(ConfigModel):
+    """Replace the image of, or pass flags/env to, one Pathways component."""
+
+    type: ComponentType
+    """pathways_server, worker, proxy_server or colocated_python_sidecar."""
+    image: ImageReference | None = None
+    """Image to use instead of the one pathwaysVersion selects."""
+    flags: list[Flag] = []
+    """Extra command-line flags (one line each)."""
+    env: dict[EnvName, EnvValue] = {}
+    """Extra environment variables: text, {secretKeyRef: ...} or {configSecret: NAME}."""
+
+    @model_validator(mode="after")
+    def _env(self) -> CustomComponentConfig:
+        if issues := env_issues(self.env):
+            raise KeyedError(issues)
+        return self
+
+
+JobName = Annotated[str, AfterValidator(lambda v: _job_name(v))]
+
+
+def _job_name(value: str) -> str:
+    problem = job_name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class PathwaysDeployment(ConfigModel):
+    """What every PathwaysJob of the stack names: itself, its namespace and its TPU pool."""
+
+    name: JobName
+    """PathwaysJob name: at most 22 lowercase letters, digits or '-', starting with a letter."""
+    team: DnsLabel = "pathways"
+    """Team (namespace) it runs in; one of `teams`."""
+    pool: DnsLabel
+    """TPU pool of this stack the workers run on (type and topology come from it)."""
+    slices: StrictInt = Field(1, ge=1, le=256)
+    """Number of slices (at most the pool's slices)."""
+    pathways_version: ImageTag | None = None
+    """Pathways image tag (default: latest)."""
+    max_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
+    """Restarts of the whole job before it fails."""
+    custom_components: list[CustomComponentConfig] = Field([], max_length=4)
+    """Up to 4 component overrides, one per type (e.g. pinned images)."""
+
+    @field_validator("custom_components")
+    @classmethod
+    def _one_per_type(cls, components: list[CustomComponentConfig]) -> list[CustomComponentConfig]:
+        types = Counter(c.type for c in components)
+        repeated = [f"type {t.value!r} appears {n} times" for t, n in types.items() if n > 1]
+        if repeated:
+            raise ValueError("; ".join(repeated) + "; at most once each")
+        return components
+
+
+class WorkloadConfig(PathwaysDeployment):
+    """A Pathways workload on one TPU pool of the stack; becomes one PathwaysJob."""
+
+    mode: WorkloadMode = WorkloadMode.TRAINING
+    """training (head on the CPU pool), inference (head colocated with workers) or headless."""
+    image: ImageReference | None = None
+    """User container image (training and inference)."""
+    command: list[str] = []
+    """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit."""
+    env: dict[EnvName, EnvValue] = {}
+    """Environment of the user container: text (at most 32 KiB each, 256 KiB together), a
+    Kubernetes Secret {secretKeyRef: {name, key}} or a config secret {configSecret: NAME}.
+    Credential-like names (*_TOKEN, *_KEY, *PASSWORD*, *SECRET*) must use a secret form."""
+    resources: ContainerResources = ContainerResources()
+    """User container CPU and memory; must fit next to the Pathways head on one node."""
+    priority: Priority | None = None
+    """Priority class (needs addons.kueue.enabled, which installs the classes)."""
+    max_slice_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
+    """Restarts of one slice (elastic training)."""
+    elastic_slices: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
+    """Slices the job may lose and keep running (elastic training)."""
+    termination_grace_period_seconds: StrictInt | None = Field(None, ge=0, le=86400)
+    """Time a preempted pod gets to checkpoint before it is killed."""
+    pathways_dir: GcsPath | None = None
+    """Scratch path; default gs://<scratch bucket>/<team>/<name>. Must be under the team's
+    prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach)."""
+    node_selector: dict[LabelKey, LabelValue] = {}
+    """Extra node labels the workers must match (e.g. a reservation name)."""
+    enable_metrics_collection: StrictBool = False
+    """Let the controller collect Pathways metrics."""
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> WorkloadConfig:
+        issues = []
+        headless = self.mode is WorkloadMode.HEADLESS
+        if headless and (self.image or self.command):
+            key = "image" if self.image else "command"
+            issues.append(ConfigIssue(key, "headless workloads have no user container; remove it"))
+        if not headless and not self.image:
+            issues.append(ConfigIssue("image", f"required for mode {self.mode.value}"))
+        if not headless and not self.command:
+            issues.append(ConfigIssue("command", f"required for mode {self.mode.value}"))
+        issues += [
+            ConfigIssue(f"env.{k}", "is set by the PathwaysJob controller; remove it")
+            for k in self.env
+            if k in CONTROLLER_ENV
+        ]
+        issues += env_issues(self.env)
+        if self.elastic_slices is not None and self.elastic_slices > self.slices:
+            issues.append(
+                ConfigIssue("elasticSlices", f"{self.elastic_slices} exceeds slices {self.slices}")
+            )
+        if issues:
+            raise KeyedError(issues)
+        return self
+
+
+class SharedServiceConfig(PathwaysDeployment):
+    """A long-running headless Pathways deployment that many clients share (pathwaysutils)."""
+
+    max_restarts: StrictInt | None = Field(10, ge=0, le=INT32_MAX)
+    """Restarts of the whole service before it fails; the controller's default is none, so a
+    long-lived service would end at its first preemption or host failure."""
+
+
+class WaitForRunningConfig(ConfigModel):
+    """Make `pulumi up` wait until PathwaysJobs really run (their Running condition), and fail
+    with the job's status when they do not in time."""
+
+    jobs: StrictBool = False
+    """Also wait for workloads (shared services always wait)."""
+    timeout_seconds: StrictInt = Field(1800, ge=60, le=86400)
+    """How long to wait before `pulumi up` fails (slices on flex-start or behind a queue may
+    need longer)."""

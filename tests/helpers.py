@@ -1,0 +1,51 @@
+"""Helpers the test modules share (fixtures live in conftest.py).
+
+``run_cli`` runs ``python -m components`` in-process; ``assert_error_report`` checks that a
+refusal printed the CLI's report and nothing else; ``deep_merge`` builds stack values from a
+base and overrides.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from components.cli import main as cli
+
+# argparse's usage error: `usage: ...` lines, then `<prog>: error: ...`.
+_USAGE = re.compile(r"usage: .+\n[^\n]*: error: [^\n]+\n?", re.DOTALL)
+# The header of the CLI's report of a user mistake: `error: <source>: N problem(s)`, followed by
+# one `  - key: problem` item each.
+_COUNTED = re.compile(r"(\d+) problems?$")
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``python -m components ARGV`` run in-process."""
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_error_report(err: str) -> None:
+    """``err`` is only the CLI's error reports (or argparse's usage error): each starts with an
+    ``error: `` line, and one that counts its problems lists exactly that many."""
+    if err.startswith("usage: "):
+        assert _USAGE.fullmatch(err), err
+        return
+    assert err.startswith("error: ") and err.endswith("\n"), err
+    for report in re.split(r"^(?=error: )", err, flags=re.MULTILINE)[1:]:
+        header = report.split("\n", 1)[0]
+        if counted := _COUNTED.search(header):
+            assert report.count("\n  - ") == int(counted[1]), err
+
+
+def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` merged in: nested dicts merge, anything else replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
