@@ -228,11 +228,14 @@ def run_shape(shape: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
+    """SHAPE.json is one shape, or {"runs": [shape, ...]}: several programs registered one after
+    the other in fresh mock engines (a team stack's plan also plans its owner stack)."""
     with open(argv[0]) as handle:
-        shape = json.load(handle)
-    records = run_shape(shape)
+        document = json.load(handle)
+    shapes = document["runs"] if isinstance(document, dict) else [document]
+    records = [record for shape in shapes for record in run_shape(shape)]
     sys.stdout.write(json.dumps({"resources": records}, indent=2, sort_keys=True))
-    return 0 if len(records) == len(shape) else 1
+    return 0 if len(records) == sum(len(shape) for shape in shapes) else 1
 
 
 if __name__ == "__main__":

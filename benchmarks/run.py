@@ -109,10 +109,10 @@ def project_plan(stack: str, stacks_dir: Path) -> None:
     plan_file(stack, stacks_dir)
 
 
-def write_shape(plan: dict[str, Any], path: Path) -> int:
+def shape_of(plan: dict[str, Any]) -> list[dict[str, Any]]:
     """What the baseline registers: each resource, its inputs, its structure as indexes."""
     index = {r["urn"]: i for i, r in enumerate(plan["resources"])}
-    shape = [
+    return [
         {
             "type": r["type"],
             "name": r["name"],
@@ -124,8 +124,15 @@ def write_shape(plan: dict[str, Any], path: Path) -> int:
         }
         for r in plan["resources"]
     ]
-    path.write_text(json.dumps(shape))
-    return len(shape)
+
+
+def write_shape(plan: dict[str, Any], path: Path, before: Sequence[dict[str, Any]] = ()) -> int:
+    """The baseline's shape file: ``plan``'s resources, after those of the plans ``before`` it
+    (a team stack's offline plan first plans its owner stack, so the baseline registers the
+    owner's resources too). Returns how many resources the project's own plan registers."""
+    runs = [*(shape_of(p) for p in before), shape_of(plan)]
+    path.write_text(json.dumps({"runs": runs} if before else runs[0]))
+    return len(runs[-1])
 
 
 @dataclass(frozen=True)
@@ -140,13 +147,29 @@ class Case:
 
 
 def prepare(stack: str, stacks_dir: Path, work: Path) -> Case:
-    """Plan ``stack`` with the CLI once (also a warm-up); its plan gives the baseline's shape."""
+    """Plan ``stack`` with the CLI once (also a warm-up); its plan gives the baseline's shape
+    (with its owner's plan first for a team stack)."""
+    owner = _owner_of(stack, stacks_dir)
+    before = [_cli_plan(owner, stacks_dir)] if owner else []
+    shape = work / f"{stack}.shape.json"
+    return Case(stack, stacks_dir, shape, write_shape(_cli_plan(stack, stacks_dir), shape, before))
+
+
+def _cli_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
     command = [*plan_command(stack, stacks_dir)]
     done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()}")
-    shape = work / f"{stack}.shape.json"
-    return Case(stack, stacks_dir, shape, write_shape(json.loads(done.stdout), shape))
+    return json.loads(done.stdout)
+
+
+def _owner_of(stack: str, stacks_dir: Path) -> str | None:
+    """The owner stack a team stack names (``owner: <stack>`` of this project), else None."""
+    from components.stack.grammars import parse_owner_ref
+    from components.stack.loader import decode_engine_values, read_stack_file
+
+    owner = decode_engine_values(read_stack_file(stack, stacks_dir)).get("owner")
+    return parse_owner_ref(owner)[1] if isinstance(owner, str) else None
 
 
 def plan_command(stack: str, stacks_dir: Path) -> list[str]:
@@ -167,13 +190,20 @@ def _cpu() -> float:
     return time.process_time()  # the whole process: the SDK registers from worker threads
 
 
+def read_shapes(path: str) -> list[list[dict[str, Any]]]:
+    """The runs of a shape file (see ``write_shape``)."""
+    document = json.loads(Path(path).read_text())
+    return document["runs"] if isinstance(document, dict) else [document]
+
+
 def worker_fixed(side: str, case: dict[str, Any]) -> dict[str, float]:
     """CPU seconds from after the shared SDK imports to the first resource, and to the end."""
     import baseline
     import pulumi
 
-    shape = json.loads(Path(case["shape"]).read_text())
-    baseline.classes_of(shape)  # imports the SDK modules of every type: shared by both sides
+    shapes = read_shapes(case["shape"])
+    for shape in shapes:  # imports the SDK modules of every type: shared by both sides
+        baseline.classes_of(shape)
     first: list[float] = []
     construct = pulumi.Resource.__init__
 
@@ -187,7 +217,8 @@ def worker_fixed(side: str, case: dict[str, Any]) -> dict[str, float]:
     if side == "project":
         project_plan(case["stack"], Path(case["stacks_dir"]))
     else:
-        baseline.run_shape(json.loads(Path(case["shape"]).read_text()))
+        for shape in shapes:
+            baseline.run_shape(shape)
     return {"first_resource_s": first[0] - start, "total_s": _cpu() - start}
 
 
@@ -195,10 +226,10 @@ def worker_slope(cases: list[dict[str, Any]], pairs: int) -> dict[str, Any]:
     """Alternating in-process runs of each case: CPU and wall seconds per side."""
     import baseline
 
-    shapes = {c["stack"]: json.loads(Path(c["shape"]).read_text()) for c in cases}
+    shapes = {c["stack"]: read_shapes(c["shape"]) for c in cases}
     sides: dict[str, Callable[[dict[str, Any]], Any]] = {
         "project": lambda c: project_plan(c["stack"], Path(c["stacks_dir"])),
-        "baseline": lambda c: baseline.run_shape(shapes[c["stack"]]),
+        "baseline": lambda c: [baseline.run_shape(s) for s in shapes[c["stack"]]],
     }
     for case in cases:  # warm-up: lazy SDK submodules, project imports
         for run in sides.values():

@@ -185,3 +185,19 @@ def test_a_missed_target_is_reported(bench):
         "dev whole process, project / baseline (CPU)": True,
         "dev whole process, project / baseline (wall)": False,
     }
+
+
+def test_a_team_stacks_baseline_registers_its_owners_resources_first(
+    example_plan, bench, baseline, tmp_path, capsys
+):
+    """A team stack's offline plan also plans its owner stack, so the baseline registers both."""
+    owner, team = example_plan("research-v5p"), example_plan("team-research")
+    shape_path = tmp_path / "shape.json"
+    assert bench.write_shape(team.to_dict(), shape_path, [owner.to_dict()]) == len(team.resources)
+    assert bench.read_shapes(str(shape_path))[0][0]["name"] == owner.resources[0].name
+    assert baseline.main([str(shape_path)]) == 0
+    records = json.loads(capsys.readouterr().out)["resources"]
+    assert len(records) == len(owner.resources) + len(team.resources)
+    assert _registered(records) == _registered(
+        [*(r.to_dict() for r in owner.resources), *(r.to_dict() for r in team.resources)]
+    )
