@@ -4,7 +4,7 @@
     .venv/bin/python scripts/refresh_crd_schemas.py \
         --manifest kueue=FILE --manifest pathways-job=FILE   # local copies of them
 
-The release tags are the addons' defaults in components/config.py (KueueAddon,
+The release tags are the addons' defaults in components/stack/schema/addons.py (KueueAddon,
 PathwaysJobAddon), so bumping one there and running this script keeps the two in step; the
 tests find the files by those tags. Each file keeps the CRD's ``openAPIV3Schema`` verbatim except
 that ``description`` texts are dropped (x-kubernetes-* keys stay: the tests read them). Kueue's
