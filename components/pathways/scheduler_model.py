@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.labels import TPU_RESOURCE
+from components.labels import NODE_POOL_LABEL, TPU_RESOURCE
 from components.pathways.controller_model import PodModel, Toleration
 from components.pathways.head_sizing import SYSTEM_DAEMONSETS
 from components.tpu.machines import MachineType
@@ -113,4 +113,13 @@ def why_not(pod: PodModel, pool: NodePoolModel) -> str | None:
 
 
 def pools_that_fit(pod: PodModel, pools: Sequence[NodePoolModel]) -> list[NodePoolModel]:
-    return [p for p in pools if why_not(pod, p) is None]
+    """The pools whose nodes can run the pod. The node pools of one group (a TPU pool's slices)
+    differ only in their name label, so unless the pod selects on that label one verdict
+    serves the whole group: a stack's check stays linear in its slices, not quadratic."""
+    if NODE_POOL_LABEL in pod.node_selector:
+        return [p for p in pools if why_not(pod, p) is None]
+    fits: dict[str, bool] = {}
+    for pool in pools:
+        if pool.group not in fits:
+            fits[pool.group] = why_not(pod, pool) is None
+    return [p for p in pools if fits[p.group]]

@@ -291,3 +291,24 @@ def test_preflight_runs_in_every_stack(config_of):
     with pytest.raises(ConfigError) as raised:
         build_stack(parse_stack_config(values))
     assert raised.value.source == "preflight"
+
+
+def test_a_selector_on_one_slices_node_pool_name_fits_that_slice_only(config_of, stack_values):
+    """One verdict serves a TPU pool's slices, unless the pod selects a node pool by name."""
+    from dataclasses import replace
+
+    from components.labels import NODE_POOL_LABEL
+    from components.pathways.scheduler_model import pools_that_fit
+
+    config = config_of(
+        stack_values(tpuPools=[{"name": "v5e", "accelerator": "v5litepod-8", "slices": 3}])
+    )
+    pools = planned_pools(config)
+    spec = PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+    )
+    workers = expand("j", "ns", spec).workers
+    assert [p.name for p in pools_that_fit(workers, pools)] == ["v5e-0", "v5e-1", "v5e-2"]
+    pinned = replace(workers, node_selector={**workers.node_selector, NODE_POOL_LABEL: "v5e-1"})
+    assert [p.name for p in pools_that_fit(pinned, pools)] == ["v5e-1"]
