@@ -24,11 +24,11 @@ from pydantic.alias_generators import to_camel
 
 from components.plan.model import UNKNOWN, Plan
 from components.stack.schema import CapacityType
+from components.tokens import NODE_POOL
 from components.tpu import catalog
 from components.tpu.machines import machine_type
 from components.tpu.pricing import PriceTable, PricingOverrides, price_table
 
-NODE_POOL = "gcp:container/nodePool:NodePool"
 GIB = 1024**3
 
 

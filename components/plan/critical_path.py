@@ -34,14 +34,11 @@ from typing import Any
 import yaml
 
 from components.plan.model import PlannedResource
+from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PATHWAYS_JOB
 from components.tpu.catalog import is_tpu_machine_type
 
 DURATIONS_PATH = Path(__file__).resolve().parent / "data" / "durations.yaml"
 
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
-PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 
 ESTIMATES = ("low", "typical", "high")
 PARENT, PROVIDER, DEPENDENCY = "parent", "provider", "dependency"

@@ -28,6 +28,7 @@ from components.plan.diff_rules import (
     ZONE_PATHS,
 )
 from components.plan.model import SECRET, Plan
+from components.tokens import CLUSTER
 from components.tpu.catalog import is_tpu_machine_type
 from components.tpu.pricing import PriceTable
 
@@ -282,7 +283,7 @@ def diff_plans(
 
 def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
     for resource in resources:
-        if resource["type"] == "gcp:container/cluster:Cluster":
+        if resource["type"] == CLUSTER:
             name = (resource.get("inputs") or {}).get("name")
             return name if isinstance(name, str) else resource.get("name")
     return None

@@ -20,10 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.plan.critical_path import CriticalPath, Step, minutes
+from components.tokens import CLUSTER, NODE_POOL, PATHWAYS_JOB
 
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 MAX_NODES = 8  # per group; the rest are counted in one node
 _SAFE = re.compile(r"[A-Za-z0-9 _.,/+-]")  # plain in any Mermaid text
 _SAFE_IN_QUOTES = re.compile(r"[A-Za-z0-9 _.,/+():-]")  # also inside a quoted flowchart label

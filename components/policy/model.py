@@ -10,10 +10,7 @@ from typing import Any
 
 from components.plan.model import SECRET, UNKNOWN
 from components.stack.schema import Environment
-
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-BUCKET = "gcp:storage/bucket:Bucket"
+from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PRIORITY_CLASS, SERVICE_ACCOUNT
 
 # Where each storage access resource names who gets access.
 IAM_MEMBER = "member"
@@ -55,12 +52,8 @@ NETWORK_TYPES = frozenset(
         "gcp:compute/routerNat:RouterNat",
     }
 )
-SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
-INSTALL = "kubernetes:yaml/v2:ConfigFile"
-PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
-KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
 PROTECTED_IN_PRODUCTION = frozenset(
-    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, INSTALL, PRIORITY_CLASS}
+    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, CONFIG_FILE, PRIORITY_CLASS}
     | NETWORK_TYPES
     | set(PROJECT_IAM_TYPES)
 )

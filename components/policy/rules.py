@@ -25,14 +25,10 @@ from typing import Any
 
 from components.policy.model import (
     BASIC_ROLES,
-    BUCKET,
     BUCKET_ACCESS_TYPES,
-    CLUSTER,
     DEFAULT_COMPUTE_SA_SUFFIX,
     IAM_POLICY,
-    KUEUE_TYPE_PREFIX,
     MISSING,
-    NODE_POOL,
     PROJECT_IAM_TYPES,
     PROTECTED_IN_PRODUCTION,
     PUBLIC_MEMBERS,
@@ -51,6 +47,7 @@ from components.policy.model import (
     policy_bindings,
     show,
 )
+from components.tokens import BUCKET, CLUSTER, KUEUE_TYPE_PREFIX, NODE_POOL
 from components.tpu import catalog
 
 # --- checks -------------------------------------------------------------------------------
