@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.cli import plan, shapes
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 
 EXIT_USAGE = 2
 
@@ -52,7 +52,12 @@ def _parser() -> argparse.ArgumentParser:
 def _stacks(args: argparse.Namespace) -> int:
     from components.stack.loader import STACKS_DIR, classify_stacks
 
-    kinds = classify_stacks(args.stacks_dir or STACKS_DIR)
+    stacks_dir = args.stacks_dir or STACKS_DIR
+    if not stacks_dir.is_dir():
+        where = f"{str(stacks_dir)!r} is not a directory of stack files"
+        issue = ConfigIssue("--stacks-dir", where)
+        raise ConfigError([issue], "stacks")
+    kinds = classify_stacks(stacks_dir)
     if kinds.conflicts:  # two owners of one cluster: nothing may deploy until it is fixed
         raise ConfigError(kinds.conflicts, "stacks")
     owners, teams = kinds.owners, kinds.teams

@@ -258,3 +258,13 @@ def test_a_stack_file_that_is_not_utf8_is_a_clean_error(capsys, tmp_path):
     assert code == 2
     assert "cannot read it as UTF-8 text" in err
     assert_error_report(err)
+
+
+def test_stacks_of_a_directory_that_does_not_exist_is_an_error(capsys, tmp_path):
+    missing = tmp_path / "nope"
+    code, out, err = run_cli(capsys, "stacks", "--stacks-dir", str(missing))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: stacks: 1 problem\n  - --stacks-dir: {str(missing)!r} is not a directory of "
+        "stack files\n"
+    )
