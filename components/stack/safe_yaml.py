@@ -94,11 +94,19 @@ def _check_depth(text: str, source: str) -> None:
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError as exc:
-        raise ConfigError(
-            [ConfigIssue("", f"not valid YAML: {_yaml_message(text, exc)}")], source
-        ) from None
+        raise ConfigError([_parse_issue(text, exc)], source) from None
     finally:
         loader.dispose()
+
+
+def _parse_issue(text: str, exc: yaml.YAMLError) -> ConfigIssue:
+    """libyaml >= 0.2.6 (PyYAML 6.0.2+ wheels) stops at its own nesting limit (1,000 flow
+    levels) while scanning ahead, before the parser's events reach ``MAX_DEPTH``: the same
+    problem, so the same message."""
+    mark = getattr(exc, "problem_mark", None)
+    if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
+        return ConfigIssue("", f"line {mark.line + 1}: nested more than {MAX_DEPTH} levels deep")
+    return ConfigIssue("", f"not valid YAML: {_yaml_message(text, exc)}")
 
 
 def _compose(loader: Any, text: str, source: str) -> Node | None:
