@@ -171,22 +171,18 @@ def job_problems(job: ExpandedJob, deployment: Deployment, pools: Sequence[NodeP
         yield "", f"{where} is not among the node pools checked"
     elif not fitting:
         labels = "; ".join(dict.fromkeys(f"{{{p.describe_labels()}}}" for p in own[:1]))
-        yield (
-            "",
-            (
-                f"the worker pods fit no node of {where}: {_reasons(job.workers, own)}; worker "
-                f"nodeSelector {_pairs(job.workers.node_selector)}; the pool's nodes carry {labels}"
-            ),
+        message = (
+            f"the worker pods fit no node of {where}: {_reasons(job.workers, own)}; worker "
+            f"nodeSelector {_pairs(job.workers.node_selector)}; the pool's nodes carry {labels}"
         )
+        yield "", message
     elif len(fitting) < slices:
         names = ", ".join(p.name for p in fitting)
-        yield (
-            "",
-            (
-                f"asks for {slices} slices but only {len(fitting)} node pool(s) can hold one "
-                f"({names}); each slice needs a whole node pool"
-            ),
+        message = (
+            f"asks for {slices} slices but only {len(fitting)} node pool(s) can hold one "
+            f"({names}); each slice needs a whole node pool"
         )
+        yield "", message
 
 
 def _one_slice_only(slices: int, keys: SpecKeys) -> str:
