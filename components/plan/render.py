@@ -190,6 +190,8 @@ def _workload_line(job: dict[str, Any]) -> str:
         f"workers {workers['pods']} pods ({workers['podsPerSlice']}/slice) x "
         f"{workers['tpuChipsPerPod']} chips on {','.join(workers['landsOn']) or 'NO NODE'}"
     )
+    if job.get("nodePool"):
+        parts.append(f"pinned to node pool {job['nodePool']}")
     return "; ".join(parts)
 
 

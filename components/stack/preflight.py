@@ -4,7 +4,8 @@ Each workload and shared service is expanded into the pods the PathwaysJob contr
 would create (``controller_model``) and scheduled against node pools (``scheduler_model``):
 every pod must fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per
 slice), a job's slices need as many node pools, pools must not be oversubscribed without Kueue
-(which admits a job all-or-nothing), and the identity the pods act as must be able to use the
+(which admits a job all-or-nothing), no job may be able to land on the node pool a colocated
+(inference) job needs to itself, and the identity the pods act as must be able to use the
 job's ``pathwaysDir`` (``components.pathways.preflight`` checks one job). Everything found is
 reported at once, before any resource is registered.
 
@@ -20,10 +21,17 @@ from components.gke.node_config import pool_labels, tpu_pool_labels
 from components.gke.node_identity import node_service_account_email
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
-from components.pathways.preflight import Deployment, PreflightReport, check_job, oversubscription
+from components.pathways.preflight import (
+    Deployment,
+    PreflightReport,
+    check_job,
+    oversubscription,
+    shared_node_pools,
+)
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
 from components.stack.schema import CapacityType, StackConfig
 from components.stack.workload_specs import (
+    node_pool_pins,
     shared_service_address,
     shared_service_spec,
     workload_endpoints,
@@ -90,6 +98,7 @@ def bucket_writers(config: StackConfig) -> frozenset[str]:
 
 
 def stack_deployments(config: StackConfig) -> list[Deployment]:
+    pins = node_pool_pins(config)
     found = []
     for i, workload in enumerate(config.workloads):
         found.append(
@@ -99,7 +108,7 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
                 workload.name,
                 workload.team,
                 workload.pool,
-                workload_spec(config, workload),
+                workload_spec(config, workload, pins),
                 workload_endpoints(workload).proxy,
                 workload.image,
             )
@@ -112,7 +121,7 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
                 service.name,
                 service.team,
                 service.pool,
-                shared_service_spec(config, service),
+                shared_service_spec(config, service, pins),
                 shared_service_address(service),
             )
         )
@@ -127,8 +136,11 @@ def preflight(
     """Check every PathwaysJob of the stack against ``pools``; never raises (see the report)."""
     report = PreflightReport()
     deployments = stack_deployments(config)
-    for deployment in deployments:
+    placements = [
         check_job(deployment, pools, frozenset(writers), config.bucket_name, report)
+        for deployment in deployments
+    ]
+    report.issues += shared_node_pools(placements)
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)
     return report

@@ -56,6 +56,7 @@ from components.stack.schema import PathwaysDeployment, StackConfig
 from components.stack.shared_cluster import OUTPUT, SharedCluster
 from components.stack.workload_specs import (
     config_secrets_name,
+    node_pool_pins,
     shared_service_address,
     shared_service_spec,
     used_config_secrets,
@@ -225,13 +226,13 @@ def _workloads(
         )
         return [*installs.queueing, *bucket_grants, *([secret] if secret else [])]
 
-    jobs = {}
+    jobs, pins = {}, node_pool_pins(config)
     for workload in config.workloads:
         logical = f"{prefix}-{workload.team}-{workload.name}"
         job_args = PathwaysJobArgs(
             name=workload.name,
             namespace=installs.namespaces[workload.team],
-            spec=workload_spec(config, workload),
+            spec=workload_spec(config, workload, pins),
             provider=cluster.provider,
             controller_install=installs.pathways_controller,
             labels=labels,
@@ -251,7 +252,7 @@ def _workloads(
         service_args = SharedPathwaysServiceArgs(
             job_name=entry.name,
             namespace=installs.namespaces[entry.team],
-            spec=shared_service_spec(config, entry),
+            spec=shared_service_spec(config, entry, pins),
             address=shared_service_address(entry),
             instance_type=pool.shape.pathways_instance_type,
             provider=cluster.provider,
