@@ -38,6 +38,28 @@ from components.pathways.spec import DeploymentMode
 
 _SCRATCH_FLAG = "--gcs_scratch_location="
 
+# Where ``expand_jobset(render_jobset(name, ns, spec, ...))`` and
+# ``controller_model.expand(name, ns, spec)`` may disagree, as (role, PodModel field) -> why.
+# Any other difference is a bug in one of the two renderers (tests/unit/test_jobset_pods.py).
+DIFFERENCES: Mapping[tuple[str, str], str] = {
+    ("worker", "tolerations"): (
+        "the JobSet names the google.com/tpu toleration, as XPK does; under the controller GKE "
+        "adds the same one when the pod requests TPU chips (the scheduler model treats both alike)"
+    ),
+    ("worker", "images"): (
+        "with a colocated Python sidecar image: both backends run it beside each worker, but "
+        "controller_model lists only the worker image"
+    ),
+    ("head", "node_selector"): (
+        "render_jobset(head_node_selector=...) places a head whose template names no nodes; "
+        "the controller leaves it unplaced"
+    ),
+    ("head", "host_network"): "render_jobset(host_network=False); the controller cannot",
+    ("worker", "host_network"): "render_jobset(host_network=False); the controller cannot",
+    ("head", "service_account"): "host_network=False: the pods run as the given account",
+    ("worker", "service_account"): "host_network=False: the pods run as the given account",
+}
+
 
 class NotAPathwaysJobSet(ValueError):
     """The manifest is not a JobSet with the replicated jobs of a Pathways workload."""
