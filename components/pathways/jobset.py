@@ -42,6 +42,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
@@ -101,6 +102,19 @@ DEFAULT_MAX_SLICE_RESTARTS = 1
 # off the host network.
 INSECURE_GRPC_ENV = {"name": "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS", "value": "true"}
 TPU_TOLERATION = {"key": TPU_RESOURCE, "operator": "Exists"}
+
+
+class RestartPolicy(StrEnum):
+    """Kubernetes restart policies: of a pod, or of an init container (``ALWAYS`` makes it a
+    native sidecar). Manifests carry ``.value``: YAML dumpers refuse str subclasses."""
+
+    ALWAYS = "Always"
+    NEVER = "Never"
+    ON_FAILURE = "OnFailure"
+
+
+# Components pull on every start: with an unpinned pathwaysVersion "latest" moves (both sources).
+PULL_ALWAYS = "Always"
 
 
 class ColocatedModeUnsupported(ConfigError):
@@ -235,7 +249,7 @@ def _component(
     return {
         "name": name,
         "image": component_image(spec, component),
-        "imagePullPolicy": "Always",
+        "imagePullPolicy": PULL_ALWAYS,
         "args": [*args, *flags],
         "env": [*env, *custom_env],
         "ports": ports,
@@ -342,14 +356,14 @@ def python_sidecar(spec: PathwaysJobSpec) -> dict[str, Any] | None:
     return {
         "name": PYTHON_SIDECAR_CONTAINER,
         "image": image,
-        "imagePullPolicy": "Always",
+        "imagePullPolicy": PULL_ALWAYS,
         "env": [
             {"name": "GRPC_SERVER_ADDRESS", "value": f"0.0.0.0:{PYTHON_SIDECAR_PORT}"},
             {"name": "PYTHONUNBUFFERED", "value": "1"},
         ],
         "ports": _ports(PYTHON_SIDECAR_PORT),
         "resources": {},
-        "restartPolicy": "Always",
+        "restartPolicy": RestartPolicy.ALWAYS.value,
         "volumeMounts": [_shared_tmp_mount()],
     }
 
@@ -364,7 +378,7 @@ def _shared_tmp_volume() -> dict[str, Any]:
 
 def _sidecar(container: dict[str, Any]) -> dict[str, Any]:
     """A native sidecar: an init container that keeps running beside the main containers."""
-    return {**container, "restartPolicy": "Always"}
+    return {**container, "restartPolicy": RestartPolicy.ALWAYS.value}
 
 
 # --- replicated jobs -------------------------------------------------------------------------
@@ -404,7 +418,7 @@ def _head_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
             if container.get("name") == main:
                 container["env"] = [*container.get("env", []), *_jax_env(options.host_network)]
     pod_spec = pod_template["spec"]
-    pod_spec.setdefault("restartPolicy", "Never")
+    pod_spec.setdefault("restartPolicy", RestartPolicy.NEVER.value)
     if not pod_spec.get("nodeSelector") and options.head_selector:
         pod_spec["nodeSelector"] = dict(options.head_selector)
     options.apply(pod_spec)
@@ -445,7 +459,7 @@ def _worker_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
     if sidecar is not None:
         pod_spec["initContainers"] = [sidecar]
     pod_spec["containers"] = [worker(spec)]
-    pod_spec["restartPolicy"] = "OnFailure"
+    pod_spec["restartPolicy"] = RestartPolicy.ON_FAILURE.value
     pod_spec["tolerations"] = [dict(TPU_TOLERATION)]
     pod_spec["volumes"] = [_shared_tmp_volume()]
     options.apply(pod_spec)

@@ -33,6 +33,7 @@ from components.pathways.jobset import (
     PATHWAYS_CONTAINERS,
     RM_CONTAINER,
     WORKER_JOB,
+    RestartPolicy,
 )
 from components.pathways.spec import DeploymentMode
 
@@ -137,7 +138,7 @@ def _pod_model(
 
 
 def _is_sidecar(container: Mapping[str, Any]) -> bool:
-    return container.get("restartPolicy") == "Always"
+    return container.get("restartPolicy") == RestartPolicy.ALWAYS
 
 
 def pod_requests(

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import crd_schema_errors
 
 from components.pathways.jobset import render_jobset
@@ -53,6 +54,8 @@ def test_rendered_jobsets_validate_against_the_crd(shape_name, jobset_errors):
     shape = SHAPES[shape_name]
     manifest = render_jobset(shape.name, NAMESPACE, shape.spec, **shape.render)
     assert jobset_errors(manifest) == []
+    # plan --out writes YAML: plain types only (a str subclass would make safe_dump refuse it)
+    assert yaml.safe_load(yaml.safe_dump(manifest)) == manifest
 
 
 def test_the_check_catches_a_misplaced_field(jobset_errors):
