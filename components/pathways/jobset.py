@@ -438,11 +438,15 @@ def _jax_env(host_network: bool) -> list[dict[str, Any]]:
 
 
 def worker_backoff_limit(spec: PathwaysJobSpec) -> int:
-    """Pod failures a slice's Job absorbs before the JobSet restarts (controller semantics)."""
+    """Pod failures a slice's Job absorbs before the JobSet restarts (controller semantics:
+    an explicit maxSliceRestarts of 0 keeps the default)."""
     worker_spec = spec.workers[0]
     hosts, _ = vms_per_slice(worker_spec.type, worker_spec.topology)
-    if spec.controller.elastic_slices:
-        return hosts * (worker_spec.max_slice_restarts or DEFAULT_MAX_SLICE_RESTARTS)
+    restarts = worker_spec.max_slice_restarts
+    if restarts is None:
+        restarts = DEFAULT_MAX_SLICE_RESTARTS
+    if spec.controller.elastic_slices and restarts > 0:
+        return hosts * restarts
     return hosts * DEFAULT_RESTARTS_PER_HOST
 
 

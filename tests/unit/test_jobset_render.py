@@ -373,6 +373,22 @@ def test_elastic_slices_without_max_slice_restarts_use_the_crd_default_of_one():
     assert replicated(manifest, "worker")["template"]["spec"]["backoffLimit"] == 4  # 4 hosts x 1
 
 
+def test_elastic_slices_with_zero_slice_restarts_keep_the_default_backoff():
+    spec = PathwaysJobSpec(
+        workers=[
+            Worker(
+                type=WorkerType.CT5P_HIGHTPU_4T,
+                topology="2x2x4",
+                num_slices=2,
+                max_slice_restarts=0,
+            )
+        ],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT, elastic_slices=1),
+    )
+    manifest = render_jobset("e", "ns", spec)
+    assert replicated(manifest, "worker")["template"]["spec"]["backoffLimit"] == 16  # 4 hosts x 4
+
+
 # --- off the host network -----------------------------------------------------------------------
 
 
