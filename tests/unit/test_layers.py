@@ -33,6 +33,8 @@ PURE = [
     "components.pathways.spec",
     "components.pathways.head_sizing",
     "components.pathways.controller_model",
+    "components.pathways.jobset",
+    "components.pathways.jobset_pods",
     "components.pathways.scheduler_model",
     "components.pathways.preflight",
     "components.stack.schema",
