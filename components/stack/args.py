@@ -19,10 +19,13 @@ from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
 from components.addons.teams import TeamNamespaceArgs
 from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePoolArgs
+from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.stack.schema import (
     AutoscalingPoolConfig,
+    MaintenanceExclusionConfig,
+    MaintenanceWindowConfig,
     ReleaseAddon,
     StackConfig,
     TeamConfig,
@@ -50,12 +53,24 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         mtu=network.mtu,
         existing_network=network.existing_network,
         existing_subnetwork=network.existing_subnetwork,
-        multi_networking=any(
-            pool.shape.needs_accelerator_network_profile for pool in config.tpu_pools
+        maintenance_window=maintenance_window(config.cluster.maintenance.window),
+        maintenance_exclusions=tuple(
+            maintenance_exclusion(e) for e in config.maintenance_exclusions
         ),
         environment=config.environment,
         team=config.team,
         protect=config.protects_state,
+    )
+
+
+def maintenance_window(window: MaintenanceWindowConfig) -> MaintenanceWindow:
+    return MaintenanceWindow(window.start_time, window.end_time, window.recurrence)
+
+
+def maintenance_exclusion(exclusion: MaintenanceExclusionConfig) -> MaintenanceExclusion:
+    """An exclusion without an end time lasts until the version's end of support."""
+    return MaintenanceExclusion(
+        exclusion.name, exclusion.scope, exclusion.start_time, exclusion.end_time
     )
 
 
