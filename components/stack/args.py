@@ -8,7 +8,12 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.installs import ReleaseManifestArgs
+from components.addons.installs import (
+    ControllerDeployment,
+    ControllerPatchArgs,
+    ReleaseManifest,
+    ReleaseManifestArgs,
+)
 from components.addons.kueue import (
     KueueQueuesArgs,
     LocalQueuesArgs,
@@ -22,6 +27,7 @@ from components.gke.cpu_pool import CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePoolArgs
+from components.labels import NODE_POOL_LABEL
 from components.stack.schema import (
     AutoscalingPoolConfig,
     MaintenanceExclusionConfig,
@@ -114,6 +120,25 @@ def release_args(
 ) -> ReleaseManifestArgs:
     return ReleaseManifestArgs(
         url=addon.url, version=addon.version, provider=provider, depends_on=tuple(depends_on)
+    )
+
+
+def controller_patch_args(
+    config: StackConfig,
+    deployment: ControllerDeployment,
+    provider: k8s.Provider,
+    install: ReleaseManifest,
+    memory_mib: int | None = None,
+) -> ControllerPatchArgs:
+    """A stack that owns its cluster keeps every controller on its system pool (GKE labels each
+    node with its pool's name); on another's cluster the owner decides where they run."""
+    selector = {NODE_POOL_LABEL: config.system_pool.name} if config.creates_cluster else None
+    return ControllerPatchArgs(
+        deployment=deployment,
+        provider=provider,
+        install=install.manifest,
+        node_selector=selector,
+        memory_mib=memory_mib,
     )
 
 
