@@ -216,10 +216,10 @@ class GkeCluster(ClusterTarget):
             ip_allocation_policy=ip_allocation,
             datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2
             # v6e pools use accelerator_network_profile "auto" (extra NICs through GKE's
-            # networking DRA driver), which needs a multi-networking cluster. A create-time
-            # setting (turning it on later replaces the cluster), so every cluster has it, as
-            # XPK 1.16 creates every cluster (xpk commands/cluster.py: --enable-multi-networking
-            # in run_gke_cluster_create_command). Multi-networking requires Dataplane V2 (above).
+            # networking DRA driver), which needs a multi-networking cluster. Every cluster has
+            # it from the start, so adding a v6e pool never has to change the cluster, as XPK
+            # 1.16 creates every cluster (xpk commands/cluster.py: --enable-multi-networking in
+            # run_gke_cluster_create_command). Multi-networking requires Dataplane V2 (above).
             enable_multi_networking=True,
             maintenance_policy=maintenance_policy(
                 args.maintenance_window, args.maintenance_exclusions

@@ -122,7 +122,7 @@ BAD = [
     pytest.param(
         {"exclusions": [exclusion(name=f"e{i}", untilEndOfSupport=True) for i in range(21)]},
         "cluster.maintenance.exclusions",
-        "20",
+        "21 exclusions; GKE allows at most 20",
         id="over-20-exclusions",
     ),
 ]

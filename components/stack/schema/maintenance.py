@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import StrictBool, model_validator
 
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
@@ -178,9 +178,7 @@ class MaintenanceConfig(ConfigModel):
 
     window: MaintenanceWindowConfig = MaintenanceWindowConfig()
     """The recurring maintenance window (default: Saturday and Sunday 00:00-08:00 UTC)."""
-    exclusions: (
-        Annotated[list[MaintenanceExclusionConfig], Field(max_length=MAX_EXCLUSIONS)] | None
-    ) = None
+    exclusions: list[MaintenanceExclusionConfig] | None = None
     """Up to 20 exclusions. Default: none in dev; in staging and production one
     NO_MINOR_OR_NODE_UPGRADES exclusion until end of support (nodes, and so TPU slices, are
     upgraded only when you remove it, or when GKE ends the version's support). `[]`: none."""
@@ -188,6 +186,10 @@ class MaintenanceConfig(ConfigModel):
     @model_validator(mode="after")
     def _unique_names(self) -> MaintenanceConfig:
         names = [e.name for e in self.exclusions or []]
+        if len(names) > MAX_EXCLUSIONS:
+            raise KeyedError.at(
+                "exclusions", f"{len(names)} exclusions; GKE allows at most {MAX_EXCLUSIONS}"
+            )
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise KeyedError.at("exclusions", f"names must be unique; repeated: {repeated}")
