@@ -27,8 +27,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons.installs import (
-    JobSetControllerMemory,
-    JobSetControllerMemoryArgs,
+    JOBSET_CONTROLLER,
+    KUEUE_CONTROLLER,
+    PATHWAYS_JOB_CONTROLLER,
+    ControllerDeployment,
+    ControllerPatch,
     ReleaseManifest,
     jobset_memory_mib,
 )
@@ -162,21 +165,39 @@ def _installs(
             f"{name}-jobset", args.release_args(addons.jobset, provider, ready), opts=protected
         )
         after_jobset = [jobset.manifest]
-        JobSetControllerMemory(
-            f"{name}-jobset-memory",
-            JobSetControllerMemoryArgs(
-                jobset_memory_mib(planned_node_count(config)), provider, jobset.manifest
+        memory = jobset_memory_mib(planned_node_count(config))
+        ControllerPatch(
+            f"{name}-jobset-controller",
+            args.controller_patch_args(config, JOBSET_CONTROLLER, provider, jobset, memory),
+            # It was the JobSetControllerMemory component: same resources, kept in place.
+            opts=pulumi.ResourceOptions.merge(
+                protected,
+                pulumi.ResourceOptions(
+                    aliases=[
+                        pulumi.Alias(
+                            name=f"{name}-jobset-memory",
+                            type_="tpu-pathways:installs:JobSetControllerMemory",
+                        )
+                    ]
+                ),
             ),
-            opts=protected,
         )
     controller = None
     if addons.pathways_job.install:
         # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
-        controller = ReleaseManifest(
+        pathways_job = ReleaseManifest(
             f"{name}-pathways-job",
             args.release_args(addons.pathways_job, provider, [*ready, *after_jobset]),
             opts=protected,
-        ).manifest
+        )
+        controller = pathways_job.manifest
+        _place_on_system_pool(
+            f"{name}-pathways-job-controller",
+            config,
+            PATHWAYS_JOB_CONTROLLER,
+            pathways_job,
+            provider,
+        )
     queueing: list[pulumi.Resource] = []
     namespaces = {
         team.name: TeamNamespace(
@@ -191,6 +212,7 @@ def _installs(
             args.release_args(addons.kueue, provider, [*ready, *after_jobset]),
             opts=protected,
         )
+        _place_on_system_pool(f"{name}-kueue-controller", config, KUEUE_CONTROLLER, kueue, provider)
         queueing = [
             KueueQueues(
                 f"{name}-queues",
@@ -205,6 +227,23 @@ def _installs(
             LocalQueues(f"{name}-queues", args.local_queues_args(config, namespaces, provider))
         ]
     return Installs(controller, namespaces, queueing)
+
+
+def _place_on_system_pool(
+    name: str,
+    config: StackConfig,
+    deployment: ControllerDeployment,
+    install: ReleaseManifest,
+    provider: k8s.Provider,
+) -> None:
+    """Pin an install's controller to the system pool, in stacks that have one. Protected in
+    production like the install it patches."""
+    if config.creates_cluster:
+        ControllerPatch(
+            name,
+            args.controller_patch_args(config, deployment, provider, install),
+            opts=pulumi.ResourceOptions(protect=config.protects_state),
+        )
 
 
 def _workloads(

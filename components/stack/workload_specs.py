@@ -4,8 +4,9 @@ The stack layer's mapping of ``workloads`` and ``sharedServices`` entries to the
 ``PathwaysJobSpec``s and addresses the program and the preflight use (pure: no Pulumi).
 
 The worker type and topology come from the named TPU pool, so a job cannot ask for a shape the
-stack does not provision. The user container gets what Pathways needs in production: a shared
-/tmp with the proxy and resource manager, explicit resources that fit the head's node, a
+stack does not provision. The user container gets what Pathways needs in production: the host's
+/tmp (shared with a Pathways worker on the same host; the controller v0.1.4 mounts it in the
+workers, not in the resource manager or proxy), explicit resources that fit the head's node, a
 SIGTERM-forwarding wrapper (checkpoint on preemption), the head pinned to the CPU pool in the
 default mode, priority on head and workers, and the Kueue queue label.
 """
@@ -218,7 +219,9 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
         "command": wrapped_command(workload.command),
         "env": [env_entry(workload, k, v) for k, v in workload.env.items()],
         "resources": {"requests": resources, "limits": resources},
-        # The client, proxy and resource manager exchange files through the host's /tmp.
+        # The host's /tmp, as the controller v0.1.4 mounts it in every worker (and its colocated
+        # Python sidecar); the resource manager and proxy do not mount it (google/pathways-job
+        # v0.1.4 internal/controller/pathwaysjob_controller.go, volume "shared-tmp").
         "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],
     }
     spec: dict = {

@@ -45,6 +45,12 @@ from components.stack.schema.cluster import (
     NetworkConfig,
     ReleaseChannel,
 )
+from components.stack.schema.maintenance import (
+    ExclusionScope,
+    MaintenanceConfig,
+    MaintenanceExclusionConfig,
+    MaintenanceWindowConfig,
+)
 from components.stack.schema.pools import (
     AutoscalingPoolConfig,
     CapacityConfig,
@@ -111,6 +117,7 @@ __all__ = [
     "EnvName",
     "EnvValue",
     "Environment",
+    "ExclusionScope",
     "ExistingClusterConfig",
     "Flag",
     "GcpConfig",
@@ -124,6 +131,9 @@ __all__ = [
     "Label",
     "LabelKey",
     "LabelValue",
+    "MaintenanceConfig",
+    "MaintenanceExclusionConfig",
+    "MaintenanceWindowConfig",
     "ManifestUrl",
     "NetworkConfig",
     "PathwaysDeployment",
