@@ -22,14 +22,24 @@ def test_dev_gets_the_weekend_window_and_no_exclusion(stack_values, config_of):
 
 
 @pytest.mark.parametrize("environment", ["staging", "production"])
+@pytest.mark.parametrize("channel", ["REGULAR", "STABLE"])
 def test_staging_and_production_hold_back_minor_and_node_upgrades(
-    stack_values, config_of, environment
+    stack_values, config_of, environment, channel
 ):
-    (exclusion,) = config_of(stack_values(environment=environment)).maintenance_exclusions
+    values = stack_values(environment=environment, cluster={"releaseChannel": channel})
+    (exclusion,) = config_of(values).maintenance_exclusions
     assert exclusion.name == "no-minor-or-node-upgrades"
     assert exclusion.scope is ExclusionScope.NO_MINOR_OR_NODE_UPGRADES
     assert exclusion.start_time == "2025-01-01T00:00:00Z"
     assert (exclusion.end_time, exclusion.until_end_of_support) == (None, True)
+
+
+@pytest.mark.parametrize("environment", ["staging", "production"])
+def test_rapid_gets_no_default_exclusion_as_xpk_adds_none_there(
+    stack_values, config_of, environment
+):
+    values = stack_values(environment=environment, cluster={"releaseChannel": "RAPID"})
+    assert config_of(values).maintenance_exclusions == []
 
 
 def test_an_empty_list_turns_the_default_exclusion_off(stack_values, config_of):

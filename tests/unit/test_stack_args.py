@@ -20,7 +20,10 @@ def test_cluster_args(config_of, stack_values):
         stack_values(
             environment="production",
             tpuPools=[{"name": "v6e", "accelerator": "v6e-16"}],
-            cluster={"authorizedNetworks": [{"cidr": "192.0.2.0/24"}]},
+            cluster={
+                "authorizedNetworks": [{"cidr": "192.0.2.0/24"}],
+                "releaseChannel": "REGULAR",
+            },
         )
     )
     cluster = args.gke_cluster_args(config)

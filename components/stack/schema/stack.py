@@ -20,7 +20,7 @@ from components.model import ConfigModel
 from components.stack import grammars
 from components.stack.schema.addons import AddonsConfig
 from components.stack.schema.base import NAMESPACE, Label
-from components.stack.schema.cluster import ClusterConfig, GcpConfig
+from components.stack.schema.cluster import ClusterConfig, GcpConfig, ReleaseChannel
 from components.stack.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
 from components.stack.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
 from components.stack.schema.teams import ScratchBucketConfig, TeamConfig
@@ -330,12 +330,16 @@ class StackConfig(ConfigModel):
 
     @property
     def maintenance_exclusions(self) -> list[MaintenanceExclusionConfig]:
-        """The cluster's exclusions: as given, else none in dev and, in staging and production,
-        no minor or node upgrades until end of support."""
+        """The cluster's exclusions: as given, else, in staging and production off the RAPID
+        channel, no minor or node upgrades until end of support. None in dev, and none by default
+        on RAPID: XPK 1.16 adds this exclusion only off RAPID
+        (xpk/core/blueprint/blueprint_generator.py), whose versions reach end of support too soon
+        for it to hold."""
         explicit = self.cluster.maintenance.exclusions
         if explicit is not None:
             return explicit
-        return [] if self.environment is Environment.DEV else [DEFAULT_EXCLUSION]
+        rapid = self.cluster.release_channel is ReleaseChannel.RAPID
+        return [] if self.environment is Environment.DEV or rapid else [DEFAULT_EXCLUSION]
 
     @property
     def creates_cluster(self) -> bool:
