@@ -190,6 +190,10 @@ def _workload_line(job: dict[str, Any]) -> str:
         f"workers {workers['pods']} pods ({workers['podsPerSlice']}/slice) x "
         f"{workers['tpuChipsPerPod']} chips on {','.join(workers['landsOn']) or 'NO NODE'}"
     )
+    if clients := job.get("clients"):
+        parts.append(f"clients at once {clients['atOnce']} ({clients['counted']})")
+    if connect := job.get("connect"):
+        parts.append(f"connect: {connect}")
     return "; ".join(parts)
 
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
+from components.pathways.service_client import SERVICE_NAMESPACE, slice_restarts_limit
 from components.stack import grammars
 from components.stack.schema import (
     SharedServiceConfig,
@@ -24,6 +25,7 @@ from components.stack.schema import (
     WorkloadMode,
 )
 from components.stack.shared_cluster import SharedCluster, owner_problems
+from components.stack.workload_specs import deployment_namespace
 from components.tpu.machines import tpu_host
 
 
@@ -155,15 +157,39 @@ def _service_problems(config: StackConfig, service: SharedServiceConfig):
             "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
             "v6e or tpu7x pool of 4-chip hosts",
         )
+    restarts = service.max_slice_restarts
+    if (
+        pool is not None
+        and restarts is not None
+        and restarts > slice_restarts_limit(hosts := pool.shape.hosts)
+    ):
+        yield (
+            "maxSliceRestarts",
+            f"{restarts} x the {hosts} hosts of a slice of pool {pool.name!r} overflows the "
+            f"worker Job's backoffLimit (an int32 in the PathwaysJob controller v0.1.4); at most "
+            f"{slice_restarts_limit(hosts)}",
+        )
+    owner = config.shared_cluster
+    if owner is not None and service.name in owner.shared_services:
+        yield (
+            "name",
+            f"{service.name!r} is already a shared service of owner stack {owner.owner_stack!r} "
+            f"in namespace {SERVICE_NAMESPACE!r}, where every team's shared services run; "
+            "choose another name",
+        )
 
 
 def _duplicate_names(config: StackConfig) -> list[ConfigIssue]:
-    """PathwaysJob names must be unique per namespace (workloads and services share them)."""
+    """PathwaysJob names must be unique per namespace (workloads and services share them; every
+    team's shared services share namespace default)."""
     entries = [("workloads", i, w) for i, w in enumerate(config.workloads)]
     entries += [("sharedServices", i, s) for i, s in enumerate(config.shared_services)]
-    counts = Counter((e.team, e.name) for _, _, e in entries)
+    counts = Counter((deployment_namespace(e), e.name) for _, _, e in entries)
     return [
-        ConfigIssue(f"{kind}[{i}].name", f"{e.name!r} is used twice in namespace {e.team!r}")
+        ConfigIssue(
+            f"{kind}[{i}].name",
+            f"{e.name!r} is used twice in namespace {deployment_namespace(e)!r}",
+        )
         for kind, i, e in entries
-        if counts[(e.team, e.name)] > 1
+        if counts[(deployment_namespace(e), e.name)] > 1
     ]
