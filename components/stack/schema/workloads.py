@@ -146,13 +146,7 @@ _CREDENTIAL_NAME = re.compile(r"(^|.*_)(TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDE
 def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
     """Credentials in plain text, and the size of all plain values together."""
     issues = [
-        ConfigIssue(
-            f"{key}.{name}",
-            "looks like a credential, so it may not be plain text (it would be readable in the "
-            "stack file, the plan and the PathwaysJob); use {configSecret: NAME} (a Pulumi "
-            "config secret under `secrets`) or {secretKeyRef: {name: SECRET, key: KEY}} (a "
-            "Kubernetes Secret)",
-        )
+        ConfigIssue(f"{key}.{name}", _credential_problem(name))
         for name, value in env.items()
         if isinstance(value, str) and _CREDENTIAL_NAME.search(name)
     ]
@@ -160,6 +154,20 @@ def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
     if problem := grammars.env_total_problem(plain):
         issues.append(ConfigIssue(key, problem))
     return issues
+
+
+def _credential_problem(name: str) -> str:
+    if name == INSECURE_CREDENTIALS_ENV:  # a switch, not a secret: it has a key of its own
+        return (
+            "is the IFRT proxy's switch to insecure gRPC credentials; set proxyCredentials: "
+            "insecure on a headless workload or shared service instead"
+        )
+    return (
+        "looks like a credential, so it may not be plain text (it would be readable in the "
+        "stack file, the plan and the PathwaysJob); use {configSecret: NAME} (a Pulumi "
+        "config secret under `secrets`) or {secretKeyRef: {name: SECRET, key: KEY}} (a "
+        "Kubernetes Secret)"
+    )
 
 
 class CustomComponentConfig(ConfigModel):
@@ -281,23 +289,14 @@ class WorkloadConfig(PathwaysDeployment):
         return self
 
     def _proxy_credentials_issues(self) -> list[ConfigIssue]:
-        if self.proxy_credentials is ProxyCredentials.ALTS:
+        if self.proxy_credentials is ProxyCredentials.ALTS or self.mode is WorkloadMode.HEADLESS:
             return []
-        if self.mode is not WorkloadMode.HEADLESS:
-            return [
-                ConfigIssue(
-                    "proxyCredentials",
-                    f"applies to headless workloads only (mode {self.mode.value} has no "
-                    "port-forward address); remove it",
-                )
-            ]
         return [
             ConfigIssue(
-                f"customComponents[{i}].env.{INSECURE_CREDENTIALS_ENV}",
-                "is set by proxyCredentials: insecure; remove it",
+                "proxyCredentials",
+                f"applies to headless workloads only (mode {self.mode.value} has no "
+                "port-forward address); remove it",
             )
-            for i, c in enumerate(self.custom_components)
-            if c.type is ComponentType.PROXY_SERVER and INSECURE_CREDENTIALS_ENV in c.env
         ]
 
 
