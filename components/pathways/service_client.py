@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 
 from components.pathways.controller_model import PodModel
 from components.pathways.head_sizing import PodResources
+from components.pathways.scheduler_model import NodePoolModel, pools_that_fit
 from components.pathways.spec import INT32_MAX
 
 # The only namespace the client reads the service from (see above).
@@ -72,6 +73,36 @@ def client_proxy_pod() -> PodModel:
         service_account=None,
         exclusive_topology=None,
         images=(),
+    )
+
+
+def client_capacity(pools: Sequence[NodePoolModel], heads: int) -> dict[str, int | str]:
+    """How many clients can hold a proxy at once: one per node (host port 29000) of the pools a
+    client's proxy fits, at their maximum sizes, less one node per Pathways head that is not
+    colocated with its workers (``heads``): such a head runs on a CPU node and its proxy holds
+    the same host port, whether or not its clients use it."""
+    client = client_proxy_pod()
+    fitting = pools_that_fit(client, pools)
+    nodes = sum(p.max_nodes for p in fitting)
+    groups = ", ".join(sorted({p.group for p in fitting})) or "no pool"
+    return {
+        "atOnce": max(nodes - heads, 0),
+        "counted": (
+            f"{nodes} node(s) of {groups} at most, less {heads} held by this stack's Pathways "
+            f"heads; one client proxy ({client.resources}, host port {CLIENT_PROXY_PORT}) per "
+            "node"
+        ),
+    }
+
+
+def capacity_problem(capacity: Mapping[str, int | str], owned: bool) -> str | None:
+    """The message when not a single client fits (``owned``: this stack owns the CPU pool)."""
+    if capacity["atOnce"]:
+        return None
+    where = "" if owned else " (on the owner stack)"
+    return (
+        f"no node is left for a client of the shared services ({capacity['counted']}); raise "
+        f"cpuPool.maxNodes{where} by the number of clients to hold at once"
     )
 
 

@@ -16,7 +16,13 @@ from pydantic import ValidationError
 
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
-from components.pathways.service_client import SERVICE_NAMESPACE, slice_restarts_limit
+from components.pathways.scheduler_model import NodePoolModel
+from components.pathways.service_client import (
+    SERVICE_NAMESPACE,
+    capacity_problem,
+    client_capacity,
+    slice_restarts_limit,
+)
 from components.stack import grammars
 from components.stack.schema import (
     SharedServiceConfig,
@@ -65,6 +71,8 @@ def workload_issues(config: StackConfig) -> list[ConfigIssue]:
     for i, service in enumerate(config.shared_services):
         issues += _located(f"sharedServices[{i}]", _service_problems(config, service))
     issues += _duplicate_names(config)
+    if not issues:  # the jobs' specs need valid pools and teams
+        issues += client_capacity_issues(config)
     return issues
 
 
@@ -177,6 +185,22 @@ def _service_problems(config: StackConfig, service: SharedServiceConfig):
             f"in namespace {SERVICE_NAMESPACE!r}, where every team's shared services run; "
             "choose another name",
         )
+
+
+def client_capacity_issues(config: StackConfig) -> list[ConfigIssue]:
+    """No node for a single client makes the shared services unusable. Counted as the plan's
+    summary counts it (``service_client.client_capacity``): the CPU pools a client's proxy fits,
+    less one node per head that is not colocated with its workers."""
+    if not config.shared_services:
+        return []
+    cpu_pools = [config.cpu_pool, *([config.system_pool] if config.creates_cluster else [])]
+    pools = [
+        NodePoolModel(p.name, p.name, p.machine, {}, (), p.max_nodes, 0, None) for p in cpu_pools
+    ]
+    heads = len(config.shared_services)
+    heads += sum(1 for w in config.workloads if w.mode is not WorkloadMode.INFERENCE)
+    problem = capacity_problem(client_capacity(pools, heads), config.creates_cluster)
+    return [ConfigIssue("cpuPool.maxNodes", problem)] if problem else []
 
 
 def _duplicate_names(config: StackConfig) -> list[ConfigIssue]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from components.errors import ConfigIssue
 from components.gke.node_config import pool_labels, tpu_pool_labels
 from components.gke.node_identity import node_service_account_email
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
@@ -27,8 +26,8 @@ from components.pathways.controller_model import (
     ExpandedJob,
 )
 from components.pathways.preflight import Deployment, PreflightReport, check_job, oversubscription
-from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, pools_that_fit
-from components.pathways.service_client import CLIENT_PROXY_PORT, client_proxy_pod
+from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
+from components.pathways.service_client import client_capacity
 from components.stack.schema import CapacityType, StackConfig
 from components.stack.workload_specs import (
     deployment_namespace,
@@ -147,49 +146,20 @@ def preflight(
     return report
 
 
-def client_capacity(jobs: Sequence[ExpandedJob], pools: Sequence[NodePoolModel]) -> dict:
-    """How many shared-service clients can hold a proxy at once: each client's proxy pod takes
-    host port 29000, so one per node, on a node no Pathways head of this stack holds (every
-    head runs the controller's proxy on that host port too, whether or not its clients use it).
-    Counted at the pools' maximum sizes; a head that could land on one of those pools counts
-    as holding one of its nodes. Heads and client proxies of other stacks are not seen."""
-    client = client_proxy_pod()
-    fitting = pools_that_fit(client, pools)
-    groups = sorted({p.group for p in fitting})
-    nodes = sum(p.max_nodes for p in fitting)
-    held = sum(1 for job in jobs if not job.head.colocated and pools_that_fit(job.head, fitting))
-    return {
-        "atOnce": max(nodes - held, 0),
-        "counted": (
-            f"{nodes} node(s) of {', '.join(groups) or 'no pool'} at most, less {held} held by "
-            f"this stack's Pathways heads; one client proxy ({client.resources}, host port "
-            f"{CLIENT_PROXY_PORT}) per node"
-        ),
-    }
-
-
 def _service_clients(
     config: StackConfig,
     jobs: Sequence[ExpandedJob],
     pools: Sequence[NodePoolModel],
     report: PreflightReport,
 ) -> None:
-    """Each shared service's connect(...) call and client capacity, in the plan's summary; no
-    room for a single client is an error (the service would be unusable)."""
-    capacity = client_capacity(jobs, pools)
+    """Each shared service's connect(...) call and client capacity, in the plan's summary (the
+    config checks refused a stack with room for none: ``checks.client_capacity_issues``)."""
+    heads = sum(1 for job in jobs if not job.head.colocated)
+    capacity = client_capacity(pools, heads)
     for service in config.shared_services:
         key = f"{deployment_namespace(service)}/{service.name}"
         report.jobs[key]["connect"] = shared_service_connect(config, service)
         report.jobs[key]["clients"] = capacity
-    if capacity["atOnce"] == 0:
-        where = "" if config.creates_cluster else " (on the owner stack)"
-        report.issues.append(
-            ConfigIssue(
-                "cpuPool.maxNodes",
-                f"no node is left for a client of the shared services ({capacity['counted']}); "
-                f"raise cpuPool.maxNodes{where} by the number of clients to hold at once",
-            )
-        )
 
 
 def run_preflight(config: StackConfig) -> PreflightReport:

@@ -116,8 +116,9 @@ def deployment_namespace(entry: PathwaysDeployment) -> str:
     return SERVICE_NAMESPACE if isinstance(entry, SharedServiceConfig) else entry.team
 
 
-def insecure_proxy(entry: PathwaysDeployment) -> bool:
-    return entry.proxy_credentials is ProxyCredentials.INSECURE  # type: ignore[attr-defined]
+def insecure_proxy(entry: WorkloadConfig | SharedServiceConfig) -> bool:
+    """Whether the entry's proxies (its own, or a service's clients') use insecure gRPC."""
+    return entry.proxy_credentials is ProxyCredentials.INSECURE
 
 
 def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None:

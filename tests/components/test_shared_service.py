@@ -497,6 +497,26 @@ def test_slice_restarts_that_overflow_the_backoff_limit_are_refused(stack_values
 # --- client capacity ------------------------------------------------------------------------
 
 
+def test_no_room_for_a_client_names_the_key_and_the_count(stack_values, config_error):
+    # 3 nodes: the service's head, a training head and a headless head hold all of them
+    values = stack_values(
+        cpuPool={"maxNodes": 3},
+        tpuPools=[{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 3}],
+        workloads=[
+            {"name": "train", "pool": "v5e", "image": "example.com/t:1", "command": ["t"]},
+            {"name": "nb", "pool": "v5e", "mode": "headless"},
+        ],
+        sharedServices=[{"name": "svc", "pool": "v5e"}],
+    )
+    issues = {i.key: i.message for i in config_error(values).issues}
+    assert issues == {
+        "cpuPool.maxNodes": "no node is left for a client of the shared services (3 node(s) of "
+        "cpu-np at most, less 3 held by this stack's Pathways heads; one client proxy (16 CPU / "
+        "93.1Gi, host port 29000) per node); raise cpuPool.maxNodes by the number of clients to "
+        "hold at once"
+    }
+
+
 def test_training_heads_hold_cpu_nodes_clients_cannot_use(plan_of, stack_values):
     training = {
         "name": "train",
@@ -514,15 +534,13 @@ def test_training_heads_hold_cpu_nodes_clients_cannot_use(plan_of, stack_values)
     assert clients["atOnce"] == 3  # 5 nodes, less the service's head and the training head
 
 
-def test_no_room_for_a_client_is_refused_at_plan_time(stack_values, cli_plan, registrations):
+def test_no_room_for_a_client_is_refused_at_plan_time(stack_values, cli_plan):
     values = stack_values(cpuPool={"maxNodes": 1}, sharedServices=[{"name": "svc", "pool": "v5e"}])
     code, _, err, registered = cli_plan(values)
     assert code == 2
     assert "cpuPool.maxNodes" in err
     assert "no node is left for a client of the shared services" in err
-    # the preflight refuses it before the program registers anything but the stack itself
-    assert registered == 1
-    assert [t for t, _ in registrations] == ["pulumi:pulumi:Stack"]
+    assert registered == 0
 
 
 def test_the_plain_plan_says_how_many_clients_fit(stack_values, cli_plan):

@@ -522,11 +522,11 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
 
 # --- the proxy's credentials for clients outside Google Cloud (a laptop over port-forward) ---
 
-NOTEBOOK = {"name": "nb", "pool": "v5e", "mode": "headless"}
+LAPTOP_NOTEBOOK = {"name": "nb", "pool": "v5e", "mode": "headless"}
 
 
 def test_insecure_proxy_credentials_set_the_proxy_env(plan_of, stack_values):
-    notebook = {**NOTEBOOK, "proxyCredentials": "insecure"}
+    notebook = {**LAPTOP_NOTEBOOK, "proxyCredentials": "insecure"}
     (job,) = plan_of(stack_values(workloads=[notebook])).by_type(PATHWAYS_JOB)
     assert job.inputs["spec"]["customComponents"] == [
         {
@@ -538,7 +538,7 @@ def test_insecure_proxy_credentials_set_the_proxy_env(plan_of, stack_values):
 
 def test_insecure_proxy_credentials_join_a_proxy_component_of_the_stack(plan_of, stack_values):
     notebook = {
-        **NOTEBOOK,
+        **LAPTOP_NOTEBOOK,
         "proxyCredentials": "insecure",
         "customComponents": [
             {"type": "proxy_server", "image": "example.com/proxy:1", "env": {"LOG": "1"}},
@@ -560,7 +560,7 @@ def test_insecure_proxy_credentials_join_a_proxy_component_of_the_stack(plan_of,
 
 
 def test_proxy_credentials_default_to_alts(plan_of, stack_values):
-    (job,) = plan_of(stack_values(workloads=[NOTEBOOK])).by_type(PATHWAYS_JOB)
+    (job,) = plan_of(stack_values(workloads=[LAPTOP_NOTEBOOK])).by_type(PATHWAYS_JOB)
     assert "customComponents" not in job.inputs["spec"]
 
 
@@ -581,7 +581,7 @@ def test_proxy_credentials_default_to_alts(plan_of, stack_values):
         ),
         (
             {
-                **NOTEBOOK,
+                **LAPTOP_NOTEBOOK,
                 "customComponents": [
                     {
                         "type": "proxy_server",
