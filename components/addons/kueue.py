@@ -2,8 +2,9 @@
 
 One ResourceFlavor per TPU shape (node labels accelerator + topology), one for the CPU head pool,
 a ClusterQueue whose TPU quota is exactly the chips the stack provisions (and whose CPU/memory
-quota is what the CPU pool can hold at its maximum size), a LocalQueue per team namespace, and
-the priority classes XPK uses.
+quota is what the CPU pool can hold at its maximum size), a LocalQueue per team namespace, one
+per shared Pathways service in namespace ``default`` (where pathwaysutils' client needs the
+service; it points at its team's ClusterQueue), and the priority classes XPK uses.
 
 Per-team quotas (``addons.kueue.teamQuotas``) split that quota: each such team gets a ClusterQueue
 of its own with its chips as nominal quota, restricted to its namespace, and the default
@@ -30,6 +31,7 @@ from components.labels import (
     TOPOLOGY_LABEL,
     TPU_RESOURCE,
 )
+from components.pathways.service_client import SERVICE_NAMESPACE
 from components.stack.schema import KueueAddon, Priority
 from components.tpu.catalog import TpuShape, resolve_accelerator
 from components.tpu.machines import machine_type
@@ -133,6 +135,8 @@ class KueueQueuesArgs:
     namespaces: Mapping[str, pulumi.Input[str]]
     """Team -> its namespace: each gets a LocalQueue."""
     team_quotas: Sequence[TeamQuotaArgs] = ()
+    service_queues: Mapping[str, str] = field(default_factory=dict)
+    """LocalQueue name in namespace default (one per shared service) -> the team that owns it."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,9 @@ class LocalQueuesArgs:
     """Team -> its namespace."""
     cluster_queues: Mapping[str, str]
     """Team -> the ClusterQueue its LocalQueue points at."""
+    service_queues: Mapping[str, str] = field(default_factory=dict)
+    """LocalQueue name in namespace default (one per shared service) -> the team that owns it
+    (which must be in ``cluster_queues``)."""
 
 
 class LocalQueues(pulumi.ComponentResource):
@@ -155,6 +162,7 @@ class LocalQueues(pulumi.ComponentResource):
         super().__init__("tpu-pathways:kueue:LocalQueues", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         local_queues(name, args.namespaces, args.cluster_queues, child)
+        service_local_queues(name, args.service_queues, args.cluster_queues, child)
         self.register_outputs({})
 
 
@@ -170,6 +178,24 @@ def local_queues(
             api_version=KUEUE_API,
             kind="LocalQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=LOCAL_QUEUE, namespace=namespace),
+            spec={"clusterQueue": cluster_queues[team]},
+            opts=opts,
+        )
+
+
+def service_local_queues(
+    name: str,
+    service_queues: Mapping[str, str],
+    cluster_queues: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """Each shared service's LocalQueue in ``default``, on its team's ClusterQueue (its quota)."""
+    for queue, team in service_queues.items():
+        k8s.apiextensions.CustomResource(
+            f"{name}-{SERVICE_NAMESPACE}-{queue}",
+            api_version=KUEUE_API,
+            kind="LocalQueue",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=queue, namespace=SERVICE_NAMESPACE),
             spec={"clusterQueue": cluster_queues[team]},
             opts=opts,
         )
@@ -213,12 +239,12 @@ class KueueQueues(pulumi.ComponentResource):
                 )
             )
         own_queues = team_cluster_queues(q.team for q in args.team_quotas)
-        local_queues(
-            name,
-            args.namespaces,
-            {team: own_queues.get(team, CLUSTER_QUEUE) for team in args.namespaces},
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=queues)),
+        cluster_queues = {team: own_queues.get(team, CLUSTER_QUEUE) for team in args.namespaces}
+        after_queues = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=queues)
         )
+        local_queues(name, args.namespaces, cluster_queues, after_queues)
+        service_local_queues(name, args.service_queues, cluster_queues, after_queues)
         self.register_outputs({})
 
     @staticmethod
@@ -302,12 +328,16 @@ def cluster_queue_spec(args: KueueQueuesArgs) -> dict:
 
 def team_cluster_queue_spec(args: KueueQueuesArgs, quota: TeamQuotaArgs) -> dict:
     """A team's own queue: its chips as nominal quota, no CPU of its own (heads borrow the
-    default queue's), admitting only from the team's namespace."""
+    default queue's), admitting only from the team's namespace and ``default``, where the
+    team's shared services must run."""
     groups = [
         _tpu_group(list(args.tpu_flavors), team_chips(quota), quota.borrowing_limit),
         _cpu_group(args.cpu_pool, "0", "0"),
     ]
-    selector = {"matchLabels": {NAMESPACE_NAME_LABEL: quota.team}}
+    namespaces = [quota.team, SERVICE_NAMESPACE]
+    selector = {
+        "matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": namespaces}]
+    }
     return _queue_spec(args, groups, selector)
 
 

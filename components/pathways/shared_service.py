@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.pathways.job import PathwaysJob, PathwaysJobArgs
+from components.pathways.service_client import connect_call
 from components.pathways.spec import PathwaysJobSpec, wait_for_running
 
 
@@ -18,11 +19,14 @@ class SharedPathwaysServiceArgs:
 
     ``job_name``, ``namespace``, ``spec``, ``provider``, ``controller_install``, ``labels`` and
     ``prerequisites`` are those of its PathwaysJob (see ``PathwaysJobArgs``); the spec should be
-    headless (no user pod template). ``address`` is where pathwaysutils clients reach its
-    resource manager (``spec.resource_manager_address``) and ``instance_type`` the Pathways
-    instance type of its workers (``TpuShape.pathways_instance_type``, e.g. ``tpuv5:2x2x4``):
-    both become outputs that clients pass to ``isc_pathways.connect``. ``wait_timeout_seconds``
-    bounds how long `pulumi up` waits for the service to run (it fails after that).
+    headless (no user pod template), and the namespace ``default`` for pathwaysutils 0.1.13's
+    client to find it (``service_client.SERVICE_NAMESPACE``). ``address`` is where clients reach
+    its resource manager (``spec.resource_manager_address``) and ``instance_type`` the Pathways
+    instance type of its workers (``TpuShape.pathways_instance_type``, e.g. ``tpuv5:2x2x4``).
+    ``cluster_name``, ``project``, ``location`` (the cluster's region, or zone if zonal) and
+    ``proxy_options`` complete the ``isc_pathways.connect(...)`` call the component outputs; its
+    ``gcs_bucket`` is the spec's ``pathways_dir``. ``wait_timeout_seconds`` bounds how long
+    `pulumi up` waits for the service to run (it fails after that).
     """
 
     job_name: str
@@ -30,8 +34,20 @@ class SharedPathwaysServiceArgs:
     spec: PathwaysJobSpec
     address: str
     instance_type: str
+    cluster_name: str
+    project: str
+    location: str
     provider: k8s.Provider
     wait_timeout_seconds: int
+    proxy_options: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if not self.spec.pathways_dir:
+            raise ValueError(
+                "a shared service's spec needs pathways_dir: its clients' proxies use it as "
+                "their gcs_bucket (scratch location)"
+            )
+
     controller_install: pulumi.Resource | None = None
     labels: dict[str, str] | None = None
     prerequisites: Sequence[pulumi.Resource] = ()
@@ -43,6 +59,7 @@ class SharedPathwaysService(pulumi.ComponentResource):
 
     pathways_service: pulumi.Output[str]
     expected_tpu_instances: pulumi.Output[dict[str, int]]
+    connect: pulumi.Output[str]
 
     def __init__(
         self,
@@ -66,13 +83,24 @@ class SharedPathwaysService(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        instances = {args.instance_type: args.spec.workers[0].num_slices}
         self.pathways_service = pulumi.Output.from_input(args.address)
-        self.expected_tpu_instances = pulumi.Output.from_input(
-            {args.instance_type: args.spec.workers[0].num_slices}
+        self.expected_tpu_instances = pulumi.Output.from_input(instances)
+        self.connect = pulumi.Output.from_input(
+            connect_call(
+                cluster=args.cluster_name,
+                project=args.project,
+                location=args.location,
+                gcs_bucket=args.spec.pathways_dir,
+                pathways_service=args.address,
+                expected_tpu_instances=instances,
+                proxy_options=args.proxy_options,
+            )
         )
         self.register_outputs(
             {
                 "pathways_service": self.pathways_service,
                 "expected_tpu_instances": self.expected_tpu_instances,
+                "connect": self.connect,
             }
         )

@@ -192,6 +192,10 @@ def _workload_line(job: dict[str, Any]) -> str:
     )
     if job.get("nodePool"):
         parts.append(f"pinned to node pool {job['nodePool']}")
+    if clients := job.get("clients"):
+        parts.append(f"clients at once {clients['atOnce']} ({clients['counted']})")
+    if connect := job.get("connect"):
+        parts.append(f"connect: {connect}")
     return "; ".join(parts)
 
 

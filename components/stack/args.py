@@ -37,6 +37,7 @@ from components.stack.schema import (
     TeamConfig,
     TpuPoolConfig,
 )
+from components.stack.workload_specs import service_queue_name
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
@@ -167,7 +168,13 @@ def kueue_queues_args(
             TeamQuotaArgs(q.team, dict(q.chips), q.borrowing_limit)
             for q in config.addons.kueue.team_quotas
         ),
+        service_queues=service_queues(config),
     )
+
+
+def service_queues(config: StackConfig) -> dict[str, str]:
+    """Each shared service's LocalQueue (in namespace default) -> the team that owns it."""
+    return {service_queue_name(s): s.team for s in config.shared_services}
 
 
 def local_queues_args(
@@ -180,6 +187,7 @@ def local_queues_args(
         provider=provider,
         namespaces=dict(namespaces),
         cluster_queues={team: queues.cluster_queue(team) for team in namespaces},
+        service_queues=service_queues(config),
     )
 
 

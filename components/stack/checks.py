@@ -16,6 +16,13 @@ from pydantic import ValidationError
 
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
+from components.pathways.scheduler_model import NodePoolModel
+from components.pathways.service_client import (
+    SERVICE_NAMESPACE,
+    capacity_problem,
+    client_capacity,
+    slice_restarts_limit,
+)
 from components.stack import grammars
 from components.stack.schema import (
     SharedServiceConfig,
@@ -24,6 +31,7 @@ from components.stack.schema import (
     WorkloadMode,
 )
 from components.stack.shared_cluster import SharedCluster, owner_problems
+from components.stack.workload_specs import deployment_namespace
 from components.tpu.machines import tpu_host
 
 
@@ -63,6 +71,8 @@ def workload_issues(config: StackConfig) -> list[ConfigIssue]:
     for i, service in enumerate(config.shared_services):
         issues += _located(f"sharedServices[{i}]", _service_problems(config, service))
     issues += _duplicate_names(config)
+    if not issues:  # the jobs' specs need valid pools and teams
+        issues += client_capacity_issues(config)
     return issues
 
 
@@ -155,15 +165,55 @@ def _service_problems(config: StackConfig, service: SharedServiceConfig):
             "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
             "v6e or tpu7x pool of 4-chip hosts",
         )
+    restarts = service.max_slice_restarts
+    if (
+        pool is not None
+        and restarts is not None
+        and restarts > slice_restarts_limit(hosts := pool.shape.hosts)
+    ):
+        yield (
+            "maxSliceRestarts",
+            f"{restarts} x the {hosts} hosts of a slice of pool {pool.name!r} overflows the "
+            f"worker Job's backoffLimit (an int32 in the PathwaysJob controller v0.1.4); at most "
+            f"{slice_restarts_limit(hosts)}",
+        )
+    owner = config.shared_cluster
+    if owner is not None and service.name in owner.shared_services:
+        yield (
+            "name",
+            f"{service.name!r} is already a shared service of owner stack {owner.owner_stack!r} "
+            f"in namespace {SERVICE_NAMESPACE!r}, where every team's shared services run; "
+            "choose another name",
+        )
+
+
+def client_capacity_issues(config: StackConfig) -> list[ConfigIssue]:
+    """No node for a single client makes the shared services unusable. Counted as the plan's
+    summary counts it (``service_client.client_capacity``): the CPU pools a client's proxy fits,
+    less one node per head that is not colocated with its workers."""
+    if not config.shared_services:
+        return []
+    cpu_pools = [config.cpu_pool, *([config.system_pool] if config.creates_cluster else [])]
+    pools = [
+        NodePoolModel(p.name, p.name, p.machine, {}, (), p.max_nodes, 0, None) for p in cpu_pools
+    ]
+    heads = len(config.shared_services)
+    heads += sum(1 for w in config.workloads if w.mode is not WorkloadMode.INFERENCE)
+    problem = capacity_problem(client_capacity(pools, heads), config.creates_cluster)
+    return [ConfigIssue("cpuPool.maxNodes", problem)] if problem else []
 
 
 def _duplicate_names(config: StackConfig) -> list[ConfigIssue]:
-    """PathwaysJob names must be unique per namespace (workloads and services share them)."""
+    """PathwaysJob names must be unique per namespace (workloads and services share them; every
+    team's shared services share namespace default)."""
     entries = [("workloads", i, w) for i, w in enumerate(config.workloads)]
     entries += [("sharedServices", i, s) for i, s in enumerate(config.shared_services)]
-    counts = Counter((e.team, e.name) for _, _, e in entries)
+    counts = Counter((deployment_namespace(e), e.name) for _, _, e in entries)
     return [
-        ConfigIssue(f"{kind}[{i}].name", f"{e.name!r} is used twice in namespace {e.team!r}")
+        ConfigIssue(
+            f"{kind}[{i}].name",
+            f"{e.name!r} is used twice in namespace {deployment_namespace(e)!r}",
+        )
         for kind, i, e in entries
-        if counts[(e.team, e.name)] > 1
+        if counts[(deployment_namespace(e), e.name)] > 1
     ]

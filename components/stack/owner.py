@@ -70,6 +70,7 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         tpu_pools=pools,
         scratch_bucket=config.bucket_name,
         team_namespaces=[team.name for team in config.teams],
+        shared_services=[service.name for service in config.shared_services],
         queues=SharedQueues(
             enabled=config.kueue_enabled,
             queue_label=QUEUE_LABEL,

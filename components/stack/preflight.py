@@ -23,16 +23,20 @@ from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
 from components.pathways.preflight import (
     Deployment,
+    Placement,
     PreflightReport,
     check_job,
     oversubscription,
     shared_node_pools,
 )
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
+from components.pathways.service_client import client_capacity
 from components.stack.schema import CapacityType, StackConfig
 from components.stack.workload_specs import (
+    deployment_namespace,
     node_pool_pins,
     shared_service_address,
+    shared_service_connect,
     shared_service_spec,
     workload_endpoints,
     workload_spec,
@@ -119,7 +123,7 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
                 f"sharedServices[{i}]",
                 "sharedService",
                 service.name,
-                service.team,
+                deployment_namespace(service),
                 service.pool,
                 shared_service_spec(config, service, pins),
                 shared_service_address(service),
@@ -143,7 +147,25 @@ def preflight(
     report.issues += shared_node_pools(placements)
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)
+    if config.shared_services:
+        _service_clients(config, placements, pools, report)
     return report
+
+
+def _service_clients(
+    config: StackConfig,
+    placements: Sequence[Placement],
+    pools: Sequence[NodePoolModel],
+    report: PreflightReport,
+) -> None:
+    """Each shared service's connect(...) call and client capacity, in the plan's summary (the
+    config checks refused a stack with room for none: ``checks.client_capacity_issues``)."""
+    heads = sum(1 for placement in placements if not placement.job.head.colocated)
+    capacity = client_capacity(pools, heads)
+    for service in config.shared_services:
+        key = f"{deployment_namespace(service)}/{service.name}"
+        report.jobs[key]["connect"] = shared_service_connect(config, service)
+        report.jobs[key]["clients"] = capacity
 
 
 def run_preflight(config: StackConfig) -> PreflightReport:

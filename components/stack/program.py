@@ -48,18 +48,22 @@ from components.errors import ConfigError, ConfigIssue
 from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
 from components.gke.tpu_pool import TpuNodePool
-from components.labels import QUEUE_LABEL
+from components.labels import QUEUE_LABEL, standard_labels
 from components.pathways.job import PathwaysJob, PathwaysJobArgs
+from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 from components.pathways.spec import wait_for_running
 from components.stack import args
 from components.stack.owner import export_contract, owner_reference, read_owner
 from components.stack.preflight import run_preflight
-from components.stack.schema import PathwaysDeployment, StackConfig
+from components.stack.schema import PathwaysDeployment, SharedServiceConfig, StackConfig
 from components.stack.shared_cluster import OUTPUT, SharedCluster
 from components.stack.workload_specs import (
     config_secrets_name,
+    deployment_namespace,
+    insecure_proxy,
     node_pool_pins,
+    service_queue_name,
     shared_service_address,
     shared_service_spec,
     used_config_secrets,
@@ -259,11 +263,16 @@ def _workloads(
     def prerequisites(logical: str, entry: PathwaysDeployment) -> list[pulumi.Resource]:
         """Queues, the bucket's grants (a job started before its pathwaysDir is writable fails
         at once) and the Secret its config secrets are read from, if any."""
-        namespace = installs.namespaces[entry.team]
+        namespace = job_namespace(entry)
         secret = config_secrets_object(
             f"{logical}-config-secrets", config, entry, namespace, cluster.provider
         )
         return [*installs.queueing, *bucket_grants, *([secret] if secret else [])]
+
+    def job_namespace(entry: PathwaysDeployment) -> pulumi.Input[str]:
+        """A team's namespace as an output (the job waits for it); `default` always exists."""
+        namespace = deployment_namespace(entry)
+        return installs.namespaces.get(namespace, namespace)
 
     jobs, pins = {}, node_pool_pins(config)
     for workload in config.workloads:
@@ -290,20 +299,26 @@ def _workloads(
         logical = f"{prefix}-{entry.team}-{entry.name}"
         service_args = SharedPathwaysServiceArgs(
             job_name=entry.name,
-            namespace=installs.namespaces[entry.team],
+            namespace=job_namespace(entry),
             spec=shared_service_spec(config, entry, pins),
             address=shared_service_address(entry),
             instance_type=pool.shape.pathways_instance_type,
+            cluster_name=config.cluster.name,
+            project=config.gcp.project,
+            location=config.cluster_location,
             provider=cluster.provider,
             wait_timeout_seconds=wait.timeout_seconds,
+            proxy_options=[INSECURE_PROXY_OPTION] if insecure_proxy(entry) else [],
             controller_install=installs.pathways_controller,
-            labels=labels,
+            labels=service_labels(config, entry),
             prerequisites=prerequisites(logical, entry),
         )
         service = SharedPathwaysService(logical, service_args)
-        services[f"{entry.team}/{entry.name}"] = {
+        services[f"{deployment_namespace(entry)}/{entry.name}"] = {
+            "team": entry.team,
             "pathways_service": service.pathways_service,
             "expected_tpu_instances": service.expected_tpu_instances,
+            "connect": service.connect,
         }
     outputs: dict[str, Any] = {}
     if jobs:
@@ -316,6 +331,15 @@ def _workloads(
 def job_labels(config: StackConfig) -> dict[str, str] | None:
     """The PathwaysJob's labels; the controller copies them to the JobSet Kueue admits."""
     return {QUEUE_LABEL: LOCAL_QUEUE} if config.queues_jobs else None
+
+
+def service_labels(config: StackConfig, service: SharedServiceConfig) -> dict[str, str]:
+    """A shared service's labels: the team that owns it (it runs in `default`, not the team's
+    namespace) and, with Kueue, its own LocalQueue there."""
+    labels = standard_labels(service.team)
+    if config.queues_jobs:
+        labels[QUEUE_LABEL] = service_queue_name(service)
+    return labels
 
 
 def config_secrets_object(

@@ -141,6 +141,9 @@ class SharedCluster(_Contract):
     """Name of the Pathways scratch bucket."""
     team_namespaces: list[str]
     """Namespaces the owner stack itself owns; a team stack may not claim them."""
+    shared_services: list[str] = []
+    """Names of the owner's shared Pathways services in namespace default (where every stack's
+    shared services run); a team stack may not take them."""
     queues: SharedQueues
     """The owner's Kueue queues and priority classes."""
     versions: SharedVersions

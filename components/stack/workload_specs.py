@@ -18,6 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from components.labels import NODE_POOL_LABEL
+from components.pathways.service_client import (
+    INSECURE_CREDENTIALS_ENV,
+    INSECURE_PROXY_OPTION,
+    SERVICE_NAMESPACE,
+    connect_call,
+    default_slice_restarts,
+)
 from components.pathways.spec import (
     ComponentType,
     Controller,
@@ -36,6 +43,7 @@ from components.stack.schema import (
     EnvFromSecret,
     EnvValue,
     PathwaysDeployment,
+    ProxyCredentials,
     SharedServiceConfig,
     StackConfig,
     WorkloadConfig,
@@ -159,9 +167,21 @@ def pool_worker(config: StackConfig, entry: PathwaysDeployment, **options: objec
     )
 
 
+def deployment_namespace(entry: PathwaysDeployment) -> str:
+    """Where a PathwaysJob runs: a workload in its team's namespace, a shared service in the one
+    namespace pathwaysutils' client reads (its team still owns it: labels, prefix, quota)."""
+    return SERVICE_NAMESPACE if isinstance(entry, SharedServiceConfig) else entry.team
+
+
+def insecure_proxy(entry: WorkloadConfig | SharedServiceConfig) -> bool:
+    """Whether the entry's proxies (its own, or a service's clients') use insecure gRPC."""
+    return entry.proxy_credentials is ProxyCredentials.INSECURE
+
+
 def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None:
-    """The entry's component overrides (pinned images, flags, env), as the CRD takes them."""
-    return [
+    """The entry's component overrides (pinned images, flags, env), as the CRD takes them; a
+    headless workload with ``proxyCredentials: insecure`` gets the proxy's env entry here too."""
+    components = [
         CustomComponent(
             component_type=ComponentType(c.type),
             image=c.image,
@@ -170,7 +190,23 @@ def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None
             or None,
         )
         for c in entry.custom_components
-    ] or None
+    ]
+    if isinstance(entry, WorkloadConfig) and insecure_proxy(entry):
+        components = _with_insecure_proxy(components)
+    return components or None
+
+
+def _with_insecure_proxy(components: list[CustomComponent]) -> list[CustomComponent]:
+    """The controller adds a proxy_server component's customEnv to the proxy container
+    (AddCustomComponentEnvVars, pathways-job v0.1.4)."""
+    insecure = EnvVar(name=INSECURE_CREDENTIALS_ENV, value="true")
+    proxy = next(
+        (c for c in components if c.component_type is ComponentType.PROXY_SERVER),
+        CustomComponent(component_type=ComponentType.PROXY_SERVER),
+    )
+    updated = proxy.model_copy(update={"custom_env": [*(proxy.custom_env or []), insecure]})
+    others = [c for c in components if c.component_type is not ComponentType.PROXY_SERVER]
+    return [*others, updated]
 
 
 def workload_spec(
@@ -270,21 +306,61 @@ def workload_endpoints(workload: WorkloadConfig) -> WorkloadEndpoints:
 
 
 def shared_service_address(service: SharedServiceConfig) -> str:
-    """Where pathwaysutils clients reach the service: a cluster-wide name, because the client
-    runs its proxy in its own namespace (pathways-utils experimental/shared_pathways_service)."""
-    return resource_manager_address(service.name, service.team)
+    """Where pathwaysutils clients reach the service's resource manager (fully qualified, so it
+    resolves whatever namespace a client's proxy runs in)."""
+    return resource_manager_address(service.name, SERVICE_NAMESPACE)
+
+
+def service_slice_restarts(config: StackConfig, service: SharedServiceConfig) -> int:
+    pool = config.pool(service.pool)
+    assert pool is not None  # guaranteed by the stack's workload checks
+    if service.max_slice_restarts is not None:
+        return service.max_slice_restarts
+    return default_slice_restarts(pool.shape.hosts)
 
 
 def shared_service_spec(
     config: StackConfig, service: SharedServiceConfig, pins: Mapping[str, str]
 ) -> PathwaysJobSpec:
     """A headless job in the default mode: resource manager and workers, no user container
-    (``pins``: the stack's ``node_pool_pins``)."""
+    (``pins``: the stack's ``node_pool_pins``).
+
+    The v0.1.4 controller gives each slice's Job a backoffLimit of hosts x maxSliceRestarts
+    only when elasticSlices > 0 (else hosts x 4: pathwaysjob_controller.go ~692-715), and
+    elasticSlices reaches nothing but the head's own proxy (``--num_elastic_slices``, ~632),
+    which no client of a shared service uses: so elasticSlices 1 is what makes a worker
+    failure restart its slice instead of, after four, the whole service."""
+    worker = pool_worker(
+        config,
+        service,
+        max_slice_restarts=service_slice_restarts(config, service),
+        node_selector=pinned_selector({}, service, pins),
+    )
     return PathwaysJobSpec(
-        workers=[pool_worker(config, service, node_selector=pinned_selector({}, service, pins))],
-        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        workers=[worker],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT, elastic_slices=1),
         custom_components=custom_components(service),
         max_restarts=service.max_restarts,
         pathways_dir=default_pathways_dir(config, service.team, service.name),
         pathways_version=service.pathways_version,
+    )
+
+
+def service_queue_name(service: SharedServiceConfig) -> str:
+    """The service's own LocalQueue in ``default`` (named after it: unique there, as it is)."""
+    return service.name
+
+
+def shared_service_connect(config: StackConfig, service: SharedServiceConfig) -> str:
+    """The ``isc_pathways.connect(...)`` call a client pastes."""
+    pool = config.pool(service.pool)
+    assert pool is not None  # guaranteed by the stack's workload checks
+    return connect_call(
+        cluster=config.cluster.name,
+        project=config.gcp.project,
+        location=config.cluster_location,
+        gcs_bucket=default_pathways_dir(config, service.team, service.name),
+        pathways_service=shared_service_address(service),
+        expected_tpu_instances={pool.shape.pathways_instance_type: service.slices},
+        proxy_options=[INSECURE_PROXY_OPTION] if insecure_proxy(service) else [],
     )

@@ -17,7 +17,7 @@ FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
 V5P_FLAVOR = "tpu-v5p-slice-2x2x2-4t"
 
 
-def queues(team_quotas=()):
+def queues(team_quotas=(), service_queues=None):
     def build():
         provider = k8s_provider()
         install = k8s.core.v1.Namespace("kueue", opts=pulumi.ResourceOptions(provider=provider))
@@ -33,6 +33,7 @@ def queues(team_quotas=()):
             cpu_max_nodes=2,
             namespaces={"research": "research", "serving": "serving"},
             team_quotas=team_quotas,
+            service_queues=service_queues or {},
         )
         KueueQueues("q", args)
 
@@ -46,7 +47,10 @@ def single():
 
 @pytest.fixture(scope="module")
 def shared():
-    return queues([TeamQuotaArgs("research", {"v5p-16": 8}, borrowing_limit=4)])
+    return queues(
+        [TeamQuotaArgs("research", {"v5p-16": 8}, borrowing_limit=4)],
+        {"research-svc": "research", "serving-svc": "serving"},
+    )
 
 
 def test_flavors(single):
@@ -96,13 +100,41 @@ def test_a_team_quota_splits_the_chips_in_a_cohort(shared):
     assert team["resourceGroups"][0]["flavors"][0]["resources"] == [
         {"name": "google.com/tpu", "nominalQuota": 8, "borrowingLimit": 4}
     ]
-    assert team["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "research"}}
+    # its namespace, and default, where pathwaysutils needs its shared services
+    assert team["namespaceSelector"] == {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "In",
+                "values": ["research", "default"],
+            }
+        ]
+    }
     assert team["preemption"]["reclaimWithinCohort"] == "Any"
 
 
 def test_a_team_with_a_quota_queues_on_its_own_queue(shared):
-    local = {r.inputs["metadata"]["namespace"]: r.inputs["spec"] for r in shared.of_type(LOCAL)}
-    assert local == {
-        "research": {"clusterQueue": "research-cluster-queue"},
-        "serving": {"clusterQueue": "cluster-queue"},
+    local = {
+        (r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"]): r.inputs["spec"]
+        for r in shared.of_type(LOCAL)
     }
+    assert local == {
+        ("research", "multislice-queue"): {"clusterQueue": "research-cluster-queue"},
+        ("serving", "multislice-queue"): {"clusterQueue": "cluster-queue"},
+        ("default", "research-svc"): {"clusterQueue": "research-cluster-queue"},
+        ("default", "serving-svc"): {"clusterQueue": "cluster-queue"},
+    }
+
+
+def test_each_shared_service_has_a_local_queue_in_default_on_its_teams_queue(shared):
+    research = shared.one(LOCAL, "q-default-research-svc")
+    assert research.inputs["metadata"] == {"name": "research-svc", "namespace": "default"}
+    assert research.inputs["spec"] == {"clusterQueue": "research-cluster-queue"}
+    serving = shared.one(LOCAL, "q-default-serving-svc")
+    assert serving.inputs["spec"] == {"clusterQueue": "cluster-queue"}
+    # created after the ClusterQueues it points at
+    assert shared.one(QUEUE, "q-research-cluster-queue").urn in research.dependencies
+
+
+def test_no_shared_service_no_queue_in_default(single):
+    assert [r.name for r in single.of_type(LOCAL) if "default" in r.name] == []

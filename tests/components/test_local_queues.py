@@ -24,3 +24,21 @@ def test_a_local_queue_per_namespace():
     assert research.inputs["spec"] == {"clusterQueue": "research-cluster-queue"}
     assert research.parent == urn("tpu-pathways:kueue:LocalQueues", "lq")
     assert research.provider == urn("pulumi:providers:kubernetes", "k8s")
+
+
+def test_a_shared_service_queue_in_default():
+    def build():
+        args = LocalQueuesArgs(
+            provider=k8s_provider(),
+            namespaces={"vision": "vision"},
+            cluster_queues={"vision": "vision-cluster-queue"},
+            service_queues={"vision-svc": "vision"},
+        )
+        LocalQueues("lq", args)
+
+    queues = register(build)
+    assert queues.names(LOCAL) == ["lq-default-vision-svc", "lq-vision-multislice-queue"]
+    service = queues.one(LOCAL, "lq-default-vision-svc")
+    assert service.inputs["metadata"] == {"name": "vision-svc", "namespace": "default"}
+    assert service.inputs["spec"] == {"clusterQueue": "vision-cluster-queue"}
+    assert service.parent == urn("tpu-pathways:kueue:LocalQueues", "lq")

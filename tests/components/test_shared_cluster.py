@@ -417,8 +417,15 @@ def test_team_quota_is_its_own_cluster_queue_in_one_cohort(tmp_path):
     for spec in queues.values():
         assert spec["cohortName"] == "lab"
         assert spec["preemption"]["reclaimWithinCohort"] == "Any"
+    # the team's namespace, and default for the team's shared services
     assert queues["vision-cluster-queue"]["namespaceSelector"] == {
-        "matchLabels": {"kubernetes.io/metadata.name": "vision"}
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "In",
+                "values": ["vision", "default"],
+            }
+        ]
     }
 
 
@@ -492,3 +499,40 @@ def test_a_stack_reaching_an_owners_cluster_without_owner_is_refused(tmp_path):
     assert issue.key == "cluster.existing"
     assert "stack 'side' targets cluster 'lab', which stack 'lab' owns" in issue.message
     assert "owner: lab" in issue.message
+
+
+# --- shared services: every stack's land in namespace default --------------------------------
+
+OWNER_WITH_SERVICE: dict[str, Any] = {
+    **OWNER,
+    "sharedServices": [{"name": "shared", "team": "platform", "pool": "v5p"}],
+}
+
+
+def test_a_team_stack_may_not_take_the_owners_service_name(tmp_path):
+    team = {**TEAM, "sharedServices": [{"name": "shared", "team": "vision", "pool": "v5p"}]}
+    error = team_error(tmp_path, team, OWNER_WITH_SERVICE)
+    issues = {i.key: i.message for i in error.issues}
+    assert issues == {
+        "sharedServices[0].name": "'shared' is already a shared service of owner stack 'lab' "
+        "in namespace 'default', where every team's shared services run; choose another name"
+    }
+
+
+def test_a_team_stacks_service_queues_in_default_on_the_owners_kueue(tmp_path):
+    team = {**TEAM, "sharedServices": [{"name": "vision-svc", "team": "vision", "pool": "v5p"}]}
+    plan = plan_team(tmp_path, team, OWNER_WITH_SERVICE)
+    queues = {
+        (r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"]): r.inputs["spec"]
+        for r in plan.by_type(LOCAL_QUEUE)
+    }
+    assert queues == {
+        ("vision", "multislice-queue"): {"clusterQueue": "cluster-queue"},
+        ("default", "vision-svc"): {"clusterQueue": "cluster-queue"},
+    }
+    (job,) = [r for r in plan.by_type(PATHWAYS_JOB) if r.inputs["metadata"]["name"] == "vision-svc"]
+    assert job.inputs["metadata"]["namespace"] == "default"
+    assert job.inputs["metadata"]["labels"] == {
+        "tpu-pathways/team": "vision",
+        "kueue.x-k8s.io/queue-name": "vision-svc",
+    }

@@ -533,3 +533,84 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
                 "nodeSelector": {"cloud.google.com/gke-nodepool": node_pools[name]},
             }
         ]
+
+
+# --- the proxy's credentials for clients outside Google Cloud (a laptop over port-forward) ---
+
+LAPTOP_NOTEBOOK = {"name": "nb", "pool": "v5e", "mode": "headless"}
+
+
+def test_insecure_proxy_credentials_set_the_proxy_env(plan_of, stack_values):
+    notebook = {**LAPTOP_NOTEBOOK, "proxyCredentials": "insecure"}
+    (job,) = plan_of(stack_values(workloads=[notebook])).by_type(PATHWAYS_JOB)
+    assert job.inputs["spec"]["customComponents"] == [
+        {
+            "componentType": "proxy_server",
+            "customEnv": [{"name": "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS", "value": "true"}],
+        }
+    ]
+
+
+def test_insecure_proxy_credentials_join_a_proxy_component_of_the_stack(plan_of, stack_values):
+    notebook = {
+        **LAPTOP_NOTEBOOK,
+        "proxyCredentials": "insecure",
+        "customComponents": [
+            {"type": "proxy_server", "image": "example.com/proxy:1", "env": {"LOG": "1"}},
+            {"type": "worker", "flags": ["--v=1"]},
+        ],
+    }
+    (job,) = plan_of(stack_values(workloads=[notebook])).by_type(PATHWAYS_JOB)
+    assert job.inputs["spec"]["customComponents"] == [
+        {"componentType": "worker", "customFlags": ["--v=1"]},
+        {
+            "componentType": "proxy_server",
+            "image": "example.com/proxy:1",
+            "customEnv": [
+                {"name": "LOG", "value": "1"},
+                {"name": "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS", "value": "true"},
+            ],
+        },
+    ]
+
+
+def test_proxy_credentials_default_to_alts(plan_of, stack_values):
+    (job,) = plan_of(stack_values(workloads=[LAPTOP_NOTEBOOK])).by_type(PATHWAYS_JOB)
+    assert "customComponents" not in job.inputs["spec"]
+
+
+@pytest.mark.parametrize(
+    ("workload", "key", "message"),
+    [
+        (
+            {
+                "name": "train",
+                "pool": "v5e",
+                "image": "example.com/train:1",
+                "command": ["python3", "train.py"],
+                "proxyCredentials": "insecure",
+            },
+            "workloads[0].proxyCredentials",
+            "applies to headless workloads only (mode training has no port-forward address); "
+            "remove it",
+        ),
+        (
+            {
+                **LAPTOP_NOTEBOOK,
+                "customComponents": [
+                    {
+                        "type": "proxy_server",
+                        "env": {"IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS": "true"},
+                    }
+                ],
+            },
+            # as plain env it would also be refused as credential-like: it has a key of its own
+            "workloads[0].customComponents[0].env.IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS",
+            "is the IFRT proxy's switch to insecure gRPC credentials; set proxyCredentials: "
+            "insecure on a headless workload or shared service instead",
+        ),
+    ],
+)
+def test_proxy_credentials_misuse_is_refused(stack_values, config_error, workload, key, message):
+    issues = {i.key: i.message for i in config_error(stack_values(workloads=[workload])).issues}
+    assert issues == {key: message}

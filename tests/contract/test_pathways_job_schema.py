@@ -73,6 +73,7 @@ def rich(plan_of, stack_values):
     settings, worker node selectors, metrics, a shared service."""
     return plan_of(
         stack_values(
+            cpuPool={"maxNodes": 4},  # three heads and a node for one client of the service
             tpuPools=[
                 {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2},
                 {"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 2},
@@ -290,7 +291,7 @@ def test_a_valid_base_passes(pathwaysjob_schema_errors):
         ("dev", {"pathwaysjob-pathways-hello-train.yaml", "pathwaysjob-pathways-notebook.yaml"}),
         (
             "serving-v6e",
-            {"pathwaysjob-serving-batch-infer.yaml", "pathwaysjob-serving-shared-v6e.yaml"},
+            {"pathwaysjob-serving-batch-infer.yaml", "pathwaysjob-default-shared-v6e.yaml"},
         ),
     ],
 )

@@ -28,7 +28,8 @@ BASE: dict[str, Any] = {
     "environment": "dev",
     "gcp": {"project": "tpu-pathways-dev", "region": "us-west4", "zone": "us-west4-a"},
     "cluster": {"name": "pathways-dev", "deletionProtection": False},
-    "cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
+    # three heads (train, notebook, shared) and a node for one client of the shared service
+    "cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 4},
     "tpuPools": [
         {"name": "v5e", "generation": "v5e", "topology": "2x4", "capacity": {"spot": True}},
         {"name": "v5p", "accelerator": "v5p-16", "slices": 2},

@@ -476,6 +476,7 @@ def test_serving_example_plans_with_its_jobs_on_separate_node_pools(example_plan
     plan = example_plan("serving-v6e")
     jobs = plan.summary["workloads"]
     assert jobs["serving/batch-infer"]["nodePool"] == "v6e-0"
-    assert jobs["serving/shared-v6e"]["nodePool"] == "v6e-1"
+    # shared services run in `default`, where pathwaysutils' connect() looks for them
+    assert jobs["default/shared-v6e"]["nodePool"] == "v6e-1"
     line = next(x for x in render_text(plan).splitlines() if "serving/batch-infer:" in x)
     assert line.endswith("pinned to node pool v6e-0")

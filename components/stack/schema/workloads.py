@@ -19,6 +19,12 @@ from pydantic import (
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import PodResources
+from components.pathways.service_client import (
+    INSECURE_CREDENTIALS_ENV,
+    RESERVED_NAMES,
+    SERVICE_MAX_RESTARTS,
+    SERVICE_NAMESPACE,
+)
 from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
 from components.stack import grammars
 from components.stack.schema.base import (
@@ -41,6 +47,14 @@ class WorkloadMode(StrEnum):
     TRAINING = "training"
     INFERENCE = "inference"
     HEADLESS = "headless"
+
+
+class ProxyCredentials(StrEnum):
+    """What the IFRT proxy and its clients authenticate with (pathwaysutils 0.1.13: the proxy
+    uses ALTS unless IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS is set)."""
+
+    ALTS = "alts"
+    INSECURE = "insecure"
 
 
 class Priority(StrEnum):
@@ -132,13 +146,7 @@ _CREDENTIAL_NAME = re.compile(r"(^|.*_)(TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDE
 def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
     """Credentials in plain text, and the size of all plain values together."""
     issues = [
-        ConfigIssue(
-            f"{key}.{name}",
-            "looks like a credential, so it may not be plain text (it would be readable in the "
-            "stack file, the plan and the PathwaysJob); use {configSecret: NAME} (a Pulumi "
-            "config secret under `secrets`) or {secretKeyRef: {name: SECRET, key: KEY}} (a "
-            "Kubernetes Secret)",
-        )
+        ConfigIssue(f"{key}.{name}", _credential_problem(name))
         for name, value in env.items()
         if isinstance(value, str) and _CREDENTIAL_NAME.search(name)
     ]
@@ -146,6 +154,20 @@ def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
     if problem := grammars.env_total_problem(plain):
         issues.append(ConfigIssue(key, problem))
     return issues
+
+
+def _credential_problem(name: str) -> str:
+    if name == INSECURE_CREDENTIALS_ENV:  # a switch, not a secret: it has a key of its own
+        return (
+            "is the IFRT proxy's switch to insecure gRPC credentials; set proxyCredentials: "
+            "insecure on a headless workload or shared service instead"
+        )
+    return (
+        "looks like a credential, so it may not be plain text (it would be readable in the "
+        "stack file, the plan and the PathwaysJob); use {configSecret: NAME} (a Pulumi "
+        "config secret under `secrets`) or {secretKeyRef: {name: SECRET, key: KEY}} (a "
+        "Kubernetes Secret)"
+    )
 
 
 class CustomComponentConfig(ConfigModel):
@@ -237,6 +259,10 @@ class WorkloadConfig(PathwaysDeployment):
     inference workload the stack adds cloud.google.com/gke-nodepool itself."""
     enable_metrics_collection: StrictBool = False
     """Let the controller collect Pathways metrics."""
+    proxy_credentials: ProxyCredentials = ProxyCredentials.ALTS
+    """Headless only: alts (Google Cloud clients only) or insecure (sets
+    IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS=true on the proxy, so a client outside Google Cloud,
+    e.g. a laptop over kubectl port-forward, can connect; it must set the same variable)."""
 
     @model_validator(mode="after")
     def _mode_fields(self) -> WorkloadConfig:
@@ -255,6 +281,7 @@ class WorkloadConfig(PathwaysDeployment):
             if k in CONTROLLER_ENV
         ]
         issues += env_issues(self.env)
+        issues += self._proxy_credentials_issues()
         if self.elastic_slices is not None and self.elastic_slices > self.slices:
             issues.append(
                 ConfigIssue("elasticSlices", f"{self.elastic_slices} exceeds slices {self.slices}")
@@ -263,13 +290,48 @@ class WorkloadConfig(PathwaysDeployment):
             raise KeyedError(issues)
         return self
 
+    def _proxy_credentials_issues(self) -> list[ConfigIssue]:
+        if self.proxy_credentials is ProxyCredentials.ALTS or self.mode is WorkloadMode.HEADLESS:
+            return []
+        return [
+            ConfigIssue(
+                "proxyCredentials",
+                f"applies to headless workloads only (mode {self.mode.value} has no "
+                "port-forward address); remove it",
+            )
+        ]
+
+
+def _service_name(value: str) -> str:
+    if value in RESERVED_NAMES:
+        raise ValueError(
+            f"{value!r} is Kubernetes' own Service in namespace {SERVICE_NAMESPACE!r}, where "
+            "shared services run (JobSet names a Service after the job); choose another name"
+        )
+    return value
+
 
 class SharedServiceConfig(PathwaysDeployment):
-    """A long-running headless Pathways deployment that many clients share (pathwaysutils)."""
+    """A long-running headless Pathways deployment that many clients share (pathwaysutils'
+    ``isc_pathways.connect``). It runs in namespace ``default``, the only one the client reads;
+    ``team`` owns it (labels, scratch prefix, Kueue quota)."""
 
-    max_restarts: StrictInt | None = Field(10, ge=0, le=INT32_MAX)
-    """Restarts of the whole service before it fails; the controller's default is none, so a
-    long-lived service would end at its first preemption or host failure."""
+    name: Annotated[JobName, AfterValidator(_service_name)]
+    """PathwaysJob name in namespace default: at most 22 lowercase letters, digits or '-',
+    starting with a letter; unique across the teams of the cluster."""
+    team: DnsLabel = "pathways"
+    """Team that owns it (its labels, scratch prefix and Kueue quota); one of `teams`. The
+    service itself runs in namespace default."""
+    max_restarts: StrictInt | None = Field(SERVICE_MAX_RESTARTS, ge=0, le=INT32_MAX)
+    """Restarts of the whole service before it fails (the upstream deployer's 30); the
+    controller's default is none, so a long-lived service would end at its first preemption."""
+    max_slice_restarts: StrictInt | None = Field(None, ge=1, le=INT32_MAX)
+    """Restarts of one slice's workers before the whole service restarts; default: effectively
+    unbounded (the upstream deployer's 1000000, or as many as hosts x restarts fits an int32)."""
+    proxy_credentials: ProxyCredentials = ProxyCredentials.ALTS
+    """What the printed connect(...) call asks clients' proxies for: alts, or insecure (adds
+    proxy_options=["use_insecure_credentials:true"] for clients outside Google Cloud, which must
+    also set IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS=true themselves)."""
 
 
 class WaitForRunningConfig(ConfigModel):
