@@ -144,7 +144,7 @@ def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobS
         max_restarts=workload.max_restarts,
         pathways_dir=workload.pathways_dir
         or default_pathways_dir(config, workload.team, workload.name),
-        pathways_version=workload.pathways_version,
+        pathways_version=config.pathways_version_of(workload),
     )
 
 
@@ -221,5 +221,5 @@ def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> Pa
         custom_components=custom_components(service),
         max_restarts=service.max_restarts,
         pathways_dir=default_pathways_dir(config, service.team, service.name),
-        pathways_version=service.pathways_version,
+        pathways_version=config.pathways_version_of(service),
     )

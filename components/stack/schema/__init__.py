@@ -63,6 +63,7 @@ from components.stack.schema.teams import (
     SYSTEM_NAMESPACE_PREFIXES,
     SYSTEM_NAMESPACES,
     BucketName,
+    DataBucketConfig,
     ScratchBucketConfig,
     TeamConfig,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "ContainerResources",
     "CpuPoolConfig",
     "CustomComponentConfig",
+    "DataBucketConfig",
     "DnsLabel",
     "EnvFromConfigSecret",
     "EnvFromSecret",
