@@ -35,8 +35,9 @@ _EXPORTS: dict[str, str] = {
     # In-cluster add-ons, Kueue, teams and the scratch bucket.
     "ReleaseManifest": "components.addons.installs",
     "ReleaseManifestArgs": "components.addons.installs",
-    "JobSetControllerMemory": "components.addons.installs",
-    "JobSetControllerMemoryArgs": "components.addons.installs",
+    "ControllerDeployment": "components.addons.installs",
+    "ControllerPatch": "components.addons.installs",
+    "ControllerPatchArgs": "components.addons.installs",
     "jobset_memory_mib": "components.addons.installs",
     "KueueQueues": "components.addons.kueue",
     "KueueQueuesArgs": "components.addons.kueue",
@@ -88,6 +89,9 @@ __all__ = [
     "ComponentType",
     "ConfigError",
     "Controller",
+    "ControllerDeployment",
+    "ControllerPatch",
+    "ControllerPatchArgs",
     "CpuNodePool",
     "CpuNodePoolArgs",
     "CustomComponent",
@@ -101,8 +105,6 @@ __all__ = [
     "ExistingClusterArgs",
     "GkeCluster",
     "GkeClusterArgs",
-    "JobSetControllerMemory",
-    "JobSetControllerMemoryArgs",
     "KueueQueues",
     "KueueQueuesArgs",
     "LocalQueues",
@@ -156,8 +158,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from components.addons.installs import (
-        JobSetControllerMemory,
-        JobSetControllerMemoryArgs,
+        ControllerDeployment,
+        ControllerPatch,
+        ControllerPatchArgs,
         ReleaseManifest,
         ReleaseManifestArgs,
         jobset_memory_mib,

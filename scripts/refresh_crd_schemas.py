@@ -3,11 +3,13 @@
     .venv/bin/python scripts/refresh_crd_schemas.py        # downloads the release manifests
     .venv/bin/python scripts/refresh_crd_schemas.py \
         --manifest kueue=FILE --manifest pathways-job=FILE   # local copies of them
+    .venv/bin/python scripts/refresh_crd_schemas.py --only jobset --manifest jobset=FILE
 
 The release tags are the addons' defaults in components/stack/schema/addons.py (KueueAddon,
-PathwaysJobAddon), so bumping one there and running this script keeps the two in step; the
-tests find the files by those tags. Each file keeps the CRD's ``openAPIV3Schema`` verbatim except
-that ``description`` texts are dropped (x-kubernetes-* keys stay: the tests read them). Kueue's
+PathwaysJobAddon, JobSetAddon), so bumping one there and running this script keeps the two in
+step; the tests find the files by those tags. Each file keeps the CRD's ``openAPIV3Schema``
+verbatim except that ``description`` texts are dropped (x-kubernetes-* keys stay: the tests read
+them). ``--only`` refreshes some files without downloading the other releases. Kueue's
 file holds, per kind, the schema of the version the release stores (the one the program must
 emit) and names the versions it still serves but marks deprecated, so a test can say why an old
 apiVersion is refused. The tests only read the files; they never download anything.
@@ -29,7 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from components.stack.schema import KueueAddon, PathwaysJobAddon  # noqa: E402
+from components.stack.schema import JobSetAddon, KueueAddon, PathwaysJobAddon  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 
@@ -57,6 +59,13 @@ PATHWAYS_JOB = Release(
     PathwaysJobAddon().url,
     ("PathwaysJob",),
 )
+JOBSET = Release(
+    "jobset",
+    "kubernetes-sigs/jobset",
+    JobSetAddon().version,
+    JobSetAddon().url,
+    ("JobSet",),
+)
 
 
 def kueue_schema_file(version: str) -> Path:
@@ -65,6 +74,10 @@ def kueue_schema_file(version: str) -> Path:
 
 def pathways_job_schema_file(version: str) -> Path:
     return DATA / f"pathwaysjob-{version}-openapi-schema.json"
+
+
+def jobset_schema_file(version: str) -> Path:
+    return DATA / f"jobset-{version}-openapi-schema.json"
 
 
 def without_descriptions(node: Any) -> Any:
@@ -134,19 +147,30 @@ def refresh_kueue(documents: list[Any]) -> None:
     )
 
 
-def refresh_pathways_job(documents: list[Any]) -> None:
-    release = PATHWAYS_JOB
-    crd = crds(documents, release.kinds)["PathwaysJob"]
+def refresh_single_crd(release: Release, documents: list[Any], path: Path) -> None:
+    """A release with one CRD of interest: the openAPIV3Schema of the version it stores."""
+    (kind,) = release.kinds
+    crd = crds(documents, release.kinds)[kind]
     version = stored_version(crd)
     schema = without_descriptions(version["schema"]["openAPIV3Schema"])
+    manifest_file = release.url.rsplit("/", 1)[-1]  # install.yaml, manifests.yaml
     comment = (
-        f"openAPIV3Schema of the PathwaysJob CRD ({crd['metadata']['name']}, version "
-        f"{version['name']}) from the install.yaml of {release.repo} release {release.version} "
-        f"({release.url}), extracted verbatim except that 'description' texts were dropped; "
-        "x-kubernetes-* keys are kept (JSON Schema validators ignore them; the tests read "
-        "x-kubernetes-list-map-keys and x-kubernetes-preserve-unknown-fields)."
+        f"openAPIV3Schema of the {kind} CRD ({crd['metadata']['name']}, version "
+        f"{version['name']}) from the {manifest_file} of {release.repo} release "
+        f"{release.version} ({release.url}), extracted verbatim except that 'description' "
+        "texts were dropped; x-kubernetes-* keys are kept (JSON Schema validators ignore "
+        "them; the tests read x-kubernetes-list-map-keys and "
+        "x-kubernetes-preserve-unknown-fields)."
     )
-    write_json(pathways_job_schema_file(release.version), {"$comment": comment, **schema})
+    write_json(path, {"$comment": comment, **schema})
+
+
+def refresh_pathways_job(documents: list[Any]) -> None:
+    refresh_single_crd(PATHWAYS_JOB, documents, pathways_job_schema_file(PATHWAYS_JOB.version))
+
+
+def refresh_jobset(documents: list[Any]) -> None:
+    refresh_single_crd(JOBSET, documents, jobset_schema_file(JOBSET.version))
 
 
 def load(release: Release, local: Path | None) -> list[Any]:
@@ -165,18 +189,32 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="KEY=FILE",
-        help="read a local copy of a release manifest (KEY: kueue or pathways-job)",
+        help=f"read a local copy of a release manifest (KEY: {', '.join(REFRESH)})",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(REFRESH),
+        help="refresh only this release's file (repeatable; default: all)",
     )
     args = parser.parse_args(argv)
     local = {}
     for item in args.manifest:
         key, _, path = item.partition("=")
-        if key not in (KUEUE.key, PATHWAYS_JOB.key) or not path:
-            parser.error(f"--manifest {item!r}: use kueue=FILE or pathways-job=FILE")
+        if key not in REFRESH or not path:
+            parser.error(f"--manifest {item!r}: use KEY=FILE with KEY one of {', '.join(REFRESH)}")
         local[key] = Path(path)
-    refresh_kueue(load(KUEUE, local.get(KUEUE.key)))
-    refresh_pathways_job(load(PATHWAYS_JOB, local.get(PATHWAYS_JOB.key)))
+    for key in args.only or REFRESH:
+        release, refresh = REFRESH[key]
+        refresh(load(release, local.get(key)))
     return 0
+
+
+REFRESH = {
+    KUEUE.key: (KUEUE, refresh_kueue),
+    PATHWAYS_JOB.key: (PATHWAYS_JOB, refresh_pathways_job),
+    JOBSET.key: (JOBSET, refresh_jobset),
+}
 
 
 if __name__ == "__main__":

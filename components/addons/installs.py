@@ -13,7 +13,7 @@ per release, `helm.v4.Chart` children do not inherit the chart's explicit provid
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -54,12 +54,28 @@ class ReleaseManifest(pulumi.ComponentResource):
         self.register_outputs({"url": url, "version": version})
 
 
+@dataclass(frozen=True)
+class ControllerDeployment:
+    """Where an install's controller runs: its Deployment, and the container that is it."""
+
+    namespace: str
+    name: str
+    container: str = "manager"
+
+
+# The controllers' Deployments as their pinned release manifests name them: kubernetes-sigs/jobset
+# v0.10.1 manifests.yaml; google/pathways-job v0.1.4 release/install.yaml (config/default:
+# namespace pathways-job-system, namePrefix pathways-job-, Deployment controller-manager);
+# kubernetes-sigs/kueue v0.17.1 manifests.yaml.
+JOBSET_CONTROLLER = ControllerDeployment("jobset-system", "jobset-controller-manager")
+PATHWAYS_JOB_CONTROLLER = ControllerDeployment(
+    "pathways-job-system", "pathways-job-controller-manager"
+)
+KUEUE_CONTROLLER = ControllerDeployment("kueue-system", "kueue-controller-manager")
+
 # XPK raises the JobSet controller's memory limit to 1.2 MiB per node, at least 4 GiB
 # (xpk src/xpk/core/jobset.py: MEMORY_SIZE_PER_VM, MIN_MEMORY_LIMIT_SIZE): the release
 # manifest's default is too small for clusters with many TPU hosts.
-JOBSET_NAMESPACE = "jobset-system"
-JOBSET_DEPLOYMENT = "jobset-controller-manager"
-JOBSET_CONTAINER = "manager"
 _MIB_PER_NODE = 1.2
 _MIN_MIB = 4096
 
@@ -70,53 +86,65 @@ def jobset_memory_mib(nodes: int) -> int:
 
 
 @dataclass(frozen=True)
-class JobSetControllerMemoryArgs:
-    """Inputs of a ``JobSetControllerMemory``."""
+class ControllerPatchArgs:
+    """Inputs of a ``ControllerPatch``: the controller, and what is changed in its pods."""
 
-    memory_mib: int
-    """The controller's memory request and limit (``jobset_memory_mib(nodes)``)."""
+    deployment: ControllerDeployment
     provider: k8s.Provider
-    jobset_install: pulumi.Resource
-    """The JobSet install (its Deployment must exist before it is patched)."""
+    install: pulumi.Resource
+    """The install whose Deployment is patched (it must exist first)."""
+    node_selector: Mapping[str, str] | None = None
+    """Node labels the controller's pods must land on (the system pool's)."""
+    memory_mib: int | None = None
+    """The controller container's memory request and limit."""
+
+    def __post_init__(self) -> None:
+        if not self.node_selector and self.memory_mib is None:
+            raise ValueError("a ControllerPatch changes a node selector, memory, or both")
 
 
-class JobSetControllerMemory(pulumi.ComponentResource):
-    """The JobSet controller's memory, raised by a server-side patch of the installed
-    Deployment (not a copied manifest: every other field stays the release's)."""
+class ControllerPatch(pulumi.ComponentResource):
+    """An installed controller's Deployment, changed by a server-side patch: only the fields
+    given, every other one stays the release manifest's (no copied manifest to keep in step).
+    The one home of the pattern for every install."""
+
+    deployment: pulumi.Output[str]
+    """``<namespace>/<name>`` of the patched Deployment."""
 
     def __init__(
-        self,
-        name: str,
-        args: JobSetControllerMemoryArgs,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: ControllerPatchArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("tpu-pathways:installs:JobSetControllerMemory", name, None, opts)
-        provider, jobset_install = args.provider, args.jobset_install
-        memory = f"{args.memory_mib}Mi"
-        k8s.apps.v1.DeploymentPatch(
+        super().__init__("tpu-pathways:installs:ControllerPatch", name, None, opts)
+        target = args.deployment
+        memory = f"{args.memory_mib}Mi" if args.memory_mib is not None else None
+        patch = k8s.apps.v1.DeploymentPatch(
             name,
             metadata=k8s.meta.v1.ObjectMetaPatchArgs(
-                name=JOBSET_DEPLOYMENT,
-                namespace=JOBSET_NAMESPACE,
+                name=target.name,
+                namespace=target.namespace,
                 # The release manifest's field manager owns these fields; take them over.
                 annotations={"pulumi.com/patchForce": "true"},
             ),
             spec=k8s.apps.v1.DeploymentSpecPatchArgs(
                 template=k8s.core.v1.PodTemplateSpecPatchArgs(
                     spec=k8s.core.v1.PodSpecPatchArgs(
-                        containers=[
-                            k8s.core.v1.ContainerPatchArgs(
-                                name=JOBSET_CONTAINER,
-                                resources=k8s.core.v1.ResourceRequirementsPatchArgs(
-                                    limits={"memory": memory}, requests={"memory": memory}
-                                ),
-                            )
-                        ]
+                        node_selector=dict(args.node_selector) if args.node_selector else None,
+                        containers=[_memory(target.container, memory)] if memory else None,
                     )
                 )
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider, depends_on=[jobset_install]
+                parent=self, provider=args.provider, depends_on=[args.install]
             ),
         )
-        self.register_outputs({"memory": memory})
+        self.deployment = patch.metadata.apply(lambda m: f"{m.namespace}/{m.name}")
+        self.register_outputs({"deployment": self.deployment})
+
+
+def _memory(container: str, memory: str) -> k8s.core.v1.ContainerPatchArgs:
+    return k8s.core.v1.ContainerPatchArgs(
+        name=container,
+        resources=k8s.core.v1.ResourceRequirementsPatchArgs(
+            limits={"memory": memory}, requests={"memory": memory}
+        ),
+    )

@@ -15,6 +15,11 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.gke.kubeconfig import gke_kubeconfig
+from components.gke.maintenance import (
+    MaintenanceExclusion,
+    MaintenanceWindow,
+    maintenance_policy,
+)
 from components.gke.network import (
     PODS_RANGE,
     SERVICES_RANGE,
@@ -29,6 +34,7 @@ from components.labels import gcp_resource_labels
 from components.stack.schema import Environment, ReleaseChannel
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,10 @@ class GkeClusterArgs:
     mtu: int = ClusterNetworkArgs.mtu
     existing_network: str | None = None
     existing_subnetwork: str | None = None
-    multi_networking: bool = False
-    """GKE multi-networking: needed by TPU pools with extra accelerator NICs (v6e)."""
+    maintenance_window: MaintenanceWindow = DEFAULT_MAINTENANCE_WINDOW
+    """When GKE may upgrade the control plane and nodes."""
+    maintenance_exclusions: Sequence[MaintenanceExclusion] = ()
+    """Periods (within or across windows) when GKE holds back the upgrades of their scope."""
     environment: Environment = Environment.DEV
     team: str = ""
     """The team label of the cluster (and of its node pools' ``pool_target``)."""
@@ -208,11 +216,14 @@ class GkeCluster(ClusterTarget):
             ip_allocation_policy=ip_allocation,
             datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2
             # v6e pools use accelerator_network_profile "auto" (extra NICs through GKE's
-            # networking DRA driver), which needs a multi-networking cluster; XPK creates every
-            # cluster with --enable-multi-networking (xpk src/xpk/commands/cluster.py).
-            # Multi-networking requires Dataplane V2, set above. A create-time setting: turning
-            # it on later replaces the cluster.
-            enable_multi_networking=args.multi_networking or None,
+            # networking DRA driver), which needs a multi-networking cluster. Every cluster has
+            # it from the start, so adding a v6e pool never has to change the cluster, as XPK
+            # 1.16 creates every cluster (xpk commands/cluster.py: --enable-multi-networking in
+            # run_gke_cluster_create_command). Multi-networking requires Dataplane V2 (above).
+            enable_multi_networking=True,
+            maintenance_policy=maintenance_policy(
+                args.maintenance_window, args.maintenance_exclusions
+            ),
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{project}.svc.id.goog"
             ),

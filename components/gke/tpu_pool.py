@@ -30,6 +30,7 @@ import pulumi_gcp as gcp
 
 from components.gke.node_config import PoolTarget, node_pool_config, tpu_pool_labels
 from components.stack.schema import CapacityType
+from components.stack.schema.maintenance import SliceUpgrade
 from components.tpu.catalog import TpuShape
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -102,8 +103,11 @@ class TpuNodePool(pulumi.ComponentResource):
                     management=gcp.container.NodePoolManagementArgs(
                         # Flex-start VMs are not repaired in place; GKE re-provisions them.
                         auto_repair=not flex,
+                        # GKE keeps auto-upgrade on for pools of a release-channel cluster; when
+                        # it upgrades is the cluster's maintenance window and exclusions.
                         auto_upgrade=True,
                     ),
+                    upgrade_settings=None if flex else _slice_upgrade(shape.hosts),
                     placement_policy=_placement(shape.multi_host, shape.topology, workload_policy),
                     max_pods_per_node=MULTI_HOST_MAX_PODS_PER_NODE if shape.multi_host else None,
                     network_config=(
@@ -198,6 +202,16 @@ def _ignored_placement(
     if workload_policy is not None:
         return ["placementPolicy.type", "placementPolicy.tpuTopology"]
     return ["placementPolicy.type"]
+
+
+def _slice_upgrade(hosts: int) -> gcp.container.NodePoolUpgradeSettingsArgs:
+    """The whole slice at once, with no surge TPU VM (``SliceUpgrade``)."""
+    upgrade = SliceUpgrade(hosts)
+    return gcp.container.NodePoolUpgradeSettingsArgs(
+        strategy=upgrade.strategy.value,
+        max_surge=upgrade.max_surge,
+        max_unavailable=upgrade.max_unavailable,
+    )
 
 
 def _flex_autoscaling(hosts: int) -> gcp.container.NodePoolAutoscalingArgs:

@@ -13,13 +13,20 @@ Facts modelled, all from google/pathways-job v0.1.4, internal/controller/pathway
   ``dnsPolicy: ClusterFirstWithHostNet`` (~775); annotation
   ``alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool``: one slice per
   node pool. Worker pods carry no CPU/memory requests and no service account name.
+- Colocated mode adds to every worker (MakePodAffinityRules ~792, applied ~783) a required pod
+  affinity to pods labelled ``jobset.sigs.k8s.io/jobset-name`` = its own JobSet and a required
+  anti-affinity to pods of any other JobSet that carry ``job-name``, both per
+  ``cloud.google.com/gke-nodepool``: every slice is bound to the node pool its JobSet's pods
+  (the head first) are on, and keeps other JobSets' pods out of it.
 - Head (MakePathwaysHeadPodSpec ~850): with a user template, the template's pod spec plus the
   resource manager (8 CPU / 32 GB) and proxy (16 CPU / 100 GB) as sidecar init containers
   (restartPolicy Always, so their requests add up with the main containers'); headless, just
   those two containers. Either way ``hostNetwork: true``. Default mode adds no nodeSelector
   (only exclusive placement per ``kubernetes.io/hostname``, ~919); colocated mode replaces the
-  nodeSelector with the TPU one (~948) and requests no TPU, so it gets no automatic toleration
-  of the TPU taint (since v0.1.3 the controller adds none: commit 12d8085).
+  nodeSelector with the TPU one (~948: the workers' nodeSelector plus accelerator and topology,
+  so a node pool the workers select by name pins the head too) and requests no TPU, so it gets
+  no automatic toleration of the TPU taint (since v0.1.3 the controller adds none: commit
+  12d8085). It has no pod (anti-)affinity and no exclusive placement.
 - Images (MakeComponentImage ~528): a custom component's image, else
   ``us-docker.pkg.dev/cloud-tpu-v2-images/pathways/{server,proxy_server}:<pathwaysVersion or
   latest>``.
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from components.labels import (
@@ -81,6 +89,26 @@ class Toleration:
         )
 
 
+class PodSet(StrEnum):
+    """The pods a required pod (anti-)affinity term selects, relative to the pod carrying it."""
+
+    # jobset.sigs.k8s.io/jobset-name In [own] (the controller's colocated workers)
+    OWN_JOBSET = "pods of its own JobSet"
+    # jobset-name NotIn [own], job-name Exists (the controller's colocated workers)
+    OTHER_JOBSETS = "pods of other JobSets"
+    # jobset.sigs.k8s.io/job-key Exists and NotIn [own], same jobset.sigs.k8s.io/priority:
+    # what JobSet's exclusive placement injects (``scheduler_model.required_terms``)
+    OTHER_JOBS = "pods of other exclusively placed Jobs of its priority"
+
+
+@dataclass(frozen=True)
+class AffinityTerm:
+    """A required pod (anti-)affinity term: ``selects`` pods, per domain of ``topology_key``."""
+
+    selects: PodSet
+    topology_key: str
+
+
 @dataclass(frozen=True)
 class PodModel:
     """One kind of pod the controller creates: ``groups`` x ``per_group`` identical pods."""
@@ -98,6 +126,9 @@ class PodModel:
     images: tuple[str, ...]
     command: tuple[str, ...] = ()
     colocated: bool = False
+    # Required pod affinity / anti-affinity terms the controller writes into the pod spec.
+    affinity: tuple[AffinityTerm, ...] = ()
+    anti_affinity: tuple[AffinityTerm, ...] = ()
 
     @property
     def pods(self) -> int:
@@ -164,6 +195,7 @@ def expand(name: str, namespace: str, spec: PathwaysJobSpec) -> ExpandedJob:
 def _workers(spec: PathwaysJobSpec) -> PodModel:
     worker = spec.workers[0]
     vms, chips = vms_per_slice(worker.type, worker.topology)
+    colocated = spec.controller.deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS
     return PodModel(
         role="worker",
         groups=worker.num_slices,
@@ -176,6 +208,8 @@ def _workers(spec: PathwaysJobSpec) -> PodModel:
         service_account=None,
         exclusive_topology=NODE_POOL_LABEL,
         images=(component_image(spec, ComponentType.WORKER),),
+        affinity=(AffinityTerm(PodSet.OWN_JOBSET, NODE_POOL_LABEL),) if colocated else (),
+        anti_affinity=(AffinityTerm(PodSet.OTHER_JOBSETS, NODE_POOL_LABEL),) if colocated else (),
     )
 
 

@@ -4,10 +4,12 @@ The job is expanded into the pods the PathwaysJob controller v0.1.4 would create
 (``controller_model``) and scheduled against node pools (``scheduler_model``): every pod must
 fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per slice), a job's slices
 need as many node pools, pools must not be oversubscribed without Kueue (which admits a job
-all-or-nothing), and the identity the pods act as must be able to use every ``gs://`` path the
-job names (``gcs_access``: write its ``pathwaysDir``, read the rest). Pure: no Pulumi and no
-stack config (``components.stack.preflight`` checks every job of a stack against the pools it
-plans; ``PathwaysJob`` checks one job built in Python).
+all-or-nothing), the pods' required pod affinity must leave room for every slice, a job whose
+workers are bound to its head's node pool (colocated) must have that pool to itself, and the
+identity the pods act as must be able to use every ``gs://`` path the job names (``gcs_access``:
+write its ``pathwaysDir``, read the rest). Pure: no Pulumi and no stack config
+(``components.stack.preflight`` checks every job of a stack against the pools it plans;
+``PathwaysJob`` checks one job built in Python).
 
 What it does not prove: that GCP has the capacity (quota, stock, reservations), that images
 exist and start, that the user's code works, or anything about pods other than the
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
+from components.labels import NODE_POOL_LABEL
 from components.pathways.controller_model import ExpandedJob, PodModel, component_images, expand
 from components.pathways.gcs_access import (
     PATHWAYS_DIR,
@@ -33,10 +36,32 @@ from components.pathways.gcs_access import (
     gcs_uses,
     reachable_buckets,
 )
-from components.pathways.scheduler_model import NodePoolModel, pools_that_fit, why_not
+from components.pathways.scheduler_model import (
+    NodePoolModel,
+    jobset_bound_topologies,
+    pools_that_fit,
+    schedulable_groups,
+    why_not,
+)
 from components.pathways.spec import PathwaysJobSpec, proxy_address, wrapped_command
 
 SOURCE = "preflight"
+
+
+@dataclass(frozen=True)
+class SpecKeys:
+    """How the input a job was built from names its slices and deployment mode, for messages."""
+
+    slices: str
+    mode: str
+    colocated: str  # the mode value that colocates the head with the workers
+    separate_head: str  # a mode value that puts the head on CPU nodes
+
+
+STACK_KEYS = SpecKeys("slices", "mode", "inference", "training")
+CRD_KEYS = SpecKeys(
+    "workers[0].numSlices", "controller.deploymentMode", "colocate_head_with_workers", "default"
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,7 @@ class Deployment:
     spec: PathwaysJobSpec
     address: str
     image: str | None = None
+    keys: SpecKeys = STACK_KEYS
 
     @property
     def label(self) -> str:
@@ -59,6 +85,15 @@ class Deployment:
     @property
     def slices(self) -> int:
         return self.spec.workers[0].num_slices
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A checked job and the node pools its pods (head or workers) can land on."""
+
+    deployment: Deployment
+    job: ExpandedJob
+    landing: tuple[NodePoolModel, ...]
 
 
 @dataclass
@@ -80,8 +115,9 @@ def preflight_job(
 ) -> PreflightReport:
     """The preflight of one PathwaysJob built through the Python API; its ``gs://`` paths are
     checked when ``grants`` says what the pools' identities may do (None: not checked)."""
+    address = proxy_address(name, namespace)
     deployment = Deployment(
-        "spec", "PathwaysJob", name, namespace, None, spec, proxy_address(name, namespace)
+        "spec", "PathwaysJob", name, namespace, None, spec, address, keys=CRD_KEYS
     )
     report = PreflightReport()
     storage = None if grants is None else StorageCheck(tuple(grants), _grant_role)
@@ -98,15 +134,17 @@ def check_job(
     pools: Sequence[NodePoolModel],
     storage: StorageCheck | None,
     report: PreflightReport,
-) -> ExpandedJob:
+) -> Placement:
     job = expand(deployment.name, deployment.namespace, deployment.spec)
-    problems = list(job_problems(job, deployment.pool, pools))
+    problems = list(job_problems(job, deployment, pools))
     head_pools = pools_that_fit(job.head, pools)
     worker_pools = pools_that_fit(job.workers, pools)
     uses = gcs_uses(deployment.spec)
     access, access_problems = storage_access(uses, head_pools + worker_pools, storage)
-    problems += access_problems
-    report.issues += [ConfigIssue(deployment.key, f"{deployment.label}: {p}") for p in problems]
+    problems += [("", problem) for problem in access_problems]
+    report.issues += [
+        ConfigIssue(f"{deployment.key}{sub}", f"{deployment.label}: {p}") for sub, p in problems
+    ]
     key = f"{deployment.namespace}/{deployment.name}"
     report.jobs[key] = {
         "kind": deployment.kind,
@@ -121,11 +159,15 @@ def check_job(
         "address": deployment.address,
         "resolvesFrom": resolves_from(deployment.address, deployment.namespace),
     }
-    return job
+    if node_pool := job.workers.node_selector.get(NODE_POOL_LABEL):
+        # The one node pool the job's workers (and a colocated head) are pinned to.
+        report.jobs[key]["nodePool"] = node_pool
+    landing = tuple({p.name: p for p in head_pools + worker_pools}.values())
+    return Placement(deployment, job, landing)
 
 
-def job_problems(job: ExpandedJob, pool_name: str | None, pools: Sequence[NodePoolModel]):
-    """What keeps the job's head or workers from being scheduled (one message each)."""
+def job_problems(job: ExpandedJob, deployment: Deployment, pools: Sequence[NodePoolModel]):
+    """What keeps the job's head or workers from being scheduled, as (key suffix, message)."""
     if not pools_that_fit(job.head, pools):
         hint = ""
         if job.head.colocated:
@@ -133,25 +175,80 @@ def job_problems(job: ExpandedJob, pool_name: str | None, pools: Sequence[NodePo
                 " (a colocated head requests no TPU, so GKE adds no toleration: its pod template "
                 "must tolerate google.com/tpu)"
             )
-        yield f"the head pod fits no node: {_reasons(job.head, pools)}{hint}"
+        yield "", f"the head pod fits no node: {_reasons(job.head, pools)}{hint}"
+    pool_name = deployment.pool
     own = [p for p in pools if p.group == pool_name] if pool_name else list(pools)
     where = f"pool {pool_name!r}" if pool_name else "any node pool"
     fitting = pools_that_fit(job.workers, own)
     slices = job.workers.groups
-    if not own:
-        yield f"{where} is not among the node pools checked"
+    if schedulable_groups(job.workers) < slices:
+        yield f".{deployment.keys.slices}", _one_slice_only(slices, deployment.keys)
+    elif not own:
+        yield "", f"{where} is not among the node pools checked"
     elif not fitting:
         labels = "; ".join(dict.fromkeys(f"{{{p.describe_labels()}}}" for p in own[:1]))
-        yield (
+        message = (
             f"the worker pods fit no node of {where}: {_reasons(job.workers, own)}; worker "
             f"nodeSelector {_pairs(job.workers.node_selector)}; the pool's nodes carry {labels}"
         )
+        yield "", message
     elif len(fitting) < slices:
         names = ", ".join(p.name for p in fitting)
-        yield (
+        message = (
             f"asks for {slices} slices but only {len(fitting)} node pool(s) can hold one "
             f"({names}); each slice needs a whole node pool"
         )
+        yield "", message
+
+
+def _one_slice_only(slices: int, keys: SpecKeys) -> str:
+    return (
+        f"{keys.slices} {slices} with {keys.mode} {keys.colocated} never schedules: the "
+        "controller binds every colocated worker to the node pool of its JobSet's pods "
+        "(required pod affinity per cloud.google.com/gke-nodepool) while JobSet's exclusive "
+        "placement gives each slice a node pool of its own, so the first slice takes the node "
+        f"pool and the other {slices - 1} stay Pending; set {keys.slices}: 1, or use "
+        f"{keys.mode}: {keys.separate_head} (head on CPU nodes) for more slices"
+    )
+
+
+def shared_node_pools(placements: Sequence[Placement]) -> list[ConfigIssue]:
+    """Jobs that could land on a node pool a colocated job needs to itself.
+
+    A colocated job's workers are bound to the node pool its head lands on, and keep other
+    JobSets out of it; its head has no exclusive placement and is kept out by nobody. If another
+    job holds that pool first (or takes it while the job restarts), the head lands beside it and
+    the workers never schedule. Linear in the pools each job can land on."""
+    bound = {
+        index
+        for index, placement in enumerate(placements)
+        if NODE_POOL_LABEL in jobset_bound_topologies(placement.job.workers)
+    }
+    holders: dict[str, list[int]] = defaultdict(list)
+    for index in sorted(bound):
+        for pool in placements[index].landing:
+            holders[pool.name].append(index)
+    met: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for index, placement in enumerate(placements):
+        for pool in placement.landing:
+            for holder in holders.get(pool.name, ()):
+                # each pair once: two colocated jobs are reported by the later one
+                if holder != index and (holder < index or index not in bound):
+                    met[(holder, index)].append(pool.name)
+    return [_meeting(placements[a], placements[b], pools) for (a, b), pools in met.items()]
+
+
+def _meeting(holder: Placement, other: Placement, pools: list[str]) -> ConfigIssue:
+    where = ", ".join(repr(p) for p in pools)
+    return ConfigIssue(
+        other.deployment.key,
+        f"{holder.deployment.label} (colocated: it needs its node pool to itself) and "
+        f"{other.deployment.label} could both land on node pool {where}: the colocated head is "
+        "kept out of no node pool another job holds, and its workers, bound to the head's node "
+        "pool, then never schedule. Give one of them another TPU pool, or add slices to the "
+        "pool: the stack pins each colocated job, and the single-slice jobs beside it, to node "
+        "pools of their own while there are enough (a job of several slices cannot be pinned)",
+    )
 
 
 def _reasons(pod: PodModel, pools: Sequence[NodePoolModel]) -> str:

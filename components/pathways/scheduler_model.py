@@ -13,6 +13,16 @@ GKE facts used (GKE documentation, "About TPUs in GKE" and node-pool labels, 202
   GKE's ExtendedResourceToleration admission adds a toleration of it to every pod that requests
   ``google.com/tpu``, and to no other pod;
 - Spot nodes carry ``cloud.google.com/gke-spot=true``.
+
+JobSet facts used (kubernetes-sigs/jobset v0.10.1, pkg/webhooks/pod_mutating_webhook.go,
+setExclusiveAffinities and setNodeSelector): a pod annotated
+``alpha.jobset.sigs.k8s.io/exclusive-topology: <key>`` is admitted, as the leader of its Job
+(completion index 0), with a required pod affinity to its own Job's pods and a required
+anti-affinity to pods of every other Job (label ``jobset.sigs.k8s.io/job-key``) of the same
+``jobset.sigs.k8s.io/priority``, per domain of ``<key>``, in all namespaces; the Job's other pods
+get a nodeSelector for the leader's domain. Only pods it patches get the priority label, so a
+pod without the annotation (a colocated head) is selected by no Job's anti-affinity: nothing
+keeps it out of a node pool another Job holds.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from components.labels import NODE_POOL_LABEL, TPU_RESOURCE
-from components.pathways.controller_model import PodModel, Toleration
+from components.pathways.controller_model import AffinityTerm, PodModel, PodSet, Toleration
 from components.pathways.head_sizing import SYSTEM_DAEMONSETS
 from components.tpu.machines import MachineType
 
@@ -123,3 +133,29 @@ def pools_that_fit(pod: PodModel, pools: Sequence[NodePoolModel]) -> list[NodePo
         if pool.group not in fits:
             fits[pool.group] = why_not(pod, pool) is None
     return [p for p in pools if fits[p.group]]
+
+
+def required_terms(pod: PodModel) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
+    """The pod's required (affinity, anti-affinity) terms once admitted: the controller's, plus
+    what JobSet's exclusive placement injects (see the module docstring)."""
+    affinity, anti_affinity = pod.affinity, pod.anti_affinity
+    if pod.exclusive_topology is not None:
+        # The term "own Job" binds a group's pods together, which a group does anyway.
+        anti_affinity += (AffinityTerm(PodSet.OTHER_JOBS, pod.exclusive_topology),)
+    return affinity, anti_affinity
+
+
+def jobset_bound_topologies(pod: PodModel) -> frozenset[str]:
+    """Topology keys whose domain the pod must share with its JobSet's pods already placed."""
+    affinity, _ = required_terms(pod)
+    return frozenset(t.topology_key for t in affinity if t.selects is PodSet.OWN_JOBSET)
+
+
+def schedulable_groups(pod: PodModel) -> int:
+    """How many of the pod's groups (slices) can be placed at once. A group bound to the domain
+    its JobSet's pods are in (affinity) that also keeps every other group out of its domain
+    (anti-affinity to other Jobs of its priority, which its sibling slices are) leaves room for
+    one group: the first takes the domain, the rest stay Pending."""
+    _, anti_affinity = required_terms(pod)
+    apart = {t.topology_key for t in anti_affinity if t.selects is PodSet.OTHER_JOBS}
+    return 1 if jobset_bound_topologies(pod) & apart else pod.groups

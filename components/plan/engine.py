@@ -84,6 +84,7 @@ def _record(urn: str, request, read: bool = False) -> PlannedResource:
             "deleteBeforeReplace": request.deleteBeforeReplace,
             "replaceOnChanges": sorted(request.replaceOnChanges),
             "ignoreChanges": sorted(request.ignoreChanges),
+            "aliases": _aliases(request),
         }
         inputs = request.object
     return PlannedResource(
@@ -97,6 +98,14 @@ def _record(urn: str, request, read: bool = False) -> PlannedResource:
         dependencies=sorted(set(request.dependencies)),
         options={k: v for k, v in options.items() if v},
     )
+
+
+def _aliases(request) -> list[dict[str, str]]:
+    """The names (and types) a renamed resource was known by (its alias specs that name one):
+    it keeps its state instead of being replaced. The providers' own aliases of a type's older
+    API versions are left out."""
+    specs = [a.spec for a in request.aliases if a.HasField("spec") and a.spec.name]
+    return [{k: v for k, v in (("name", s.name), ("type", s.type)) if v} for s in specs]
 
 
 def readable(value: Any) -> Any:

@@ -200,6 +200,8 @@ def _workload_line(job: dict[str, Any]) -> str:
     if isinstance(buckets, dict):
         buckets = ", ".join(f"{name} ({access})" for name, access in buckets.items()) or "none"
     parts.append(f"buckets {buckets}")
+    if job.get("nodePool"):
+        parts.append(f"pinned to node pool {job['nodePool']}")
     return "; ".join(parts)
 
 

@@ -47,6 +47,7 @@ from components.policy.model import (
     policy_bindings,
     show,
 )
+from components.stack.schema.maintenance import UpgradeStrategy
 from components.tokens import BUCKET, CLUSTER, KUEUE_TYPE_PREFIX, NODE_POOL
 from components.tpu import catalog
 
@@ -231,6 +232,65 @@ def _capacity_type(resource: Resource, _: StackContext) -> Iterator[str]:
         )
 
 
+# Where a GKE cluster's maintenance policy can set its window (pulumi-gcp
+# ClusterMaintenancePolicyArgs: recurring_window, daily_maintenance_window,
+# recurring_maintenance_window).
+_WINDOW_KEYS = ("recurringWindow", "dailyMaintenanceWindow", "recurringMaintenanceWindow")
+# GKE's surge settings when a node pool sets none: one extra node, none unavailable.
+_DEFAULT_MAX_SURGE = 1
+_DEFAULT_MAX_UNAVAILABLE = 0
+
+
+def _maintenance_window(resource: Resource, _: StackContext) -> Iterator[str]:
+    policy = lookup(resource.inputs, "maintenancePolicy")
+    if is_unknown(policy):
+        return
+    policy = policy if isinstance(policy, Mapping) else {}
+    if not any(lookup(policy, key) is not MISSING for key in _WINDOW_KEYS):
+        yield (
+            "maintenancePolicy sets no maintenance window: GKE may upgrade the control plane and "
+            "nodes at any hour, and upgrading one host of a TPU slice interrupts the whole slice "
+            "and its job; set maintenancePolicy.recurringWindow"
+        )
+
+
+def _slice_upgrade(resource: Resource, _: StackContext) -> Iterator[str]:
+    """A TPU slice's pool upgrades every host at once with no surge VM (``SliceUpgrade``);
+    flex-start pools get GKE's short-lived upgrades and are left alone."""
+    machine = lookup(resource.inputs, "nodeConfig.machineType")
+    flex = lookup(resource.inputs, "nodeConfig.flexStart")
+    if not catalog.is_tpu_machine_type(machine) or flex is True:
+        return
+    settings = lookup(resource.inputs, "upgradeSettings")
+    if is_unknown(settings):
+        return
+    settings = settings if isinstance(settings, Mapping) else {}
+    strategy = settings.get("strategy", UpgradeStrategy.SURGE.value)
+    if strategy == UpgradeStrategy.BLUE_GREEN.value:
+        yield (
+            'upgradeSettings.strategy is "BLUE_GREEN": GKE would need a second slice of TPU '
+            'capacity of this shape to upgrade it; use "SURGE" with maxSurge 0 and maxUnavailable '
+            "equal to the slice's hosts"
+        )
+        return
+    surge = number(settings.get("maxSurge", _DEFAULT_MAX_SURGE))
+    if surge != 0 and not is_unknown(settings.get("maxSurge")):
+        yield (
+            f"upgradeSettings.maxSurge is {show(settings.get('maxSurge', MISSING))} "
+            f"(GKE's default {_DEFAULT_MAX_SURGE} when unset): an upgrade would wait for spare "
+            "TPU VMs of this shape; set it to 0"
+        )
+    nodes = _pool_size(resource.inputs)
+    unavailable = number(settings.get("maxUnavailable", _DEFAULT_MAX_UNAVAILABLE))
+    if nodes and unavailable != nodes and not is_unknown(settings.get("maxUnavailable")):
+        yield (
+            f"upgradeSettings.maxUnavailable is {show(settings.get('maxUnavailable', MISSING))} "
+            f"(GKE's default {_DEFAULT_MAX_UNAVAILABLE} when unset) for a slice of {nodes} "
+            f"hosts: an upgrade would take the slice host by host, interrupting its job once "
+            f"per batch; set it to {nodes} so the slice is recreated once, whole"
+        )
+
+
 def _protected(resource: Resource, _: StackContext) -> Iterator[str]:
     if resource.options.get("protect") is not True:
         yield (
@@ -308,6 +368,12 @@ RULES: tuple[Rule, ...] = (
         _authorized_networks_closed,
     ),
     Rule(
+        "cluster-maintenance-window",
+        "GKE clusters set a maintenance window (upgrades only then).",
+        _CLUSTER_TYPES,
+        _maintenance_window,
+    ),
+    Rule(
         "cluster-deletion-protection",
         "Production GKE clusters set deletionProtection.",
         _CLUSTER_TYPES,
@@ -365,6 +431,13 @@ RULES: tuple[Rule, ...] = (
         "workload policy); single-host pools set no topology.",
         _NODE_TYPES,
         _tpu_placement,
+    ),
+    Rule(
+        "tpu-slice-upgrade",
+        "TPU slice pools upgrade every host at once with no surge VM (SURGE, maxSurge 0, "
+        "maxUnavailable = hosts); flex-start pools are left to GKE.",
+        _NODE_TYPES,
+        _slice_upgrade,
     ),
     Rule(
         "node-capacity-type",

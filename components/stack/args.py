@@ -9,7 +9,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons.data_buckets import DataBucketGrant, DataBucketGrantsArgs
-from components.addons.installs import ReleaseManifestArgs
+from components.addons.installs import (
+    ControllerDeployment,
+    ControllerPatchArgs,
+    ReleaseManifest,
+    ReleaseManifestArgs,
+)
 from components.addons.kueue import (
     KueueQueuesArgs,
     LocalQueuesArgs,
@@ -20,10 +25,14 @@ from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
 from components.addons.teams import TeamNamespaceArgs
 from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePoolArgs
+from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePoolArgs
+from components.labels import NODE_POOL_LABEL
 from components.stack.schema import (
     AutoscalingPoolConfig,
+    MaintenanceExclusionConfig,
+    MaintenanceWindowConfig,
     ReleaseAddon,
     StackConfig,
     TeamConfig,
@@ -51,12 +60,24 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         mtu=network.mtu,
         existing_network=network.existing_network,
         existing_subnetwork=network.existing_subnetwork,
-        multi_networking=any(
-            pool.shape.needs_accelerator_network_profile for pool in config.tpu_pools
+        maintenance_window=maintenance_window(config.cluster.maintenance.window),
+        maintenance_exclusions=tuple(
+            maintenance_exclusion(e) for e in config.maintenance_exclusions
         ),
         environment=config.environment,
         team=config.team,
         protect=config.protects_state,
+    )
+
+
+def maintenance_window(window: MaintenanceWindowConfig) -> MaintenanceWindow:
+    return MaintenanceWindow(window.start_time, window.end_time, window.recurrence)
+
+
+def maintenance_exclusion(exclusion: MaintenanceExclusionConfig) -> MaintenanceExclusion:
+    """An exclusion without an end time lasts until the version's end of support."""
+    return MaintenanceExclusion(
+        exclusion.name, exclusion.scope, exclusion.start_time, exclusion.end_time
     )
 
 
@@ -100,6 +121,25 @@ def release_args(
 ) -> ReleaseManifestArgs:
     return ReleaseManifestArgs(
         url=addon.url, version=addon.version, provider=provider, depends_on=tuple(depends_on)
+    )
+
+
+def controller_patch_args(
+    config: StackConfig,
+    deployment: ControllerDeployment,
+    provider: k8s.Provider,
+    install: ReleaseManifest,
+    memory_mib: int | None = None,
+) -> ControllerPatchArgs:
+    """A stack that owns its cluster keeps every controller on its system pool (GKE labels each
+    node with its pool's name); on another's cluster the owner decides where they run."""
+    selector = {NODE_POOL_LABEL: config.system_pool.name} if config.creates_cluster else None
+    return ControllerPatchArgs(
+        deployment=deployment,
+        provider=provider,
+        install=install.manifest,
+        node_selector=selector,
+        memory_mib=memory_mib,
     )
 
 

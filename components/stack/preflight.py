@@ -4,7 +4,8 @@ Each workload and shared service is expanded into the pods the PathwaysJob contr
 would create (``controller_model``) and scheduled against node pools (``scheduler_model``):
 every pod must fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per
 slice), a job's slices need as many node pools, pools must not be oversubscribed without Kueue
-(which admits a job all-or-nothing), and the identity the pods act as must be able to use every
+(which admits a job all-or-nothing), no job may be able to land on the node pool a colocated
+(inference) job needs to itself, and the identity the pods act as must be able to use every
 ``gs://`` path the job names: write its ``pathwaysDir``, read the others
 (``components.pathways.preflight`` checks one job). Everything found is
 reported at once, before any resource is registered.
@@ -28,10 +29,12 @@ from components.pathways.preflight import (
     StorageCheck,
     check_job,
     oversubscription,
+    shared_node_pools,
 )
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
 from components.stack.schema import CapacityType, StackConfig
 from components.stack.workload_specs import (
+    node_pool_pins,
     shared_service_address,
     shared_service_spec,
     workload_endpoints,
@@ -106,6 +109,7 @@ def how_to_grant(bucket: str, access: Access) -> str:
 
 
 def stack_deployments(config: StackConfig) -> list[Deployment]:
+    pins = node_pool_pins(config)
     found = []
     for i, workload in enumerate(config.workloads):
         found.append(
@@ -115,7 +119,7 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
                 workload.name,
                 workload.team,
                 workload.pool,
-                workload_spec(config, workload),
+                workload_spec(config, workload, pins),
                 workload_endpoints(workload).proxy,
                 workload.image,
             )
@@ -128,7 +132,7 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
                 service.name,
                 service.team,
                 service.pool,
-                shared_service_spec(config, service),
+                shared_service_spec(config, service, pins),
                 shared_service_address(service),
             )
         )
@@ -145,8 +149,8 @@ def preflight(
     report = PreflightReport()
     deployments = stack_deployments(config)
     storage = StorageCheck(tuple(grants), how_to_grant)
-    for deployment in deployments:
-        check_job(deployment, pools, storage, report)
+    placements = [check_job(deployment, pools, storage, report) for deployment in deployments]
+    report.issues += shared_node_pools(placements)
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)
     return report

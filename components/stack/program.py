@@ -29,8 +29,11 @@ import pulumi_kubernetes as k8s
 
 from components.addons.data_buckets import DataBucketGrants
 from components.addons.installs import (
-    JobSetControllerMemory,
-    JobSetControllerMemoryArgs,
+    JOBSET_CONTROLLER,
+    KUEUE_CONTROLLER,
+    PATHWAYS_JOB_CONTROLLER,
+    ControllerDeployment,
+    ControllerPatch,
     ReleaseManifest,
     jobset_memory_mib,
 )
@@ -58,6 +61,7 @@ from components.stack.schema import PathwaysDeployment, StackConfig
 from components.stack.shared_cluster import OUTPUT, SharedCluster
 from components.stack.workload_specs import (
     config_secrets_name,
+    node_pool_pins,
     shared_service_address,
     shared_service_spec,
     used_config_secrets,
@@ -168,21 +172,39 @@ def _installs(
             f"{name}-jobset", args.release_args(addons.jobset, provider, ready), opts=protected
         )
         after_jobset = [jobset.manifest]
-        JobSetControllerMemory(
-            f"{name}-jobset-memory",
-            JobSetControllerMemoryArgs(
-                jobset_memory_mib(planned_node_count(config)), provider, jobset.manifest
+        memory = jobset_memory_mib(planned_node_count(config))
+        ControllerPatch(
+            f"{name}-jobset-controller",
+            args.controller_patch_args(config, JOBSET_CONTROLLER, provider, jobset, memory),
+            # It was the JobSetControllerMemory component: same resources, kept in place.
+            opts=pulumi.ResourceOptions.merge(
+                protected,
+                pulumi.ResourceOptions(
+                    aliases=[
+                        pulumi.Alias(
+                            name=f"{name}-jobset-memory",
+                            type_="tpu-pathways:installs:JobSetControllerMemory",
+                        )
+                    ]
+                ),
             ),
-            opts=protected,
         )
     controller = None
     if addons.pathways_job.install:
         # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
-        controller = ReleaseManifest(
+        pathways_job = ReleaseManifest(
             f"{name}-pathways-job",
             args.release_args(addons.pathways_job, provider, [*ready, *after_jobset]),
             opts=protected,
-        ).manifest
+        )
+        controller = pathways_job.manifest
+        _place_on_system_pool(
+            f"{name}-pathways-job-controller",
+            config,
+            PATHWAYS_JOB_CONTROLLER,
+            pathways_job,
+            provider,
+        )
     queueing: list[pulumi.Resource] = []
     namespaces = {
         team.name: TeamNamespace(
@@ -197,6 +219,7 @@ def _installs(
             args.release_args(addons.kueue, provider, [*ready, *after_jobset]),
             opts=protected,
         )
+        _place_on_system_pool(f"{name}-kueue-controller", config, KUEUE_CONTROLLER, kueue, provider)
         queueing = [
             KueueQueues(
                 f"{name}-queues",
@@ -211,6 +234,23 @@ def _installs(
             LocalQueues(f"{name}-queues", args.local_queues_args(config, namespaces, provider))
         ]
     return Installs(controller, namespaces, queueing)
+
+
+def _place_on_system_pool(
+    name: str,
+    config: StackConfig,
+    deployment: ControllerDeployment,
+    install: ReleaseManifest,
+    provider: k8s.Provider,
+) -> None:
+    """Pin an install's controller to the system pool, in stacks that have one. Protected in
+    production like the install it patches."""
+    if config.creates_cluster:
+        ControllerPatch(
+            name,
+            args.controller_patch_args(config, deployment, provider, install),
+            opts=pulumi.ResourceOptions(protect=config.protects_state),
+        )
 
 
 def _workloads(
@@ -232,13 +272,13 @@ def _workloads(
         )
         return [*installs.queueing, *bucket_grants, *([secret] if secret else [])]
 
-    jobs = {}
+    jobs, pins = {}, node_pool_pins(config)
     for workload in config.workloads:
         logical = f"{prefix}-{workload.team}-{workload.name}"
         job_args = PathwaysJobArgs(
             name=workload.name,
             namespace=installs.namespaces[workload.team],
-            spec=workload_spec(config, workload),
+            spec=workload_spec(config, workload, pins),
             provider=cluster.provider,
             controller_install=installs.pathways_controller,
             labels=labels,
@@ -258,7 +298,7 @@ def _workloads(
         service_args = SharedPathwaysServiceArgs(
             job_name=entry.name,
             namespace=installs.namespaces[entry.team],
-            spec=shared_service_spec(config, entry),
+            spec=shared_service_spec(config, entry, pins),
             address=shared_service_address(entry),
             instance_type=pool.shape.pathways_instance_type,
             provider=cluster.provider,

@@ -4,14 +4,17 @@ The stack layer's mapping of ``workloads`` and ``sharedServices`` entries to the
 ``PathwaysJobSpec``s and addresses the program and the preflight use (pure: no Pulumi).
 
 The worker type and topology come from the named TPU pool, so a job cannot ask for a shape the
-stack does not provision. The user container gets what Pathways needs in production: a shared
-/tmp with the proxy and resource manager, explicit resources that fit the head's node, a
+stack does not provision. The user container gets what Pathways needs in production: the host's
+/tmp (shared with a Pathways worker on the same host; the controller v0.1.4 mounts it in the
+workers, not in the resource manager or proxy), explicit resources that fit the head's node, a
 SIGTERM-forwarding wrapper (checkpoint on preemption), the head pinned to the CPU pool in the
 default mode, priority on head and workers, and the Kueue queue label.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from components.labels import NODE_POOL_LABEL
@@ -85,6 +88,60 @@ def env_entry(workload: PathwaysDeployment, name: str, value: EnvValue) -> dict:
     return {"name": name, "valueFrom": {"secretKeyRef": ref}}
 
 
+def job_key(entry: PathwaysDeployment) -> str:
+    """A job's name in its namespace, as the plan's summary keys it."""
+    return f"{entry.team}/{entry.name}"
+
+
+def node_pool_pins(config: StackConfig) -> dict[str, str]:
+    """The GKE node pool each job is pinned to (``job_key`` -> node pool), in the TPU pools
+    that run an ``inference`` (colocated) workload.
+
+    A colocated job's workers are bound to the node pool its head lands on, and the head
+    (which selects the workers' nodeSelector plus accelerator and topology: controller v0.1.4
+    makeTPUNodeSelector) is kept out of no pool another job holds. So each colocated job gets a
+    node pool of its own, named in its workers' nodeSelector (which pins the head too), and the
+    single-slice jobs beside it get the next ones, in config order: colocated workloads first,
+    then the others, then shared services. A job that already selects a node pool keeps it, and
+    a job of several slices cannot be pinned (a nodeSelector names one pool); the preflight
+    refuses any two jobs still able to meet on a colocated job's pool."""
+    by_pool: dict[str, list[PathwaysDeployment]] = defaultdict(list)
+    for entry in [*config.workloads, *config.shared_services]:
+        by_pool[entry.pool].append(entry)
+    pools = {p.name: p for p in config.tpu_pools}
+    pins: dict[str, str] = {}
+    for name, entries in by_pool.items():
+        colocated = [e for e in entries if _colocated(e)]
+        if not colocated or name not in pools:
+            continue
+        chosen = {_selected_node_pool(e) for e in entries} - {None}
+        free = [n for n in pools[name].node_pool_names() if n not in chosen]
+        rest = [e for e in entries if not _colocated(e) and e.slices == 1]
+        pinnable = [e for e in colocated + rest if _selected_node_pool(e) is None]
+        pins.update((job_key(e), node_pool) for e, node_pool in zip(pinnable, free, strict=False))
+    return pins
+
+
+def _colocated(entry: PathwaysDeployment) -> bool:
+    return isinstance(entry, WorkloadConfig) and entry.mode is WorkloadMode.INFERENCE
+
+
+def _selected_node_pool(entry: PathwaysDeployment) -> str | None:
+    if isinstance(entry, WorkloadConfig):
+        return entry.node_selector.get(NODE_POOL_LABEL)
+    return None
+
+
+def pinned_selector(
+    extra: Mapping[str, str], entry: PathwaysDeployment, pins: Mapping[str, str]
+) -> dict[str, str] | None:
+    """The workers' nodeSelector: the entry's own labels plus its node pool pin, if any."""
+    selector = dict(extra)
+    if (node_pool := pins.get(job_key(entry))) is not None:
+        selector[NODE_POOL_LABEL] = node_pool
+    return selector or None
+
+
 def default_pathways_dir(config: StackConfig, team: str, job_name: str) -> str:
     """Under the team's own prefix of the scratch bucket, the only part its grants reach."""
     return f"{config.team_scratch_url(team)}{job_name}"
@@ -116,8 +173,11 @@ def custom_components(entry: PathwaysDeployment) -> list[CustomComponent] | None
     ] or None
 
 
-def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobSpec:
-    """The PathwaysJob spec of a validated workload of a validated stack."""
+def workload_spec(
+    config: StackConfig, workload: WorkloadConfig, pins: Mapping[str, str]
+) -> PathwaysJobSpec:
+    """The PathwaysJob spec of a validated workload of a validated stack (``pins``: the
+    stack's ``node_pool_pins``)."""
     priority = workload.priority.value if workload.priority else None
     worker = pool_worker(
         config,
@@ -125,7 +185,7 @@ def workload_spec(config: StackConfig, workload: WorkloadConfig) -> PathwaysJobS
         max_slice_restarts=workload.max_slice_restarts,
         termination_grace_period_seconds=workload.termination_grace_period_seconds,
         priority_class_name=priority,
-        node_selector=dict(workload.node_selector) or None,
+        node_selector=pinned_selector(workload.node_selector, workload, pins),
     )
     template = None
     if workload.mode is not WorkloadMode.HEADLESS:
@@ -159,7 +219,9 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
         "command": wrapped_command(workload.command),
         "env": [env_entry(workload, k, v) for k, v in workload.env.items()],
         "resources": {"requests": resources, "limits": resources},
-        # The client, proxy and resource manager exchange files through the host's /tmp.
+        # The host's /tmp, as the controller v0.1.4 mounts it in every worker (and its colocated
+        # Python sidecar); the resource manager and proxy do not mount it (google/pathways-job
+        # v0.1.4 internal/controller/pathwaysjob_controller.go, volume "shared-tmp").
         "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],
     }
     spec: dict = {
@@ -213,10 +275,13 @@ def shared_service_address(service: SharedServiceConfig) -> str:
     return resource_manager_address(service.name, service.team)
 
 
-def shared_service_spec(config: StackConfig, service: SharedServiceConfig) -> PathwaysJobSpec:
-    """A headless job in the default mode: resource manager and workers, no user container."""
+def shared_service_spec(
+    config: StackConfig, service: SharedServiceConfig, pins: Mapping[str, str]
+) -> PathwaysJobSpec:
+    """A headless job in the default mode: resource manager and workers, no user container
+    (``pins``: the stack's ``node_pool_pins``)."""
     return PathwaysJobSpec(
-        workers=[pool_worker(config, service)],
+        workers=[pool_worker(config, service, node_selector=pinned_selector({}, service, pins))],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
         custom_components=custom_components(service),
         max_restarts=service.max_restarts,

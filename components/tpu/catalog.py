@@ -107,10 +107,7 @@ class TpuShape:
 
     @property
     def pathways_instance_type(self) -> str:
-        prefix = PATHWAYS_PREFIX_BY_MACHINE.get(
-            self.machine_type, GENERATIONS[self.generation].pathways_prefix
-        )
-        return f"{prefix}:{self.topology}"
+        return pathways_instance_type(self.generation, self.machine_type, self.topology)
 
     @property
     def pathways_supported(self) -> bool:
@@ -121,6 +118,13 @@ class TpuShape:
     def pathwaysutils_supported(self) -> bool:
         """pathwaysutils' shared-service client accepts this shape's instance type."""
         return PATHWAYSUTILS_INSTANCE.fullmatch(self.pathways_instance_type) is not None
+
+
+def pathways_instance_type(generation: TpuGeneration, machine_type: str, topology: str) -> str:
+    """The resource manager's ``--instance_type`` for slices of this machine type and topology
+    (``tpuv5:2x2x2``; 8-chip hosts have their own prefix, ``tpuv5e1t:2x4``)."""
+    prefix = PATHWAYS_PREFIX_BY_MACHINE.get(machine_type, GENERATIONS[generation].pathways_prefix)
+    return f"{prefix}:{topology}"
 
 
 def _dims(topology: str) -> tuple[int, ...]:

@@ -7,7 +7,8 @@ import pytest
 
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
-from components.stack.schema import Environment, ReleaseChannel
+from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
+from components.stack.schema import Environment, ExclusionScope, ReleaseChannel
 from tests.components.harness import register, urn
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -44,7 +45,20 @@ def production():
         release_channel=ReleaseChannel.STABLE,
         private_nodes=True,
         authorized_networks=[AuthorizedNetwork("192.0.2.0/24", "office")],
-        multi_networking=True,
+        maintenance_window=MaintenanceWindow(
+            "2025-03-03T22:00:00Z", "2025-03-04T04:00:00Z", "FREQ=WEEKLY;BYDAY=MO,TU,WE"
+        ),
+        maintenance_exclusions=[
+            MaintenanceExclusion(
+                "hold-nodes", ExclusionScope.NO_MINOR_OR_NODE_UPGRADES, "2025-03-01T00:00:00Z"
+            ),
+            MaintenanceExclusion(
+                "launch",
+                ExclusionScope.NO_UPGRADES,
+                "2025-06-01T00:00:00Z",
+                "2025-06-20T00:00:00Z",
+            ),
+        ],
         environment=Environment.PRODUCTION,
         team="research",
         protect=True,
@@ -61,7 +75,6 @@ def test_a_regional_cluster_with_nodes_in_the_zone(default):
     assert gke.inputs["resourceLabels"] == {"managed-by": "tpu-pathways", "environment": "dev"}
     assert gke.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
     assert "privateClusterConfig" not in gke.inputs
-    assert "enableMultiNetworking" not in gke.inputs
     assert default.outputs == {"name": "pathways", "location": "us-east5", "nodes": NODES}
 
 
@@ -86,7 +99,6 @@ def test_a_zonal_private_production_cluster(production):
     assert "nodeLocations" not in gke.inputs
     assert gke.inputs["releaseChannel"] == {"channel": "STABLE"}
     assert gke.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
-    assert gke.inputs["enableMultiNetworking"] is True
     assert gke.inputs["masterAuthorizedNetworksConfig"] == {
         "cidrBlocks": [{"cidrBlock": "192.0.2.0/24", "displayName": "office"}]
     }
@@ -138,3 +150,45 @@ def test_pool_target_places_pools_on_this_cluster(production):
         "tpu-pathways/team": "research",
     }
     assert pool.options["protect"] is True
+
+
+def test_every_cluster_is_multi_networking(default, production):
+    # a create-time setting: a cluster without it is replaced when a v6e pool is added
+    assert default.one(CLUSTER, "pc").inputs["enableMultiNetworking"] is True
+    assert production.one(CLUSTER, "pc").inputs["enableMultiNetworking"] is True
+
+
+def test_the_default_maintenance_window_and_no_exclusion(default):
+    assert default.one(CLUSTER, "pc").inputs["maintenancePolicy"] == {
+        "recurringWindow": {
+            "startTime": "2025-01-04T00:00:00Z",
+            "endTime": "2025-01-04T08:00:00Z",
+            "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+        }
+    }
+
+
+def test_a_window_and_exclusions_until_end_of_support_or_a_fixed_end(production):
+    assert production.one(CLUSTER, "pc").inputs["maintenancePolicy"] == {
+        "recurringWindow": {
+            "startTime": "2025-03-03T22:00:00Z",
+            "endTime": "2025-03-04T04:00:00Z",
+            "recurrence": "FREQ=WEEKLY;BYDAY=MO,TU,WE",
+        },
+        "maintenanceExclusions": [
+            {
+                "exclusionName": "hold-nodes",
+                "startTime": "2025-03-01T00:00:00Z",
+                "exclusionOptions": {
+                    "scope": "NO_MINOR_OR_NODE_UPGRADES",
+                    "endTimeBehavior": "UNTIL_END_OF_SUPPORT",
+                },
+            },
+            {
+                "exclusionName": "launch",
+                "startTime": "2025-06-01T00:00:00Z",
+                "endTime": "2025-06-20T00:00:00Z",
+                "exclusionOptions": {"scope": "NO_UPGRADES"},
+            },
+        ],
+    }

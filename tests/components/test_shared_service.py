@@ -52,7 +52,15 @@ def test_serving_shared_service_is_a_headless_default_mode_job(serving):
         "maxRestarts": 10,  # a long-lived service rides out preemptions
         "pathwaysDir": "gs://tpu-pathways-serving-pathways-serving-pathways/serving/shared-v6e",
         "pathwaysVersion": "jax-0.9.0",  # the stack's pinned release, not the controller's latest
-        "workers": [{"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1}],
+        # kept off v6e-0, the node pool the stack's colocated batch-infer holds
+        "workers": [
+            {
+                "type": "ct6e-standard-4t",
+                "topology": "2x2",
+                "numSlices": 1,
+                "nodeSelector": {"cloud.google.com/gke-nodepool": "v6e-1"},
+            }
+        ],
     }
     assert job.options["replaceOnChanges"] == ["spec"]
     assert job.options["deleteBeforeReplace"] is True

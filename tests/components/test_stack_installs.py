@@ -139,11 +139,20 @@ def test_kueue_waits_for_jobset_and_the_system_pool(example_plan):
     assert node_pools_in(plan, set(kueue.dependencies)) == {"system-np"}
 
 
+PATCH = "kubernetes:apps/v1:DeploymentPatch"
+
+
+def patches(plan) -> dict[str, object]:
+    """namespace/name of each patched Deployment -> its DeploymentPatch (one each)."""
+    found = plan.by_type(PATCH)
+    keys = [f"{p.inputs['metadata']['namespace']}/{p.inputs['metadata']['name']}" for p in found]
+    assert len(keys) == len(set(keys)), keys
+    return dict(zip(keys, found, strict=True))
+
+
 def test_jobset_controller_memory_is_a_server_side_patch(example_plan):
     plan = example_plan("dev")
-    (patch,) = plan.by_type("kubernetes:apps/v1:DeploymentPatch")
-    assert patch.inputs["metadata"]["name"] == "jobset-controller-manager"
-    assert patch.inputs["metadata"]["namespace"] == "jobset-system"
+    patch = patches(plan)["jobset-system/jobset-controller-manager"]
     assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
     (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
     assert container["name"] == "manager"
@@ -154,6 +163,84 @@ def test_jobset_controller_memory_is_a_server_side_patch(example_plan):
     }
     assert config_files(plan)[JOBSET_URL].urn in patch.dependencies
     assert patch.provider == the_provider(plan).urn
+
+
+# Each controller Deployment, as its release manifest names it, and the stacks that install it.
+CONTROLLERS = {
+    "dev": [
+        "jobset-system/jobset-controller-manager",
+        "kueue-system/kueue-controller-manager",
+        "pathways-job-system/pathways-job-controller-manager",
+    ],
+    "research-v5p": [
+        "jobset-system/jobset-controller-manager",
+        "kueue-system/kueue-controller-manager",
+        "pathways-job-system/pathways-job-controller-manager",
+    ],
+    "serving-v6e": [  # Kueue off
+        "jobset-system/jobset-controller-manager",
+        "pathways-job-system/pathways-job-controller-manager",
+    ],
+}
+
+
+@pytest.mark.parametrize("stack", sorted(CONTROLLERS))
+def test_every_controller_is_pinned_to_the_system_pool(example_plan, stack):
+    plan = example_plan(stack)
+    found = patches(plan)
+    assert sorted(found) == CONTROLLERS[stack]
+    files = config_files(plan)
+    for patch in found.values():
+        spec = patch.inputs["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == {"cloud.google.com/gke-nodepool": "system-np"}
+        assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+        # patched once its install exists, through the cluster's provider
+        assert set(patch.dependencies) & {f.urn for f in files.values()}
+        assert patch.provider == the_provider(plan).urn
+
+
+def test_a_custom_system_pool_name_is_selected(plan_of, stack_values):
+    plan = plan_of(stack_values(systemPool={"name": "ops"}))
+    for patch in patches(plan).values():
+        assert patch.inputs["spec"]["template"]["spec"]["nodeSelector"] == {
+            "cloud.google.com/gke-nodepool": "ops"
+        }
+
+
+def test_on_an_existing_cluster_only_the_jobset_memory_is_patched(plan_of, stack_values):
+    values = stack_values(
+        cluster={"existing": {"kubeconfigContext": "ctx"}},
+        scratchBucket={"name": "team-scratch", "create": False},
+    )
+    del values["cluster"]["deletionProtection"]
+    found = patches(plan_of(values))
+    # no system pool here: where the controllers run is the owning stack's business
+    assert sorted(found) == ["jobset-system/jobset-controller-manager"]
+    assert (
+        "nodeSelector"
+        not in found["jobset-system/jobset-controller-manager"].inputs["spec"]["template"]["spec"]
+    )
+
+
+def test_the_jobset_patch_keeps_the_urns_it_had_as_jobset_controller_memory(example_plan):
+    (component,) = [
+        r
+        for r in example_plan("dev").by_type("tpu-pathways:installs:ControllerPatch")
+        if r.name == "pathways-dev-jobset-controller"
+    ]
+    # the engine maps the old component (and its child of the same name) onto the new one
+    assert component.options["aliases"] == [
+        {
+            "name": "pathways-dev-jobset-memory",
+            "type": "tpu-pathways:installs:JobSetControllerMemory",
+        }
+    ]
+
+
+def test_production_protects_the_controller_patches(example_plan):
+    plan = example_plan("serving-v6e")
+    for component in plan.by_type("tpu-pathways:installs:ControllerPatch"):
+        assert component.options["protect"] is True, component.name
 
 
 def test_jobset_controller_memory_grows_with_the_node_count():

@@ -111,12 +111,29 @@ def test_v6e_pools_get_the_accelerator_network_profile(pools):
             assert "cloud.google.com/gke-networking-dra-driver" not in labels
 
 
-def test_a_cluster_with_v6e_pools_has_multi_networking(plan, plan_of, stack_values):
+def test_every_cluster_has_multi_networking_with_or_without_v6e(plan, plan_of, stack_values):
     (cluster,) = plan.by_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["enableMultiNetworking"] is True
     assert cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH"  # multi-networking needs it
+    # without v6e too: adding a v6e pool later must not replace the cluster
     (v5e_only,) = plan_of(stack_values()).by_type("gcp:container/cluster:Cluster")
-    assert "enableMultiNetworking" not in v5e_only.inputs
+    assert v5e_only.inputs["enableMultiNetworking"] is True
+
+
+def test_slices_are_upgraded_whole_without_a_surge_vm(pools):
+    found = {name: resource.inputs.get("upgradeSettings") for name, resource in pools.items()}
+    whole = {"strategy": "SURGE", "maxSurge": 0}
+    assert found == {
+        "spot-0": {**whole, "maxUnavailable": 2},
+        "resv-0": {**whole, "maxUnavailable": 2},
+        "resv-1": {**whole, "maxUnavailable": 2},
+        "shared-0": {**whole, "maxUnavailable": 1},
+        "flex-0": None,  # flex-start: GKE's short-lived upgrades
+        "ondemand-0": {**whole, "maxUnavailable": 1},
+        "ondemand-1": {**whole, "maxUnavailable": 1},
+        "default-0": {**whole, "maxUnavailable": 2},
+        "eight-0": {**whole, "maxUnavailable": 1},
+    }
 
 
 def test_reservation_pools_label_their_nodes_with_the_reservation(pools):

@@ -51,6 +51,13 @@ def test_a_multi_host_slice_is_compact_with_its_topology(v5p_multislice):
     assert node_pool.inputs["nodeConfig"]["machineType"] == "ct5p-hightpu-4t"
     assert node_pool.inputs["nodeConfig"]["spot"] is True
     assert node_pool.inputs["nodeConfig"]["labels"] == {"tpu-pathways/pool": "tpu"}
+    # upgraded whole: both hosts at once, no surge TPU VM
+    assert node_pool.inputs["upgradeSettings"] == {
+        "strategy": "SURGE",
+        "maxSurge": 0,
+        "maxUnavailable": 2,
+    }
+    assert node_pool.inputs["management"] == {"autoRepair": True, "autoUpgrade": True}
     assert node_pool.options["replaceOnChanges"] == [
         "nodeConfig.machineType",
         "placementPolicy.policyName",
@@ -63,6 +70,11 @@ def test_a_single_host_slice_has_no_placement():
     assert "placementPolicy" not in single.inputs
     assert "maxPodsPerNode" not in single.inputs
     assert single.inputs["nodeCount"] == 1
+    assert single.inputs["upgradeSettings"] == {
+        "strategy": "SURGE",
+        "maxSurge": 0,
+        "maxUnavailable": 1,
+    }
     # v6e: the accelerator network profile, and the label GKE's networking DRA driver needs
     assert single.inputs["networkConfig"] == {"acceleratorNetworkProfile": "auto"}
     assert single.inputs["nodeConfig"]["labels"] == {
@@ -81,6 +93,8 @@ def test_flex_start_scales_from_zero():
         "locationPolicy": "ANY",
     }
     assert node_pool.inputs["management"] == {"autoRepair": False, "autoUpgrade": True}
+    # GKE upgrades flex-start nodes its own way (short-lived upgrades)
+    assert "upgradeSettings" not in node_pool.inputs
     assert node_pool.inputs["nodeConfig"]["flexStart"] is True
     assert node_pool.inputs["nodeConfig"]["reservationAffinity"] == {
         "consumeReservationType": "NO_RESERVATION"

@@ -165,8 +165,15 @@ def test_jobs_live_in_the_team_namespace(plain):
 def test_inference_colocates_the_head_with_the_workers(plain):
     job = jobs(plain)["infer"]
     assert job["spec"]["controller"]["deploymentMode"] == "colocate_head_with_workers"
+    # Pinned to the v6e pool's first node pool: the controller builds the colocated head's
+    # nodeSelector from the workers', so head and workers both land on node pool v6e-0.
     assert job["spec"]["workers"] == [
-        {"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1}
+        {
+            "type": "ct6e-standard-4t",
+            "topology": "2x2",
+            "numSlices": 1,
+            "nodeSelector": {"cloud.google.com/gke-nodepool": "v6e-0"},
+        }
     ]
     pod = job["spec"]["controller"]["template"]["spec"]
     assert "cloud.google.com/gke-nodepool" not in pod.get("nodeSelector", {})
@@ -515,7 +522,15 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
             tpuPools=[{"name": "v4", "accelerator": "v4-16", "slices": 2}],
         )
     )
-    for job in jobs(plan).values():
+    # the inference job holds the pool's first node pool although it is declared second, and
+    # the training job sharing the pool is kept off it
+    node_pools = {"infer": "v4-0", "train": "v4-1"}
+    for name, job in jobs(plan).items():
         assert job["spec"]["workers"] == [
-            {"type": "ct4p-hightpu-4t", "topology": "2x2x2", "numSlices": 1}
+            {
+                "type": "ct4p-hightpu-4t",
+                "topology": "2x2x2",
+                "numSlices": 1,
+                "nodeSelector": {"cloud.google.com/gke-nodepool": node_pools[name]},
+            }
         ]

@@ -64,13 +64,16 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
     # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
-    # default in a stack that owns its cluster), the JobSet controller's memory patch, and the
-    # JobSet, PathwaysJob and Kueue release manifests
+    # default in a stack that owns its cluster), the patches that pin each controller to the
+    # system pool (JobSet's also sets its memory), and the JobSet, PathwaysJob and Kueue release
+    # manifests
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
         "localqueue-pathways-multislice-queue.yaml",
         "namespace-pathways.yaml",
         "patch-deployment-jobset-system-jobset-controller-manager.yaml",
+        "patch-deployment-kueue-system-kueue-controller-manager.yaml",
+        "patch-deployment-pathways-job-system-pathways-job-controller-manager.yaml",
         "pathwaysjob-pathways-hello-train.yaml",
         "pathwaysjob-pathways-notebook.yaml",
         "priorityclass-high.yaml",
@@ -84,7 +87,7 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "serviceaccount-pathways-pathways.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 15 files to {out_dir}: 13 Kubernetes objects, 1 server-side patch, "
+        f"wrote 17 files to {out_dir}: 13 Kubernetes objects, 3 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL)"
     )
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import select
 import subprocess
 import sys
@@ -58,11 +59,29 @@ GOOD: dict[str, dict[str, Any]] = {
         "nodeConfig": {"serviceAccount": NODE_SA},
         "deletionProtection": True,
         "initialNodeCount": 1.0,
+        "maintenancePolicy": {
+            "recurringWindow": {
+                "startTime": "2025-01-04T00:00:00Z",
+                "endTime": "2025-01-04T08:00:00Z",
+                "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+            },
+            "maintenanceExclusions": [
+                {
+                    "exclusionName": "no-minor-or-node-upgrades",
+                    "startTime": "2025-01-01T00:00:00Z",
+                    "exclusionOptions": {
+                        "scope": "NO_MINOR_OR_NODE_UPGRADES",
+                        "endTimeBehavior": "UNTIL_END_OF_SUPPORT",
+                    },
+                }
+            ],
+        },
     },
     NODE_POOL: {
         "name": "v5e-0",
         "nodeCount": 2.0,
         "placementPolicy": {"type": "COMPACT", "tpuTopology": "2x4"},
+        "upgradeSettings": {"strategy": "SURGE", "maxSurge": 0.0, "maxUnavailable": 2.0},
         "nodeConfig": {
             "machineType": "ct5lp-hightpu-4t",
             "serviceAccount": NODE_SA,
@@ -257,6 +276,24 @@ FAILING = [
         "COMPACT with its tpuTopology so GKE places the hosts on one ICI-connected block",
     ),
     (
+        "tpu-slice-upgrade",
+        NODE_POOL,
+        "upgradeSettings",
+        {"strategy": "SURGE", "maxSurge": 0.0, "maxUnavailable": 1.0},
+        "upgradeSettings.maxUnavailable is 1.0 (GKE's default 0 when unset) for a slice of 2 "
+        "hosts: an upgrade would take the slice host by host, interrupting its job once per "
+        "batch; set it to 2 so the slice is recreated once, whole",
+    ),
+    (
+        "cluster-maintenance-window",
+        CLUSTER,
+        "maintenancePolicy",
+        None,
+        "maintenancePolicy sets no maintenance window: GKE may upgrade the control plane and "
+        "nodes at any hour, and upgrading one host of a TPU slice interrupts the whole slice and "
+        "its job; set maintenancePolicy.recurringWindow",
+    ),
+    (
         "node-capacity-type",
         NODE_POOL,
         "nodeConfig.reservationAffinity",
@@ -411,6 +448,8 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
     env = {
         "PATH": "/usr/bin:/bin",
         "PULUMI_CONFIG": json.dumps({"tpu-pathways:environment": "production"}),
+        # the checkout under test, not another copy of the project installed in the venv
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
     errors = tmp_path / "pack.stderr"
     server = subprocess.Popen(

@@ -44,12 +44,20 @@ CLUSTER_OK: dict[str, Any] = {
     "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": True}},
     "nodeConfig": {"serviceAccount": NODE_SA},
     "deletionProtection": True,
+    "maintenancePolicy": {
+        "recurringWindow": {
+            "startTime": "2025-01-04T00:00:00Z",
+            "endTime": "2025-01-04T08:00:00Z",
+            "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+        }
+    },
 }
 # A two-host v5e 2x4 slice on spot VMs, as the dev stack registers it.
 TPU_POOL_OK: dict[str, Any] = {
     "name": "v5e-0",
     "nodeCount": 2,
     "placementPolicy": {"type": "COMPACT", "tpuTopology": "2x4"},
+    "upgradeSettings": {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 2},
     "nodeConfig": {
         "machineType": "ct5lp-hightpu-4t",
         "serviceAccount": NODE_SA,
@@ -129,6 +137,13 @@ CPU_POOL = edit(
     nodeConfig__spot=DELETE,
 )
 
+NO_WINDOW = (
+    "maintenancePolicy sets no maintenance window: GKE may upgrade the control plane and nodes "
+    "at any hour, and upgrading one host of a TPU slice interrupts the whole slice and its job; "
+    "set maintenancePolicy.recurringWindow"
+)
+CPU_POOL_DEFAULT_UPGRADE = edit(CPU_POOL, upgradeSettings=DELETE)
+
 CASES = [
     # cluster-workload-identity
     case("cluster-workload-identity", CLUSTER, CLUSTER_OK, [], id="wi-set"),
@@ -196,6 +211,105 @@ CASES = [
             "authorized networks, or reach the control plane through the IAM-gated DNS endpoint)"
         ],
         id="open-control-plane",
+    ),
+    # cluster-maintenance-window
+    case("cluster-maintenance-window", CLUSTER, CLUSTER_OK, [], id="weekend-window"),
+    case(
+        "cluster-maintenance-window",
+        CLUSTER,
+        edit(
+            CLUSTER_OK,
+            maintenancePolicy={"dailyMaintenanceWindow": {"startTime": "03:00"}},
+        ),
+        [],
+        id="daily-window",
+    ),
+    case(
+        "cluster-maintenance-window",
+        CLUSTER,
+        edit(CLUSTER_OK, maintenancePolicy=DELETE),
+        [C + NO_WINDOW],
+        id="no-policy",
+    ),
+    case(
+        "cluster-maintenance-window",
+        CLUSTER,
+        edit(
+            CLUSTER_OK,
+            maintenancePolicy={
+                "maintenanceExclusions": [
+                    {
+                        "exclusionName": "x",
+                        "startTime": "2025-01-01T00:00:00Z",
+                        "exclusionOptions": {
+                            "scope": "NO_MINOR_OR_NODE_UPGRADES",
+                            "endTimeBehavior": "UNTIL_END_OF_SUPPORT",
+                        },
+                    }
+                ]
+            },
+        ),
+        [C + NO_WINDOW],
+        id="exclusions-but-no-window",
+    ),
+    case(
+        "cluster-maintenance-window",
+        CLUSTER,
+        edit(CLUSTER_OK, maintenancePolicy=UNKNOWN),
+        [],
+        id="window-unknown",
+    ),
+    # tpu-slice-upgrade
+    case("tpu-slice-upgrade", NODE_POOL, TPU_POOL_OK, [], id="whole-slice"),
+    case("tpu-slice-upgrade", NODE_POOL, CPU_POOL_DEFAULT_UPGRADE, [], id="cpu-pool-any"),
+    case(
+        "tpu-slice-upgrade",
+        NODE_POOL,
+        edit(TPU_POOL_OK, upgradeSettings=DELETE, nodeConfig__flexStart=True),
+        [],
+        id="flex-start-left-to-gke",
+    ),
+    case(
+        "tpu-slice-upgrade",
+        NODE_POOL,
+        edit(TPU_POOL_OK, upgradeSettings=DELETE),
+        [
+            P + "upgradeSettings.maxSurge is not set (GKE's default 1 when unset): an upgrade "
+            "would wait for spare TPU VMs of this shape; set it to 0",
+            P + "upgradeSettings.maxUnavailable is not set (GKE's default 0 when unset) for a "
+            "slice of 2 hosts: an upgrade would take the slice host by host, interrupting its "
+            "job once per batch; set it to 2 so the slice is recreated once, whole",
+        ],
+        id="gke-defaults",
+    ),
+    case(
+        "tpu-slice-upgrade",
+        NODE_POOL,
+        edit(TPU_POOL_OK, upgradeSettings__maxUnavailable=1.0),
+        [
+            P + "upgradeSettings.maxUnavailable is 1.0 (GKE's default 0 when unset) for a "
+            "slice of 2 hosts: an upgrade would take the slice host by host, interrupting its "
+            "job once per batch; set it to 2 so the slice is recreated once, whole"
+        ],
+        id="host-by-host",
+    ),
+    case(
+        "tpu-slice-upgrade",
+        NODE_POOL,
+        edit(TPU_POOL_OK, upgradeSettings={"strategy": "BLUE_GREEN"}),
+        [
+            P + 'upgradeSettings.strategy is "BLUE_GREEN": GKE would need a second slice of TPU '
+            'capacity of this shape to upgrade it; use "SURGE" with maxSurge 0 and '
+            "maxUnavailable equal to the slice's hosts"
+        ],
+        id="blue-green",
+    ),
+    case(
+        "tpu-slice-upgrade",
+        NODE_POOL,
+        edit(TPU_POOL_OK, upgradeSettings=UNKNOWN),
+        [],
+        id="upgrade-unknown",
     ),
     # cluster-authorized-networks-closed
     case(
@@ -753,7 +867,7 @@ def test_every_rule_has_a_passing_and_a_failing_case():
     passing = {p.values[0] for p in CASES if not p.values[5]}
     failing = {p.values[0] for p in CASES if p.values[5]}
     ids = {r.id for r in RULES}
-    assert len(ids) == len(RULES) == 17
+    assert len(ids) == len(RULES) == 19
     assert ids - passing == set()
     assert ids - failing == set()
 
@@ -842,6 +956,33 @@ def test_multi_host_pool_without_placement_fails_naming_the_pool():
     ]
 
 
+def test_a_slice_drained_host_by_host_fails_naming_the_pool():
+    plan, environment = stack_plan("research-v5p")
+    bad = _replace(
+        plan,
+        NODE_POOL,
+        "pathways-research-v5p-0",
+        upgradeSettings={"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 1},
+    )
+    assert [(v.rule, v.message) for v in check_plan(bad, environment)] == [
+        (
+            "tpu-slice-upgrade",
+            "gcp:container/nodePool:NodePool 'pathways-research-v5p-0': "
+            "upgradeSettings.maxUnavailable is 1 (GKE's default 0 when unset) for a slice of 2 "
+            "hosts: an upgrade would take the slice host by host, interrupting its job once per "
+            "batch; set it to 2 so the slice is recreated once, whole",
+        )
+    ]
+
+
+def test_a_cluster_without_a_window_fails_naming_it():
+    plan, environment = stack_plan("dev")
+    bad = _replace(plan, CLUSTER, "pathways-dev", maintenancePolicy=DELETE)
+    assert [(v.rule, v.message) for v in check_plan(bad, environment)] == [
+        ("cluster-maintenance-window", "gcp:container/cluster:Cluster 'pathways-dev': " + NO_WINDOW)
+    ]
+
+
 def test_public_bucket_fails_naming_the_bucket_and_the_grant():
     plan, environment = stack_plan("dev")
     bucket = _planted("public-scratch", BUCKET, edit(BUCKET_OK, publicAccessPrevention="inherited"))
@@ -918,7 +1059,7 @@ def test_production_protects_kueue_objects_of_any_version(type_token):
 
 def test_cli_policy_passes_the_dev_stack(capsys):
     assert main(["plan", "--stack", "dev", "--policy"]) == 0
-    assert "Policy for stack 'dev' (dev environment): no violations of 17 rules" in (
+    assert "Policy for stack 'dev' (dev environment): no violations of 19 rules" in (
         capsys.readouterr().out
     )
 

@@ -34,6 +34,8 @@ PURE = [
     "components.pathways.head_sizing",
     "components.pathways.controller_model",
     "components.pathways.gcs_access",
+    "components.pathways.jobset",
+    "components.pathways.jobset_pods",
     "components.pathways.scheduler_model",
     "components.pathways.preflight",
     "components.stack.schema",

@@ -312,3 +312,170 @@ def test_a_selector_on_one_slices_node_pool_name_fits_that_slice_only(config_of,
     assert [p.name for p in pools_that_fit(workers, pools)] == ["v5e-0", "v5e-1", "v5e-2"]
     pinned = replace(workers, node_selector={**workers.node_selector, NODE_POOL_LABEL: "v5e-1"})
     assert [p.name for p in pools_that_fit(pinned, pools)] == ["v5e-1"]
+
+
+# --- colocated (inference) jobs: pod affinity per node pool, one node pool each ----------------
+
+INFER = {**TRAIN, "name": "infer", "mode": "inference"}
+NODE_POOL = "cloud.google.com/gke-nodepool"
+
+
+def _colocated_values(stack_values, workloads, slices=3):
+    """Kueue off (it cannot queue a colocated head), one v5e 2x4 pool of ``slices`` slices."""
+    return stack_values(
+        tpuPools=[{"name": "v5e", "accelerator": "v5litepod-8", "slices": slices}],
+        addons={"kueue": {"enabled": False}},
+        workloads=workloads,
+    )
+
+
+def test_colocated_workers_carry_the_controllers_pod_affinity_per_node_pool():
+    from components.pathways.controller_model import AffinityTerm, PodSet
+
+    toleration = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+    colocated = expand("j", "ns", _colocated_spec({"spec": {"tolerations": [toleration]}}))
+    # MakePodAffinityRules (v0.1.4): affinity to its own JobSet, anti-affinity to other
+    # JobSets' Job pods, both per node pool; the head gets neither.
+    assert colocated.workers.affinity == (
+        AffinityTerm(PodSet.OWN_JOBSET, "cloud.google.com/gke-nodepool"),
+    )
+    assert colocated.workers.anti_affinity == (
+        AffinityTerm(PodSet.OTHER_JOBSETS, "cloud.google.com/gke-nodepool"),
+    )
+    assert (colocated.head.affinity, colocated.head.anti_affinity) == ((), ())
+    default = expand(
+        "j",
+        "ns",
+        PathwaysJobSpec(
+            workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
+            controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        ),
+    )
+    assert (default.workers.affinity, default.workers.anti_affinity) == ((), ())
+
+
+def test_affinity_to_its_jobset_with_exclusive_placement_leaves_room_for_one_slice():
+    from components.pathways.scheduler_model import schedulable_groups
+
+    def job(mode: DeploymentMode):
+        spec = PathwaysJobSpec(
+            workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=3)],
+            controller=Controller(deployment_mode=mode),
+        )
+        return expand("j", "ns", spec).workers
+
+    assert schedulable_groups(job(DeploymentMode.COLOCATE_HEAD_WITH_WORKERS)) == 1
+    assert schedulable_groups(job(DeploymentMode.DEFAULT)) == 3
+
+
+def test_inference_with_several_slices_is_refused_naming_the_keys(config_of, stack_values):
+    config = config_of(_colocated_values(stack_values, [{**INFER, "slices": 2}]))
+    (issue,) = _issues(config)
+    assert issue.startswith(
+        "workloads[0].slices: workload 'pathways/infer': slices 2 with mode inference never "
+        "schedules:"
+    )
+    assert "the other 1 stay Pending" in issue
+    assert issue.endswith(
+        "set slices: 1, or use mode: training (head on CPU nodes) for more slices"
+    )
+    with pytest.raises(ConfigError, match="never schedules"):
+        build_stack(config)
+
+
+def test_python_api_refuses_a_colocated_job_of_several_slices(config_of, stack_values):
+    pools = planned_pools(config_of(_colocated_values(stack_values, [])))
+    toleration = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+    template = {"spec": {"containers": [_MAIN], "tolerations": [toleration]}}
+    spec = _colocated_spec(template).model_copy(
+        update={"workers": [Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=2)]}
+    )
+    (issue,) = [str(i) for i in preflight_job("serve", "pathways", spec, pools).issues]
+    assert issue.startswith(
+        "spec.workers[0].numSlices: PathwaysJob 'pathways/serve': workers[0].numSlices 2 with "
+        "controller.deploymentMode colocate_head_with_workers never schedules:"
+    )
+    assert "use controller.deploymentMode: default (head on CPU nodes)" in issue
+    with pytest.raises(ConfigError, match=r"numSlices 2 with controller\.deploymentMode"):
+        PathwaysJob(
+            "serve",
+            PathwaysJobArgs(
+                name="serve",
+                namespace="pathways",
+                spec=spec,
+                provider=None,  # never reached: refused before registration
+                node_pools=pools,
+            ),
+        )
+
+
+def test_colocated_job_and_its_neighbours_are_pinned_to_node_pools_of_their_own(
+    plan_of, stack_values
+):
+    notebook = {**NOTEBOOK, "name": "nb"}
+    plan = plan_of(_colocated_values(stack_values, [TRAIN, INFER, notebook]))
+    jobs = plan.summary["workloads"]
+    # the colocated job first, then the others in config order
+    assert jobs["pathways/infer"]["nodePool"] == "v5e-0"
+    assert jobs["pathways/train"]["nodePool"] == "v5e-1"
+    assert jobs["pathways/nb"]["nodePool"] == "v5e-2"
+    selector = {
+        "cloud.google.com/gke-nodepool": "v5e-0",
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "2x4",
+    }
+    assert jobs["pathways/infer"]["head"]["nodeSelector"] == selector
+    assert jobs["pathways/infer"]["workers"]["nodeSelector"] == selector
+    assert jobs["pathways/train"]["workers"]["nodeSelector"][NODE_POOL] == "v5e-1"
+    # a training head stays on the CPU pool
+    assert jobs["pathways/train"]["head"]["nodeSelector"] == {NODE_POOL: "cpu-np"}
+
+
+def test_jobs_in_pools_without_a_colocated_job_are_not_pinned(plan_of, stack_values):
+    plan = plan_of(_colocated_values(stack_values, [TRAIN, NOTEBOOK]))
+    for job in plan.summary["workloads"].values():
+        assert "nodePool" not in job
+        assert NODE_POOL not in job["workers"]["nodeSelector"]
+
+
+def test_a_node_pool_the_user_selects_is_kept_and_not_handed_out(config_of, stack_values):
+    from components.stack.workload_specs import node_pool_pins
+
+    infer = {**INFER, "nodeSelector": {NODE_POOL: "v5e-0"}}
+    config = config_of(_colocated_values(stack_values, [infer, TRAIN], slices=2))
+    assert node_pool_pins(config) == {"pathways/train": "v5e-1"}
+    assert _issues(config) == []
+
+
+def test_a_job_of_several_slices_beside_a_colocated_job_is_refused(config_of, stack_values):
+    config = config_of(_colocated_values(stack_values, [INFER, {**TRAIN, "slices": 2}]))
+    (issue,) = _issues(config)
+    assert issue.startswith(
+        "workloads[1]: workload 'pathways/infer' (colocated: it needs its node pool to itself) "
+        "and workload 'pathways/train' could both land on node pool 'v5e-0':"
+    )
+    assert "Give one of them another TPU pool, or add slices to the pool" in issue
+    with pytest.raises(ConfigError, match="could both land on node pool 'v5e-0'"):
+        build_stack(config)
+
+
+def test_two_colocated_jobs_on_one_node_pool_are_refused_once(config_of, stack_values):
+    pinned = {NODE_POOL: "v5e-1"}
+    first = {**INFER, "name": "infer-a", "nodeSelector": pinned}
+    second = {**INFER, "name": "infer-b", "nodeSelector": pinned}
+    (issue,) = _issues(config_of(_colocated_values(stack_values, [first, second])))
+    assert issue.startswith(
+        "workloads[1]: workload 'pathways/infer-a' (colocated: it needs its node pool to itself) "
+        "and workload 'pathways/infer-b' could both land on node pool 'v5e-1':"
+    )
+
+
+def test_serving_example_plans_with_its_jobs_on_separate_node_pools(example_plan):
+    from components.plan.render import render_text
+
+    plan = example_plan("serving-v6e")
+    jobs = plan.summary["workloads"]
+    assert jobs["serving/batch-infer"]["nodePool"] == "v6e-0"
+    assert jobs["serving/shared-v6e"]["nodePool"] == "v6e-1"
+    line = next(x for x in render_text(plan).splitlines() if "serving/batch-infer:" in x)
+    assert line.endswith("pinned to node pool v6e-0")

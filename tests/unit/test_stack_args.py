@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from components.addons.kueue import TeamQuotaArgs
+from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
 from components.stack import args
-from components.stack.schema import CapacityType, Environment
+from components.stack.schema import CapacityType, Environment, ExclusionScope
 from components.tpu.catalog import CatalogError
 
 TARGET = PoolTarget("p", "us-west4", "us-west4-a", "c", "us-west4", "sa@p.iam.gserviceaccount.com")
@@ -29,21 +30,60 @@ def test_cluster_args(config_of, stack_values):
         "us-west4-a",
         "pathways-dev",
     )
-    # production: private nodes and protection; v6e: multi-networking
+    # production: private nodes, protection, and no minor or node upgrades until end of support
     assert cluster.private_nodes is True
     assert cluster.protect is True
-    assert cluster.multi_networking is True
+    assert cluster.maintenance_exclusions == (
+        MaintenanceExclusion(
+            "no-minor-or-node-upgrades",
+            ExclusionScope.NO_MINOR_OR_NODE_UPGRADES,
+            "2025-01-01T00:00:00Z",
+            None,
+        ),
+    )
     assert cluster.environment is Environment.PRODUCTION
     assert cluster.team == "ml-platform"
     assert [(n.cidr, n.display_name) for n in cluster.authorized_networks] == [("192.0.2.0/24", "")]
 
 
-def test_a_dev_cluster_without_v6e(config_of, stack_values):
+def test_a_dev_cluster(config_of, stack_values):
     cluster = args.gke_cluster_args(config_of(stack_values()))
-    assert (cluster.private_nodes, cluster.protect, cluster.multi_networking) == (
+    assert (cluster.private_nodes, cluster.protect, cluster.maintenance_exclusions) == (
         False,
         False,
-        False,
+        (),
+    )
+    assert cluster.maintenance_window == MaintenanceWindow(
+        "2025-01-04T00:00:00Z", "2025-01-04T08:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"
+    )
+
+
+def test_maintenance_as_configured(config_of, stack_values):
+    maintenance = {
+        "window": {
+            "startTime": "2025-02-01T20:00:00Z",
+            "endTime": "2025-02-02T02:00:00Z",
+            "recurrence": "FREQ=DAILY",
+        },
+        "exclusions": [
+            {
+                "name": "freeze",
+                "scope": "NO_UPGRADES",
+                "startTime": "2025-12-20T00:00:00Z",
+                "endTime": "2026-01-05T00:00:00Z",
+            }
+        ],
+    }
+    config = config_of(stack_values(environment="staging", cluster={"maintenance": maintenance}))
+    cluster = args.gke_cluster_args(config)
+    assert cluster.maintenance_window == MaintenanceWindow(
+        "2025-02-01T20:00:00Z", "2025-02-02T02:00:00Z", "FREQ=DAILY"
+    )
+    # given exclusions replace the staging default
+    assert cluster.maintenance_exclusions == (
+        MaintenanceExclusion(
+            "freeze", ExclusionScope.NO_UPGRADES, "2025-12-20T00:00:00Z", "2026-01-05T00:00:00Z"
+        ),
     )
 
 

@@ -45,6 +45,12 @@ from components.stack.schema.cluster import (
     NetworkConfig,
     ReleaseChannel,
 )
+from components.stack.schema.maintenance import (
+    ExclusionScope,
+    MaintenanceConfig,
+    MaintenanceExclusionConfig,
+    MaintenanceWindowConfig,
+)
 from components.stack.schema.pools import (
     AutoscalingPoolConfig,
     CapacityConfig,
@@ -113,6 +119,7 @@ __all__ = [
     "EnvName",
     "EnvValue",
     "Environment",
+    "ExclusionScope",
     "ExistingClusterConfig",
     "Flag",
     "GcpConfig",
@@ -126,6 +133,9 @@ __all__ = [
     "Label",
     "LabelKey",
     "LabelValue",
+    "MaintenanceConfig",
+    "MaintenanceExclusionConfig",
+    "MaintenanceWindowConfig",
     "ManifestUrl",
     "NetworkConfig",
     "PathwaysDeployment",

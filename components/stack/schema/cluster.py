@@ -17,6 +17,7 @@ from pydantic import (
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.stack.schema.base import Cidr, ClusterName, ProjectId, pattern
+from components.stack.schema.maintenance import MaintenanceConfig
 
 
 class ReleaseChannel(StrEnum):
@@ -144,10 +145,14 @@ class ClusterConfig(ConfigModel):
     DNS endpoint)."""
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
+    maintenance: MaintenanceConfig = MaintenanceConfig()
+    """When GKE may upgrade the cluster and its nodes: a recurring window (default: weekends
+    00:00-08:00 UTC) and exclusions (staging and production default to no minor or node
+    upgrades)."""
     existing: ExistingClusterConfig | None = None
     """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
-    authorizedNetworks, deletionProtection, regional, releaseChannel and network are refused
-    with it (the owning stack sets them)."""
+    authorizedNetworks, deletionProtection, regional, releaseChannel, network and maintenance are
+    refused with it (the owning stack sets them)."""
 
     @model_validator(mode="after")
     def _existing_takes_no_cluster_settings(self) -> ClusterConfig:
@@ -161,6 +166,7 @@ class ClusterConfig(ConfigModel):
             "network",
             "regional",
             "release_channel",
+            "maintenance",
         )
         issues = [
             ConfigIssue(

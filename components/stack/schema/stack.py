@@ -22,6 +22,7 @@ from components.stack import grammars
 from components.stack.schema.addons import AddonsConfig
 from components.stack.schema.base import NAMESPACE, ImageTag, Label
 from components.stack.schema.cluster import ClusterConfig, GcpConfig
+from components.stack.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
 from components.stack.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
 from components.stack.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
 from components.stack.schema.workloads import (
@@ -397,6 +398,15 @@ class StackConfig(ConfigModel):
         """Private nodes unless the stack says otherwise; production stacks default to them."""
         explicit = self.cluster.private_nodes
         return self.environment is Environment.PRODUCTION if explicit is None else explicit
+
+    @property
+    def maintenance_exclusions(self) -> list[MaintenanceExclusionConfig]:
+        """The cluster's exclusions: as given, else none in dev and, in staging and production,
+        no minor or node upgrades until end of support."""
+        explicit = self.cluster.maintenance.exclusions
+        if explicit is not None:
+            return explicit
+        return [] if self.environment is Environment.DEV else [DEFAULT_EXCLUSION]
 
     @property
     def creates_cluster(self) -> bool:

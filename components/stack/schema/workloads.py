@@ -210,7 +210,8 @@ class WorkloadConfig(PathwaysDeployment):
     """A Pathways workload on one TPU pool of the stack; becomes one PathwaysJob."""
 
     mode: WorkloadMode = WorkloadMode.TRAINING
-    """training (head on the CPU pool), inference (head colocated with workers) or headless."""
+    """training (head on the CPU pool), inference (head colocated with workers: one slice, on
+    a node pool of its own) or headless."""
     image: ImageReference | None = None
     """User container image (training and inference)."""
     command: list[str] = []
@@ -233,7 +234,8 @@ class WorkloadConfig(PathwaysDeployment):
     """Scratch path; default gs://<scratch bucket>/<team>/<name>. Must be under the team's
     prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach)."""
     node_selector: dict[LabelKey, LabelValue] = {}
-    """Extra node labels the workers must match (e.g. a reservation name)."""
+    """Extra node labels the workers must match (e.g. a reservation name); in a pool with an
+    inference workload the stack adds cloud.google.com/gke-nodepool itself."""
     enable_metrics_collection: StrictBool = False
     """Let the controller collect Pathways metrics."""
 

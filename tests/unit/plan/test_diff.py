@@ -690,12 +690,12 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     gantt = gantt[: gantt.index("```\n", 4) + 3]
     # durations.yaml typical figures: network 40 s, subnetwork 20 s, cluster 540 s, TPU slice
     # pool 600 s; after: flex-start pools take 60 s, so the installs' path is last: system pool
-    # 240 s, JobSet 90 s, Kueue 90 s (it waits for JobSet), two queue objects 2 s each, the
-    # PathwaysJob 3 s: 600 + 240 + 90 + 90 + 2 + 2 + 3 = 1027 s
+    # 240 s, JobSet 90 s, Kueue 90 s (it waits for JobSet), then the patch that pins Kueue's
+    # controller to the system pool, 55 s (its rollout awaited): 600 + 240 + 90 + 90 + 55 = 1075 s
     assert gantt.splitlines() == [
         "```mermaid",
         "gantt",
-        "    title Modeled pulumi up, typical 20m00s to 17m07s",
+        "    title Modeled pulumi up, typical 20m00s to 17m55s",
         "    dateFormat X",
         "    axisFormat %M:%S",
         "    section before",
@@ -710,9 +710,8 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         "    4. CPU node pool pathways-research-system-np :a3, 600, 840",
         "    5. release manifest install pathways-research-jobset :a4, 840, 930",
         "    6. release manifest install pathways-research-kueue :a5, 930, 1020",
-        "    7. Kueue object pathways-research-queues-cluster-queue :a6, 1020, 1022",
-        "    8. Kueue object pathways-research-queues-research-multislice-queue :a7, 1022, 1024",
-        "    9. PathwaysJob pathways-research-research-llm-pretrain :a8, 1024, 1027",
+        "    7. controller Deployment patch rollout awaited pathways-research-kueue-controller "
+        ":a6, 1020, 1075",
         "```",
     ]
     image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"
