@@ -52,6 +52,10 @@ _EXPORTS: dict[str, str] = {
     "ScratchBucket": "components.addons.scratch_bucket",
     "ScratchBucketArgs": "components.addons.scratch_bucket",
     "WorkloadAccount": "components.addons.scratch_bucket",
+    "DataBucketGrants": "components.addons.data_buckets",
+    "DataBucketGrantsArgs": "components.addons.data_buckets",
+    "DataBucketGrant": "components.addons.data_buckets",
+    "Access": "components.pathways.gcs_access",
     # Pathways workloads.
     "PathwaysJob": "components.pathways.job",
     "PathwaysJobArgs": "components.pathways.job",
@@ -77,6 +81,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Access",
     "AuthorizedNetwork",
     "CapacityType",
     "ClusterNetwork",
@@ -90,6 +95,9 @@ __all__ = [
     "CpuNodePool",
     "CpuNodePoolArgs",
     "CustomComponent",
+    "DataBucketGrant",
+    "DataBucketGrants",
+    "DataBucketGrantsArgs",
     "DeploymentMode",
     "EnvVar",
     "Environment",

@@ -37,9 +37,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.labels import gcp_resource_labels
+from components.pathways.gcs_access import ROLES, Access
 from components.stack.schema import team_prefix
 
-OBJECT_READ_WRITE = "roles/storage.objectUser"
+OBJECT_READ_WRITE = ROLES[Access.READ_WRITE]
 
 
 def workload_identity_principal(

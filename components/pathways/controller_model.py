@@ -51,6 +51,13 @@ from components.tpu.quantities import parse_cpu, parse_memory
 
 SERVER_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server"
 PROXY_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server"
+LATEST = "latest"
+# The Pathways release a stack pins unless it names another (``pathwaysVersion``). Releases are
+# tagged ``jax-<JAX version>`` for both images (Pathways on Cloud docs, "Pathways components on
+# GKE"); jax-0.9.0 is the release pathwaysutils 0.1.13 deploys its own shared service with
+# (experimental/shared_pathways_service/deploy_pathways_service.py, --jax_version default 0.9.0)
+# and whose proxy_server its clients start (gke_utils.get_compatible_proxy_server_image).
+PATHWAYS_RELEASE = "jax-0.9.0"
 
 # The controller's worker type -> GKE accelerator label (MachineTypeToGKEAcceleratorTypeMap).
 GKE_ACCELERATOR: Mapping[WorkerType, str] = {
@@ -154,9 +161,15 @@ def component_image(spec: PathwaysJobSpec, component: ComponentType) -> str:
     for custom in spec.custom_components or []:
         if custom.component_type is component and custom.image:
             return custom.image
-    tag = spec.pathways_version or "latest"
+    tag = spec.pathways_version or LATEST
     base = PROXY_IMAGE if component is ComponentType.PROXY_SERVER else SERVER_IMAGE
     return f"{base}:{tag}"
+
+
+def component_images(spec: PathwaysJobSpec) -> dict[str, str]:
+    """The image each Pathways component of the job runs."""
+    kinds = (ComponentType.PATHWAYS_SERVER, ComponentType.PROXY_SERVER, ComponentType.WORKER)
+    return {kind.value: component_image(spec, kind) for kind in kinds}
 
 
 def tpu_node_selector(spec: PathwaysJobSpec) -> dict[str, str]:

@@ -6,9 +6,10 @@ fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per slice
 need as many node pools, pools must not be oversubscribed without Kueue (which admits a job
 all-or-nothing), the pods' required pod affinity must leave room for every slice, a job whose
 workers are bound to its head's node pool (colocated) must have that pool to itself, and the
-identity the pods act as must be able to use the job's ``pathwaysDir``. Pure: no Pulumi and
-no stack config (``components.stack.preflight`` checks every job of a stack against the pools
-it plans; ``PathwaysJob`` checks one job built in Python).
+identity the pods act as must be able to use every ``gs://`` path the job names (``gcs_access``:
+write its ``pathwaysDir``, read the rest). Pure: no Pulumi and no stack config
+(``components.stack.preflight`` checks every job of a stack against the pools it plans;
+``PathwaysJob`` checks one job built in Python).
 
 What it does not prove: that GCP has the capacity (quota, stock, reservations), that images
 exist and start, that the user's code works, or anything about pods other than the
@@ -18,13 +19,23 @@ PathwaysJob's own (other tenants' pods can still take the nodes).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
 from components.labels import NODE_POOL_LABEL
-from components.pathways.controller_model import ExpandedJob, PodModel, expand
+from components.pathways.controller_model import ExpandedJob, PodModel, component_images, expand
+from components.pathways.gcs_access import (
+    PATHWAYS_DIR,
+    ROLES,
+    Access,
+    BucketGrant,
+    GcsUse,
+    denied,
+    gcs_uses,
+    reachable_buckets,
+)
 from components.pathways.scheduler_model import (
     NodePoolModel,
     jobset_bound_topologies,
@@ -100,33 +111,37 @@ def preflight_job(
     namespace: str,
     spec: PathwaysJobSpec,
     pools: Sequence[NodePoolModel],
-    writers: Iterable[str] = (),
-    bucket: str | None = None,
+    grants: Iterable[BucketGrant] | None = None,
 ) -> PreflightReport:
-    """The preflight of one PathwaysJob built through the Python API."""
+    """The preflight of one PathwaysJob built through the Python API; its ``gs://`` paths are
+    checked when ``grants`` says what the pools' identities may do (None: not checked)."""
     address = proxy_address(name, namespace)
     deployment = Deployment(
         "spec", "PathwaysJob", name, namespace, None, spec, address, keys=CRD_KEYS
     )
     report = PreflightReport()
-    check_job(deployment, pools, frozenset(writers), bucket, report)
+    storage = None if grants is None else StorageCheck(tuple(grants), _grant_role)
+    check_job(deployment, pools, storage, report)
     return report
+
+
+def _grant_role(bucket: str, access: Access) -> str:
+    return f"grant it {ROLES[access]} on gs://{bucket} (a bucket IAM member: DataBucketGrants)"
 
 
 def check_job(
     deployment: Deployment,
     pools: Sequence[NodePoolModel],
-    writers: frozenset[str],
-    bucket: str | None,
+    storage: StorageCheck | None,
     report: PreflightReport,
 ) -> Placement:
     job = expand(deployment.name, deployment.namespace, deployment.spec)
     problems = list(job_problems(job, deployment, pools))
     head_pools = pools_that_fit(job.head, pools)
     worker_pools = pools_that_fit(job.workers, pools)
-    access, access_problem = pathways_dir_access(job, head_pools + worker_pools, writers, bucket)
-    if access_problem:
-        problems.append(("", access_problem))
+    uses = gcs_uses(deployment.spec)
+    access, access_problems = storage_access(uses, head_pools + worker_pools, storage)
+    problems += [("", problem) for problem in access_problems]
     report.issues += [
         ConfigIssue(f"{deployment.key}{sub}", f"{deployment.label}: {p}") for sub, p in problems
     ]
@@ -138,8 +153,9 @@ def check_job(
         "deploymentMode": job.deployment_mode.value,
         "head": pod_summary(job.head, head_pools),
         "workers": pod_summary(job.workers, worker_pools),
+        "images": {**component_images(deployment.spec), "user": deployment.image},
         "pathwaysDir": job.pathways_dir,
-        "pathwaysDirAccess": access,
+        **access,
         "address": deployment.address,
         "resolvesFrom": resolves_from(deployment.address, deployment.namespace),
     }
@@ -247,30 +263,69 @@ def _pairs(selector: dict[str, str]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in sorted(selector.items())) + "}"
 
 
-def pathways_dir_access(
-    job: ExpandedJob,
-    landing: Sequence[NodePoolModel],
-    writers: frozenset[str],
-    bucket: str | None,
-) -> tuple[str, str | None]:
-    """Which identity reaches pathwaysDir and whether it may: host-network pods act as the
-    node's service account (Workload Identity does not apply to them)."""
-    if bucket is None or not (job.pathways_dir or "").startswith(f"gs://{bucket}/"):
-        return "not checked (not the stack's scratch bucket)", None
+@dataclass(frozen=True)
+class StorageCheck:
+    """The bucket grants the identities of the pools hold, and how the caller tells a user to add
+    one (a stack names its config key; the Python API the role to grant)."""
+
+    grants: tuple[BucketGrant, ...]
+    how_to_grant: Callable[[str, Access], str]
+
+
+UNKNOWN_IDENTITY = "unverified: the nodes belong to another stack, whose node identity is not known"
+
+
+def storage_access(
+    uses: Sequence[GcsUse], landing: Sequence[NodePoolModel], storage: StorageCheck | None
+) -> tuple[dict[str, Any], list[str]]:
+    """Each ``gs://`` path of the job against what its identity may do: host-network pods act as
+    the node's service account (Workload Identity does not apply to them)."""
     identities = {p.identity for p in landing}
+    if storage is None:
+        verdict = "not checked (no bucket grants given)"
+        return _access_summary(uses, verdict, {u: verdict for u in uses}, verdict), []
     if None in identities or not identities:
-        return (
-            "unverified: the nodes belong to another stack, whose node identity is not known",
-            None,
+        verdicts = {u: UNKNOWN_IDENTITY for u in uses}
+        return _access_summary(uses, UNKNOWN_IDENTITY, verdicts, UNKNOWN_IDENTITY), []
+    known = sorted(i for i in identities if i is not None)
+    verdicts, problems = {}, []
+    for use in uses:
+        refused = denied(use, known, storage.grants)
+        verdicts[use] = (
+            f"denied to {', '.join(i for i, _ in refused)}"
+            if refused
+            else f"granted to node service account {', '.join(known)}"
         )
-    denied = sorted(i for i in identities if i not in writers)
-    if denied:
-        return f"denied to {', '.join(denied)}", (
-            f"its pods run on the host network, so they act as the node service account "
-            f"{', '.join(denied)} for GCS, which has no object access to gs://{bucket} "
-            f"(pathwaysDir {job.pathways_dir})"
-        )
-    return f"granted to node service account {', '.join(sorted(identities))}", None
+        problems += [_denial(use, identity, have, storage) for identity, have in refused]
+    buckets = reachable_buckets(storage.grants, known)
+    return _access_summary(uses, buckets, verdicts, None), problems
+
+
+def _denial(use: GcsUse, identity: str, have: Access | None, storage: StorageCheck) -> str:
+    held = f"only {have.value} access to" if have else "no object access to"
+    return (
+        f"{use.path} ({use.where}) needs {use.needs.value} access, but its pods run on the host "
+        f"network, so they act as the node service account {identity} for GCS, which has {held} "
+        f"gs://{use.bucket}; {storage.how_to_grant(use.bucket, use.needs)}"
+    )
+
+
+def _access_summary(
+    uses: Sequence[GcsUse],
+    buckets: dict[str, str] | str,
+    verdicts: dict[GcsUse, str],
+    fallback: str | None,
+) -> dict[str, Any]:
+    pathways_dir = next((u for u in uses if u.where == PATHWAYS_DIR), None)
+    dir_access = verdicts[pathways_dir] if pathways_dir else fallback or "no pathwaysDir"
+    return {
+        "pathwaysDirAccess": dir_access,
+        "buckets": buckets,
+        "gcsPaths": [
+            {"path": u.path, "in": u.where, "needs": u.needs.value, "access": verdicts[u]}
+            for u in uses
+        ],
+    }
 
 
 def resolves_from(address: str, namespace: str) -> str:

@@ -37,7 +37,7 @@ from components.stack.loader import (
     read_stack_file,
     stack_path,
 )
-from components.stack.preflight import bucket_writers, planned_pools, preflight
+from components.stack.preflight import bucket_grants, planned_pools, preflight
 from components.stack.program import build_stack, tpu_summary
 from components.stack.schema import StackConfig
 from components.stack.shared_cluster import OUTPUT
@@ -341,7 +341,7 @@ def plan_stack(
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
     # build_stack refused the stack if the preflight found a problem; here it is the report of
     # what would run: the pods per workload, where they land and as which identity.
-    report = preflight(config, planned_pools(config), bucket_writers(config))
+    report = preflight(config, planned_pools(config), bucket_grants(config))
     if report.jobs:
         summary["workloads"] = report.jobs
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -171,7 +171,8 @@ def render_cost(plan: Plan) -> str:
 
 
 def render_workloads(plan: Plan) -> str:
-    """One line per PathwaysJob: image, command, head resources, where head and workers land."""
+    """One line per PathwaysJob: image, command, head resources, where head and workers land,
+    the Pathways images and the buckets its pods reach."""
     jobs = plan.summary.get("workloads")
     if not jobs:
         return "Workloads: none"
@@ -190,6 +191,15 @@ def _workload_line(job: dict[str, Any]) -> str:
         f"workers {workers['pods']} pods ({workers['podsPerSlice']}/slice) x "
         f"{workers['tpuChipsPerPod']} chips on {','.join(workers['landsOn']) or 'NO NODE'}"
     )
+    images = job["images"]
+    parts.append(
+        f"server {images['pathways_server']}, proxy {images['proxy_server']}, "
+        f"worker {images['worker']}"
+    )
+    buckets = job["buckets"]
+    if isinstance(buckets, dict):
+        buckets = ", ".join(f"{name} ({access})" for name, access in buckets.items()) or "none"
+    parts.append(f"buckets {buckets}")
     if job.get("nodePool"):
         parts.append(f"pinned to node pool {job['nodePool']}")
     if clients := job.get("clients"):

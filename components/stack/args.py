@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.addons.data_buckets import DataBucketGrant, DataBucketGrantsArgs
 from components.addons.installs import (
     ControllerDeployment,
     ControllerPatchArgs,
@@ -214,4 +215,14 @@ def scratch_bucket_args(
         ),
         cluster_ready=tuple(cluster_ready),
         node_service_account=node_service_account,
+    )
+
+
+def data_bucket_grants_args(
+    config: StackConfig, node_service_account: pulumi.Input[str]
+) -> DataBucketGrantsArgs:
+    """The stack's ``dataBuckets``, granted to the account its nodes run as."""
+    return DataBucketGrantsArgs(
+        node_service_account=node_service_account,
+        grants=tuple(DataBucketGrant(b.name, b.access) for b in config.data_buckets),
     )

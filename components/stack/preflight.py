@@ -5,8 +5,9 @@ would create (``controller_model``) and scheduled against node pools (``schedule
 every pod must fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per
 slice), a job's slices need as many node pools, pools must not be oversubscribed without Kueue
 (which admits a job all-or-nothing), no job may be able to land on the node pool a colocated
-(inference) job needs to itself, and the identity the pods act as must be able to use the
-job's ``pathwaysDir`` (``components.pathways.preflight`` checks one job). Everything found is
+(inference) job needs to itself, and the identity the pods act as must be able to use every
+``gs://`` path the job names: write its ``pathwaysDir``, read the others
+(``components.pathways.preflight`` checks one job). Everything found is
 reported at once, before any resource is registered.
 
 The node pools are an explicit input: ``planned_pools`` builds the ones this stack creates; a
@@ -21,10 +22,12 @@ from components.gke.node_config import pool_labels, tpu_pool_labels
 from components.gke.node_identity import node_service_account_email
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
+from components.pathways.gcs_access import Access, BucketGrant
 from components.pathways.preflight import (
     Deployment,
     Placement,
     PreflightReport,
+    StorageCheck,
     check_job,
     oversubscription,
     shared_node_pools,
@@ -91,14 +94,22 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
     return pools
 
 
-def bucket_writers(config: StackConfig) -> frozenset[str]:
-    """Identities this stack grants object access on its scratch bucket (besides Workload
-    Identity principals, which host-network pods never use)."""
-    return frozenset(
-        {node_service_account_email(config.gcp.project, config.cluster.name)}
-        if config.creates_cluster
-        else set()
-    )
+def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
+    """What this stack grants its node service account (the identity of host-network Pathways
+    pods): read-write on the scratch bucket, and each of ``dataBuckets``. Workload Identity
+    principals are left out: host-network pods never use them. A stack on a cluster it does not
+    create grants its nodes nothing."""
+    if not config.creates_cluster:
+        return ()
+    nodes = node_service_account_email(config.gcp.project, config.cluster.name)
+    grants = [BucketGrant(nodes, config.bucket_name, Access.READ_WRITE)]
+    grants += [BucketGrant(nodes, b.name, b.access) for b in config.data_buckets]
+    return tuple(grants)
+
+
+def how_to_grant(bucket: str, access: Access) -> str:
+    """The stack config that grants ``bucket`` to the node service account."""
+    return f"add {{name: {bucket}, access: {access.value}}} to dataBuckets (stack config)"
 
 
 def stack_deployments(config: StackConfig) -> list[Deployment]:
@@ -135,15 +146,14 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
 def preflight(
     config: StackConfig,
     pools: Sequence[NodePoolModel],
-    writers: Iterable[str] = (),
+    grants: Iterable[BucketGrant] = (),
 ) -> PreflightReport:
-    """Check every PathwaysJob of the stack against ``pools``; never raises (see the report)."""
+    """Check every PathwaysJob of the stack against ``pools`` and the bucket ``grants`` their
+    identities hold; never raises (see the report)."""
     report = PreflightReport()
     deployments = stack_deployments(config)
-    placements = [
-        check_job(deployment, pools, frozenset(writers), config.bucket_name, report)
-        for deployment in deployments
-    ]
+    storage = StorageCheck(tuple(grants), how_to_grant)
+    placements = [check_job(deployment, pools, storage, report) for deployment in deployments]
     report.issues += shared_node_pools(placements)
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)
@@ -170,6 +180,6 @@ def _service_clients(
 
 def run_preflight(config: StackConfig) -> PreflightReport:
     """The preflight against the pools this stack plans; raises ConfigError on any problem."""
-    report = preflight(config, planned_pools(config), bucket_writers(config))
+    report = preflight(config, planned_pools(config), bucket_grants(config))
     report.raise_if_failed()
     return report

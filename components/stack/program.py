@@ -10,7 +10,8 @@ stack, its owner's; ``preflight``).
 Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
 (their controllers run there), not for TPU pools, which are created in parallel. The
 PathwaysJob controller and Kueue wait for JobSet (its webhooks fail closed until it is ready);
-workloads wait for the controller, Kueue's queues, and the scratch bucket with its grants.
+workloads wait for the controller, Kueue's queues, the scratch bucket with its grants and the
+data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
 before anything else registers (``read_owner_contract``; see ``components/shared_cluster.py``)
@@ -26,6 +27,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.addons.data_buckets import DataBucketGrants
 from components.addons.installs import (
     JOBSET_CONTROLLER,
     KUEUE_CONTROLLER,
@@ -118,7 +120,12 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         f"{name}-scratch",
         args.scratch_bucket_args(config, cluster.control_plane, node_account),
     )
-    workloads = _workloads(config, cluster, installs, bucket.grants)
+    grants = list(bucket.grants)
+    if config.data_buckets and node_account is not None:
+        grants += DataBucketGrants(
+            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
+        ).grants
+    workloads = _workloads(config, cluster, installs, grants)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,

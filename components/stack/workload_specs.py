@@ -240,7 +240,7 @@ def workload_spec(
         max_restarts=workload.max_restarts,
         pathways_dir=workload.pathways_dir
         or default_pathways_dir(config, workload.team, workload.name),
-        pathways_version=workload.pathways_version,
+        pathways_version=config.pathways_version_of(workload),
     )
 
 
@@ -342,7 +342,7 @@ def shared_service_spec(
         custom_components=custom_components(service),
         max_restarts=service.max_restarts,
         pathways_dir=default_pathways_dir(config, service.team, service.name),
-        pathways_version=service.pathways_version,
+        pathways_version=config.pathways_version_of(service),
     )
 
 

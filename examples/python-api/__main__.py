@@ -84,6 +84,7 @@ PathwaysJob(
             ],
             controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
             pathways_dir=f"gs://{bucket_name}/research/",
+            pathways_version="jax-0.9.0",  # a pinned Pathways release, not the controller's latest
         ),
         provider=cluster.provider,
         controller_install=controller.manifest,

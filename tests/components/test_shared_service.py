@@ -79,6 +79,7 @@ def test_serving_shared_service_is_a_headless_default_mode_job(serving):
         "controller": {"deploymentMode": "default", "elasticSlices": 1},
         "maxRestarts": 30,  # the upstream deployer's
         "pathwaysDir": "gs://tpu-pathways-serving-pathways-serving-pathways/serving/shared-v6e",
+        "pathwaysVersion": "jax-0.9.0",  # the stack's pinned release, not the controller's latest
         # kept off v6e-0, the node pool the stack's colocated batch-infer holds
         "workers": [
             {

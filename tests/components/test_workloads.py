@@ -53,6 +53,7 @@ def values(stack_values, *, workloads=None, **overrides):
         "teams": [{"name": "ml", "serviceAccount": "trainer"}],
         "workloads": [TRAIN, INFER, NOTEBOOK] if workloads is None else workloads,
         "addons": {"kueue": {"enabled": False}},
+        "dataBuckets": [{"name": "example-data"}],  # TRAIN's DATASET
     }
     base.update(overrides)
     return stack_values(**base)

@@ -33,6 +33,7 @@ PURE = [
     "components.pathways.spec",
     "components.pathways.head_sizing",
     "components.pathways.controller_model",
+    "components.pathways.gcs_access",
     "components.pathways.jobset",
     "components.pathways.jobset_pods",
     "components.pathways.scheduler_model",

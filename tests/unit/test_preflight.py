@@ -19,7 +19,7 @@ from components.pathways.spec import (
     WorkerType,
 )
 from components.stack.checks import parse_stack_config
-from components.stack.preflight import bucket_writers, planned_pools, preflight
+from components.stack.preflight import bucket_grants, planned_pools, preflight
 from components.stack.program import build_stack
 from components.tpu.machines import machine_type
 
@@ -34,7 +34,7 @@ NOTEBOOK = {"name": "notebook", "pool": "v5e", "mode": "headless"}
 
 
 def _issues(config) -> list[str]:
-    return [str(i) for i in preflight(config, planned_pools(config), bucket_writers(config)).issues]
+    return [str(i) for i in preflight(config, planned_pools(config), bucket_grants(config)).issues]
 
 
 # --- the controller model -----------------------------------------------------------------------
@@ -189,7 +189,7 @@ def test_head_that_fits_no_node_is_refused(config_of, stack_values):
         )
         for p in planned_pools(config)
     ]
-    (issue,) = [str(i) for i in preflight(config, small, bucket_writers(config)).issues]
+    (issue,) = [str(i) for i in preflight(config, small, bucket_grants(config)).issues]
     assert issue.startswith("workloads[0]: workload 'pathways/train': the head pod fits no node")
     assert "pool 'cpu-np': needs 32 CPU" in issue
     assert "n2-standard-16" in issue
@@ -252,7 +252,7 @@ def test_inference_workloads_carry_the_toleration(config_of, stack_values):
 
 def test_pods_acting_as_an_ungranted_node_identity_are_refused(config_of, stack_values):
     config = config_of(stack_values(workloads=[TRAIN]))
-    (issue,) = [str(i) for i in preflight(config, planned_pools(config), writers=()).issues]
+    (issue,) = [str(i) for i in preflight(config, planned_pools(config), grants=()).issues]
     assert "act as the node service account pathways-dev-nodes@" in issue
     assert "no object access to gs://tpu-pathways-dev-pathways-dev-pathways" in issue
 
@@ -261,7 +261,7 @@ def test_too_few_slices_for_a_job_is_refused(config_of, stack_values):
     config = config_of(stack_values(workloads=[TRAIN]))
     # an owner's pool list in which this pool's only slice is missing: nothing to land on
     pools = [p for p in planned_pools(config) if p.group != "v5e"]
-    (issue,) = [str(i) for i in preflight(config, pools, bucket_writers(config)).issues]
+    (issue,) = [str(i) for i in preflight(config, pools, bucket_grants(config)).issues]
     assert "pool 'v5e' is not among the node pools checked" in issue
 
 
@@ -270,7 +270,7 @@ def test_team_stack_identity_is_reported_unverified():
     from components.stack.loader import STACKS_DIR
 
     config = load_stack("team-research", STACKS_DIR)
-    report = preflight(config, planned_pools(config), bucket_writers(config))
+    report = preflight(config, planned_pools(config), bucket_grants(config))
     assert report.issues == []
     access = report.jobs["nlp/nlp-notebook"]["pathwaysDirAccess"]
     assert access.startswith("unverified")

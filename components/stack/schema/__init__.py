@@ -69,6 +69,7 @@ from components.stack.schema.teams import (
     SYSTEM_NAMESPACE_PREFIXES,
     SYSTEM_NAMESPACES,
     BucketName,
+    DataBucketConfig,
     ScratchBucketConfig,
     TeamConfig,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "ContainerResources",
     "CpuPoolConfig",
     "CustomComponentConfig",
+    "DataBucketConfig",
     "DnsLabel",
     "EnvFromConfigSecret",
     "EnvFromSecret",

@@ -17,16 +17,18 @@ from pydantic import (
 
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
+from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.stack import grammars
 from components.stack.schema.addons import AddonsConfig
-from components.stack.schema.base import NAMESPACE, Label
+from components.stack.schema.base import NAMESPACE, ImageTag, Label
 from components.stack.schema.cluster import ClusterConfig, GcpConfig, ReleaseChannel
 from components.stack.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
 from components.stack.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
-from components.stack.schema.teams import ScratchBucketConfig, TeamConfig
+from components.stack.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
 from components.stack.schema.workloads import (
     EnvFromConfigSecret,
     EnvValue,
+    PathwaysDeployment,
     SecretName,
     SharedServiceConfig,
     WaitForRunningConfig,
@@ -68,6 +70,13 @@ class StackConfig(ConfigModel):
     """JobSet, PathwaysJob controller and Kueue installs."""
     scratch_bucket: ScratchBucketConfig = ScratchBucketConfig()
     """The Pathways scratch bucket."""
+    data_buckets: list[DataBucketConfig] = []
+    """Existing buckets the Pathways pods read or write (datasets, prompts, checkpoints): the
+    node service account gets objectViewer or objectUser on each, no project-wide role. The
+    preflight refuses a gs:// path in a workload that no grant reaches."""
+    pathways_version: ImageTag = PATHWAYS_RELEASE
+    """Pathways release (server and proxy_server image tag) of every workload and shared service
+    that does not set its own; 'latest' only in environment dev."""
     teams: list[TeamConfig] = [TeamConfig(name="pathways")]
     """Team namespaces (each with its workload service account and Kueue LocalQueue)."""
     workloads: list[WorkloadConfig] = []
@@ -109,7 +118,8 @@ class StackConfig(ConfigModel):
         issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
         issues += self._team_quota_issues() + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
-        issues += self._bucket_name_rules()
+        issues += self._bucket_name_rules() + self._data_bucket_issues()
+        issues += self._latest_pathways()
         # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
         # they run after this model validates (``checks.parse_stack_config``).
         if issues:
@@ -127,6 +137,67 @@ class StackConfig(ConfigModel):
     def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
         _raise_duplicates([t.name for t in teams], "team")
         return teams
+
+    def _latest_pathways(self) -> list[ConfigIssue]:
+        """An unpinned release lets a restarted worker pull another build than the running
+        resource manager (the controller pulls with imagePullPolicy Always)."""
+        if self.environment is Environment.DEV:
+            return []
+        keys = [("pathwaysVersion", self.pathways_version)]
+        keys += [
+            (f"workloads[{i}].pathwaysVersion", w.pathways_version)
+            for i, w in enumerate(self.workloads)
+        ]
+        keys += [
+            (f"sharedServices[{i}].pathwaysVersion", s.pathways_version)
+            for i, s in enumerate(self.shared_services)
+        ]
+        return [
+            ConfigIssue(
+                key,
+                f"'{LATEST}' is allowed only in environment dev (this stack is "
+                f"{self.environment.value}): the controller pulls images with imagePullPolicy "
+                "Always, so a restarted worker could run another build than the resource "
+                f"manager; use a Pathways release such as '{PATHWAYS_RELEASE}' (the default)",
+            )
+            for key, version in keys
+            if version == LATEST
+        ]
+
+    def _data_bucket_issues(self) -> list[ConfigIssue]:
+        """One grant per bucket, not the scratch bucket (granted already: a second binding of the
+        same role would drop it when removed), and only where this stack owns the nodes."""
+        issues = []
+        seen: set[str] = set()
+        for i, bucket in enumerate(self.data_buckets):
+            key = f"dataBuckets[{i}].name"
+            if bucket.name in seen:
+                issues.append(ConfigIssue(key, f"{bucket.name!r} is listed more than once"))
+            if bucket.name == self.bucket_name:
+                issues.append(
+                    ConfigIssue(
+                        key,
+                        f"{bucket.name!r} is the scratch bucket, which the node service account "
+                        "already has read-write access to; remove it from dataBuckets",
+                    )
+                )
+            seen.add(bucket.name)
+        if self.data_buckets and not self.creates_cluster:
+            issues.append(ConfigIssue("dataBuckets", self._foreign_nodes_message()))
+        return issues
+
+    def _foreign_nodes_message(self) -> str:
+        if self.owner is not None:
+            return (
+                f"this team stack's Pathways pods act as the node service account of owner stack "
+                f"{self.owner!r} (host network), which only that stack grants; ask it to add the "
+                "buckets to its dataBuckets and remove them here"
+            )
+        return (
+            "needs a cluster this stack creates: the grants go to its node service account; on "
+            "an existing cluster, grant the buckets to its nodes' service account where that "
+            "cluster is managed"
+        )
 
     def _bucket_name_rules(self) -> list[ConfigIssue]:
         """The bucket name, given or derived from project and cluster, against GCS's rules
@@ -344,6 +415,10 @@ class StackConfig(ConfigModel):
     @property
     def creates_cluster(self) -> bool:
         return self.cluster.existing is None
+
+    def pathways_version_of(self, entry: PathwaysDeployment) -> str:
+        """The release a workload or shared service runs: its own, else the stack's."""
+        return entry.pathways_version or self.pathways_version
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)

@@ -14,6 +14,7 @@ from pydantic import (
 
 from components.errors import KeyedError
 from components.model import ConfigModel
+from components.pathways.gcs_access import Access
 from components.stack.schema.base import DnsLabel, pattern
 
 BucketName = Annotated[
@@ -42,6 +43,17 @@ class ScratchBucketConfig(ConfigModel):
         if not self.create and self.name is None:
             raise KeyedError.at("name", "required when create is false")
         return self
+
+
+class DataBucketConfig(ConfigModel):
+    """A bucket the stack's Pathways pods use for data or checkpoints. They run on the host
+    network as the node service account, which gets a role on this bucket only."""
+
+    name: BucketName
+    """Bucket name (an existing bucket; this stack only grants access to it)."""
+    access: Access = Access.READ
+    """read (roles/storage.objectViewer: datasets, prompts) or readWrite
+    (roles/storage.objectUser: checkpoints, outputs)."""
 
 
 # Namespaces Kubernetes, GKE and the installs own: a team stack would own (and on destroy

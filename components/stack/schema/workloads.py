@@ -211,7 +211,8 @@ class PathwaysDeployment(ConfigModel):
     slices: StrictInt = Field(1, ge=1, le=256)
     """Number of slices (at most the pool's slices)."""
     pathways_version: ImageTag | None = None
-    """Pathways image tag (default: latest)."""
+    """Pathways release, the server and proxy_server image tag (default: the stack's
+    pathwaysVersion); 'latest' only in environment dev."""
     max_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
     """Restarts of the whole job before it fails."""
     custom_components: list[CustomComponentConfig] = Field([], max_length=4)

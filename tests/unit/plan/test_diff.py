@@ -658,7 +658,7 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     text = research.read_text()
     for old, new in (
         ("        reservation: research-v5p-reservation\n", "        flexStart: true\n"),
-        ("maxtext:2026-11", "maxtext:2026-12"),
+        ("tpu_pre_training:0.2.3", "tpu_pre_training:0.2.4"),
         (f"      nodeSelector:\n        {RESERVATION_LABEL}: research-v5p-reservation\n", ""),
     ):  # fmt: skip
         assert old in text
@@ -714,5 +714,5 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         ":a6, 1020, 1075",
         "```",
     ]
-    image = "us-docker.pkg.dev/tpu-pathways-research/train/maxtext"
-    assert (f'  - `{CONTAINERS}[main].image`: `"{image}:2026-11"` → `"{image}:2026-12"`') in out
+    image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"
+    assert (f'  - `{CONTAINERS}[main].image`: `"{image}:0.2.3"` → `"{image}:0.2.4"`') in out

@@ -1,0 +1,285 @@
+"""Data buckets and the preflight of every gs:// path a job names: Pathways pods act as the node
+service account (host network), which reaches the scratch bucket and the stack's dataBuckets
+only. Expected values are written out."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ConfigError
+from components.pathways.gcs_access import Access, BucketGrant, GcsUse, gcs_uses, paths_in
+from components.pathways.preflight import preflight_job
+from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
+from components.pathways.spec import (
+    ComponentType,
+    Controller,
+    CustomComponent,
+    DeploymentMode,
+    EnvVar,
+    PathwaysJobSpec,
+    Worker,
+    WorkerType,
+)
+from components.stack.preflight import bucket_grants, planned_pools, preflight
+from components.tpu.machines import machine_type, tpu_host
+
+NODES = "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
+SCRATCH = "tpu-pathways-dev-pathways-dev-pathways"
+TRAIN = {
+    "name": "train",
+    "pool": "v5e",
+    "image": "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:0.2.3",
+    "command": ["python3", "train.py", "--data=gs://acme-datasets/c4/train"],
+    "env": {"OUT": "gs://acme-ckpt/run1"},
+    "resources": {"cpu": "8", "memory": "32Gi"},
+}
+
+
+def _report(config):
+    return preflight(config, planned_pools(config), bucket_grants(config))
+
+
+# --- finding the paths ----------------------------------------------------------------------
+
+
+def test_paths_are_found_inside_flags_and_lists():
+    assert paths_in("--input=gs://my-bucket/prompts/a.jsonl,gs://b.example/x y") == [
+        "gs://my-bucket/prompts/a.jsonl",
+        "gs://b.example/x",
+    ]
+    assert paths_in("gs://just-a-bucket") == ["gs://just-a-bucket"]
+    assert paths_in("no path here: gs:/x, s3://bucket/y") == []
+
+
+def test_every_place_a_job_names_a_path_is_searched():
+    template = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "i",
+                    "command": ["python3", "--in=gs://cmd-bucket/a"],
+                    "args": ["gs://args-bucket/b"],
+                    "env": [
+                        {"name": "DATA", "value": "gs://env-bucket/c"},
+                        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+                    ],
+                }
+            ]
+        }
+    }
+    spec = PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT, template=template),
+        custom_components=[
+            CustomComponent(
+                component_type=ComponentType.WORKER,
+                custom_flags=["--cache=gs://flag-bucket/d"],
+                custom_env=[EnvVar(name="X", value="gs://cenv-bucket/e")],
+            )
+        ],
+        pathways_dir="gs://scratch-bucket/t/j",
+    )
+    assert gcs_uses(spec) == [
+        GcsUse("gs://scratch-bucket/t/j", "pathwaysDir", Access.READ_WRITE),
+        GcsUse("gs://cmd-bucket/a", "command", Access.READ),
+        GcsUse("gs://args-bucket/b", "args", Access.READ),
+        GcsUse("gs://env-bucket/c", "env.DATA", Access.READ),
+        GcsUse("gs://flag-bucket/d", "customComponents[worker].flags", Access.READ),
+        GcsUse("gs://cenv-bucket/e", "customComponents[worker].env.X", Access.READ),
+    ]
+
+
+# --- the stack preflight ----------------------------------------------------------------------
+
+
+def test_an_ungranted_bucket_is_refused_naming_path_identity_and_key(config_of, stack_values):
+    report = _report(config_of(stack_values(workloads=[TRAIN])))
+    assert [str(i) for i in report.issues] == [
+        "workloads[0]: workload 'pathways/train': gs://acme-datasets/c4/train (command) needs "
+        "read access, but its pods run on the host network, so they act as the node service "
+        f"account {NODES} for GCS, which has no object access to gs://acme-datasets; add "
+        "{name: acme-datasets, access: read} to dataBuckets (stack config)",
+        "workloads[0]: workload 'pathways/train': gs://acme-ckpt/run1 (env.OUT) needs read "
+        "access, but its pods run on the host network, so they act as the node service account "
+        f"{NODES} for GCS, which has no object access to gs://acme-ckpt; add "
+        "{name: acme-ckpt, access: read} to dataBuckets (stack config)",
+    ]
+
+
+def test_granted_buckets_pass_and_the_summary_shows_what_the_identity_reaches(
+    config_of, stack_values
+):
+    buckets = [{"name": "acme-datasets"}, {"name": "acme-ckpt", "access": "readWrite"}]
+    config = config_of(stack_values(workloads=[TRAIN], dataBuckets=buckets))
+    report = _report(config)
+    assert report.issues == []
+    job = report.jobs["pathways/train"]
+    assert job["buckets"] == {
+        "acme-ckpt": "readWrite",
+        "acme-datasets": "read",
+        SCRATCH: "readWrite",
+    }
+    granted = f"granted to node service account {NODES}"
+    assert job["gcsPaths"] == [
+        {"path": f"gs://{SCRATCH}/pathways/train", "in": "pathwaysDir", "needs": "readWrite",
+         "access": granted},
+        {"path": "gs://acme-datasets/c4/train", "in": "command", "needs": "read",
+         "access": granted},
+        {"path": "gs://acme-ckpt/run1", "in": "env.OUT", "needs": "read", "access": granted},
+    ]  # fmt: skip
+
+
+def test_the_grants_are_the_scratch_bucket_and_the_data_buckets(config_of, stack_values):
+    config = config_of(stack_values(dataBuckets=[{"name": "acme-datasets"}]))
+    assert bucket_grants(config) == (
+        BucketGrant(NODES, SCRATCH, Access.READ_WRITE),
+        BucketGrant(NODES, "acme-datasets", Access.READ),
+    )
+
+
+def test_a_custom_component_flag_is_checked_too(config_of, stack_values):
+    train = {**TRAIN, "command": ["python3", "t.py"], "env": {}}
+    train["customComponents"] = [{"type": "worker", "flags": ["--x=gs://acme-cache/xla"]}]
+    (issue,) = _report(config_of(stack_values(workloads=[train]))).issues
+    assert "gs://acme-cache/xla (customComponents[worker].flags) needs read access" in str(issue)
+
+
+def test_the_example_serving_stack_grants_its_checkpoint_bucket(example_plan):
+    job = example_plan("serving-v6e").summary["workloads"]["serving/batch-infer"]
+    assert job["buckets"] == {
+        "tpu-pathways-serving-data": "read",
+        "tpu-pathways-serving-pathways-serving-pathways": "readWrite",
+    }
+    assert job["gcsPaths"][1] == {
+        "path": "gs://tpu-pathways-serving-data/gemma3-4b/0/items",
+        "in": "command",
+        "needs": "read",
+        "access": "granted to node service account "
+        "pathways-serving-nodes@tpu-pathways-serving.iam.gserviceaccount.com",
+    }
+
+
+def test_a_team_stack_reports_its_paths_unverified(example_plan):
+    job = example_plan("team-research").summary["workloads"]["nlp/nlp-notebook"]
+    unverified = "unverified: the nodes belong to another stack, whose node identity is not known"
+    assert job["buckets"] == unverified
+    assert [p["access"] for p in job["gcsPaths"]] == [unverified]
+
+
+# --- the Python API: a read grant is not a write grant ----------------------------------------
+
+
+def _v5e_pool(identity: str | None) -> NodePoolModel:
+    labels = {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "2x4",
+        "cloud.google.com/gke-nodepool": "v5e-0",
+    }
+    host = tpu_host("ct5lp-hightpu-4t")
+    return NodePoolModel("v5e-0", "v5e", host, labels, (TPU_TAINT,), 2, 4, identity)
+
+
+def _cpu_pool(identity: str | None) -> NodePoolModel:
+    labels = {"cloud.google.com/gke-nodepool": "cpu-np"}
+    return NodePoolModel(
+        "cpu-np", "cpu-np", machine_type("n2-standard-64"), labels, (), 2, 0, identity
+    )
+
+
+def _headless(pathways_dir: str) -> PathwaysJobSpec:
+    return PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+        pathways_dir=pathways_dir,
+    )
+
+
+def test_a_read_grant_does_not_let_pods_write_their_pathways_dir():
+    pools = [_v5e_pool("n@p.iam"), _cpu_pool("n@p.iam")]
+    grants = [BucketGrant("n@p.iam", "acme-data", Access.READ)]
+    report = preflight_job("j", "ns", _headless("gs://acme-data/j"), pools, grants)
+    assert [str(i) for i in report.issues] == [
+        "spec: PathwaysJob 'ns/j': gs://acme-data/j (pathwaysDir) needs readWrite access, but "
+        "its pods run on the host network, so they act as the node service account n@p.iam for "
+        "GCS, which has only read access to gs://acme-data; grant it roles/storage.objectUser "
+        "on gs://acme-data (a bucket IAM member: DataBucketGrants)"
+    ]
+    written = preflight_job(
+        "j", "ns", _headless("gs://acme-data/j"), pools,
+        [BucketGrant("n@p.iam", "acme-data", Access.READ_WRITE)],
+    )  # fmt: skip
+    assert written.issues == []
+
+
+def test_without_grants_the_python_api_does_not_check_paths():
+    pools = [_v5e_pool("n@p.iam"), _cpu_pool("n@p.iam")]
+    report = preflight_job("j", "ns", _headless("gs://acme-data/j"), pools)
+    assert report.issues == []
+    assert report.jobs["ns/j"]["pathwaysDirAccess"] == "not checked (no bucket grants given)"
+
+
+# --- the dataBuckets key ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("buckets", "expected"),
+    [
+        (
+            [{"name": "acme-data"}, {"name": "acme-data", "access": "readWrite"}],
+            ["dataBuckets[1].name: 'acme-data' is listed more than once"],
+        ),
+        (
+            [{"name": SCRATCH}],
+            [
+                f"dataBuckets[0].name: '{SCRATCH}' is the scratch bucket, which the node service "
+                "account already has read-write access to; remove it from dataBuckets"
+            ],
+        ),
+        (
+            [{"name": "acme-data", "access": "write"}],
+            [
+                "dataBuckets[0].access: 'write' is not allowed: input should be 'read' or "
+                "'readWrite'"
+            ],
+        ),
+    ],
+)
+def test_bad_data_buckets_are_refused(config_error, stack_values, buckets, expected):
+    error = config_error(stack_values(dataBuckets=buckets))
+    assert [str(i).split(" (got")[0] for i in error.issues] == expected
+
+
+def test_a_stack_on_an_existing_cluster_cannot_grant_its_nodes(config_error, stack_values):
+    values = stack_values(
+        scratchBucket={"create": False, "name": "acme-scratch"},
+        dataBuckets=[{"name": "acme-data"}],
+    )
+    values["cluster"] = {"name": "c", "existing": {"name": "c", "location": "us-west4"}}
+    issues = [str(i) for i in config_error(values).issues]
+    assert (
+        "dataBuckets: needs a cluster this stack creates: the grants go to its node service "
+        "account; on an existing cluster, grant the buckets to its nodes' service account where "
+        "that cluster is managed"
+    ) in issues
+
+
+def test_a_team_stack_asks_its_owner_for_data_buckets():
+    from components.plan.engine import load_stack
+    from components.stack.loader import STACKS_DIR
+
+    owner = load_stack("team-research", STACKS_DIR).shared_cluster
+    values = {
+        "owner": "research-v5p",
+        "teams": [{"name": "nlp"}],
+        "dataBuckets": [{"name": "acme-data"}],
+    }
+    from components.stack.checks import parse_stack_config
+
+    with pytest.raises(ConfigError) as raised:
+        parse_stack_config(values, owner=owner)
+    assert [str(i) for i in raised.value.issues] == [
+        "dataBuckets: this team stack's Pathways pods act as the node service account of owner "
+        "stack 'research-v5p' (host network), which only that stack grants; ask it to add the "
+        "buckets to its dataBuckets and remove them here"
+    ]

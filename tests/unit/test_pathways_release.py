@@ -1,0 +1,88 @@
+"""The Pathways release every job runs: one pinned per stack (pathwaysVersion), overridable per
+workload or shared service, 'latest' only in dev; the resolved images in the plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.plan.render import render_workloads
+
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
+NOTEBOOK = {"name": "notebook", "pool": "v5e", "mode": "headless"}
+SERVICE = {"name": "shared", "pool": "v5e"}
+
+
+def test_every_job_runs_the_pinned_release_by_default(example_plan):
+    plan = example_plan("dev")
+    for job in plan.by_type(PATHWAYS_JOB):
+        assert job.inputs["spec"]["pathwaysVersion"] == "jax-0.9.0"
+    assert plan.summary["workloads"]["pathways/hello-train"]["images"] == {
+        "pathways_server": f"{REGISTRY}/server:jax-0.9.0",
+        "proxy_server": f"{REGISTRY}/proxy_server:jax-0.9.0",
+        "worker": f"{REGISTRY}/server:jax-0.9.0",
+        "user": "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:0.2.3",
+    }
+
+
+def test_an_entry_overrides_the_stack_release_and_a_custom_image_wins(plan_of, stack_values):
+    notebook = {
+        **NOTEBOOK,
+        "pathwaysVersion": "jax-0.8.1",
+        "customComponents": [{"type": "worker", "image": "gcr.io/acme/worker:7"}],
+    }
+    plan = plan_of(
+        stack_values(
+            pathwaysVersion="jax-0.7.2",
+            workloads=[notebook],
+            sharedServices=[SERVICE],
+            addons={"kueue": {"enabled": True}},
+        )
+    )
+    jobs = plan.summary["workloads"]
+    assert jobs["pathways/notebook"]["images"] == {
+        "pathways_server": f"{REGISTRY}/server:jax-0.8.1",
+        "proxy_server": f"{REGISTRY}/proxy_server:jax-0.8.1",
+        "worker": "gcr.io/acme/worker:7",
+        "user": None,
+    }
+    assert jobs["default/shared"]["images"]["pathways_server"] == f"{REGISTRY}/server:jax-0.7.2"
+    spec = plan.get(PATHWAYS_JOB, "pathways-dev-pathways-shared").inputs["spec"]
+    assert spec["pathwaysVersion"] == "jax-0.7.2"
+
+
+@pytest.mark.parametrize("environment", ["staging", "production"])
+def test_latest_is_refused_outside_dev_naming_each_key(config_error, stack_values, environment):
+    values = stack_values(
+        environment=environment,
+        pathwaysVersion="latest",
+        workloads=[{**NOTEBOOK, "pathwaysVersion": "latest"}],
+        sharedServices=[{**SERVICE, "pathwaysVersion": "latest"}],
+    )
+    issues = config_error(values).issues
+    message = (
+        f"'latest' is allowed only in environment dev (this stack is {environment}): the "
+        "controller pulls images with imagePullPolicy Always, so a restarted worker could run "
+        "another build than the resource manager; use a Pathways release such as 'jax-0.9.0' "
+        "(the default)"
+    )
+    assert [str(i) for i in issues if "latest" in str(i)] == [
+        f"pathwaysVersion: {message}",
+        f"workloads[0].pathwaysVersion: {message}",
+        f"sharedServices[0].pathwaysVersion: {message}",
+    ]
+
+
+def test_latest_is_allowed_in_dev(config_of, stack_values):
+    config = config_of(stack_values(pathwaysVersion="latest", workloads=[NOTEBOOK]))
+    assert config.pathways_version == "latest"
+
+
+def test_the_plan_line_names_the_images_and_buckets(example_plan):
+    lines = render_workloads(example_plan("dev")).splitlines()
+    notebook = next(line for line in lines if line.startswith("  pathways/notebook:"))
+    assert notebook.endswith(
+        f"; server {REGISTRY}/server:jax-0.9.0, proxy {REGISTRY}/proxy_server:jax-0.9.0, "
+        f"worker {REGISTRY}/server:jax-0.9.0; "
+        "buckets tpu-pathways-dev-pathways-dev-pathways (readWrite)"
+    )
