@@ -28,7 +28,7 @@ from components.plan.diff_rules import (
     ZONE_PATHS,
 )
 from components.plan.model import SECRET, Plan
-from components.tokens import CLUSTER
+from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX
 from components.tpu.catalog import is_tpu_machine_type
 from components.tpu.pricing import PriceTable
 
@@ -139,7 +139,8 @@ def _replace_reason(
         if _covers(rule, path, before, after):
             return f"options.replaceOnChanges {rule!r}"
     tables = [FORCE_NEW.get(type_token), GKE_IMMUTABLE.get(type_token)]
-    if type_token.startswith("kubernetes:") and not type_token.startswith("kubernetes:yaml"):
+    yaml = type_token.startswith(KUBERNETES_YAML_PREFIX)
+    if type_token.startswith(KUBERNETES_PREFIX) and not yaml:
         tables.append(KUBERNETES)
     for rules in tables:
         if rules is None:

@@ -41,6 +41,7 @@ from components.stack.preflight import bucket_writers, planned_pools, preflight
 from components.stack.program import build_stack, tpu_summary
 from components.stack.schema import StackConfig
 from components.stack.shared_cluster import OUTPUT
+from components.tokens import STACK
 
 # Where an engine may also pass config to a program (read by pulumi.runtime.config).
 _ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
@@ -58,7 +59,7 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
+        if request.type != STACK:
             record = _record(response.urn, request)
             with self._lock:
                 self.registrations.append(record)

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from components.tokens import KUBERNETES_PREFIX
+
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"  # known only after the cloud creates the resource
 
@@ -32,7 +34,7 @@ class PlannedResource:
 
     @property
     def is_kubernetes_object(self) -> bool:
-        return self.custom and self.type.startswith("kubernetes:") and "kind" in self.inputs
+        return self.custom and self.type.startswith(KUBERNETES_PREFIX) and "kind" in self.inputs
 
 
 @dataclass

@@ -10,7 +10,30 @@ from typing import Any
 
 from components.plan.model import SECRET, UNKNOWN
 from components.stack.schema import Environment
-from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PRIORITY_CLASS, SERVICE_ACCOUNT
+from components.tokens import (
+    BUCKET_ACCESS_CONTROL,
+    BUCKET_ACL,
+    BUCKET_IAM_BINDING,
+    BUCKET_IAM_MEMBER,
+    BUCKET_IAM_POLICY,
+    CLUSTER,
+    CONFIG_FILE,
+    DEFAULT_OBJECT_ACCESS_CONTROL,
+    DEFAULT_OBJECT_ACL,
+    FIREWALL,
+    NETWORK,
+    NODE_POOL,
+    OBJECT_ACCESS_CONTROL,
+    OBJECT_ACL,
+    PRIORITY_CLASS,
+    PROJECT_IAM_BINDING,
+    PROJECT_IAM_MEMBER,
+    PROJECT_IAM_POLICY,
+    ROUTER,
+    ROUTER_NAT,
+    SERVICE_ACCOUNT,
+    SUBNETWORK,
+)
 
 # Where each storage access resource names who gets access.
 IAM_MEMBER = "member"
@@ -19,24 +42,24 @@ IAM_POLICY = "policyData"
 ACL_ENTITY = "entity"
 ACL_ROLE_ENTITIES = "roleEntities"
 BUCKET_ACCESS_TYPES: dict[str, str] = {
-    "gcp:storage/bucketIAMMember:BucketIAMMember": IAM_MEMBER,
-    "gcp:storage/bucketIAMBinding:BucketIAMBinding": IAM_MEMBERS,
-    "gcp:storage/bucketIAMPolicy:BucketIAMPolicy": IAM_POLICY,
-    "gcp:storage/bucketAccessControl:BucketAccessControl": ACL_ENTITY,
-    "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl": ACL_ENTITY,
-    "gcp:storage/objectAccessControl:ObjectAccessControl": ACL_ENTITY,
-    "gcp:storage/bucketACL:BucketACL": ACL_ROLE_ENTITIES,
-    "gcp:storage/defaultObjectACL:DefaultObjectACL": ACL_ROLE_ENTITIES,
-    "gcp:storage/objectACL:ObjectACL": ACL_ROLE_ENTITIES,
+    BUCKET_IAM_MEMBER: IAM_MEMBER,
+    BUCKET_IAM_BINDING: IAM_MEMBERS,
+    BUCKET_IAM_POLICY: IAM_POLICY,
+    BUCKET_ACCESS_CONTROL: ACL_ENTITY,
+    DEFAULT_OBJECT_ACCESS_CONTROL: ACL_ENTITY,
+    OBJECT_ACCESS_CONTROL: ACL_ENTITY,
+    BUCKET_ACL: ACL_ROLE_ENTITIES,
+    DEFAULT_OBJECT_ACL: ACL_ROLE_ENTITIES,
+    OBJECT_ACL: ACL_ROLE_ENTITIES,
 }
 PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 PUBLIC_PREDEFINED_ACLS = ("publicRead", "publicReadWrite")
 
 # Project IAM resources and where their roles are.
 PROJECT_IAM_TYPES: dict[str, str] = {
-    "gcp:projects/iAMMember:IAMMember": "role",
-    "gcp:projects/iAMBinding:IAMBinding": "role",
-    "gcp:projects/iAMPolicy:IAMPolicy": IAM_POLICY,
+    PROJECT_IAM_MEMBER: "role",
+    PROJECT_IAM_BINDING: "role",
+    PROJECT_IAM_POLICY: IAM_POLICY,
 }
 # GCP's basic (formerly "primitive") roles: project-wide, far beyond what nodes need.
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
@@ -45,11 +68,11 @@ BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 # of these takes running workloads down (a CRD's deletion deletes every object of it).
 NETWORK_TYPES = frozenset(
     {
-        "gcp:compute/network:Network",
-        "gcp:compute/subnetwork:Subnetwork",
-        "gcp:compute/firewall:Firewall",
-        "gcp:compute/router:Router",
-        "gcp:compute/routerNat:RouterNat",
+        NETWORK,
+        SUBNETWORK,
+        FIREWALL,
+        ROUTER,
+        ROUTER_NAT,
     }
 )
 PROTECTED_IN_PRODUCTION = frozenset(
