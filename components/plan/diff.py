@@ -28,8 +28,8 @@ from components.plan.diff_rules import (
     ZONE_PATHS,
 )
 from components.plan.model import SECRET, Plan
-from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX
-from components.tpu.catalog import is_tpu_machine_type
+from components.plan.views import Bound, ClusterView, NodePoolView
+from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX, NODE_POOL
 from components.tpu.pricing import PriceTable
 
 # The wire signature Pulumi gives a secret value; plan documents already hide secrets, but a
@@ -205,18 +205,14 @@ def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceC
     )
 
 
-def _tpu_hosts(type_token: str, inputs: dict[str, Any]) -> int:
-    """Hosts of a TPU node pool: its node count, else its autoscaling maximum (flex-start)."""
-    if type_token not in ZONE_PATHS:
+def _tpu_hosts(type_token: str, inputs: dict[str, Any]) -> int | None:
+    """Hosts of a TPU node pool, every zone: the most nodes it can have (its node count, or its
+    autoscaling maximum, e.g. flex-start); None when the plan does not know them; 0 for anything
+    that is not a TPU node pool."""
+    pool = NodePoolView(inputs)
+    if type_token != NODE_POOL or not pool.is_tpu:
         return 0
-    machine = (inputs.get("nodeConfig") or {}).get("machineType")
-    if not isinstance(machine, str) or not is_tpu_machine_type(machine):
-        return 0
-    autoscaling = inputs.get("autoscaling") or {}
-    for count in (inputs.get("nodeCount"), autoscaling.get("totalMaxNodeCount")):
-        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
-            return count
-    return 1
+    return pool.node_count(Bound.MAXIMUM).nodes
 
 
 def _whole(resource: dict[str, Any], kind: str) -> ResourceChange:
@@ -285,8 +281,7 @@ def diff_plans(
 def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
     for resource in resources:
         if resource["type"] == CLUSTER:
-            name = (resource.get("inputs") or {}).get("name")
-            return name if isinstance(name, str) else resource.get("name")
+            return ClusterView(resource.get("inputs") or {}).name or resource.get("name")
     return None
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from components.plan.model import Plan, PlannedResource
+from components.plan.views import MISSING, value_at
 from components.tokens import (
     BUCKET,
     BUCKET_IAM_MEMBER,
@@ -71,23 +72,14 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
 _DEFAULT_KEYS = ("name", "metadata.name", "metadata.namespace")
 
 
-def lookup(inputs: dict[str, Any], path: str) -> Any:
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def _compact(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def _describe(resource: PlannedResource) -> str:
     keys = _KEY_INPUTS.get(resource.type, _DEFAULT_KEYS)
-    shown = [(k, lookup(resource.inputs, k)) for k in keys]
-    return " ".join(f"{k}={_compact(v)}" for k, v in shown if v is not None)
+    shown = [(k, value_at(resource.inputs, k)) for k in keys]
+    return " ".join(f"{k}={_compact(v)}" for k, v in shown if v is not MISSING)
 
 
 def render_tree(plan: Plan) -> str:

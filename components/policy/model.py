@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.plan.model import SECRET, UNKNOWN
+from components.plan.views import MISSING, is_unknown, value_at
 from components.stack.schema import Environment
 from components.tokens import (
     BUCKET_ACCESS_CONTROL,
@@ -82,7 +82,6 @@ PROTECTED_IN_PRODUCTION = frozenset(
 )
 
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-MISSING = object()
 
 
 # --- what a rule sees ---------------------------------------------------------------------
@@ -141,28 +140,6 @@ class Rule:
 # --- reading wire values ----------------------------------------------------------------
 
 
-def lookup(inputs: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path, ``MISSING`` when a step is absent (or not a mapping)."""
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or value.get(part) is None:
-            return MISSING
-        value = value[part]
-    return value
-
-
-def is_unknown(value: Any) -> bool:
-    """Not visible to a rule: computed by the cloud later, or a secret."""
-    return isinstance(value, str) and value in (UNKNOWN, SECRET)
-
-
-def number(value: Any) -> int | float | None:
-    """A wire number (the engine sends floats) as an int when whole; None if not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if float(value).is_integer() else value
-
-
 def show(value: Any) -> str:
     if value is MISSING:
         return "not set"
@@ -173,7 +150,7 @@ def expect(path: str, want: Any, why: str, *, default: Any = MISSING) -> Check:
     """A check that ``path`` equals ``want``; ``default`` is the provider's value when unset."""
 
     def check(resource: Resource, _: StackContext) -> Iterator[str]:
-        value = lookup(resource.inputs, path)
+        value = value_at(resource.inputs, path)
         effective = default if value is MISSING else value
         if is_unknown(effective) or (effective == want and type(effective) is type(want)):
             return
@@ -224,8 +201,8 @@ def grantees(resource: Resource) -> list[str]:
             m for b in policy_bindings(inputs.get(kind)) for m in as_list(b.get(IAM_MEMBERS))
         ]
     elif kind == ACL_ROLE_ENTITIES:
-        pairs = as_list(lookup(inputs, kind))
+        pairs = as_list(value_at(inputs, kind))
         members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
     else:
-        members = as_list(lookup(inputs, kind))
+        members = as_list(value_at(inputs, kind))
     return [m for m in members if isinstance(m, str) and not is_unknown(m)]

@@ -23,12 +23,12 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, value_at
 from components.policy.model import (
     BASIC_ROLES,
     BUCKET_ACCESS_TYPES,
     DEFAULT_COMPUTE_SA_SUFFIX,
     IAM_POLICY,
-    MISSING,
     PROJECT_IAM_TYPES,
     PROTECTED_IN_PRODUCTION,
     PUBLIC_MEMBERS,
@@ -41,9 +41,6 @@ from components.policy.model import (
     expect,
     grantees,
     in_production,
-    is_unknown,
-    lookup,
-    number,
     policy_bindings,
     show,
 )
@@ -54,7 +51,7 @@ from components.tpu import catalog
 
 
 def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
-    pool = lookup(resource.inputs, "workloadIdentityConfig.workloadPool")
+    pool = value_at(resource.inputs, "workloadIdentityConfig.workloadPool")
     if pool is MISSING or pool == "":
         yield (
             "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have "
@@ -64,8 +61,8 @@ def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
 
 
 def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
-    authorized = lookup(resource.inputs, "masterAuthorizedNetworksConfig")
-    dns_endpoint = lookup(resource.inputs, "controlPlaneEndpointsConfig.dnsEndpointConfig")
+    authorized = value_at(resource.inputs, "masterAuthorizedNetworksConfig")
+    dns_endpoint = value_at(resource.inputs, "controlPlaneEndpointsConfig.dnsEndpointConfig")
     if authorized is MISSING and dns_endpoint is MISSING:
         yield (
             "neither masterAuthorizedNetworksConfig nor "
@@ -75,7 +72,7 @@ def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
 
 
 def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
-    blocks = lookup(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
+    blocks = value_at(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
     for block in as_list(blocks):
         cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
         if isinstance(cidr, str) and _is_everywhere(cidr):
@@ -94,7 +91,7 @@ def _is_everywhere(cidr: str) -> bool:
 
 
 def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
-    account = lookup(resource.inputs, "nodeConfig.serviceAccount")
+    account = value_at(resource.inputs, "nodeConfig.serviceAccount")
     if is_unknown(account):
         return
     if account is MISSING or account in ("", "default"):
@@ -110,21 +107,6 @@ def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
         )
 
 
-def _pool_size(inputs: Mapping[str, Any]) -> int | None:
-    """Nodes of the pool: its fixed count, else its autoscaling maximum, else its initial count."""
-    for path in (
-        "nodeCount",
-        "autoscaling.totalMaxNodeCount",
-        "autoscaling.maxNodeCount",
-        "initialNodeCount",
-    ):
-        value = lookup(inputs, path)
-        if value is not MISSING:
-            size = number(value)
-            return size if isinstance(size, int) else None
-    return None
-
-
 def _tpu_hosts(machine_type: str, topology: str) -> int | None:
     """Hosts of the slice, from the TPU catalog; None for a machine type it does not know.
     Raises CatalogError when the topology does not exist for the machine type."""
@@ -135,16 +117,16 @@ def _tpu_hosts(machine_type: str, topology: str) -> int | None:
 
 
 def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
-    machine = lookup(resource.inputs, "nodeConfig.machineType")
+    machine = value_at(resource.inputs, "nodeConfig.machineType")
     if not catalog.is_tpu_machine_type(machine):
         return
-    placement = lookup(resource.inputs, "placementPolicy")
+    placement = value_at(resource.inputs, "placementPolicy")
     if is_unknown(placement):
         return
     placement = placement if isinstance(placement, Mapping) else {}
     topology = placement.get("tpuTopology")
     kind = placement.get("type")
-    nodes = _pool_size(resource.inputs)
+    nodes = NodePoolView(resource.inputs).node_count(Bound.MAXIMUM).nodes
 
     hosts = None
     if isinstance(topology, str) and not is_unknown(topology):
@@ -192,7 +174,7 @@ def _workload_policy_placement(
     """Multi-host Ironwood slices: GKE places them with a workload policy named in
     placementPolicy.policyName; Compute Engine refuses COMPACT (group) placement for these
     machine types (GKE docs, "About Ironwood (TPU7x) in GKE"; XPK 1.16 xpk/core/nodepool.py)."""
-    if lookup(placement, "policyName") in (MISSING, None, ""):
+    if value_at(placement, "policyName") in (MISSING, None, ""):
         yield (
             f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.policyName: "
             "a HIGH_THROUGHPUT workload policy with the slice's accelerator topology (GKE "
@@ -208,10 +190,10 @@ def _workload_policy_placement(
 
 
 def _capacity_type(resource: Resource, _: StackContext) -> Iterator[str]:
-    node_config = lookup(resource.inputs, "nodeConfig")
+    node_config = value_at(resource.inputs, "nodeConfig")
     if not isinstance(node_config, Mapping):
         return
-    reservation = lookup(node_config, "reservationAffinity.consumeReservationType")
+    reservation = value_at(node_config, "reservationAffinity.consumeReservationType")
     flags = {
         "spot": node_config.get("spot") is True,
         "preemptible": node_config.get("preemptible") is True,
@@ -263,7 +245,7 @@ def _no_basic_roles(resource: Resource, _: StackContext) -> Iterator[str]:
     if where == IAM_POLICY:
         roles = [b.get("role") for b in policy_bindings(resource.inputs.get(where))]
     else:
-        roles = as_list(lookup(resource.inputs, where))
+        roles = as_list(value_at(resource.inputs, where))
     for role in dict.fromkeys(r for r in roles if r in BASIC_ROLES):
         yield (
             f"grants the basic role {role!r}: project-wide access far beyond what node service "
