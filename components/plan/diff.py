@@ -27,7 +27,7 @@ from components.plan.diff_rules import (
     RECREATES_NODES,
     ZONE_PATHS,
 )
-from components.plan.model import SECRET, Plan
+from components.plan.model import SECRET, TPU_COUNTS, Plan
 from components.plan.views import Bound, ClusterView, NodePoolView
 from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX, NODE_POOL
 from components.tpu.pricing import PriceTable
@@ -231,7 +231,7 @@ def _capacity(before: dict | None, after: dict | None) -> dict[str, dict[str, di
         return ((document or {}).get("summary") or {}).get("tpu") or {}
 
     old, new = tpu(before), tpu(after)
-    empty = {"pools": 0, "slices": 0, "hosts": 0, "chips": 0}
+    empty = dict.fromkeys(TPU_COUNTS, 0)
     return {
         generation: {"before": old.get(generation, empty), "after": new.get(generation, empty)}
         for generation in sorted(set(old) | set(new))

@@ -12,6 +12,8 @@ from components.tokens import KUBERNETES_PREFIX
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"  # known only after the cloud creates the resource
+# The counts per TPU generation of ``summary.tpu``, in the order the plan document lists them.
+TPU_COUNTS = ("pools", "slices", "hosts", "chips")
 
 
 @dataclass(frozen=True)
