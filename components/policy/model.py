@@ -126,13 +126,15 @@ class Rule:
     types: frozenset[str]
     check: Check
     type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
+    production_only: bool = False  # checked in production stacks only (docs/policy.md says so)
 
     def applies_to(self, type_token: str) -> bool:
         return type_token in self.types or type_token.startswith(self.type_prefixes)
 
     def violations(self, resource: Resource, context: StackContext) -> list[str]:
-        """Messages naming the resource, one per problem; none for other resource types."""
-        if not self.applies_to(resource.type):
+        """Messages naming the resource, one per problem; none for other resource types, nor
+        outside production for a production-only rule."""
+        if not self.applies_to(resource.type) or (self.production_only and not context.production):
             return []
         return [f"{resource.label}: {problem}" for problem in self.check(resource, context)]
 
@@ -165,13 +167,6 @@ def all_of(*checks: Check) -> Check:
             yield from each(resource, context)
 
     return check
-
-
-def in_production(check: Check) -> Check:
-    def gated(resource: Resource, context: StackContext) -> Iterable[str]:
-        return check(resource, context) if context.production else ()
-
-    return gated
 
 
 def policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:

@@ -40,7 +40,6 @@ from components.policy.model import (
     as_list,
     expect,
     grantees,
-    in_production,
     policy_bindings,
     show,
 )
@@ -293,7 +292,8 @@ RULES: tuple[Rule, ...] = (
         "cluster-deletion-protection",
         "Production GKE clusters set deletionProtection.",
         _CLUSTER_TYPES,
-        in_production(expect("deletionProtection", True, "production clusters refuse deletion")),
+        expect("deletionProtection", True, "production clusters refuse deletion"),
+        production_only=True,
     ),
     Rule(
         "node-service-account",
@@ -359,8 +359,9 @@ RULES: tuple[Rule, ...] = (
         "Production clusters, node pools, network, node service account and its project grants, "
         "installs and Kueue objects set the protect resource option.",
         PROTECTED_IN_PRODUCTION,
-        in_production(_protected),
+        _protected,
         type_prefixes=(KUEUE_TYPE_PREFIX,),
+        production_only=True,
     ),
     Rule(
         "bucket-public-access",
@@ -380,12 +381,11 @@ RULES: tuple[Rule, ...] = (
         "bucket-retention",
         "Production buckets are not force-destroyed and survive a `pulumi destroy`.",
         frozenset({BUCKET}),
-        in_production(
-            all_of(
-                expect("forceDestroy", False, "objects are never deleted with it", default=False),
-                _bucket_retained,
-            )
+        all_of(
+            expect("forceDestroy", False, "objects are never deleted with it", default=False),
+            _bucket_retained,
         ),
+        production_only=True,
     ),
     Rule(
         "bucket-iam-no-public",
