@@ -116,16 +116,17 @@ def _tpu_hosts(machine_type: str, topology: str) -> int | None:
 
 
 def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
-    machine = value_at(resource.inputs, "nodeConfig.machineType")
-    if not catalog.is_tpu_machine_type(machine):
+    pool = NodePoolView(resource.inputs)
+    if not pool.is_tpu:
         return
+    machine = pool.machine_type
     placement = value_at(resource.inputs, "placementPolicy")
     if is_unknown(placement):
         return
     placement = placement if isinstance(placement, Mapping) else {}
     topology = placement.get("tpuTopology")
     kind = placement.get("type")
-    nodes = NodePoolView(resource.inputs).node_count(Bound.MAXIMUM).nodes
+    nodes = pool.node_count(Bound.MAXIMUM).nodes
 
     hosts = None
     if isinstance(topology, str) and not is_unknown(topology):
