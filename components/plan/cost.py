@@ -3,11 +3,14 @@
 Everything is read from the plan document's node pool resources, so a saved ``plan --json`` of
 another commit is priced exactly like the current plan:
 
-- TPU pools: chips per host from the catalog's machine type, times the node count (flex-start
-  pools: the autoscaling maximum, what the pool grows to when capacity is granted); the capacity
-  type from ``nodeConfig`` (spot, flexStart, reservationAffinity; otherwise on-demand).
+- TPU pools: chips per host from the catalog's machine type, times the most nodes the pool can
+  have (its fixed count, or its autoscaling maximum: a flex-start pool's is what it grows to
+  when capacity is granted); the capacity type from ``nodeConfig`` (spot, flexStart,
+  reservationAffinity; otherwise on-demand).
 - The CPU pool: vCPUs and memory of its machine type, times its autoscaling minimum (the
-  baseline it always runs).
+  baseline it always runs), else its fixed count.
+
+Node counts, zones, regions and capacity types are read by ``components.plan.views``.
 
 Prices come from ``components/tpu/data/prices.yaml`` and the stack's ``pricing`` overrides, which
 the plan records in ``summary.cost.overrides``. A pool without a price is listed as not priced
@@ -23,6 +26,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from components.plan.model import UNKNOWN, Plan
+from components.plan.views import Bound, NodePoolView
 from components.stack.schema import CapacityType
 from components.tokens import NODE_POOL
 from components.tpu import catalog
@@ -30,6 +34,7 @@ from components.tpu.machines import machine_type
 from components.tpu.pricing import PriceTable, PricingOverrides, price_table
 
 GIB = 1024**3
+UNKNOWN_COUNT = "node count not known before deploy"
 
 
 @dataclass(frozen=True)
@@ -65,78 +70,25 @@ def _tpu_machines() -> dict[str, tuple[str, int]]:
     return {s.machine_type: (s.generation.value, s.chips_per_host) for s in catalog.all_shapes()}
 
 
-def _get(inputs: dict[str, Any], path: str) -> Any:
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def pool_region(inputs: dict[str, Any]) -> str | None:
-    """The region a node pool's nodes run in: from its zone, else its location."""
-    zones = inputs.get("nodeLocations")
-    place = zones[0] if isinstance(zones, list) and zones else inputs.get("location")
-    if not isinstance(place, str) or place == UNKNOWN:
-        return None
-    region, _, suffix = place.rpartition("-")
-    return region if len(suffix) == 1 and region else place
-
-
-def capacity_type(inputs: dict[str, Any]) -> str:
-    """onDemand, spot, reservation or flexStart, from the node config."""
-    config = inputs.get("nodeConfig") or {}
-    if config.get("flexStart") is True:
-        return CapacityType.FLEX_START.value
-    if config.get("spot") is True or config.get("preemptible") is True:
-        return CapacityType.SPOT.value
-    affinity = _get(config, "reservationAffinity.consumeReservationType")
-    if affinity in ("SPECIFIC_RESERVATION", "ANY_RESERVATION"):
-        return CapacityType.RESERVATION.value
-    return CapacityType.ON_DEMAND.value
-
-
-def _zones(inputs: dict[str, Any]) -> int:
-    zones = inputs.get("nodeLocations")
-    return len(zones) if isinstance(zones, list) and zones else 1
-
-
-def _tpu_nodes(inputs: dict[str, Any], capacity: str) -> tuple[int | None, str]:
-    autoscaling = inputs.get("autoscaling") or {}
-    if capacity == CapacityType.FLEX_START.value:
-        total = _count(autoscaling.get("totalMaxNodeCount"))
-        per_zone = _count(autoscaling.get("maxNodeCount"))
-        if total is not None:
-            return total, "flex-start: at its autoscaling maximum"
-        if per_zone is not None:
-            return per_zone * _zones(inputs), "flex-start: at its autoscaling maximum"
+def _tpu_nodes(pool: NodePoolView) -> tuple[int | None, str]:
+    """A TPU pool at the most nodes it can have: its fixed count, or its autoscaling maximum
+    (flex-start: what it grows to when capacity is granted)."""
+    found = pool.node_count(Bound.MAXIMUM)
+    if pool.flex_start and not found.autoscaled:
         return None, "flex-start pool without an autoscaling maximum"
-    per_zone = _count(inputs.get("nodeCount"))
-    if per_zone is None:
-        per_zone = _count(inputs.get("initialNodeCount"))
-    if per_zone is None:
-        return None, "node count not known before deploy"
-    return per_zone * _zones(inputs), ""
+    if found.nodes is None:
+        return None, UNKNOWN_COUNT
+    if not found.autoscaled:
+        return found.nodes, ""
+    return found.nodes, f"{'flex-start: ' if pool.flex_start else ''}at its autoscaling maximum"
 
 
-def _cpu_nodes(inputs: dict[str, Any]) -> tuple[int | None, str]:
-    autoscaling = inputs.get("autoscaling") or {}
-    total = _count(autoscaling.get("totalMinNodeCount"))
-    if total is not None:
-        return total, "at its autoscaling minimum"
-    per_zone = _count(autoscaling.get("minNodeCount"))
-    if per_zone is not None:
-        return per_zone * _zones(inputs), "at its autoscaling minimum"
-    for key in ("nodeCount", "initialNodeCount"):
-        count = _count(inputs.get(key))
-        if count is not None:
-            return count * _zones(inputs), ""
-    return None, "node count not known before deploy"
+def _cpu_nodes(pool: NodePoolView) -> tuple[int | None, str]:
+    """A CPU pool at the baseline it always runs: its autoscaling minimum, or its fixed count."""
+    found = pool.node_count(Bound.MINIMUM)
+    if found.nodes is None:
+        return None, UNKNOWN_COUNT
+    return found.nodes, "at its autoscaling minimum" if found.autoscaled else ""
 
 
 def _join(*notes: str) -> str:
@@ -149,14 +101,13 @@ def price_pool(
     """The cost of one node pool resource of a plan document (None for other resources)."""
     if resource.get("type") != NODE_POOL:
         return None
-    inputs = resource.get("inputs") or {}
-    machine = _get(inputs, "nodeConfig.machineType")
-    machine = machine if isinstance(machine, str) else UNKNOWN
-    capacity = capacity_type(inputs)
-    region = overrides.region or pool_region(inputs)
+    pool = NodePoolView(resource.get("inputs") or {})
+    machine = pool.machine_type if isinstance(pool.machine_type, str) else UNKNOWN
+    capacity = pool.capacity.value
+    region = overrides.region or pool.region
     common = {
         "urn": resource.get("urn", ""),
-        "pool": inputs.get("name") if isinstance(inputs.get("name"), str) else resource["name"],
+        "pool": pool.name or resource["name"],
         "machine_type": machine,
         "capacity": capacity,
         "region": region,
@@ -164,7 +115,7 @@ def price_pool(
     tpu = _tpu_machines().get(machine)
     if tpu is not None:
         generation, chips_per_host = tpu
-        nodes, note = _tpu_nodes(inputs, capacity)
+        nodes, note = _tpu_nodes(pool)
         chips = None if nodes is None else nodes * chips_per_host
         override = overrides.chip_hour(generation, capacity)
         if override is not None:
@@ -182,7 +133,7 @@ def price_pool(
             hourly=hourly,
             basis=_join(basis, note),
         )
-    nodes, note = _cpu_nodes(inputs)
+    nodes, note = _cpu_nodes(pool)
     return PoolCost(
         **common,
         kind="cpu",

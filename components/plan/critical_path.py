@@ -34,8 +34,8 @@ from typing import Any
 import yaml
 
 from components.plan.model import PlannedResource
+from components.plan.views import NodePoolView, value_at
 from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PATHWAYS_JOB
-from components.tpu.catalog import is_tpu_machine_type
 
 DURATIONS_PATH = Path(__file__).resolve().parent / "data" / "durations.yaml"
 
@@ -63,19 +63,10 @@ class Duration:
 NO_TIME = Duration(0, 0, "component", "does no work of its own")
 
 
-def lookup(inputs: Mapping[str, Any], path: str) -> Any:
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def _matches(when: Mapping[str, Any] | None, inputs: Mapping[str, Any]) -> bool:
     if not when:
         return True
-    value = lookup(inputs, when["input"])
+    value = value_at(inputs, when["input"])
     if "equals" in when:
         return value == when["equals"]
     prefixes = when.get("prefix", ())
@@ -114,8 +105,7 @@ def default_table() -> DurationTable:
 
 
 def is_tpu_node_pool(resource: PlannedResource) -> bool:
-    machine = lookup(resource.inputs, "nodeConfig.machineType")
-    return resource.type == NODE_POOL and is_tpu_machine_type(machine)
+    return resource.type == NODE_POOL and NodePoolView(resource.inputs).is_tpu
 
 
 def as_resource(value: PlannedResource | Mapping[str, Any]) -> PlannedResource:

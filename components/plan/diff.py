@@ -27,9 +27,9 @@ from components.plan.diff_rules import (
     RECREATES_NODES,
     ZONE_PATHS,
 )
-from components.plan.model import SECRET, Plan
-from components.tokens import CLUSTER
-from components.tpu.catalog import is_tpu_machine_type
+from components.plan.model import SECRET, TPU_COUNTS, Plan
+from components.plan.views import Bound, ClusterView, NodePoolView
+from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX, NODE_POOL
 from components.tpu.pricing import PriceTable
 
 # The wire signature Pulumi gives a secret value; plan documents already hide secrets, but a
@@ -139,7 +139,8 @@ def _replace_reason(
         if _covers(rule, path, before, after):
             return f"options.replaceOnChanges {rule!r}"
     tables = [FORCE_NEW.get(type_token), GKE_IMMUTABLE.get(type_token)]
-    if type_token.startswith("kubernetes:") and not type_token.startswith("kubernetes:yaml"):
+    yaml = type_token.startswith(KUBERNETES_YAML_PREFIX)
+    if type_token.startswith(KUBERNETES_PREFIX) and not yaml:
         tables.append(KUBERNETES)
     for rules in tables:
         if rules is None:
@@ -204,18 +205,14 @@ def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceC
     )
 
 
-def _tpu_hosts(type_token: str, inputs: dict[str, Any]) -> int:
-    """Hosts of a TPU node pool: its node count, else its autoscaling maximum (flex-start)."""
-    if type_token not in ZONE_PATHS:
+def _tpu_hosts(type_token: str, inputs: dict[str, Any]) -> int | None:
+    """Hosts of a TPU node pool, every zone: the most nodes it can have (its node count, or its
+    autoscaling maximum, e.g. flex-start); None when the plan does not know them; 0 for anything
+    that is not a TPU node pool."""
+    pool = NodePoolView(inputs)
+    if type_token != NODE_POOL or not pool.is_tpu:
         return 0
-    machine = (inputs.get("nodeConfig") or {}).get("machineType")
-    if not isinstance(machine, str) or not is_tpu_machine_type(machine):
-        return 0
-    autoscaling = inputs.get("autoscaling") or {}
-    for count in (inputs.get("nodeCount"), autoscaling.get("totalMaxNodeCount")):
-        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
-            return count
-    return 1
+    return pool.node_count(Bound.MAXIMUM).nodes
 
 
 def _whole(resource: dict[str, Any], kind: str) -> ResourceChange:
@@ -234,7 +231,7 @@ def _capacity(before: dict | None, after: dict | None) -> dict[str, dict[str, di
         return ((document or {}).get("summary") or {}).get("tpu") or {}
 
     old, new = tpu(before), tpu(after)
-    empty = {"pools": 0, "slices": 0, "hosts": 0, "chips": 0}
+    empty = dict.fromkeys(TPU_COUNTS, 0)
     return {
         generation: {"before": old.get(generation, empty), "after": new.get(generation, empty)}
         for generation in sorted(set(old) | set(new))
@@ -284,8 +281,7 @@ def diff_plans(
 def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
     for resource in resources:
         if resource["type"] == CLUSTER:
-            name = (resource.get("inputs") or {}).get("name")
-            return name if isinstance(name, str) else resource.get("name")
+            return ClusterView(resource.get("inputs") or {}).name or resource.get("name")
     return None
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.plan.critical_path import CriticalPath
+from components.plan.model import UNKNOWN
 
 
 class _Absent:
@@ -56,7 +57,9 @@ class ResourceChange:
     changes: tuple[PropertyChange, ...] = ()
     delete_before_replace: bool = False
     protected: bool = False
-    tpu_hosts: int = 0  # hosts of a TPU node pool (after the change), 0 for anything else
+    # Hosts of a TPU node pool (after the change); None: a TPU pool whose host count the plan
+    # does not know (it is only known at deploy time); 0 for anything else.
+    tpu_hosts: int | None = 0
 
     @property
     def recreates_nodes(self) -> bool:
@@ -64,8 +67,8 @@ class ResourceChange:
 
     @property
     def moves_tpu_hosts(self) -> bool:
-        """A TPU pool whose hosts all move to another zone."""
-        return self.tpu_hosts > 0 and any(c.moves_zone and not c.ignored for c in self.changes)
+        """A TPU pool whose hosts (however many) all move to another zone."""
+        return self.tpu_hosts != 0 and any(c.moves_zone and not c.ignored for c in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -81,7 +84,7 @@ class ResourceChange:
         if self.recreates_nodes:
             row["recreatesNodes"] = True
         if self.moves_tpu_hosts:
-            row["movesTpuHosts"] = self.tpu_hosts
+            row["movesTpuHosts"] = UNKNOWN if self.tpu_hosts is None else self.tpu_hosts
         if self.changes:
             row["changes"] = [c.to_dict() for c in self.changes]
         return row
@@ -113,8 +116,14 @@ class StackDiff:
 
     @property
     def moved_tpu_hosts(self) -> int:
-        """TPU hosts a zone change moves (every host of every TPU pool whose zone changes)."""
-        return sum(r.tpu_hosts for r in self.resources if r.moves_tpu_hosts)
+        """TPU hosts a zone change moves (every host of every TPU pool whose zone changes), of
+        the pools whose host count is known (``unsized_tpu_moves`` counts the others)."""
+        return sum(r.tpu_hosts or 0 for r in self.resources if r.moves_tpu_hosts)
+
+    @property
+    def unsized_tpu_moves(self) -> int:
+        """TPU pools a zone change moves whose host count is not known before deploy."""
+        return sum(1 for r in self.resources if r.moves_tpu_hosts and r.tpu_hosts is None)
 
     @property
     def has_changes(self) -> bool:

@@ -162,8 +162,12 @@ def headline(diff: StackDiff, arrow: str = "→") -> str:
 
 
 def _zone_move(diff: StackDiff) -> str:
-    hosts = diff.moved_tpu_hosts
-    return f"zone change: {hosts} TPU hosts move to another zone" if hosts else ""
+    hosts, unsized = diff.moved_tpu_hosts, diff.unsized_tpu_moves
+    moved = [f"{hosts} TPU hosts"] if hosts else []
+    if unsized:  # pools whose host count is known only at deploy time
+        pools = f"{unsized} pool{'s' if unsized != 1 else ''}"
+        moved.append(f"the TPU hosts of {pools} of unknown size")
+    return f"zone change: {' and '.join(moved)} move to another zone" if moved else ""
 
 
 # --- Markdown ---------------------------------------------------------------------------------
@@ -205,7 +209,8 @@ def _md_resource(resource: ResourceChange, details: bool) -> list[str]:
     if resource.kind == "replace" and resource.delete_before_replace:
         line += " — deleted before its replacement is created"
     if resource.moves_tpu_hosts:
-        line += f" — **all {resource.tpu_hosts} TPU hosts move to another zone**"
+        hosts = "its" if resource.tpu_hosts is None else str(resource.tpu_hosts)
+        line += f" — **all {hosts} TPU hosts move to another zone**"
     elif resource.recreates_nodes and resource.kind == "update":
         line += " — nodes are recreated"
     if resource.protected and resource.kind in ("replace", "remove"):

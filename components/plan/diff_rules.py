@@ -7,6 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.tokens import (
+    BUCKET,
+    BUCKET_IAM_MEMBER,
+    CLUSTER,
+    NETWORK,
+    NODE_POOL,
+    PROJECT_IAM_MEMBER,
+    SERVICE_ACCOUNT,
+    SUBNETWORK,
+)
+
 
 @dataclass(frozen=True)
 class ReplaceRules:
@@ -62,7 +73,7 @@ _NODE_CONFIG_FORCE_NEW = tuple(
 # nodeConfig.machineType/diskSizeGb/labels; cluster nodeLocations, privateClusterConfig
 # .enablePrivateNodes; subnetwork ipCidrRange; network mtu.
 FORCE_NEW: dict[str, ReplaceRules] = {
-    "gcp:container/nodePool:NodePool": ReplaceRules(
+    NODE_POOL: ReplaceRules(
         values=(
             "cluster",
             "initialNodeCount",
@@ -85,7 +96,7 @@ FORCE_NEW: dict[str, ReplaceRules] = {
         ),
         blocks=("nodeConfig", "placementPolicy", "queuedProvisioning"),
     ),
-    "gcp:container/cluster:Cluster": ReplaceRules(
+    CLUSTER: ReplaceRules(
         values=(
             "clusterAutoscaling.autoProvisioningDefaults.bootDiskKmsKey",
             "clusterIpv4Cidr",
@@ -127,7 +138,7 @@ FORCE_NEW: dict[str, ReplaceRules] = {
             "nodeConfig",
         ),
     ),
-    "gcp:storage/bucket:Bucket": ReplaceRules(
+    BUCKET: ReplaceRules(
         values=(
             "customPlacementConfig.dataLocations",
             "enableObjectRetention",
@@ -138,7 +149,7 @@ FORCE_NEW: dict[str, ReplaceRules] = {
         ),
         blocks=("hierarchicalNamespace",),
     ),
-    "gcp:compute/network:Network": ReplaceRules(
+    NETWORK: ReplaceRules(
         values=(
             "autoCreateSubnetworks",
             "description",
@@ -150,7 +161,7 @@ FORCE_NEW: dict[str, ReplaceRules] = {
         ),
         blocks=("params",),
     ),
-    "gcp:compute/subnetwork:Subnetwork": ReplaceRules(
+    SUBNETWORK: ReplaceRules(
         values=(
             "description",
             "externalIpv6Prefix",
@@ -165,14 +176,14 @@ FORCE_NEW: dict[str, ReplaceRules] = {
         ),
         blocks=("params",),
     ),
-    "gcp:serviceaccount/account:Account": ReplaceRules(values=("accountId", "project")),
+    SERVICE_ACCOUNT: ReplaceRules(values=("accountId", "project")),
     # IAM members (tpgiamresource/iam.go, IamMemberBaseSchema, and the parent resource's id):
     # a grant is its role, member and condition; changing any of them is a new grant.
     **{
         token: ReplaceRules(values=(parent, "role", "member", "condition"))
         for token, parent in (
-            ("gcp:storage/bucketIAMMember:BucketIAMMember", "bucket"),
-            ("gcp:projects/iAMMember:IAMMember", "project"),
+            (BUCKET_IAM_MEMBER, "bucket"),
+            (PROJECT_IAM_MEMBER, "project"),
         )
     },
 }
@@ -183,7 +194,7 @@ FORCE_NEW: dict[str, ReplaceRules] = {
 # sees what the change really takes (the pool component can make Pulumi agree with
 # replaceOnChanges).
 GKE_IMMUTABLE: dict[str, ReplaceRules] = {
-    "gcp:container/nodePool:NodePool": ReplaceRules(
+    NODE_POOL: ReplaceRules(
         values=("placementPolicy.tpuTopology",),
         source="GKE cannot change a TPU slice's topology in place",
     ),
@@ -198,7 +209,7 @@ KUBERNETES = ReplaceRules(
 # In-place node pool updates that GKE carries out by recreating the pool's nodes (its upgrade
 # strategy): on a TPU slice that still stops what runs on it.
 RECREATES_NODES: dict[str, tuple[str, ...]] = {
-    "gcp:container/nodePool:NodePool": (
+    NODE_POOL: (
         "nodeConfig.diskSizeGb",
         "nodeConfig.diskType",
         "nodeConfig.imageType",
@@ -211,5 +222,5 @@ RECREATES_NODES: dict[str, tuple[str, ...]] = {
 # pool. Either way every host moves: on a TPU pool, every host of every slice, with its capacity
 # (reservations and TPU quota are zonal) and whatever runs on it.
 ZONE_PATHS: dict[str, tuple[str, ...]] = {
-    "gcp:container/nodePool:NodePool": ("nodeLocations", "location"),
+    NODE_POOL: ("nodeLocations", "location"),
 }

@@ -27,7 +27,7 @@ from pulumi.runtime.sync_await import _sync_await
 from components.errors import ConfigError, ConfigIssue
 from components.plan.cost import cost_summary
 from components.plan.mocks import PlanMocks
-from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
+from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.stack import loader
 from components.stack.loader import (
     PROJECT,
@@ -38,12 +38,15 @@ from components.stack.loader import (
     stack_path,
 )
 from components.stack.preflight import bucket_grants, planned_pools, preflight
-from components.stack.program import build_stack, tpu_summary
+from components.stack.program import build_stack
 from components.stack.schema import StackConfig
 from components.stack.shared_cluster import OUTPUT
+from components.tokens import STACK
 
 # Where an engine may also pass config to a program (read by pulumi.runtime.config).
 _ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
+# The stack output in which the project's program (build_stack) exports its TPU summary.
+TPU_SUMMARY = "tpu_summary"
 # The project's Pulumi program: what `pulumi up` runs, and so what the offline plan runs.
 PROGRAM = PROJECT_DIR / "__main__.py"
 
@@ -58,7 +61,7 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
+        if request.type != STACK:
             record = _record(response.urn, request)
             with self._lock:
                 self.registrations.append(record)
@@ -315,6 +318,19 @@ def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:
     return {config.owner: {OUTPUT: config.shared_cluster.model_dump(mode="json")}}
 
 
+def exported_tpu_summary(outputs: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """``summary.tpu``: the slices, hosts and chips per TPU generation the program exported
+    (``TPU_SUMMARY``; none from a program that exports no summary), counts in plan order."""
+    exported = outputs.get(TPU_SUMMARY)
+    if not isinstance(exported, dict):
+        return {}
+    return {
+        generation: {key: row[key] for key in TPU_COUNTS if key in row}
+        for generation, row in exported.items()
+        if isinstance(row, dict)
+    }
+
+
 def plan_stack(
     config: StackConfig,
     stack: str,
@@ -337,7 +353,7 @@ def plan_stack(
         resources, outputs = run_program(
             main_program(program), stack, PROJECT, references, values, secret_keys, log
         )
-    summary = {"tpu": tpu_summary(config), "resources": len(resources)}
+    summary = {"tpu": exported_tpu_summary(outputs), "resources": len(resources)}
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
     # build_stack refused the stack if the preflight found a problem; here it is the report of
     # what would run: the pods per workload, where they land and as which identity.

@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.plan.critical_path import CriticalPath, Step, minutes
-from components.tokens import CLUSTER, NODE_POOL, PATHWAYS_JOB
+from components.tokens import (
+    CLUSTER,
+    KUBERNETES_PREFIX,
+    NODE_POOL,
+    PATHWAYS_JOB,
+    PROJECT_PREFIX,
+    PULUMI_PREFIX,
+)
 
 MAX_NODES = 8  # per group; the rest are counted in one node
 _SAFE = re.compile(r"[A-Za-z0-9 _.,/+-]")  # plain in any Mermaid text
@@ -62,13 +69,13 @@ def task_name(text: str) -> str:
 
 def group_of(type_token: str) -> str | None:
     """Which box of the flowchart a resource type goes in (None: not drawn)."""
-    if type_token.startswith(("pulumi:", "tpu-pathways:")):
+    if type_token.startswith((PULUMI_PREFIX, PROJECT_PREFIX)):
         return None  # providers and our own component groupings
     if type_token == NODE_POOL:
         return "pools"
     if type_token == PATHWAYS_JOB:
         return "workloads"
-    if type_token.startswith("kubernetes:"):
+    if type_token.startswith(KUBERNETES_PREFIX):
         return "installs"
     return "other"
 

@@ -14,6 +14,16 @@ from typing import Any
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 
+from components.tokens import (
+    BUCKET,
+    CLUSTER,
+    GET_CLUSTER,
+    GET_PROJECT,
+    GET_SUBNETWORK,
+    SERVICE_ACCOUNT,
+    STACK_REFERENCE,
+)
+
 DEPLOY_TIME = "<looked up at deploy time>"
 
 
@@ -33,9 +43,9 @@ def _cluster(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 _DERIVED_OUTPUTS = {
-    "gcp:container/cluster:Cluster": _cluster,
-    "gcp:serviceaccount/account:Account": _service_account,
-    "gcp:storage/bucket:Bucket": _bucket,
+    CLUSTER: _cluster,
+    SERVICE_ACCOUNT: _service_account,
+    BUCKET: _bucket,
 }
 
 
@@ -58,13 +68,10 @@ def _get_subnetwork(args: dict[str, Any]) -> dict[str, Any]:
 
 
 _INVOKES = {
-    "gcp:compute/getSubnetwork:getSubnetwork": _get_subnetwork,
-    "gcp:organizations/getProject:getProject": _get_project,
-    "gcp:container/getCluster:getCluster": _get_cluster,
+    GET_SUBNETWORK: _get_subnetwork,
+    GET_PROJECT: _get_project,
+    GET_CLUSTER: _get_cluster,
 }
-
-
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 
 class PlanMocks(Mocks):

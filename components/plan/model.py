@@ -8,8 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from components.tokens import KUBERNETES_PREFIX
+
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"  # known only after the cloud creates the resource
+# The counts per TPU generation of ``summary.tpu``, in the order the plan document lists them.
+TPU_COUNTS = ("pools", "slices", "hosts", "chips")
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class PlannedResource:
 
     @property
     def is_kubernetes_object(self) -> bool:
-        return self.custom and self.type.startswith("kubernetes:") and "kind" in self.inputs
+        return self.custom and self.type.startswith(KUBERNETES_PREFIX) and "kind" in self.inputs
 
 
 @dataclass

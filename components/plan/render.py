@@ -11,10 +11,25 @@ from typing import Any
 import yaml
 
 from components.plan.model import Plan, PlannedResource
+from components.plan.views import MISSING, value_at
+from components.tokens import (
+    BUCKET,
+    BUCKET_IAM_MEMBER,
+    CLUSTER,
+    CONFIG_FILE,
+    KUBERNETES_YAML_PREFIX,
+    NETWORK,
+    NODE_POOL,
+    PATHWAYS_JOB,
+    PROJECT_IAM_MEMBER,
+    RESOURCE_POLICY,
+    SERVICE_ACCOUNT,
+    SUBNETWORK,
+)
 
 # Inputs worth a line in the tree, per resource type (the JSON has all of them).
 _KEY_INPUTS: dict[str, tuple[str, ...]] = {
-    "gcp:container/cluster:Cluster": (
+    CLUSTER: (
         "name",
         "location",
         "nodeLocations",
@@ -24,7 +39,7 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
         "workloadIdentityConfig.workloadPool",
         "privateClusterConfig",
     ),
-    "gcp:container/nodePool:NodePool": (
+    NODE_POOL: (
         "name",
         "nodeConfig.machineType",
         "nodeCount",
@@ -34,20 +49,20 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
         "nodeConfig.flexStart",
         "nodeConfig.reservationAffinity.values",
     ),
-    "gcp:compute/network:Network": ("name", "mtu"),
-    "gcp:compute/resourcePolicy:ResourcePolicy": (
+    NETWORK: ("name", "mtu"),
+    RESOURCE_POLICY: (
         "name",
         "region",
         "workloadPolicy.type",
         "workloadPolicy.acceleratorTopology",
     ),
-    "gcp:compute/subnetwork:Subnetwork": ("name", "ipCidrRange"),
-    "gcp:serviceaccount/account:Account": ("accountId",),
-    "gcp:projects/iAMMember:IAMMember": ("role",),
-    "gcp:storage/bucket:Bucket": ("name", "location", "publicAccessPrevention"),
-    "gcp:storage/bucketIAMMember:BucketIAMMember": ("role", "member"),
-    "kubernetes:yaml/v2:ConfigFile": ("file",),
-    "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob": (
+    SUBNETWORK: ("name", "ipCidrRange"),
+    SERVICE_ACCOUNT: ("accountId",),
+    PROJECT_IAM_MEMBER: ("role",),
+    BUCKET: ("name", "location", "publicAccessPrevention"),
+    BUCKET_IAM_MEMBER: ("role", "member"),
+    CONFIG_FILE: ("file",),
+    PATHWAYS_JOB: (
         "metadata.name",
         "metadata.namespace",
         "spec.workers",
@@ -57,23 +72,14 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
 _DEFAULT_KEYS = ("name", "metadata.name", "metadata.namespace")
 
 
-def lookup(inputs: dict[str, Any], path: str) -> Any:
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def _compact(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def _describe(resource: PlannedResource) -> str:
     keys = _KEY_INPUTS.get(resource.type, _DEFAULT_KEYS)
-    shown = [(k, lookup(resource.inputs, k)) for k in keys]
-    return " ".join(f"{k}={_compact(v)}" for k, v in shown if v is not None)
+    shown = [(k, value_at(resource.inputs, k)) for k in keys]
+    return " ".join(f"{k}={_compact(v)}" for k, v in shown if v is not MISSING)
 
 
 def render_tree(plan: Plan) -> str:
@@ -312,7 +318,7 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
     urls = [
         f"{r.name} {r.inputs['file']}"
         for r in plan.resources
-        if r.type.startswith("kubernetes:yaml/") and "file" in r.inputs
+        if r.type.startswith(KUBERNETES_YAML_PREFIX) and "file" in r.inputs
     ]
     by_file: dict[str, PlannedResource] = {}
     for resource in (r for r in plan.resources if r.is_kubernetes_object):

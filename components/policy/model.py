@@ -8,9 +8,32 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.plan.model import SECRET, UNKNOWN
+from components.plan.views import MISSING, is_unknown, value_at
 from components.stack.schema import Environment
-from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PRIORITY_CLASS, SERVICE_ACCOUNT
+from components.tokens import (
+    BUCKET_ACCESS_CONTROL,
+    BUCKET_ACL,
+    BUCKET_IAM_BINDING,
+    BUCKET_IAM_MEMBER,
+    BUCKET_IAM_POLICY,
+    CLUSTER,
+    CONFIG_FILE,
+    DEFAULT_OBJECT_ACCESS_CONTROL,
+    DEFAULT_OBJECT_ACL,
+    FIREWALL,
+    NETWORK,
+    NODE_POOL,
+    OBJECT_ACCESS_CONTROL,
+    OBJECT_ACL,
+    PRIORITY_CLASS,
+    PROJECT_IAM_BINDING,
+    PROJECT_IAM_MEMBER,
+    PROJECT_IAM_POLICY,
+    ROUTER,
+    ROUTER_NAT,
+    SERVICE_ACCOUNT,
+    SUBNETWORK,
+)
 
 # Where each storage access resource names who gets access.
 IAM_MEMBER = "member"
@@ -19,24 +42,24 @@ IAM_POLICY = "policyData"
 ACL_ENTITY = "entity"
 ACL_ROLE_ENTITIES = "roleEntities"
 BUCKET_ACCESS_TYPES: dict[str, str] = {
-    "gcp:storage/bucketIAMMember:BucketIAMMember": IAM_MEMBER,
-    "gcp:storage/bucketIAMBinding:BucketIAMBinding": IAM_MEMBERS,
-    "gcp:storage/bucketIAMPolicy:BucketIAMPolicy": IAM_POLICY,
-    "gcp:storage/bucketAccessControl:BucketAccessControl": ACL_ENTITY,
-    "gcp:storage/defaultObjectAccessControl:DefaultObjectAccessControl": ACL_ENTITY,
-    "gcp:storage/objectAccessControl:ObjectAccessControl": ACL_ENTITY,
-    "gcp:storage/bucketACL:BucketACL": ACL_ROLE_ENTITIES,
-    "gcp:storage/defaultObjectACL:DefaultObjectACL": ACL_ROLE_ENTITIES,
-    "gcp:storage/objectACL:ObjectACL": ACL_ROLE_ENTITIES,
+    BUCKET_IAM_MEMBER: IAM_MEMBER,
+    BUCKET_IAM_BINDING: IAM_MEMBERS,
+    BUCKET_IAM_POLICY: IAM_POLICY,
+    BUCKET_ACCESS_CONTROL: ACL_ENTITY,
+    DEFAULT_OBJECT_ACCESS_CONTROL: ACL_ENTITY,
+    OBJECT_ACCESS_CONTROL: ACL_ENTITY,
+    BUCKET_ACL: ACL_ROLE_ENTITIES,
+    DEFAULT_OBJECT_ACL: ACL_ROLE_ENTITIES,
+    OBJECT_ACL: ACL_ROLE_ENTITIES,
 }
 PUBLIC_MEMBERS = ("allUsers", "allAuthenticatedUsers")
 PUBLIC_PREDEFINED_ACLS = ("publicRead", "publicReadWrite")
 
 # Project IAM resources and where their roles are.
 PROJECT_IAM_TYPES: dict[str, str] = {
-    "gcp:projects/iAMMember:IAMMember": "role",
-    "gcp:projects/iAMBinding:IAMBinding": "role",
-    "gcp:projects/iAMPolicy:IAMPolicy": IAM_POLICY,
+    PROJECT_IAM_MEMBER: "role",
+    PROJECT_IAM_BINDING: "role",
+    PROJECT_IAM_POLICY: IAM_POLICY,
 }
 # GCP's basic (formerly "primitive") roles: project-wide, far beyond what nodes need.
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
@@ -45,11 +68,11 @@ BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 # of these takes running workloads down (a CRD's deletion deletes every object of it).
 NETWORK_TYPES = frozenset(
     {
-        "gcp:compute/network:Network",
-        "gcp:compute/subnetwork:Subnetwork",
-        "gcp:compute/firewall:Firewall",
-        "gcp:compute/router:Router",
-        "gcp:compute/routerNat:RouterNat",
+        NETWORK,
+        SUBNETWORK,
+        FIREWALL,
+        ROUTER,
+        ROUTER_NAT,
     }
 )
 PROTECTED_IN_PRODUCTION = frozenset(
@@ -59,7 +82,6 @@ PROTECTED_IN_PRODUCTION = frozenset(
 )
 
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
-MISSING = object()
 
 
 # --- what a rule sees ---------------------------------------------------------------------
@@ -104,40 +126,20 @@ class Rule:
     types: frozenset[str]
     check: Check
     type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
+    production_only: bool = False  # checked in production stacks only (docs/policy.md says so)
 
     def applies_to(self, type_token: str) -> bool:
         return type_token in self.types or type_token.startswith(self.type_prefixes)
 
     def violations(self, resource: Resource, context: StackContext) -> list[str]:
-        """Messages naming the resource, one per problem; none for other resource types."""
-        if not self.applies_to(resource.type):
+        """Messages naming the resource, one per problem; none for other resource types, nor
+        outside production for a production-only rule."""
+        if not self.applies_to(resource.type) or (self.production_only and not context.production):
             return []
         return [f"{resource.label}: {problem}" for problem in self.check(resource, context)]
 
 
 # --- reading wire values ----------------------------------------------------------------
-
-
-def lookup(inputs: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path, ``MISSING`` when a step is absent (or not a mapping)."""
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or value.get(part) is None:
-            return MISSING
-        value = value[part]
-    return value
-
-
-def is_unknown(value: Any) -> bool:
-    """Not visible to a rule: computed by the cloud later, or a secret."""
-    return isinstance(value, str) and value in (UNKNOWN, SECRET)
-
-
-def number(value: Any) -> int | float | None:
-    """A wire number (the engine sends floats) as an int when whole; None if not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if float(value).is_integer() else value
 
 
 def show(value: Any) -> str:
@@ -150,7 +152,7 @@ def expect(path: str, want: Any, why: str, *, default: Any = MISSING) -> Check:
     """A check that ``path`` equals ``want``; ``default`` is the provider's value when unset."""
 
     def check(resource: Resource, _: StackContext) -> Iterator[str]:
-        value = lookup(resource.inputs, path)
+        value = value_at(resource.inputs, path)
         effective = default if value is MISSING else value
         if is_unknown(effective) or (effective == want and type(effective) is type(want)):
             return
@@ -165,13 +167,6 @@ def all_of(*checks: Check) -> Check:
             yield from each(resource, context)
 
     return check
-
-
-def in_production(check: Check) -> Check:
-    def gated(resource: Resource, context: StackContext) -> Iterable[str]:
-        return check(resource, context) if context.production else ()
-
-    return gated
 
 
 def policy_bindings(policy_data: Any) -> list[Mapping[str, Any]]:
@@ -201,8 +196,8 @@ def grantees(resource: Resource) -> list[str]:
             m for b in policy_bindings(inputs.get(kind)) for m in as_list(b.get(IAM_MEMBERS))
         ]
     elif kind == ACL_ROLE_ENTITIES:
-        pairs = as_list(lookup(inputs, kind))
+        pairs = as_list(value_at(inputs, kind))
         members = [p.split(":", 1)[-1] for p in pairs if isinstance(p, str)]
     else:
-        members = as_list(lookup(inputs, kind))
+        members = as_list(value_at(inputs, kind))
     return [m for m in members if isinstance(m, str) and not is_unknown(m)]

@@ -23,12 +23,12 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, number, value_at
 from components.policy.model import (
     BASIC_ROLES,
     BUCKET_ACCESS_TYPES,
     DEFAULT_COMPUTE_SA_SUFFIX,
     IAM_POLICY,
-    MISSING,
     PROJECT_IAM_TYPES,
     PROTECTED_IN_PRODUCTION,
     PUBLIC_MEMBERS,
@@ -40,10 +40,6 @@ from components.policy.model import (
     as_list,
     expect,
     grantees,
-    in_production,
-    is_unknown,
-    lookup,
-    number,
     policy_bindings,
     show,
 )
@@ -55,7 +51,7 @@ from components.tpu import catalog
 
 
 def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
-    pool = lookup(resource.inputs, "workloadIdentityConfig.workloadPool")
+    pool = value_at(resource.inputs, "workloadIdentityConfig.workloadPool")
     if pool is MISSING or pool == "":
         yield (
             "workloadIdentityConfig.workloadPool is not set (pods on the pod network would have "
@@ -65,8 +61,8 @@ def _workload_identity(resource: Resource, _: StackContext) -> Iterator[str]:
 
 
 def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
-    authorized = lookup(resource.inputs, "masterAuthorizedNetworksConfig")
-    dns_endpoint = lookup(resource.inputs, "controlPlaneEndpointsConfig.dnsEndpointConfig")
+    authorized = value_at(resource.inputs, "masterAuthorizedNetworksConfig")
+    dns_endpoint = value_at(resource.inputs, "controlPlaneEndpointsConfig.dnsEndpointConfig")
     if authorized is MISSING and dns_endpoint is MISSING:
         yield (
             "neither masterAuthorizedNetworksConfig nor "
@@ -76,7 +72,7 @@ def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
 
 
 def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
-    blocks = lookup(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
+    blocks = value_at(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
     for block in as_list(blocks):
         cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
         if isinstance(cidr, str) and _is_everywhere(cidr):
@@ -95,7 +91,7 @@ def _is_everywhere(cidr: str) -> bool:
 
 
 def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
-    account = lookup(resource.inputs, "nodeConfig.serviceAccount")
+    account = value_at(resource.inputs, "nodeConfig.serviceAccount")
     if is_unknown(account):
         return
     if account is MISSING or account in ("", "default"):
@@ -111,21 +107,6 @@ def _node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:
         )
 
 
-def _pool_size(inputs: Mapping[str, Any]) -> int | None:
-    """Nodes of the pool: its fixed count, else its autoscaling maximum, else its initial count."""
-    for path in (
-        "nodeCount",
-        "autoscaling.totalMaxNodeCount",
-        "autoscaling.maxNodeCount",
-        "initialNodeCount",
-    ):
-        value = lookup(inputs, path)
-        if value is not MISSING:
-            size = number(value)
-            return size if isinstance(size, int) else None
-    return None
-
-
 def _tpu_hosts(machine_type: str, topology: str) -> int | None:
     """Hosts of the slice, from the TPU catalog; None for a machine type it does not know.
     Raises CatalogError when the topology does not exist for the machine type."""
@@ -136,16 +117,17 @@ def _tpu_hosts(machine_type: str, topology: str) -> int | None:
 
 
 def _tpu_placement(resource: Resource, _: StackContext) -> Iterator[str]:
-    machine = lookup(resource.inputs, "nodeConfig.machineType")
-    if not catalog.is_tpu_machine_type(machine):
+    pool = NodePoolView(resource.inputs)
+    if not pool.is_tpu:
         return
-    placement = lookup(resource.inputs, "placementPolicy")
+    machine = pool.machine_type
+    placement = value_at(resource.inputs, "placementPolicy")
     if is_unknown(placement):
         return
     placement = placement if isinstance(placement, Mapping) else {}
     topology = placement.get("tpuTopology")
     kind = placement.get("type")
-    nodes = _pool_size(resource.inputs)
+    nodes = pool.node_count(Bound.MAXIMUM).nodes
 
     hosts = None
     if isinstance(topology, str) and not is_unknown(topology):
@@ -193,7 +175,7 @@ def _workload_policy_placement(
     """Multi-host Ironwood slices: GKE places them with a workload policy named in
     placementPolicy.policyName; Compute Engine refuses COMPACT (group) placement for these
     machine types (GKE docs, "About Ironwood (TPU7x) in GKE"; XPK 1.16 xpk/core/nodepool.py)."""
-    if lookup(placement, "policyName") in (MISSING, None, ""):
+    if value_at(placement, "policyName") in (MISSING, None, ""):
         yield (
             f"multi-host TPU slice ({slice_text} of {machine}) needs placementPolicy.policyName: "
             "a HIGH_THROUGHPUT workload policy with the slice's accelerator topology (GKE "
@@ -209,10 +191,10 @@ def _workload_policy_placement(
 
 
 def _capacity_type(resource: Resource, _: StackContext) -> Iterator[str]:
-    node_config = lookup(resource.inputs, "nodeConfig")
+    node_config = value_at(resource.inputs, "nodeConfig")
     if not isinstance(node_config, Mapping):
         return
-    reservation = lookup(node_config, "reservationAffinity.consumeReservationType")
+    reservation = value_at(node_config, "reservationAffinity.consumeReservationType")
     flags = {
         "spot": node_config.get("spot") is True,
         "preemptible": node_config.get("preemptible") is True,
@@ -242,11 +224,11 @@ _DEFAULT_MAX_UNAVAILABLE = 0
 
 
 def _maintenance_window(resource: Resource, _: StackContext) -> Iterator[str]:
-    policy = lookup(resource.inputs, "maintenancePolicy")
+    policy = value_at(resource.inputs, "maintenancePolicy")
     if is_unknown(policy):
         return
     policy = policy if isinstance(policy, Mapping) else {}
-    if not any(lookup(policy, key) is not MISSING for key in _WINDOW_KEYS):
+    if not any(value_at(policy, key) is not MISSING for key in _WINDOW_KEYS):
         yield (
             "maintenancePolicy sets no maintenance window: GKE may upgrade the control plane and "
             "nodes at any hour, and upgrading one host of a TPU slice interrupts the whole slice "
@@ -257,11 +239,10 @@ def _maintenance_window(resource: Resource, _: StackContext) -> Iterator[str]:
 def _slice_upgrade(resource: Resource, _: StackContext) -> Iterator[str]:
     """A TPU slice's pool upgrades every host at once with no surge VM (``SliceUpgrade``);
     flex-start pools get GKE's short-lived upgrades and are left alone."""
-    machine = lookup(resource.inputs, "nodeConfig.machineType")
-    flex = lookup(resource.inputs, "nodeConfig.flexStart")
-    if not catalog.is_tpu_machine_type(machine) or flex is True:
+    pool = NodePoolView(resource.inputs)
+    if not pool.is_tpu or pool.flex_start:
         return
-    settings = lookup(resource.inputs, "upgradeSettings")
+    settings = value_at(resource.inputs, "upgradeSettings")
     if is_unknown(settings):
         return
     settings = settings if isinstance(settings, Mapping) else {}
@@ -280,7 +261,7 @@ def _slice_upgrade(resource: Resource, _: StackContext) -> Iterator[str]:
             f"(GKE's default {_DEFAULT_MAX_SURGE} when unset): an upgrade would wait for spare "
             "TPU VMs of this shape; set it to 0"
         )
-    nodes = _pool_size(resource.inputs)
+    nodes = pool.node_count(Bound.MAXIMUM).nodes
     unavailable = number(settings.get("maxUnavailable", _DEFAULT_MAX_UNAVAILABLE))
     if nodes and unavailable != nodes and not is_unknown(settings.get("maxUnavailable")):
         yield (
@@ -323,7 +304,7 @@ def _no_basic_roles(resource: Resource, _: StackContext) -> Iterator[str]:
     if where == IAM_POLICY:
         roles = [b.get("role") for b in policy_bindings(resource.inputs.get(where))]
     else:
-        roles = as_list(lookup(resource.inputs, where))
+        roles = as_list(value_at(resource.inputs, where))
     for role in dict.fromkeys(r for r in roles if r in BASIC_ROLES):
         yield (
             f"grants the basic role {role!r}: project-wide access far beyond what node service "
@@ -377,7 +358,8 @@ RULES: tuple[Rule, ...] = (
         "cluster-deletion-protection",
         "Production GKE clusters set deletionProtection.",
         _CLUSTER_TYPES,
-        in_production(expect("deletionProtection", True, "production clusters refuse deletion")),
+        expect("deletionProtection", True, "production clusters refuse deletion"),
+        production_only=True,
     ),
     Rule(
         "node-service-account",
@@ -450,8 +432,9 @@ RULES: tuple[Rule, ...] = (
         "Production clusters, node pools, network, node service account and its project grants, "
         "installs and Kueue objects set the protect resource option.",
         PROTECTED_IN_PRODUCTION,
-        in_production(_protected),
+        _protected,
         type_prefixes=(KUEUE_TYPE_PREFIX,),
+        production_only=True,
     ),
     Rule(
         "bucket-public-access",
@@ -471,12 +454,11 @@ RULES: tuple[Rule, ...] = (
         "bucket-retention",
         "Production buckets are not force-destroyed and survive a `pulumi destroy`.",
         frozenset({BUCKET}),
-        in_production(
-            all_of(
-                expect("forceDestroy", False, "objects are never deleted with it", default=False),
-                _bucket_retained,
-            )
+        all_of(
+            expect("forceDestroy", False, "objects are never deleted with it", default=False),
+            _bucket_retained,
         ),
+        production_only=True,
     ),
     Rule(
         "bucket-iam-no-public",

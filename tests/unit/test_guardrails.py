@@ -634,6 +634,37 @@ CASES = [
     case(
         "tpu-slice-placement",
         NODE_POOL,
+        edit(TPU_POOL_OK, nodeLocations=["us-west4-a", "us-west4-b"]),
+        [
+            P + "the pool has 4 nodes but TPU topology '2x4' of ct5lp-hightpu-4t has 2 hosts; a "
+            "slice's node pool has exactly one node per host"
+        ],
+        id="node-count-per-zone",
+    ),
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
+        edit(TPU_POOL_OK, nodeCount=UNKNOWN, placementPolicy=DELETE, initialNodeCount=2),
+        [],
+        id="node-count-unknown-in-preview",
+    ),
+    case(
+        "node-shielded-instance",
+        NODE_POOL,
+        edit(TPU_POOL_OK, nodeConfig=UNKNOWN),
+        [],
+        id="node-config-unknown-in-preview",
+    ),
+    case(
+        "cluster-control-plane-access",
+        CLUSTER,
+        edit(CLUSTER_OK, controlPlaneEndpointsConfig=UNKNOWN),
+        [],
+        id="endpoint-block-unknown-in-preview",
+    ),
+    case(
+        "tpu-slice-placement",
+        NODE_POOL,
         edit(TPU_POOL_OK, placementPolicy={"type": "COMPACT", "tpuTopology": "3x3"}),
         [
             P + "placementPolicy.tpuTopology: '3x3' is not a v5e topology for ct5lp-hightpu-4t; "

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from components.errors import ConfigError
-from components.plan.cost import capacity_type, cost_summary, plan_cost, pool_region
+from components.plan.cost import cost_summary, plan_cost
 from components.plan.render import render_cost
 from components.stack.checks import parse_stack_config
 from components.tpu.pricing import PriceTable, PricingOverrides, price_table
@@ -164,6 +164,30 @@ def test_cpu_pool_is_priced_per_vcpu_and_gib_at_its_autoscaling_minimum():
     assert pools(two_zones)["cpu-np"]["hourly"] == pytest.approx(5.888)
 
 
+def test_a_node_count_unknown_before_deploy_is_not_priced():
+    """An unknown count is not replaced by the next field (initialNodeCount) or a default."""
+    pool = node_pool("v5e-0", "ct5lp-hightpu-4t", nodeCount="[unknown]", initialNodeCount=2)
+    row = pools(pool)["v5e-0"]
+    assert (row.get("nodes"), row["hourly"]) == (None, None)
+    assert row["basis"] == "list price; node count not known before deploy"
+
+
+def test_a_node_config_unknown_before_deploy_is_not_priced():
+    pool = node_pool("p", "x", nodeCount=2)
+    pool["inputs"]["nodeConfig"] = "[unknown]"
+    row = pools(pool)["p"]
+    assert (row["machineType"], row["nodes"], row["hourly"]) == ("[unknown]", 2, None)
+    assert row["basis"] == "not priced: unknown machine type [unknown]"
+
+
+def test_a_tpu_pool_is_priced_in_every_zone_and_wire_floats_count():
+    # 2 hosts per zone x 2 zones x 4 chips x $1.50 = $24.00/h
+    pool = node_pool("v5e-0", "ct5lp-hightpu-4t", nodeCount=2.0)
+    pool["inputs"]["nodeLocations"] = ["us-west4-a", "us-west4-b"]
+    row = pools(pool)["v5e-0"]
+    assert (row["nodes"], row["chips"], row["hourly"]) == (4, 16, pytest.approx(24.0))
+
+
 def test_cpu_family_without_a_price_is_not_priced():
     row = pools(node_pool("cpu-np", "c3-standard-8", nodeCount=1))["cpu-np"]
     assert row["hourly"] is None
@@ -173,31 +197,6 @@ def test_cpu_family_without_a_price_is_not_priced():
 def test_resources_other_than_node_pools_are_not_priced_at_all():
     bucket = {"urn": "urn:b", "type": "gcp:storage/bucket:Bucket", "name": "b", "inputs": {}}
     assert cost_summary([bucket], None, TABLE)["pools"] == []
-
-
-# --- reading the node pool --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("node_config", "expected"),
-    [
-        ({}, "onDemand"),
-        ({"spot": True}, "spot"),
-        ({"flexStart": True, "reservationAffinity": {"consumeReservationType": "NO_RESERVATION"}},
-         "flexStart"),
-        ({"reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION"}},
-         "reservation"),
-    ],
-)  # fmt: skip
-def test_capacity_type_from_the_node_config(node_config, expected):
-    assert capacity_type({"nodeConfig": node_config}) == expected
-
-
-def test_pool_region_from_zone_or_location():
-    assert pool_region({"nodeLocations": ["us-east5-b"], "location": "us-east5"}) == "us-east5"
-    assert pool_region({"location": "europe-west4"}) == "europe-west4"
-    assert pool_region({"location": "europe-west4-a"}) == "europe-west4"
-    assert pool_region({}) is None
 
 
 def test_saved_plan_is_priced_with_the_overrides_it_records():

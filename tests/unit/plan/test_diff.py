@@ -519,6 +519,45 @@ def test_no_zone_change_no_flag():
     assert "zone change" not in render_text([diff])
 
 
+def _zone_move(pool_inputs: dict[str, Any]):
+    """The diff of one pool whose nodes move from zone a to zone b."""
+    before = {**pool_inputs, "nodeLocations": ["us-west4-a"]}
+    after = {**pool_inputs, "nodeLocations": ["us-west4-b"]}
+    return diff_plans(plan(res("p", inputs=before)), plan(res("p", inputs=after)), TABLE)
+
+
+def test_a_zone_move_of_a_tpu_pool_of_unknown_size_is_flagged_not_counted_as_one():
+    """A host count the plan cannot know (here: unknown until deploy) is said to be unknown; it
+    is neither one host (the old fallback) nor none (which would hide the move)."""
+    pool = {**tpu_pool(), "nodeCount": "[unknown]"}
+    diff = _zone_move(pool)
+    (change,) = diff.resources
+    assert (change.tpu_hosts, change.moves_tpu_hosts) == (None, True)
+    assert (diff.moved_tpu_hosts, diff.unsized_tpu_moves) == (0, 1)
+    (row,) = json.loads(render_json([diff]))["stacks"][0]["resources"]
+    assert row["movesTpuHosts"] == "[unknown]"
+    headline = render_text([diff]).splitlines()[0]
+    assert "zone change: the TPU hosts of 1 pool of unknown size move to another zone" in headline
+    assert "**p** — **all its TPU hosts move to another zone**" in render_markdown([diff])
+
+
+def test_a_zone_move_counts_the_hosts_of_every_zone():
+    """nodeCount is per zone: a pool in two zones holds twice as many hosts."""
+    pool = {**tpu_pool(hosts=2), "nodeLocations": ["us-west4-a", "us-west4-c"]}
+    before, after = copy.deepcopy(pool), copy.deepcopy(pool)
+    after["nodeLocations"] = ["us-west4-b", "us-west4-c"]
+    diff = diff_plans(plan(res("p", inputs=before)), plan(res("p", inputs=after)), TABLE)
+    assert diff.moved_tpu_hosts == 4
+    assert "zone change: 4 TPU hosts move to another zone" in render_text([diff])
+
+
+def test_a_zone_move_of_a_flex_start_pool_moves_its_autoscaling_maximum():
+    pool = tpu_pool(hosts=2)
+    del pool["nodeCount"]
+    pool.update(initialNodeCount=0, autoscaling={"totalMinNodeCount": 0, "totalMaxNodeCount": 4})
+    assert _zone_move(pool).moved_tpu_hosts == 4
+
+
 def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, capsys):
     stacks = stacks_copy(tmp_path)
     code, base_json, _ = run_cli(

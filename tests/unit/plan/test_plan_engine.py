@@ -232,6 +232,20 @@ def test_plan_is_deterministic(config_of, stack_values):
     assert first == second
 
 
+def test_the_tpu_summary_is_what_the_program_exports(config_of, stack_values, tmp_path):
+    """summary.tpu is read from the program's tpu_summary output (counts in plan order), not
+    recomputed from the config: a program exporting another summary gets that one."""
+    program = tmp_path / "__main__.py"
+    exported = {"v9": {"chips": 4, "hosts": 1, "slices": 1, "pools": 1}}
+    program.write_text(f"import pulumi\npulumi.export('tpu_summary', {exported!r})\n")
+    plan = plan_stack(config_of(stack_values()), "dev", {}, program)
+    assert json.dumps(plan.summary["tpu"]) == (
+        '{"v9": {"pools": 1, "slices": 1, "hosts": 1, "chips": 4}}'
+    )
+    program.write_text("import pulumi\n")
+    assert plan_stack(config_of(stack_values()), "dev", {}, program).summary["tpu"] == {}
+
+
 def failing_program() -> dict:
     return {"zones": gcp.compute.get_zones_output(project="proj-123").names}
 

@@ -13,7 +13,6 @@ import yaml
 from components.plan.engine import run_program
 from components.plan.model import Plan, PlannedResource
 from components.plan.render import (
-    lookup,
     render_json,
     render_summary,
     render_text,
@@ -111,14 +110,6 @@ def test_manifest_content(k8s_plan, tmp_path):
 def test_no_manifests_for_cloud_resources_or_providers(k8s_plan, tmp_path):
     written = write_manifests(k8s_plan, tmp_path)
     assert all("net" not in p.name and "k8s" not in p.name for p in written.objects)
-
-
-def test_lookup():
-    inputs = {"a": {"b": {"c": 1}}, "x": [1]}
-    assert lookup(inputs, "a.b.c") == 1
-    assert lookup(inputs, "a.b") == {"c": 1}
-    assert lookup(inputs, "a.z") is None
-    assert lookup(inputs, "x.0") is None
 
 
 def plan_with_summary(tpu: dict) -> Plan:
