@@ -130,7 +130,8 @@ def issues_from_validation(
         if isinstance(value, str) and len(value) > 80:  # a validator quoted all of it
             message = message.replace(repr(value), _show(value))
         names_a_key = "[key]" in err["loc"] or err["type"] in ("missing", "extra_forbidden")
-        if hides_value(key) and not names_a_key:
+        whole_key = ".".join(str(part) for part in loc)  # ``key`` may show a name cut short
+        if hides_value(whole_key) and not names_a_key:
             message = _hidden(message, value)
         issues.append(ConfigIssue(key, message))
     return issues

@@ -173,10 +173,11 @@ def _check(root: Node) -> Iterator[ConfigIssue]:
 
 
 def _walk(
-    node: Node, key: str, depth: int, path: set[int], done: set[int]
+    node: Node, key: str, depth: int, path: set[int], done: set[int], hidden: bool = False
 ) -> Iterator[ConfigIssue]:
     """Tags, duplicate keys, depth and cycles. An aliased node is checked once (``done``), so
-    the walk is linear; a node met again on its own path is a cycle."""
+    the walk is linear; a node met again on its own path is a cycle. ``hidden``: the node is
+    under a credential-like key, so no message shows its value."""
     if id(node) in done:
         return
     if id(node) in path:
@@ -186,7 +187,7 @@ def _walk(
         yield ConfigIssue(key, f"line {_line(node)}: nested more than {MAX_DEPTH} levels deep")
         return
     if node.tag not in _JSON_TAGS:
-        yield ConfigIssue(key, _tag_problem(node, key))
+        yield ConfigIssue(key, _tag_problem(node, hidden))
         return
     if isinstance(node, ScalarNode):
         if problem := _scalar_problem(node):
@@ -196,16 +197,16 @@ def _walk(
     try:
         if isinstance(node, SequenceNode):
             for i, item in enumerate(node.value):
-                yield from _walk(item, join_key(key, f"[{i}]"), depth + 1, path, done)
+                yield from _walk(item, join_key(key, f"[{i}]"), depth + 1, path, done, hidden)
         elif isinstance(node, MappingNode):
-            yield from _mapping(node, key, depth, path, done)
+            yield from _mapping(node, key, depth, path, done, hidden)
     finally:
         path.discard(id(node))
         done.add(id(node))
 
 
 def _mapping(
-    node: MappingNode, key: str, depth: int, path: set[int], done: set[int]
+    node: MappingNode, key: str, depth: int, path: set[int], done: set[int], hidden: bool
 ) -> Iterator[ConfigIssue]:
     seen: dict[str, int] = {}
     for key_node, value_node in node.value:
@@ -213,7 +214,7 @@ def _mapping(
             yield ConfigIssue(key, f"line {_line(key_node)}: a key must be plain text")
             continue
         if key_node.tag == _MERGE:  # `<<: *base` merges, later keys win
-            yield from _merge(key_node, value_node, key, depth, path, done)
+            yield from _merge(key_node, value_node, key, depth, path, done, hidden)
             continue
         name = key_node.value
         child = join_key(key, key_part(name)) if name else join_key(key, "['']")
@@ -228,11 +229,18 @@ def _mapping(
             )
         else:
             seen[name] = _line(key_node)
-        yield from _walk(value_node, child, depth + 1, path, done)
+        under = hidden or hides_value(name)  # the whole name: ``child`` may show it cut short
+        yield from _walk(value_node, child, depth + 1, path, done, under)
 
 
 def _merge(
-    key_node: Node, node: Node, key: str, depth: int, path: set[int], done: set[int]
+    key_node: Node,
+    node: Node,
+    key: str,
+    depth: int,
+    path: set[int],
+    done: set[int],
+    hidden: bool,
 ) -> Iterator[ConfigIssue]:
     """A merge key's value: a mapping, or a list of mappings (aliases of them, usually)."""
     items = node.value if isinstance(node, SequenceNode) else [node]
@@ -246,7 +254,7 @@ def _merge(
             f"<<: *base), but its value {verb} {what} (line {_line(wrong)})",
         )
         return
-    yield from _walk(node, key, depth + 1, path, done)
+    yield from _walk(node, key, depth + 1, path, done, hidden)
 
 
 def _key_problem(node: ScalarNode) -> str:
@@ -282,10 +290,10 @@ def _finite(text: str) -> bool:
     return math.isfinite(sign * total)
 
 
-def _tag_problem(node: Node, key: str) -> str:
+def _tag_problem(node: Node, hidden: bool) -> str:
     what = _WHAT.get(node.tag, f"a value tagged {node.tag}")
     scalar = isinstance(node, ScalarNode) and node.tag in _WHAT and len(node.value) <= 80
-    scalar = scalar and not hides_value(key)  # a credential's value is never echoed
+    scalar = scalar and not hidden  # a credential's value is never echoed
     shown = f"{node.value!r} as " if scalar else "this as "
     hint = "only text, numbers, true/false, lists and mappings"
     quote = f'; if you mean the text, quote it: "{node.value}"' if scalar else ""

@@ -1515,3 +1515,162 @@ def test_an_unknown_key_in_an_env_value_lists_that_forms_keys():
         "workloads[0].env.HF_TOKEN.secretKeyRef.value": "unknown key 'value'. Allowed keys: "
         "name, key."
     }
+
+
+# --- An adversarial set of the same kinds, and a property over generated env blocks --------
+
+SENTINEL = "zq-s3cr3t-9"
+
+
+def _dev_with(extra: str) -> str:
+    """The example dev stack's text with ``extra`` lines appended under ``config:``."""
+    return (ROOT / "stacks" / f"Pulumi.{GOOD_STACK}.yaml").read_text() + extra
+
+
+def _env_stack(env_lines: str) -> str:
+    return _dev_with(
+        "  tpu-pathways:sharedServices:\n    - name: svc\n      pool: v5e\n"
+        "      customComponents:\n        - type: worker\n          env:\n" + env_lines
+    )
+
+
+ADVERSARIAL = {
+    "merge-of-null": (_dev_with("  tpu-pathways:x:\n    <<: ~\n"), ["x.<<", "is a single value"]),
+    "merge-of-a-scalar-alias": (
+        _dev_with("  tpu-pathways:y: &s text\n  tpu-pathways:x:\n    <<: *s\n"),
+        ["x.<<: line 38", "(line 36)"],
+    ),
+    "merge-in-a-list-item": (
+        _dev_with("  tpu-pathways:x:\n    - a: 1\n      <<: [[1]]\n"),
+        ["x[0].<<", "holds a list"],
+    ),
+    "hex-key": (
+        _env_stack("            0x1F: a\n"),
+        ["env.0x1F", "as a number", 'quote it: "0x1F"'],
+    ),
+    "underscored-number-key": (_env_stack("            1_000: a\n"), ["env.1_000", "a number"]),
+    "float-key": (_env_stack("            .inf: a\n"), ["env..inf", "a number"]),
+    "off-secret-name": (
+        _dev_with("  tpu-pathways:secrets:\n    Off: {secure: v1:abc}\n"),
+        ["secrets.Off: line 37", "true/false"],
+    ),
+    "nan-env-value": (_env_stack("            MODE: .nan\n"), ["env.MODE", "not a finite number"]),
+    "list-under-a-credential-name": (
+        _env_stack(f"            HF_TOKEN: [{SENTINEL}, {SENTINEL}]\n"),
+        ["env.HF_TOKEN: a list (value not shown)"],
+    ),
+    "number-under-a-password": (
+        _env_stack("            DB_PASSWORD: 424242424242\n"),
+        ["env.DB_PASSWORD: a number (value not shown)"],
+    ),
+    "mapping-under-secrets": (
+        _dev_with(f"  tpu-pathways:secrets:\n    hfToken: {{plain: {SENTINEL}}}\n"),
+        ["secrets.hfToken: is plain text in the stack file (value not shown)"],
+    ),
+    "namespace-with-a-dash-too-many": (
+        _dev_with(f"  tpu-pathways-:secrets:\n    a: {SENTINEL}\n"),
+        ["tpu-pathways-:secrets: the namespace 'tpu-pathways-' is a misspelling"],
+    ),
+    "namespace-without-the-dash": (
+        _dev_with(f"  tpupathways:secrets:\n    a: {SENTINEL}\n"),
+        ["write it as 'tpu-pathways:secrets'"],
+    ),
+    "price-at-the-float-limit": (
+        _dev_with("  tpu-pathways:pricing:\n    tpuChipHour: {v5e: {spot: 1.0e+308}}\n"),
+        ["pricing.tpuChipHour.v5e.spot: 1e+308 is not a chip-hour price"],
+    ),
+    "non-ascii-env-name": (
+        _env_stack("            ÄPI_KEY: a\n"),
+        ["is not an environment variable"],
+    ),
+    "long-credential-name": (
+        _env_stack(f"            {'A' * 300}_TOKEN: {SENTINEL}\n"),
+        ["(306 characters)", "at most 256"],
+    ),
+    "config-secret-named-on": (
+        _env_stack("            FOO: {configSecret: ON}\n"),
+        ["env.FOO.configSecret: true/false (value not shown) is not allowed"],
+    ),
+    "secret-key-ref-with-extra-key": (
+        _env_stack(
+            f"            API_KEY: {{secretKeyRef: {{name: a, key: b, value: {SENTINEL}}}}}\n"
+        ),
+        ["env.API_KEY.secretKeyRef.value: unknown key 'value'. Allowed keys: name, key."],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADVERSARIAL))
+def test_adversarial_stack_files_end_in_a_report_that_leaks_nothing(case, tmp_path, engine_spy):
+    text, expected = ADVERSARIAL[case]
+    directory = _stacks_dir_with(tmp_path, "bad", text)
+    code, stderr = _run_cli(["plan", "--stack", "bad", "--stacks-dir", str(directory), "--json"])
+    assert code == 2, stderr
+    assert_error_report(stderr)
+    assert engine_spy == []
+    assert SENTINEL not in stderr
+    for fragment in expected:
+        assert fragment in stderr, (fragment, stderr)
+
+
+# Credential-like names (the values under them must never be shown) and others. "{S}" in a
+# value is the sentinel under a credential-like name, plain text under any other.
+_CREDENTIAL_KEYS = ("HF_TOKEN", "API_KEY", "DB_PASSWORD", "MY_SECRET", "KEY", "_TOKEN")
+_ENV_KEYS = st.one_of(
+    st.sampled_from(
+        ["ON", "On", "YES", "yes", "No", "OFF", "NULL", "~", "1", "0x1F", "1.5", ".inf", "<<"]
+    ),
+    st.sampled_from([*_CREDENTIAL_KEYS[:-1], "XLA_FLAGS"]),
+    st.integers(min_value=250, max_value=400).map(lambda n: "A" * n + "_TOKEN"),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True),
+)
+_ENV_VALUES = st.sampled_from(
+    [
+        "{S}",
+        "[{S}, 1]",
+        "{value: {S}}",
+        "424242424242",
+        ".nan",
+        "2031-04-05",
+        "{configSecret: missing}",
+        "{configSecret: ON}",
+        "{secretKeyRef: {name: creds, key: token}}",
+        "{secretKeyRef: {name: creds, key: token, value: {S}}}",
+        "*a",
+        "{<<: 5}",
+        "<<",
+        "'1'",
+    ]
+)
+
+
+@SETTINGS
+@given(
+    entries=st.lists(st.tuples(_ENV_KEYS, _ENV_VALUES), min_size=1, max_size=5),
+    where=st.sampled_from(["workload", "service"]),
+)
+def test_generated_env_blocks_never_trace_back_or_leak(entries, where, tmp_path_factory):
+    """Env names YAML mis-reads, credential names over the bound, and values of every wrong
+    shape: a clean report or a plan, never a traceback, and a value under a credential-like
+    name never shown."""
+    entries = [
+        (k, v.replace("{S}", SENTINEL if k.endswith(_CREDENTIAL_KEYS) else "plain-value"))
+        for k, v in entries
+    ]
+    lines = "".join(f"            {k}: {v}\n" for k, v in entries)
+    if where == "service":
+        text = _env_stack(lines)
+    else:
+        text = _dev_with(
+            "  tpu-pathways:sharedServices: &a []\n"
+            + "  tpu-pathways:workloads:\n    - {name: w, pool: v5e, mode: headless,\n"
+            + "       customComponents: [{type: worker, env: {"
+            + ", ".join(f"{k}: {v}" for k, v in entries)
+            + "}}]}\n"
+        )
+    directory = _stacks_dir_with(tmp_path_factory.mktemp("env"), "fuzz", text)
+    code, stderr = _run_cli(["plan", "--stack", "fuzz", "--stacks-dir", str(directory), "--json"])
+    assert code in (0, 2), stderr
+    if code == 2:
+        assert_error_report(stderr)
+    assert SENTINEL not in stderr
