@@ -11,7 +11,7 @@ import difflib
 import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
@@ -28,11 +28,25 @@ class ConfigIssue:
         return f"{self.key}: {self.message}" if self.key else self.message
 
 
+MAX_MESSAGE = 2000
+"""Characters of a reported key or message. Messages quote the bad value; a hostile one (a
+4 MiB name) is cut here, wherever the message was written."""
+_LONG_WORD = re.compile(r"\S{120,}")
+
+
+def bounded(text: str) -> str:
+    """``text`` as a report shows it: words over 120 characters cut, then the whole bounded."""
+    if len(text) <= MAX_MESSAGE:
+        return text
+    text = _LONG_WORD.sub(lambda m: f"{m[0][:60]}...({len(m[0])} characters)", text)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "...(cut)"
+
+
 class ConfigError(Exception):
     """A configuration that cannot be planned or deployed; carries every issue found."""
 
     def __init__(self, issues: Sequence[ConfigIssue], source: str = "config") -> None:
-        self.issues = list(issues)
+        self.issues = [ConfigIssue(bounded(i.key), bounded(i.message)) for i in issues]
         self.source = source
         super().__init__(str(self))
 
@@ -62,6 +76,8 @@ def format_loc(loc: Sequence[str | int]) -> str:
     """``('tpuPools', 1, 'topology')`` -> ``tpuPools[1].topology``."""
     out = ""
     for part in loc:
+        if isinstance(part, str):
+            part = key_part(part)
         if isinstance(part, int):
             out += f"[{part}]"
         elif not _PLAIN_KEY.fullmatch(str(part)):
@@ -69,6 +85,16 @@ def format_loc(loc: Sequence[str | int]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+MAX_KEY_PART = 64
+
+
+def key_part(name: str) -> str:
+    """A key as a report shows it: a very long one (a 4 MiB env name) cut short."""
+    if len(name) <= MAX_KEY_PART:
+        return name
+    return f"{name[: MAX_KEY_PART - 24]}...({len(name)} characters)"
 
 
 _UNION_TAG = re.compile(r"[a-z][a-z-]*\[.+\]")
@@ -83,18 +109,47 @@ def join_key(prefix: str, key: str) -> str:
     return f"{prefix}{key}" if key.startswith("[") else f"{prefix}.{key}"
 
 
-def issues_from_validation(exc: ValidationError, root: type[BaseModel]) -> list[ConfigIssue]:
-    """Turn pydantic's errors into issues with config-key paths and allowed values."""
+def issues_from_validation(
+    exc: ValidationError,
+    root: type[BaseModel],
+    hides_value: Callable[[str], bool] = lambda key: False,
+) -> list[ConfigIssue]:
+    """Turn pydantic's errors into issues with config-key paths and allowed values. A value at
+    a key ``hides_value`` names (a credential's) is never shown, only its type."""
     issues: list[ConfigIssue] = []
     for err in exc.errors(include_url=False):
-        loc = [p for p in err["loc"] if not _is_union_tag(p)]
+        # '[key]': pydantic's mark of an error in a mapping's key, which the key path names.
+        loc = [p for p in err["loc"] if not _is_union_tag(p) and p != "[key]"]
         key = format_loc(loc)
         cause = (err.get("ctx") or {}).get("error")
         if isinstance(cause, KeyedError):
             issues.extend(ConfigIssue(join_key(key, i.key), i.message) for i in cause.issues)
             continue
-        issues.append(ConfigIssue(key, _describe(err, root, loc)))
+        message = _describe(err, root, loc)
+        value = err.get("input")
+        if isinstance(value, str) and len(value) > 80:  # a validator quoted all of it
+            message = message.replace(repr(value), _show(value))
+        names_a_key = "[key]" in err["loc"] or err["type"] in ("missing", "extra_forbidden")
+        whole_key = ".".join(str(part) for part in loc)  # ``key`` may show a name cut short
+        if hides_value(whole_key) and not names_a_key:
+            message = _hidden(message, value)
+        issues.append(ConfigIssue(key, message))
     return issues
+
+
+_KINDS = {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
+
+
+def _hidden(message: str, value: object) -> str:
+    """``message`` with the value it is about taken out: the leading value of ``_describe``'s
+    messages, and a text value wherever a validator quoted it."""
+    kind = f"{_KINDS.get(type(value), 'text')} (value not shown)"
+    if message.startswith(_show(value)):
+        message = kind + message[len(_show(value)) :]
+    if isinstance(value, str):
+        for shown in (repr(value), _show(value)):
+            message = message.replace(shown, kind)
+    return message
 
 
 def _is_union_tag(part: str | int) -> bool:
@@ -118,9 +173,10 @@ def _describe(err: dict, root: type[BaseModel], loc: list[str | int]) -> str:
 
 def unknown_key_message(key: str, allowed: Sequence[str]) -> str:
     hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    key = key_part(key)
     did_you_mean = f"; did you mean '{hint[0]}'?" if hint else ""
     listed = f" Allowed keys: {', '.join(allowed)}." if allowed else ""
-    return f"unknown key {key!r}{did_you_mean}{listed}"
+    return f"unknown key {key!r}{did_you_mean or ('.' if listed else '')}{listed}"
 
 
 def _show(value: object) -> str:
@@ -133,6 +189,8 @@ def allowed_keys(root: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     current: object = root
     for part in loc:
         current = _unwrap(current)
+        if isinstance(part, str) and not _is_model(current):
+            current = _member_with(current, part) or current  # a union: the member with it
         if isinstance(part, int) or not _is_model(current):
             current = _element_type(current)
             continue
@@ -151,6 +209,13 @@ def _field_by_key(model: type[BaseModel], key: str):
         if key in (name, field.alias):
             return field
     return None
+
+
+def _member_with(tp: object, key: str) -> type[BaseModel] | None:
+    """The model among a union's members that has the key ``key``."""
+    members = [_unwrap(a) for a in typing.get_args(tp)]
+    models = [m for m in members if _is_model(m) and _field_by_key(m, key) is not None]
+    return models[0] if len(models) == 1 else None
 
 
 def _is_model(tp: object) -> bool:

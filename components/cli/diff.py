@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.files import FileProblem, read_regular_file
 
 if TYPE_CHECKING:
     from components.plan.diff import StackDiff
@@ -134,6 +136,7 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> P
         raise _error(
             argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
+    document = encodable(document)
     from components.plan.model import Plan
 
     try:
@@ -156,28 +159,61 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> P
 
 
 def _read_bounded(path: Path, argument: str) -> str:
+    """The base's text: a regular file of at most MAX_PLAN_BYTES (a FIFO, /dev/zero or a huge
+    file is refused, never waited on or read to the end)."""
     try:
-        with path.open("rb") as stream:  # /dev/zero or a huge file: stop after the limit
-            data = stream.read(MAX_PLAN_BYTES + 1)
-        if len(data) > MAX_PLAN_BYTES:
-            raise _error(
-                argument,
-                f"{path} is larger than {MAX_PLAN_BYTES} bytes, more than any plan; {_PLAN_JSON}",
-            )
-        return data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_regular_file(path, MAX_PLAN_BYTES, "plan").decode("utf-8")
+    except FileProblem as exc:
+        raise _error(argument, f"{path} {exc}; {_PLAN_JSON}") from None
+    except UnicodeDecodeError as exc:
         raise _error(argument, f"cannot read {path}: {exc}; {_PLAN_JSON}") from None
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; ``1e999`` (infinite) is not one a plan can hold."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is not a finite number")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (Python writes it for infinite and NaN numbers)")
 
 
 def _parse_json(text: str, path: Path, argument: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         message = f"{path} is not JSON ({exc.msg}, line {exc.lineno}); {_PLAN_JSON}"
         raise _error(argument, message) from None
     except RecursionError:
         message = f"{path} is nested too deeply to be a plan; {_PLAN_JSON}"
         raise _error(argument, message) from None
+    except ValueError as exc:  # a non-finite number
+        raise _error(argument, f"{path} holds {exc}; {_PLAN_JSON}") from None
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with every string UTF-8 can encode: JSON's ``\\ud800`` escapes decode to lone
+    surrogates, which no output (terminal, Markdown comment, JSON file) can carry; each is
+    written out as the same escape, as text (``\\ud800``), in keys and values alike. Called
+    on a document already bounded in depth."""
+    if isinstance(value, str):
+        return value if value.isascii() else _escaped(value)
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
+
+
+def _escaped(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _depth(document: Any) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
 from components.errors import ConfigError, ConfigIssue
+from components.files import FileProblem, read_regular_file
 
 if TYPE_CHECKING:
     from components.plan.model import Plan
@@ -51,9 +52,34 @@ def _error(key: str, message: str) -> ConfigError:
     return ConfigError([ConfigIssue(key, message)], "plan")
 
 
+MAX_PROGRAM_BYTES = 2**20
+"""A Pulumi program larger than this is refused (the project's `__main__.py` is under 1 KB)."""
+
+
+def check_program(path: Path) -> None:
+    """``--program`` must be a Python file that compiles: a Pulumi program, not a YAML file or
+    a binary (running one would end in a traceback, not a report)."""
+    try:
+        source = read_regular_file(path, MAX_PROGRAM_BYTES, "program").decode("utf-8")
+        compile(source, str(path), "exec")
+    except FileProblem as exc:
+        raise _error("--program", f"{str(path)!r} {exc}; give a Pulumi program") from None
+    except (UnicodeDecodeError, SyntaxError, ValueError) as exc:
+        raise _error(
+            "--program",
+            f"{str(path)!r} is not a Python program ({type(exc).__name__}: "
+            f"{_first_line(exc)}); give a Pulumi program such as __main__.py",
+        ) from None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.program is not None and not args.program.is_file():
-        raise _error("--program", f"{str(args.program)!r} is not a file; give a Pulumi program")
+    if args.program is not None:
+        check_program(args.program)
     if args.diff or args.diff_dir or args.all:
         return diff_cli.run(args)
     if args.format is not None:
@@ -68,7 +94,11 @@ def run(args: argparse.Namespace) -> int:
     if args.critical_path:  # instead of the plan itself (with --json: as JSON)
         return _critical_path(plan, args.json)
     if args.json:
-        sys.stdout.write(render.render_json(plan))
+        try:
+            sys.stdout.write(render.render_json(plan))
+        except ValueError:  # a backstop: the config checks bound every number first
+            message = "the plan holds a number JSON cannot carry (infinite or NaN)"
+            raise _error("--json", message) from None
     else:
         print(render.render_text(plan))
     if args.out is not None:

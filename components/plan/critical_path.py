@@ -409,4 +409,4 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
 
 def render_json(path: CriticalPath, stack: str = "") -> str:
     """The critical path as one JSON document (``plan --critical-path --json``)."""
-    return json.dumps({"stack": stack, **path.to_dict()}, indent=2) + "\n"
+    return json.dumps({"stack": stack, **path.to_dict()}, indent=2, allow_nan=False) + "\n"

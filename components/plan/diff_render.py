@@ -367,7 +367,8 @@ def render_text(diffs: Sequence[StackDiff]) -> str:
 
 
 def render_json(diffs: Sequence[StackDiff]) -> str:
-    return json.dumps({"stacks": [d.to_dict() for d in diffs]}, indent=2) + "\n"
+    document = {"stacks": [d.to_dict() for d in diffs]}
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
 
 
 def render(diffs: Sequence[StackDiff], fmt: str) -> str:

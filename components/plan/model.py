@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from components.tokens import KUBERNETES_PREFIX
 
@@ -132,3 +132,18 @@ class PlanDocument(_Document):
     resources: list[ResourceDocument]
     outputs: dict[str, JsonValue]
     summary: SummaryDocument
+
+    @field_validator("resources")
+    @classmethod
+    def _one_per_urn(cls, resources: list[ResourceDocument]) -> list[ResourceDocument]:
+        """A plan has one resource per URN; a second would shadow the first in a diff."""
+        first: dict[str, int] = {}
+        for i, resource in enumerate(resources):
+            if resource.urn in first:
+                urn = resource.urn if len(resource.urn) <= 200 else resource.urn[:197] + "..."
+                raise ValueError(
+                    f"two resources have the URN {urn!r} (resources[{first[resource.urn]}] "
+                    f"and resources[{i}])"
+                )
+            first[resource.urn] = i
+        return resources

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from components.plan.model import Plan, PlannedResource
+from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
 from components.plan.views import MISSING, value_at
 from components.tokens import (
     BUCKET,
@@ -234,7 +234,9 @@ def render_text(plan: Plan) -> str:
 
 
 def render_json(plan: Plan) -> str:
-    return json.dumps(plan.to_dict(), indent=2, sort_keys=False) + "\n"
+    """The plan document; ValueError if it holds a number JSON has no form for (infinite or
+    NaN): never the ``Infinity`` Python's json would otherwise write."""
+    return json.dumps(plan.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
 def manifest(resource: PlannedResource) -> dict[str, Any]:
@@ -262,6 +264,27 @@ _PATCH_HEADER = (
 )
 
 
+PLACEHOLDER_SUFFIX = ".example"
+"""Appended to the file of an object the plan cannot write out whole: ``kubectl apply -f DIR``
+reads only .yaml, .yml and .json files, so it is never applied."""
+_PLACEHOLDER_HEADER = (
+    "# NOT APPLIED (the {suffix} suffix keeps `kubectl apply -f DIR` away from it): the plan\n"
+    "# does not hold every value of this object. [secret] stands for a secret the plan never\n"
+    "# shows, [unknown] for a value known only once the cloud creates it. `pulumi up` creates\n"
+    "# the object with the real values; applying this file as it is would replace them with\n"
+    "# these placeholders.\n"
+)
+
+
+def holds_placeholder(value: Any) -> bool:
+    """Whether a value holds [secret] or [unknown] anywhere."""
+    if isinstance(value, dict):
+        return any(holds_placeholder(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_placeholder(v) for v in value)
+    return value in (SECRET, UNKNOWN)
+
+
 class OutputExists(Exception):
     """``--out`` would overwrite something: an existing file, or two objects one file."""
 
@@ -273,10 +296,12 @@ class Written:
     objects: list[Path]
     patches: list[Path]
     release_manifests: list[str]  # URLs, listed in RELEASE_MANIFESTS
+    placeholders: list[Path] = field(default_factory=list)  # *.example: never applied
 
     @property
     def count(self) -> int:
-        return len(self.objects) + len(self.patches) + (1 if self.release_manifests else 0)
+        files = len(self.objects) + len(self.patches) + len(self.placeholders)
+        return files + (1 if self.release_manifests else 0)
 
     def summary(self, out_dir: Path) -> str:
         text = (
@@ -284,6 +309,12 @@ class Written:
             f"{_count(len(self.objects), 'Kubernetes object')}, "
             f"{_count(len(self.patches), 'server-side patch', 'es')}"
         )
+        if self.placeholders:
+            names = ", ".join(p.name for p in self.placeholders)
+            text += (
+                f", {_count(len(self.placeholders), 'object')} with [secret] or [unknown] "
+                f"values as {PLACEHOLDER_SUFFIX} files that are not applied ({names})"
+            )
         if self.release_manifests:
             urls = _count(len(self.release_manifests), "release manifest")
             text += f", {RELEASE_MANIFESTS} (the {urls} installed by URL)"
@@ -296,17 +327,22 @@ def _count(n: int, noun: str, plural: str = "s") -> str:
 
 def manifest_filename(resource: PlannedResource) -> str:
     """<kind>-<namespace>-<name>.yaml (patches: patch-<kind>-...), lowercased, other
-    characters as '-'."""
+    characters as '-'; with PLACEHOLDER_SUFFIX when the object holds placeholders."""
     doc = manifest(resource)
     meta = doc.get("metadata") or {}
     kind = ("patch-" if is_patch(resource) else "") + str(doc["kind"]).lower()
     parts = [kind, meta.get("namespace"), meta.get("name", resource.name)]
-    return re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p).lower()) + ".yaml"
+    name = re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p).lower()) + ".yaml"
+    return name + PLACEHOLDER_SUFFIX if holds_placeholder(resource.inputs) else name
 
 
 def _file_text(resource: PlannedResource) -> str:
     text = yaml.safe_dump(manifest(resource), sort_keys=False)
-    return _PATCH_HEADER.format(type=resource.type) + text if is_patch(resource) else text
+    if is_patch(resource):
+        text = _PATCH_HEADER.format(type=resource.type) + text
+    if holds_placeholder(resource.inputs):
+        text = _PLACEHOLDER_HEADER.format(suffix=PLACEHOLDER_SUFFIX) + text
+    return text
 
 
 def write_manifests(plan: Plan, out_dir: Path) -> Written:
@@ -314,7 +350,8 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
     (nothing is ever overwritten; raises OutputExists before writing anything): one YAML file
     per Kubernetes object, one per server-side patch (with a comment saying how it applies),
     and the release manifests the installs apply by URL (release-manifests.txt; `kubectl apply
-    -f DIR` reads only the YAML files)."""
+    -f DIR` reads only the YAML files). An object holding [secret] or [unknown] values goes to
+    a ``.yaml.example`` file with a comment saying why, never to one `kubectl apply` reads."""
     urls = [
         f"{r.name} {r.inputs['file']}"
         for r in plan.resources
@@ -336,12 +373,16 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
     out_dir.mkdir(parents=True, exist_ok=True)
     objects: list[Path] = []
     patches: list[Path] = []
+    placeholders: list[Path] = []
     for filename, resource in by_file.items():
         path = out_dir / filename
         with path.open("x") as stream:  # "x": fails rather than replace a file
             stream.write(_file_text(resource))
-        (patches if is_patch(resource) else objects).append(path)
+        if holds_placeholder(resource.inputs):
+            placeholders.append(path)
+        else:
+            (patches if is_patch(resource) else objects).append(path)
     if urls:
         with (out_dir / RELEASE_MANIFESTS).open("x") as stream:
             stream.write(_RELEASE_HEADER + "\n".join(urls) + "\n")
-    return Written(objects, patches, urls)
+    return Written(objects, patches, urls, placeholders)

@@ -57,7 +57,8 @@ def parse_stack_config(
     try:
         config = StackConfig.model_validate(values, context={"owner": owner})
     except ValidationError as exc:
-        raise ConfigError([*issues, *issues_from_validation(exc, StackConfig)], source) from None
+        found = issues_from_validation(exc, StackConfig, grammars.hides_value)
+        raise ConfigError([*issues, *found], source) from None
     issues += workload_issues(config)
     if issues:
         raise ConfigError(issues, source)

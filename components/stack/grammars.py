@@ -9,6 +9,8 @@ validators. Sources:
   ``IsValidLabelValue`` / ``IsDNS1123Subdomain`` (k8s.io/apimachinery/pkg/util/validation);
 - bucket names and object names: Cloud Storage's naming rules
   (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
+- environment variable names: Kubernetes' ``IsEnvVarName`` checks characters only and sets no
+  length, so the bound is ours (``MAX_ENV_NAME``), far under Linux's limit below;
 - environment sizes: Linux's MAX_ARG_STRLEN (128 KiB for one ``NAME=value`` string) and the
   API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit;
 - stack references (``owner:``): Pulumi's fully qualified ``<org>/<project>/<stack>`` form, or a
@@ -140,6 +142,62 @@ def env_value_problem(value: str) -> str | None:
     if "\x00" in value:
         return "contains a NUL character, which an environment value cannot hold"
     return None
+
+
+MAX_ENV_NAME = 256
+"""Characters of one environment variable name (ours: Kubernetes sets no length; a name this
+long is already a mistake, and every later check of the name stays cheap)."""
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+# Names YAML 1.1 readers (Pulumi's among them) make of unquoted ON/YES/off/~/NULL... keys.
+YAML_WORDS = frozenset({"true", "false", "null"})
+
+
+def env_name_problem(name: str) -> str | None:
+    if len(name) > MAX_ENV_NAME:
+        return (
+            f"the environment variable name {_show(name)} has {len(name)} characters; at most "
+            f"{MAX_ENV_NAME}"
+        )
+    if not _ENV_NAME.fullmatch(name):
+        return (
+            f"{_show(name)} is not an environment variable name (a letter or '_', then letters, "
+            "digits or '_')"
+        )
+    return yaml_word_problem(name)
+
+
+def yaml_word_problem(name: str) -> str | None:
+    """A name that is ``true``, ``false`` or ``null``: what a YAML 1.1 reader makes of an
+    unquoted ``ON``, ``Yes``, ``off``, ``NULL`` or ``~`` key, so two such keys collapse into one
+    (a value lost) before this program sees them."""
+    if name not in YAML_WORDS:
+        return None
+    return (
+        f"{name!r} is not allowed as a name: YAML reads unquoted ON, On, YES, Yes, TRUE, OFF, "
+        "NO, FALSE, NULL and ~ as true/false/null, and two such keys become one; quote the "
+        'name in the stack file ("ON": ...)'
+    )
+
+
+# Names that hold credentials by convention: *_TOKEN, *_KEY (or just TOKEN, KEY), and any name
+# containing PASSWORD, PASSWD, SECRET or CREDENTIAL, in any case.
+_CREDENTIAL_SUFFIXES = ("TOKEN", "KEY")
+_CREDENTIAL_WORDS = ("PASSWORD", "PASSWD", "SECRET", "CREDENTIAL")
+_KEY_PARTS = re.compile(r"[.:\[\]'\"]+")
+
+
+def credential_name(name: str) -> bool:
+    """Whether a name looks like it holds a credential. Linear in the name (substring and
+    suffix tests only; a backtracking pattern here took 25 s on a 200,000-character name)."""
+    upper = name.upper()
+    suffix = any(upper == word or upper.endswith("_" + word) for word in _CREDENTIAL_SUFFIXES)
+    return suffix or any(word in upper for word in _CREDENTIAL_WORDS)
+
+
+def hides_value(key: str) -> bool:
+    """Whether the value at a config key (``workloads[0].env.HF_TOKEN``, ``secrets.pin``) may
+    be a credential, so no message may show it."""
+    return any(credential_name(part) for part in _KEY_PARTS.split(key) if part)
 
 
 def env_total_problem(values: list[str]) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
+from components.files import FileProblem, read_regular_file
 from components.stack.checks import parse_stack_config
 from components.stack.grammars import parse_owner_ref
 from components.stack.safe_yaml import MAX_FILE_BYTES, load_yaml
@@ -144,21 +145,16 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
     """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
     check_stack_name(stack)
     path = stack_path(stack, stacks_dir)
-    if path.exists() and not path.is_file():
-        raise ConfigError([ConfigIssue("", "is not a regular file")], str(path))
-    if not path.is_file():
+    if not path.exists():
         known = ", ".join(available_stacks(stacks_dir)) or "none"
         raise ConfigError(
             [ConfigIssue("--stack", f"unknown stack {stack!r}; available: {known}")], "plan"
         )
     try:
-        with path.open("rb") as stream:  # bounded: a stack file that is a device or huge
-            data = stream.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            message = f"larger than {MAX_FILE_BYTES} bytes, the most a stack file may have"
-            raise ConfigError([ConfigIssue("", message)], str(path))
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular_file(path, MAX_FILE_BYTES, "stack file").decode("utf-8")
+    except FileProblem as exc:
+        raise ConfigError([ConfigIssue("", str(exc))], str(path)) from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(
             [ConfigIssue("", f"cannot read it as UTF-8 text: {exc}")], str(path)
         ) from None
@@ -256,25 +252,40 @@ def decode_engine_values(raw: dict[str, str]) -> dict[str, Any]:
     return decoded
 
 
-def lookalike_key_warnings(raw: dict[str, str]) -> list[str]:
-    """Keys Pulumi passes on but this program never reads, that look meant for it: a misspelled
-    namespace (``tpu-pathway:workloads``) or none (``workloads``). Warned about, not refused:
-    other programs' namespaces may legitimately sit in a stack file."""
+def misspelled_namespaces(raw: Mapping[str, Any]) -> list[ConfigIssue]:
+    """Keys under a namespace that is a misspelling of this project's (``tpu-pathway:secrets``,
+    ``Tpu-Pathways:workloads``): refused, as this program would silently not read them (and a
+    plain-text value meant for ``tpu-pathways:secrets`` would sit unencrypted in the file)."""
+    issues = []
+    for key in raw:
+        namespace, colon, name = key.rpartition(":")
+        if not colon or namespace == NAMESPACE:
+            continue
+        similar = difflib.SequenceMatcher(None, namespace.lower()[:100], NAMESPACE).ratio()
+        if similar >= 0.75:
+            right = f"{NAMESPACE}:{name}" if len(name) <= 60 else f"{NAMESPACE}:{name[:57]}..."
+            issues.append(
+                ConfigIssue(
+                    key if len(key) <= 80 else key[:77] + "...",
+                    f"the namespace {namespace[:40]!r} is a misspelling of {NAMESPACE!r}, so "
+                    f"this program would never read the key; write it as '{right}'",
+                )
+            )
+    return issues
+
+
+def lookalike_key_warnings(raw: Mapping[str, Any]) -> list[str]:
+    """Keys without a namespace that look meant for this program (``workloads``): Pulumi
+    passes them on, and this program never reads them. Warned about, not refused (the
+    misspelled namespaces of ``misspelled_namespaces`` are refused)."""
     ours = [f.alias or name for name, f in StackConfig.model_fields.items()]
     warnings = []
     for key in raw:
-        namespace, colon, name = key.rpartition(":")
-        if colon and namespace == NAMESPACE:
+        if ":" in key or not difflib.get_close_matches(key, ours, n=1, cutoff=0.8):
             continue
-        looks_ours = (
-            difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.75
-            if colon
-            else bool(difflib.get_close_matches(name, ours, n=1, cutoff=0.8))
-        )
-        if looks_ours:
-            match = difflib.get_close_matches(name, ours, n=1, cutoff=0.6)
-            hint = f"; did you mean '{NAMESPACE}:{match[0]}'?" if match else ""
-            warnings.append(f"config key {key!r} is not read by this program{hint}")
+        match = difflib.get_close_matches(key, ours, n=1, cutoff=0.6)
+        hint = f"; did you mean '{NAMESPACE}:{match[0]}'?" if match else ""
+        warnings.append(f"config key {key!r} is not read by this program{hint}")
     return warnings
 
 
@@ -293,10 +304,12 @@ def load_stack(
     (default: stderr). A team stack's owner contract comes from ``read_owner`` (the offline plan
     gives one that plans the owner stack: ``components.plan.engine.load_stack``)."""
     raw = read_stack_file(stack, stacks_dir)
+    source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
+    if issues := misspelled_namespaces(raw):
+        raise ConfigError(issues, source)
     for message in lookalike_key_warnings(raw):
         (warn or _stderr)(f"warning: {stack_path(stack, stacks_dir).name}: {message}")
     values = decode_engine_values(raw)
-    source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
     owner = values.get("owner")
     contract = None
     if isinstance(owner, str) and (owner_stack := owner_stack_of(stack, owner, stacks_dir, source)):
@@ -347,6 +360,8 @@ def load_from_engine() -> StackConfig:
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     source = f"stack config ({NAMESPACE}:)"
+    if issues := misspelled_namespaces(raw):
+        raise ConfigError(issues, source)
     for message in lookalike_key_warnings(raw):
         pulumi.log.warn(message)
     if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):

@@ -9,7 +9,13 @@ holds more, and each extra is a trap here:
   values JSON cannot encode (PyYAML makes ``datetime.date``/``bytes``/...);
 - aliases: a self-referencing alias is a cycle; nested aliases (an "alias bomb", the
   billion-laughs attack) expand to billions of nodes when the value is JSON-encoded;
-- very deep nesting: Python's recursion limit.
+- very deep nesting: Python's recursion limit;
+- keys YAML 1.1 reads as something other than text (``ON``/``YES``/``off`` as booleans, ``~``
+  or ``NULL`` as null, ``1`` as a number): JSON keys are text, so they would be renamed
+  (``true``) and two of them could collapse into one, losing a value;
+- a merge key (``<<``) whose value is not a mapping or a list of mappings, and ``<<`` anywhere
+  but as a key;
+- ``.inf`` and ``.nan``, numbers JSON cannot carry.
 
 All of them are checked on the composed node graph, before any value is constructed, and
 reported as config issues naming the key and the line. Every check is linear in the size of
@@ -18,13 +24,15 @@ the file (aliases are sized with memoisation, never expanded).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from components.errors import ConfigError, ConfigIssue, join_key
+from components.errors import ConfigError, ConfigIssue, join_key, key_part
+from components.stack.grammars import hides_value
 
 # libyaml's parser when PyYAML has it: ~9x faster on large stack files (benchmarks/README.md).
 _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -38,15 +46,25 @@ MAX_EXPANDED_NODES = 200_000
 """Nodes the document may have once every alias is expanded (the benchmarks' 256-slice stack
 has 2,273)."""
 
+_STR = "tag:yaml.org,2002:str"
+_FLOAT = "tag:yaml.org,2002:float"
+_MERGE = "tag:yaml.org,2002:merge"
 _JSON_TAGS = {
     "tag:yaml.org,2002:null",
     "tag:yaml.org,2002:bool",
     "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:str",
+    _FLOAT,
+    _STR,
     "tag:yaml.org,2002:seq",
     "tag:yaml.org,2002:map",
-    "tag:yaml.org,2002:merge",
+    _MERGE,
+}
+# What a key that is not text becomes once the document is JSON (every key is text there).
+_KEY_READ_AS = {
+    "tag:yaml.org,2002:null": "null",
+    "tag:yaml.org,2002:bool": "true/false",
+    "tag:yaml.org,2002:int": "a number",
+    _FLOAT: "a number",
 }
 _WHAT = {
     "tag:yaml.org,2002:timestamp": "a date/time",
@@ -71,7 +89,10 @@ def load_yaml(text: str, source: str) -> Any:
         issues = list(_check(node))
         if issues:
             raise ConfigError(issues, source)
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except yaml.YAMLError as exc:  # the checks above leave none; a net, never a traceback
+            raise ConfigError([_parse_issue(text, exc)], source) from None
     finally:
         loader.dispose()
 
@@ -152,10 +173,11 @@ def _check(root: Node) -> Iterator[ConfigIssue]:
 
 
 def _walk(
-    node: Node, key: str, depth: int, path: set[int], done: set[int]
+    node: Node, key: str, depth: int, path: set[int], done: set[int], hidden: bool = False
 ) -> Iterator[ConfigIssue]:
     """Tags, duplicate keys, depth and cycles. An aliased node is checked once (``done``), so
-    the walk is linear; a node met again on its own path is a cycle."""
+    the walk is linear; a node met again on its own path is a cycle. ``hidden``: the node is
+    under a credential-like key, so no message shows its value."""
     if id(node) in done:
         return
     if id(node) in path:
@@ -165,35 +187,40 @@ def _walk(
         yield ConfigIssue(key, f"line {_line(node)}: nested more than {MAX_DEPTH} levels deep")
         return
     if node.tag not in _JSON_TAGS:
-        yield ConfigIssue(key, _tag_problem(node))
+        yield ConfigIssue(key, _tag_problem(node, hidden))
         return
     if isinstance(node, ScalarNode):
+        if problem := _scalar_problem(node):
+            yield ConfigIssue(key, f"line {_line(node)}: {problem}")
         return
     path.add(id(node))
     try:
         if isinstance(node, SequenceNode):
             for i, item in enumerate(node.value):
-                yield from _walk(item, join_key(key, f"[{i}]"), depth + 1, path, done)
+                yield from _walk(item, join_key(key, f"[{i}]"), depth + 1, path, done, hidden)
         elif isinstance(node, MappingNode):
-            yield from _mapping(node, key, depth, path, done)
+            yield from _mapping(node, key, depth, path, done, hidden)
     finally:
         path.discard(id(node))
         done.add(id(node))
 
 
 def _mapping(
-    node: MappingNode, key: str, depth: int, path: set[int], done: set[int]
+    node: MappingNode, key: str, depth: int, path: set[int], done: set[int], hidden: bool
 ) -> Iterator[ConfigIssue]:
     seen: dict[str, int] = {}
     for key_node, value_node in node.value:
         if not isinstance(key_node, ScalarNode) or key_node.tag not in _JSON_TAGS:
             yield ConfigIssue(key, f"line {_line(key_node)}: a key must be plain text")
             continue
-        if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` merges, later keys win
-            yield from _walk(value_node, key, depth + 1, path, done)
+        if key_node.tag == _MERGE:  # `<<: *base` merges, later keys win
+            yield from _merge(key_node, value_node, key, depth, path, done, hidden)
             continue
         name = key_node.value
-        child = join_key(key, name) if name else join_key(key, "['']")
+        child = join_key(key, key_part(name)) if name else join_key(key, "['']")
+        if key_node.tag != _STR:
+            yield ConfigIssue(child, _key_problem(key_node))
+            continue
         if name in seen:
             yield ConfigIssue(
                 child,
@@ -202,12 +229,71 @@ def _mapping(
             )
         else:
             seen[name] = _line(key_node)
-        yield from _walk(value_node, child, depth + 1, path, done)
+        under = hidden or hides_value(name)  # the whole name: ``child`` may show it cut short
+        yield from _walk(value_node, child, depth + 1, path, done, under)
 
 
-def _tag_problem(node: Node) -> str:
+def _merge(
+    key_node: Node,
+    node: Node,
+    key: str,
+    depth: int,
+    path: set[int],
+    done: set[int],
+    hidden: bool,
+) -> Iterator[ConfigIssue]:
+    """A merge key's value: a mapping, or a list of mappings (aliases of them, usually)."""
+    items = node.value if isinstance(node, SequenceNode) else [node]
+    wrong = next((item for item in items if not isinstance(item, MappingNode)), None)
+    if wrong is not None:
+        what = "a list" if isinstance(wrong, SequenceNode) else "a single value"
+        verb = "is" if wrong is node else "holds"
+        yield ConfigIssue(
+            join_key(key, "<<"),
+            f"line {_line(key_node)}: a merge key takes a mapping or a list of mappings (e.g. "
+            f"<<: *base), but its value {verb} {what} (line {_line(wrong)})",
+        )
+        return
+    yield from _walk(node, key, depth + 1, path, done, hidden)
+
+
+def _key_problem(node: ScalarNode) -> str:
+    text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+    return (
+        f"line {_line(node)}: YAML reads the key {text!r} as {_KEY_READ_AS[node.tag]}, not as a "
+        f"name (ON and YES would both become true, and one value would be lost); quote it: "
+        f'"{text}"'
+    )
+
+
+def _scalar_problem(node: ScalarNode) -> str | None:
+    if node.tag == _MERGE:
+        return 'YAML reads << as a merge key, which only a key can be; quote it: "<<"'
+    if node.tag == _FLOAT and not _finite(node.value):
+        text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        return f"{text!r} is not a finite number, which config cannot carry (JSON has none)"
+    return None
+
+
+def _finite(text: str) -> bool:
+    """Whether a YAML 1.1 float (``1_000.5``, ``.inf``, sexagesimal ``1:30.5``) is finite."""
+    digits = text.replace("_", "").lower()
+    if digits.lstrip("+-") in (".inf", ".nan"):
+        return False
+    sign = -1.0 if digits.startswith("-") else 1.0
+    total = 0.0
+    try:
+        for part in digits.lstrip("+-").split(":"):  # base 60 when there are colons
+            total = total * 60 + float(part)
+    except (ValueError, OverflowError):
+        return False
+    return math.isfinite(sign * total)
+
+
+def _tag_problem(node: Node, hidden: bool) -> str:
     what = _WHAT.get(node.tag, f"a value tagged {node.tag}")
     scalar = isinstance(node, ScalarNode) and node.tag in _WHAT and len(node.value) <= 80
+    scalar = scalar and not hidden  # a credential's value is never echoed
     shown = f"{node.value!r} as " if scalar else "this as "
     hint = "only text, numbers, true/false, lists and mappings"
     quote = f'; if you mean the text, quote it: "{node.value}"' if scalar else ""

@@ -302,7 +302,8 @@ def resolve_accelerator(name: str) -> TpuShape:
     wanted = str(name).strip().lower()
     shape = _INDEX.names.get(wanted)
     if shape is None:
-        raise CatalogError(f"'{name}' is not a known TPU accelerator{_name_hint(wanted)}")
+        shown = name if len(name) <= 60 else f"{name[:40]}...({len(name)} characters)"
+        raise CatalogError(f"'{shown}' is not a known TPU accelerator{_name_hint(wanted)}")
     return shape
 
 

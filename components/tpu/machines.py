@@ -115,8 +115,9 @@ def machine_type(name: str) -> MachineType:
         _, vcpus, memory_mib = custom.groups()
         return MachineType(name, int(vcpus), int(memory_mib) * MIB)
     families = ", ".join(_FAMILIES)
+    shown = repr(name) if len(name) <= 60 else f"{name[:40]!r}...({len(name)} characters)"
     raise ValueError(
-        f"{name!r} is not a known CPU machine type; use <family>-<vCPUs> with family one of "
+        f"{shown} is not a known CPU machine type; use <family>-<vCPUs> with family one of "
         f"{families} (e.g. n2-standard-64), or <n2|n2d|e2>-custom-<vCPUs>-<MiB>"
     )
 

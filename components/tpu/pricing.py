@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator
 
 from components.model import ConfigModel
 from components.tpu.catalog import TpuGeneration
@@ -26,7 +27,23 @@ def _region(value: str) -> str:
     return value
 
 
-ChipHourPrice = Annotated[float, Field(ge=0)]
+MAX_CHIP_HOUR_USD = 1000.0
+"""The highest chip-hour price an override may give: list prices are a few dollars (the table's
+highest is v5p on-demand, $4.20), so anything above is a typo, and an unbounded one (1e308)
+overflows the monthly estimate to infinity."""
+
+
+def _chip_hour(value: float) -> float:
+    if not (math.isfinite(value) and 0 <= value <= MAX_CHIP_HOUR_USD):
+        shown = repr(value) if len(repr(value)) <= 30 else f"{value:.3g}"
+        raise ValueError(
+            f"{shown} is not a chip-hour price; give USD per chip-hour from 0 to "
+            f"{MAX_CHIP_HOUR_USD:g} (list prices are a few dollars)"
+        )
+    return value
+
+
+ChipHourPrice = Annotated[float, AfterValidator(_chip_hour)]
 
 
 class TpuChipHourPrices(ConfigModel):

@@ -8,6 +8,9 @@ import contextlib
 import copy
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -309,6 +312,42 @@ HOSTILE_YAML = {
         ["line 2", "nested more than"],
     ),
     "alias-bomb": (_alias_bomb(), ["aliases expand to", "alias bomb"]),
+    "merge-of-a-number": (
+        "config:\n  tpu-pathways:gcp:\n    <<: 5\n",
+        ["tpu-pathways:gcp.<<", "line 3", "a mapping or a list of mappings", "is a single value"],
+    ),
+    "merge-of-a-list-with-a-number": (
+        "config:\n  tpu-pathways:gcp:\n    <<: [{region: us-east5}, 7]\n",
+        ["tpu-pathways:gcp.<<", "line 3", "holds a single value"],
+    ),
+    "merge-of-an-aliased-list": (
+        "config:\n  tpu-pathways:x: &l [1, 2]\n  tpu-pathways:gcp:\n    <<: *l\n",
+        ["tpu-pathways:gcp.<<", "line 4", "holds a single value (line 2)"],
+    ),
+    "merge-key-as-a-value": (
+        "config:\n  tpu-pathways:team: <<\n",
+        ["tpu-pathways:team", "line 2", 'quote it: "<<"'],
+    ),
+    "boolean-env-names": (
+        "config:\n  tpu-pathways:workloads:\n    - env:\n        ON: a\n        YES: b\n",
+        [
+            "tpu-pathways:workloads[0].env.ON: line 4: YAML reads the key 'ON' as true/false",
+            "tpu-pathways:workloads[0].env.YES: line 5",
+            'quote it: "YES"',
+        ],
+    ),
+    "null-and-number-keys": (
+        "config:\n  tpu-pathways:secrets:\n    NULL: {secure: x}\n    ~: {secure: y}\n    1: z\n",
+        ["secrets.NULL: line 3", "as null", "secrets.~: line 4", "secrets.1: line 5", "a number"],
+    ),
+    "infinite-price": (
+        "config:\n  tpu-pathways:pricing:\n    tpuChipHour: {v5e: {onDemand: .inf}}\n",
+        ["tpu-pathways:pricing.tpuChipHour.v5e.onDemand: line 3", "'.inf' is not a finite"],
+    ),
+    "overflowing-number": (
+        "config:\n  tpu-pathways:x: 1.0e+999\n",
+        ["tpu-pathways:x: line 2", "not a finite number"],
+    ),
 }
 
 
@@ -466,10 +505,15 @@ def test_moderately_nested_diff_document_is_refused_by_depth(tmp_path):
 def test_diff_reads_a_bounded_amount(monkeypatch, tmp_path):
     from components.cli import diff as diff_cli
 
-    monkeypatch.setattr(diff_cli, "MAX_PLAN_BYTES", 1000)
     code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", "/dev/zero"])
     assert code == 2
-    assert "larger than" in stderr
+    assert "--diff: /dev/zero is not a regular file" in stderr
+    big = tmp_path / "big.json"
+    big.write_text(" " * 2000)
+    monkeypatch.setattr(diff_cli, "MAX_PLAN_BYTES", 1000)
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(big)])
+    assert code == 2
+    assert "is larger than 1000 bytes, the most a plan may have" in stderr
 
 
 # --- Property: generated YAML with dates, binaries, aliases, duplicates and nesting ---------
@@ -853,25 +897,58 @@ def test_out_into_a_new_or_empty_directory_writes(tmp_path, capsys):
 # --- Look-alike config keys ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("key", "hint"),
-    [
-        ("tpu-pathway:workloads", "tpu-pathways:workloads"),
-        ("tpu_pathways:teams", "tpu-pathways:teams"),
-        ("workloads", "tpu-pathways:workloads"),
-    ],
-)
-def test_lookalike_config_keys_are_warned_about(key, hint, tmp_path, capsys):
+def _typo_stack(tmp_path: Path, key: str, value: str) -> Path:
     source = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
-    text = source.read_text() + f"  {key}:\n    - name: lost\n"
     directory = tmp_path / "s"
     directory.mkdir()
-    (directory / "Pulumi.typo.yaml").write_text(text)
+    (directory / "Pulumi.typo.yaml").write_text(source.read_text() + f"  {key}:\n{value}")
+    return directory
+
+
+def test_a_key_without_namespace_that_looks_ours_is_warned_about(tmp_path, capsys):
+    directory = _typo_stack(tmp_path, "workloads", "    - name: lost\n")
     code = cli.main(["plan", "--stack", "typo", "--stacks-dir", str(directory)])
     err = capsys.readouterr().err
-    assert code == 0  # a warning, not a failure
-    assert f"warning: Pulumi.typo.yaml: config key {key!r} is not read" in err
-    assert f"did you mean '{hint}'?" in err
+    assert code == 0  # a warning, not a failure: Pulumi itself refuses an unnamespaced key
+    assert "warning: Pulumi.typo.yaml: config key 'workloads' is not read" in err
+    assert "did you mean 'tpu-pathways:workloads'?" in err
+
+
+@pytest.mark.parametrize(
+    ("key", "namespace", "right"),
+    [
+        ("tpu-pathway:secrets", "tpu-pathway", "tpu-pathways:secrets"),
+        ("tpu_pathways:teams", "tpu_pathways", "tpu-pathways:teams"),
+        ("Tpu-Pathways:workloads", "Tpu-Pathways", "tpu-pathways:workloads"),
+        ("tpu-pathwayz:secrets", "tpu-pathwayz", "tpu-pathways:secrets"),
+    ],
+)
+def test_a_misspelled_namespace_is_refused_without_showing_values(key, namespace, right, tmp_path):
+    directory = _typo_stack(tmp_path, key, f"    hfToken: {PLAINTEXT}\n")
+    code, stderr = _run_cli(["plan", "--stack", "typo", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert_error_report(stderr)
+    assert (
+        f"  - {key}: the namespace {namespace!r} is a misspelling of 'tpu-pathways', so this "
+        f"program would never read the key; write it as '{right}'"
+    ) in stderr
+    assert PLAINTEXT not in stderr
+
+
+def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
+    from pulumi.runtime import config as runtime_config
+
+    from components.stack.loader import load_from_engine
+
+    monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
+    token = runtime_config.CONFIG.set({"tpu-pathway:secrets": json.dumps({"a": PLAINTEXT})})
+    try:
+        with pytest.raises(ConfigError) as caught:
+            load_from_engine()
+    finally:
+        runtime_config.CONFIG.reset(token)
+    assert [i.key for i in caught.value.issues] == ["tpu-pathway:secrets"]
+    assert PLAINTEXT not in str(caught.value)
 
 
 def test_other_namespaces_are_not_warned_about(capsys):
@@ -1141,3 +1218,464 @@ def test_bucket_names_follow_cloud_storage_rules(change, key):
 
     issues = _issue_keys(_with(apply))
     assert "not a bucket name" in issues[key], issues
+
+
+# --- Round two: inputs that ended in tracebacks, hangs, or lost or leaked values -------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _process(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m components ARGV`` as a process: a hang fails the test instead of the run."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "components", *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{' '.join(argv)[:200]}` did not end within {timeout} s")
+
+
+def _unknown_service_secret(values: dict[str, Any]) -> None:
+    component = {"type": "worker", "env": {"FOO": {"configSecret": "nope"}}}
+    values["sharedServices"][0]["customComponents"] = [component]
+
+
+def test_a_shared_services_unknown_config_secret_is_refused_before_the_engine_runs(
+    tmp_path, engine_spy
+):
+    _write_stack(tmp_path, _with(_unknown_service_secret))
+    code, stderr = _run_cli(["plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path)])
+    assert code == 2
+    assert_error_report(stderr)
+    assert (
+        "  - sharedServices[0].customComponents[0].env.FOO: configSecret 'nope' is not an entry "
+        "of `secrets` (known: none)"
+    ) in stderr
+    assert engine_spy == []
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_lone_surrogates_in_a_diff_base_are_written_as_escapes(fmt, tmp_path, capsys):
+    document = _plan_document()
+    resource = document["resources"][0]
+    resource.update(name="x\ud800", urn=resource["urn"] + "\udcff", inputs={"k\udc80": "v"})
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(document))  # as JSON escapes: \ud800
+    code = cli.main(["plan", "--stack", "dev", "--diff", str(base), "--format", fmt])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    out.encode("utf-8")  # what a terminal, a file or a PR comment is given
+    if fmt == "json":
+        (stack,) = json.loads(out)["stacks"]
+        removed = next(r for r in stack["resources"] if r["kind"] == "remove")
+        assert removed["name"] == "x\\ud800"
+        assert removed["urn"].endswith("::x\\udcff")
+    else:
+        assert "x\\ud800" in out
+
+
+def _not_python(tmp_path: Path, case: str) -> Path:
+    path = tmp_path / f"program-{case}"
+    if case == "yaml":
+        path.write_text("config:\n  tpu-pathways:team: a\n")
+    elif case == "nul-bytes":
+        path.write_bytes(b"x = 1\x00\n")
+    elif case == "latin-1":
+        path.write_bytes(b"x = '\xe9'\n")
+    elif case == "directory":
+        path.mkdir()
+    elif case == "fifo":
+        os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "fragment"),
+    [
+        ("yaml", "is not a Python program (SyntaxError: invalid syntax"),
+        ("nul-bytes", "is not a Python program (SyntaxError: source code string cannot contain"),
+        ("latin-1", "is not a Python program (UnicodeDecodeError:"),
+        ("directory", "is not a regular file; give a Pulumi program"),
+        ("fifo", "is not a regular file; give a Pulumi program"),
+        ("missing", "cannot be read: No such file or directory"),
+    ],
+)
+def test_a_program_that_is_not_python_is_a_clean_error(case, fragment, tmp_path):
+    program = _not_python(tmp_path, case)
+    for extra in ([], ["--diff", str(tmp_path / "base.json")]):
+        code, stderr = _run_cli(["plan", "--stack", "dev", "--program", str(program), *extra])
+        assert code == 2
+        assert_error_report(stderr)
+        assert f"  - --program: {str(program)!r} {fragment}" in stderr
+
+
+@pytest.mark.parametrize("option", ["--diff", "--diff-dir"])
+def test_a_fifo_as_a_diff_base_is_refused_not_waited_on(option, tmp_path):
+    fifo = tmp_path / "dev.json"
+    os.mkfifo(fifo)
+    target = fifo if option == "--diff" else tmp_path
+    done = _process("plan", "--stack", "dev", option, str(target))
+    assert done.returncode == 2, done.stderr
+    assert f"  - {option}: {fifo} is not a regular file; give a file written by" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_fifo_in_a_diff_dir_fails_its_stack_only(tmp_path):
+    os.mkfifo(tmp_path / "dev.json")
+    done = _process("plan", "--all", "--diff-dir", str(tmp_path), "--format", "json")
+    assert done.returncode == 1, done.stderr
+    stacks = {d["stack"]: d for d in json.loads(done.stdout)["stacks"]}
+    assert "dev.json is not a regular file" in stacks["dev"]["error"]
+    assert all("error" not in d for stack, d in stacks.items() if stack != "dev")
+
+
+def _long_env_name_stack(directory: Path, length: int) -> None:
+    name = "A" * (length - len("_TOKEN")) + "_TOKEN"  # the credential check's worst case
+    values = _with(lambda v: _train(v).update(env={name: "x"}))
+    _write_stack(directory, values)
+
+
+@pytest.mark.parametrize("length", [200_000, 4 * 2**20 - 2000])
+def test_very_long_env_names_are_refused_quickly(length, tmp_path):
+    """Once ~25 s (200,000 characters) and hours (4 MiB) in a quadratic pattern; now bounded
+    first. The timeout is generous: the point is that it ends, with a short report."""
+    _long_env_name_stack(tmp_path, length)
+    done = _process("plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path), timeout=120)
+    assert done.returncode == 2, done.stderr[:2000]
+    assert "Traceback" not in done.stderr
+    assert f"has {length} characters; at most 256" in done.stderr
+    assert len(done.stderr) < 2000
+
+
+@pytest.mark.parametrize(
+    ("price", "shown"),
+    [(1e308, "1e+308"), (float("nan"), "nan"), (-1.0, "-1.0"), (1000.5, "1000.5")],
+)
+def test_absurd_price_overrides_are_refused_with_the_allowed_range(price, shown):
+    issues = _issue_keys(
+        _with(lambda v: v.update(pricing={"tpuChipHour": {"v5p": {"spot": price}}}))
+    )
+    assert issues["pricing.tpuChipHour.v5p.spot"] == (
+        f"{shown} is not a chip-hour price; give USD per chip-hour from 0 to 1000 (list prices "
+        "are a few dollars)"
+    )
+
+
+def test_the_plan_document_never_holds_infinity():
+    from components.plan.render import render_json
+
+    plan = engine.Plan("s", "p", [], {}, {"cost": float("inf")})
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        render_json(plan)
+
+
+@pytest.mark.parametrize("number", ["Infinity", "-Infinity", "NaN", "1e999"])
+def test_a_diff_base_with_a_non_finite_number_is_refused(number, tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text(
+        json.dumps(_plan_document()).replace('"inputs": {}', f'"inputs": {{"x": {number}}}')
+    )
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2
+    assert_error_report(stderr)
+    assert f"{base} holds {number}" in stderr
+
+
+def test_a_diff_base_with_a_duplicate_resource_is_refused(tmp_path):
+    document = _plan_document()
+    first = document["resources"][0]
+    document["resources"].append({**first, "inputs": {"shadowed": True}})
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(document))
+    code, stderr = _run_cli(["plan", "--stack", "dev", "--diff", str(base)])
+    assert code == 2
+    assert_error_report(stderr)
+    assert (
+        f"resources: two resources have the URN {first['urn']!r} (resources[0] and resources[1])"
+    ) in stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [
+        (lambda v, env: _train(v).update(env=env), "workloads[0].env.true"),
+        (
+            lambda v, env: _train(v).update(customComponents=[{"type": "worker", "env": env}]),
+            "workloads[0].customComponents[0].env.true",
+        ),
+        (lambda v, env: _train(v).update(nodeSelector=env), "workloads[0].nodeSelector.true"),
+        (lambda v, env: v.update(secrets=env), "secrets.true"),
+    ],
+)
+def test_names_a_yaml_reader_made_of_on_or_yes_are_refused(where, key):
+    """What Pulumi's YAML reader hands the program for unquoted `ON: a` (the engine path)."""
+    issues = _issue_keys(_with(lambda v: where(v, {"true": "a"})))
+    assert issues[key].startswith("'true' is not allowed as a name: YAML reads unquoted ON,")
+    assert 'quote the name in the stack file ("ON": ...)' in issues[key]
+
+
+def test_the_engine_refuses_an_env_name_read_from_a_yaml_boolean(monkeypatch):
+    from pulumi.runtime import config as runtime_config
+
+    from components.stack.loader import load_from_engine
+
+    config = {f"tpu-pathways:{k}": json.dumps(v) for k, v in BASE.items() if k != "environment"}
+    workloads = copy.deepcopy(BASE["workloads"])
+    workloads[0]["env"] = {"true": "b", "null": "c"}  # `ON: a`, `YES: b`, `~: c` once read
+    config["tpu-pathways:workloads"] = json.dumps(workloads)
+    monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
+    token = runtime_config.CONFIG.set(config)
+    try:
+        with pytest.raises(ConfigError) as caught:
+            load_from_engine()
+    finally:
+        runtime_config.CONFIG.reset(token)
+    keys = [i.key for i in caught.value.issues]
+    assert keys == ["workloads[0].env.true", "workloads[0].env.null"]
+
+
+def test_out_never_writes_a_placeholder_secret_as_an_appliable_manifest(tmp_path, capsys):
+    directory = _secret_stack(tmp_path, SECRETS_BLOCK, ENV_BLOCK)
+    out = tmp_path / "manifests"
+    code = cli.main(["plan", "--stack", "sec", "--stacks-dir", str(directory), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    appliable = [p for p in out.iterdir() if p.suffix in (".yaml", ".yml", ".json")]
+    assert appliable and all("[secret]" not in p.read_text() for p in appliable)
+    example = out / "secret-pathways-hello-train-config-secrets.yaml.example"
+    text = example.read_text()
+    assert text.startswith("# NOT APPLIED (the .example suffix keeps `kubectl apply -f DIR` away")
+    assert yaml.safe_load(text)["stringData"] == "[secret]"
+    assert (
+        "1 object with [secret] or [unknown] values as .example files that are not applied" in err
+    )
+    assert "secret-pathways-hello-train-config-secrets.yaml.example" in err
+
+
+SECRET_SHAPED = {
+    "number": 987654321,
+    "float": 98765.4321,
+    "list": ["s3cr3t-a", "s3cr3t-b"],
+    "mapping": {"value": "s3cr3t-c"},
+    "boolean": True,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SECRET_SHAPED))
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [
+        (lambda v, s: _train(v).update(env={"HF_TOKEN": s}), "workloads[0].env.HF_TOKEN"),
+        (lambda v, s: _train(v).update(env={"DB_PASSWORD": s}), "workloads[0].env.DB_PASSWORD"),
+        (
+            lambda v, s: v["sharedServices"][0].update(
+                customComponents=[{"type": "worker", "env": {"API_KEY": s}}]
+            ),
+            "sharedServices[0].customComponents[0].env.API_KEY",
+        ),
+        (lambda v, s: v.update(secrets={"hfToken": s}), "secrets.hfToken"),
+    ],
+)
+def test_values_under_credential_names_are_never_echoed(shape, where, key):
+    secret = SECRET_SHAPED[shape]
+    issues = _issue_keys(_with(lambda v: where(v, secret)))
+    message = issues[key]
+    assert "value not shown" in message
+    for shown in (repr(secret), str(secret), "s3cr3t"):
+        assert shown not in message
+    if key.startswith("secrets."):
+        return
+    assert message.endswith(
+        "is not allowed: an env value is text (quote numbers and true/false), {secretKeyRef: "
+        "{name: SECRET, key: KEY}} or {configSecret: NAME}"
+    )
+
+
+def test_a_date_under_a_credential_name_is_refused_without_echoing_it(tmp_path):
+    text = (
+        "config:\n  tpu-pathways:workloads:\n    - env:\n        HF_TOKEN: 2031-04-05\n"
+        "  tpu-pathways:secrets:\n    pin: 2031-04-06\n"
+    )
+    directory = _stacks_dir_with(tmp_path, "bad", text)
+    code, stderr = _run_cli(["plan", "--stack", "bad", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "workloads[0].env.HF_TOKEN: line 4: YAML reads this as a date/time" in stderr
+    assert "secrets.pin: line 6: YAML reads this as a date/time" in stderr
+    assert "2031" not in stderr
+
+
+def test_an_unknown_key_in_an_env_value_lists_that_forms_keys():
+    secret_ref = {"secretKeyRef": {"name": "creds", "key": "token", "value": "s3cr3t"}}
+    issues = _issue_keys(_with(lambda v: _train(v).update(env={"HF_TOKEN": secret_ref})))
+    assert issues == {
+        "workloads[0].env.HF_TOKEN.secretKeyRef.value": "unknown key 'value'. Allowed keys: "
+        "name, key."
+    }
+
+
+# --- An adversarial set of the same kinds, and a property over generated env blocks --------
+
+SENTINEL = "zq-s3cr3t-9"
+
+
+def _dev_with(extra: str) -> str:
+    """The example dev stack's text with ``extra`` lines appended under ``config:``."""
+    return (ROOT / "stacks" / f"Pulumi.{GOOD_STACK}.yaml").read_text() + extra
+
+
+# Lines of the dev stack: an appended line's number is this plus its place in ``extra``.
+_DEV_LINES = len((ROOT / "stacks" / f"Pulumi.{GOOD_STACK}.yaml").read_text().splitlines())
+
+
+def _env_stack(env_lines: str) -> str:
+    return _dev_with(
+        "  tpu-pathways:sharedServices:\n    - name: svc\n      pool: v5e\n"
+        "      customComponents:\n        - type: worker\n          env:\n" + env_lines
+    )
+
+
+ADVERSARIAL = {
+    "merge-of-null": (_dev_with("  tpu-pathways:x:\n    <<: ~\n"), ["x.<<", "is a single value"]),
+    "merge-of-a-scalar-alias": (
+        _dev_with("  tpu-pathways:y: &s text\n  tpu-pathways:x:\n    <<: *s\n"),
+        [f"x.<<: line {_DEV_LINES + 3}", f"(line {_DEV_LINES + 1})"],
+    ),
+    "merge-in-a-list-item": (
+        _dev_with("  tpu-pathways:x:\n    - a: 1\n      <<: [[1]]\n"),
+        ["x[0].<<", "holds a list"],
+    ),
+    "hex-key": (
+        _env_stack("            0x1F: a\n"),
+        ["env.0x1F", "as a number", 'quote it: "0x1F"'],
+    ),
+    "underscored-number-key": (_env_stack("            1_000: a\n"), ["env.1_000", "a number"]),
+    "float-key": (_env_stack("            .inf: a\n"), ["env..inf", "a number"]),
+    "off-secret-name": (
+        _dev_with("  tpu-pathways:secrets:\n    Off: {secure: v1:abc}\n"),
+        [f"secrets.Off: line {_DEV_LINES + 2}", "true/false"],
+    ),
+    "nan-env-value": (_env_stack("            MODE: .nan\n"), ["env.MODE", "not a finite number"]),
+    "list-under-a-credential-name": (
+        _env_stack(f"            HF_TOKEN: [{SENTINEL}, {SENTINEL}]\n"),
+        ["env.HF_TOKEN: a list (value not shown)"],
+    ),
+    "number-under-a-password": (
+        _env_stack("            DB_PASSWORD: 424242424242\n"),
+        ["env.DB_PASSWORD: a number (value not shown)"],
+    ),
+    "mapping-under-secrets": (
+        _dev_with(f"  tpu-pathways:secrets:\n    hfToken: {{plain: {SENTINEL}}}\n"),
+        ["secrets.hfToken: is plain text in the stack file (value not shown)"],
+    ),
+    "namespace-with-a-dash-too-many": (
+        _dev_with(f"  tpu-pathways-:secrets:\n    a: {SENTINEL}\n"),
+        ["tpu-pathways-:secrets: the namespace 'tpu-pathways-' is a misspelling"],
+    ),
+    "namespace-without-the-dash": (
+        _dev_with(f"  tpupathways:secrets:\n    a: {SENTINEL}\n"),
+        ["write it as 'tpu-pathways:secrets'"],
+    ),
+    "price-at-the-float-limit": (
+        _dev_with("  tpu-pathways:pricing:\n    tpuChipHour: {v5e: {spot: 1.0e+308}}\n"),
+        ["pricing.tpuChipHour.v5e.spot: 1e+308 is not a chip-hour price"],
+    ),
+    "non-ascii-env-name": (
+        _env_stack("            ÄPI_KEY: a\n"),
+        ["is not an environment variable"],
+    ),
+    "long-credential-name": (
+        _env_stack(f"            {'A' * 300}_TOKEN: {SENTINEL}\n"),
+        ["(306 characters)", "at most 256"],
+    ),
+    "config-secret-named-on": (
+        _env_stack("            FOO: {configSecret: ON}\n"),
+        ["env.FOO.configSecret: true/false (value not shown) is not allowed"],
+    ),
+    "secret-key-ref-with-extra-key": (
+        _env_stack(
+            f"            API_KEY: {{secretKeyRef: {{name: a, key: b, value: {SENTINEL}}}}}\n"
+        ),
+        ["env.API_KEY.secretKeyRef.value: unknown key 'value'. Allowed keys: name, key."],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADVERSARIAL))
+def test_adversarial_stack_files_end_in_a_report_that_leaks_nothing(case, tmp_path, engine_spy):
+    text, expected = ADVERSARIAL[case]
+    directory = _stacks_dir_with(tmp_path, "bad", text)
+    code, stderr = _run_cli(["plan", "--stack", "bad", "--stacks-dir", str(directory), "--json"])
+    assert code == 2, stderr
+    assert_error_report(stderr)
+    assert engine_spy == []
+    assert SENTINEL not in stderr
+    for fragment in expected:
+        assert fragment in stderr, (fragment, stderr)
+
+
+# Credential-like names (the values under them must never be shown) and others. "{S}" in a
+# value is the sentinel under a credential-like name, plain text under any other.
+_CREDENTIAL_KEYS = ("HF_TOKEN", "API_KEY", "DB_PASSWORD", "MY_SECRET", "KEY", "_TOKEN")
+_ENV_KEYS = st.one_of(
+    st.sampled_from(
+        ["ON", "On", "YES", "yes", "No", "OFF", "NULL", "~", "1", "0x1F", "1.5", ".inf", "<<"]
+    ),
+    st.sampled_from([*_CREDENTIAL_KEYS[:-1], "XLA_FLAGS"]),
+    st.integers(min_value=250, max_value=400).map(lambda n: "A" * n + "_TOKEN"),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True),
+)
+_ENV_VALUES = st.sampled_from(
+    [
+        "{S}",
+        "[{S}, 1]",
+        "{value: {S}}",
+        "424242424242",
+        ".nan",
+        "2031-04-05",
+        "{configSecret: missing}",
+        "{configSecret: ON}",
+        "{secretKeyRef: {name: creds, key: token}}",
+        "{secretKeyRef: {name: creds, key: token, value: {S}}}",
+        "*a",
+        "{<<: 5}",
+        "<<",
+        "'1'",
+    ]
+)
+
+
+@SETTINGS
+@given(
+    entries=st.lists(st.tuples(_ENV_KEYS, _ENV_VALUES), min_size=1, max_size=5),
+    where=st.sampled_from(["workload", "service"]),
+)
+def test_generated_env_blocks_never_trace_back_or_leak(entries, where, tmp_path_factory):
+    """Env names YAML mis-reads, credential names over the bound, and values of every wrong
+    shape: a clean report or a plan, never a traceback, and a value under a credential-like
+    name never shown."""
+    entries = [
+        (k, v.replace("{S}", SENTINEL if k.endswith(_CREDENTIAL_KEYS) else "plain-value"))
+        for k, v in entries
+    ]
+    lines = "".join(f"            {k}: {v}\n" for k, v in entries)
+    if where == "service":
+        text = _env_stack(lines)
+    else:
+        text = _dev_with(
+            "  tpu-pathways:sharedServices: &a []\n"
+            + "  tpu-pathways:workloads:\n    - {name: w, pool: v5e, mode: headless,\n"
+            + "       customComponents: [{type: worker, env: {"
+            + ", ".join(f"{k}: {v}" for k, v in entries)
+            + "}}]}\n"
+        )
+    directory = _stacks_dir_with(tmp_path_factory.mktemp("env"), "fuzz", text)
+    code, stderr = _run_cli(["plan", "--stack", "fuzz", "--stacks-dir", str(directory), "--json"])
+    assert code in (0, 2), stderr
+    if code == 2:
+        assert_error_report(stderr)
+    assert SENTINEL not in stderr

@@ -51,3 +51,60 @@ def test_entrypoint_reports_bad_config_without_a_traceback():
         run_entrypoint("dev", config)
     message = str(caught.value)
     assert "tpuPools[0].topology: '4x5' is not a v5e topology" in message
+
+
+@pytest.fixture
+def registrations(monkeypatch):
+    """Every registration any program run asks of the mock engine, across runs."""
+    from components.plan import engine
+
+    seen: list[str] = []
+
+    class Recording(engine.RecordingMonitor):
+        def RegisterResource(self, request):
+            seen.append(request.type)
+            return super().RegisterResource(request)
+
+    monkeypatch.setattr(engine, "RecordingMonitor", Recording)
+    return seen
+
+
+def test_a_shared_services_unknown_config_secret_registers_nothing(registrations):
+    config = read_stack_file("dev")
+    config["tpu-pathways:sharedServices"] = json.dumps(
+        [
+            {
+                "name": "shared",
+                "pool": "v5e",
+                "customComponents": [{"type": "worker", "env": {"FOO": {"configSecret": "nope"}}}],
+            }
+        ]
+    )
+    with pytest.raises(pulumi.RunError) as caught:
+        run_entrypoint("dev", config)
+    assert str(caught.value) == (
+        "stack config (tpu-pathways:): 1 problem\n"
+        "  - sharedServices[0].customComponents[0].env.FOO: configSecret 'nope' is not an entry "
+        "of `secrets` (known: none); set it with pulumi config set --secret --path "
+        "'tpu-pathways:secrets.nope' VALUE"
+    )
+    assert registrations == ["pulumi:pulumi:Stack"]  # the root stack only, nothing of ours
+
+
+def test_a_config_error_from_build_stack_is_the_same_report_under_both_entries(monkeypatch):
+    """Whatever check raises it, a ConfigError in build_stack reaches `pulumi up` as the
+    RunError message (no traceback) and the offline plan as its own report."""
+    from components.errors import ConfigError, ConfigIssue
+    from components.stack import program
+
+    def refuse(config, owner_read=False):
+        raise ConfigError([ConfigIssue("workloads[0].pool", "a late check failed")], "checks")
+
+    monkeypatch.setattr(program, "build_stack", refuse)
+    with pytest.raises(pulumi.RunError) as under_engine:
+        run_entrypoint("dev", read_stack_file("dev"))
+    with pytest.raises(ConfigError) as offline:
+        plan_file("dev")
+    expected = "checks: 1 problem\n  - workloads[0].pool: a late check failed"
+    assert str(under_engine.value) == expected
+    assert str(offline.value) == expected

@@ -88,6 +88,19 @@ def _merge(**overrides: Any) -> Change:
     return lambda values: values.update(deep_merge(values, overrides))
 
 
+def _workload(**fields: Any) -> Change:
+    """Add one training workload on the dev pool with these fields."""
+    workload = {"name": "train", "pool": "v5e", "image": "python:3.12", "command": ["python"]}
+    return lambda values: values.update(workloads=[{**workload, **fields}])
+
+
+def _service(**fields: Any) -> Change:
+    """Add one shared service on the dev pool with these fields."""
+    return lambda values: values.update(
+        sharedServices=[{"name": "shared", "pool": "v5e", **fields}]
+    )
+
+
 def _delete(*path: str | int) -> Change:
     def change(values: dict[str, Any]) -> None:
         *parents, last = path
@@ -272,6 +285,49 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         ("required key is missing",),
     ),
     ("wrong type", _merge(tpuPools="v5e"), "tpuPools", ("'v5e'", "list")),
+    # prices, names and values of hostile size or shape
+    (
+        "price override that overflows",
+        _merge(pricing={"tpuChipHour": {"v5e": {"onDemand": 1e308}}}),
+        "pricing.tpuChipHour.v5e.onDemand",
+        ("1e+308 is not a chip-hour price", "from 0 to 1000"),
+    ),
+    (
+        "infinite price override",
+        _merge(pricing={"tpuChipHour": {"v5e": {"spot": "inf"}}}),
+        "pricing.tpuChipHour.v5e.spot",
+        ("inf is not a chip-hour price", "from 0 to 1000"),
+    ),
+    (
+        "env name over the bound",
+        _workload(env={"A" * 300: "x"}),
+        f"workloads[0].env['{'A' * 40}...(300 characters)']",
+        ("has 300 characters; at most 256",),
+    ),
+    (
+        "env name a YAML reader made of ON",
+        _workload(env={"false": "x"}),
+        "workloads[0].env.false",
+        ("'false' is not allowed as a name", "quote the name"),
+    ),
+    (
+        "secret name a YAML reader made of NULL",
+        _merge(secrets={"null": "x"}),
+        "secrets.null",
+        ("'null' is not allowed as a name",),
+    ),
+    (
+        "number under a credential name",
+        _workload(env={"HF_TOKEN": 123456}),
+        "workloads[0].env.HF_TOKEN",
+        ("a number (value not shown) is not allowed", "{configSecret: NAME}"),
+    ),
+    (
+        "unknown config secret of a shared service",
+        _service(customComponents=[{"type": "proxy_server", "env": {"K": {"configSecret": "x"}}}]),
+        "sharedServices[0].customComponents[0].env.K",
+        ("configSecret 'x' is not an entry of `secrets`",),
+    ),
 ]
 
 

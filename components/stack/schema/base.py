@@ -20,7 +20,8 @@ def pattern(regex: str, what: str):
 
     def check(value: str) -> str:
         if not compiled.fullmatch(value):
-            raise ValueError(f"{value!r} is not {what}")
+            shown = repr(value) if len(value) <= 60 else f"{value[:57]!r}... ({len(value)} chars)"
+            raise ValueError(f"{shown} is not {what}")
         return value
 
     return AfterValidator(check)
@@ -38,7 +39,7 @@ def grammar(problem_of):
 
 
 ImageReference = Annotated[str, grammar(grammars.image_problem)]
-LabelKey = Annotated[str, grammar(grammars.label_key_problem)]
+LabelKey = Annotated[str, grammar(grammars.label_key_problem), grammar(grammars.yaml_word_problem)]
 LabelValue = Annotated[str, grammar(grammars.label_value_problem)]
 GcsPath = Annotated[str, grammar(grammars.gcs_path_problem)]
 Flag = Annotated[str, grammar(grammars.flag_problem)]

@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.errors import ConfigIssue, KeyedError
+from components.errors import ConfigIssue, KeyedError, key_part
 from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.stack import grammars
@@ -245,14 +245,24 @@ class StackConfig(ConfigModel):
             if isinstance(value, EnvFromConfigSecret) and value.config_secret not in self.secrets
         ]
 
+    def deployments(self) -> list[tuple[str, PathwaysDeployment]]:
+        """Every PathwaysJob the stack declares, workloads then shared services, with its key."""
+        entries: list[tuple[str, PathwaysDeployment]] = [
+            (f"workloads[{i}]", w) for i, w in enumerate(self.workloads)
+        ]
+        entries += [(f"sharedServices[{i}]", s) for i, s in enumerate(self.shared_services)]
+        return entries
+
     def env_maps(self) -> list[tuple[str, dict[str, EnvValue]]]:
-        """Every env map of the stack with its config key."""
+        """Every env map of the stack with its config key: workloads' and their components',
+        and shared services' components'."""
         maps = []
-        for i, workload in enumerate(self.workloads):
-            maps.append((f"workloads[{i}].env", workload.env))
+        for key, entry in self.deployments():
+            if isinstance(entry, WorkloadConfig):
+                maps.append((f"{key}.env", entry.env))
             maps += [
-                (f"workloads[{i}].customComponents[{j}].env", component.env)
-                for j, component in enumerate(workload.custom_components)
+                (f"{key}.customComponents[{j}].env", component.env)
+                for j, component in enumerate(entry.custom_components)
             ]
         return maps
 
@@ -319,7 +329,7 @@ class StackConfig(ConfigModel):
         assigned: dict[catalog.TpuShape, int] = {}
         for i, quota in enumerate(kueue.team_quotas):
             for name, chips in quota.chips.items():
-                key = f"addons.kueue.teamQuotas[{i}].chips.{name}"
+                key = f"addons.kueue.teamQuotas[{i}].chips.{key_part(name)}"
                 try:
                     shape = catalog.resolve_accelerator(name)
                 except catalog.CatalogError as exc:

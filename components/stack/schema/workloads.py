@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from enum import StrEnum
 from typing import Annotated
 
 from pydantic import (
     AfterValidator,
+    Discriminator,
     Field,
     StrictBool,
     StrictInt,
+    Tag,
     field_validator,
     model_validator,
 )
@@ -36,6 +37,7 @@ from components.stack.schema.base import (
     LabelKey,
     LabelValue,
     PlainEnvValue,
+    grammar,
     pattern,
 )
 from components.tpu.quantities import normalize_quantity, parse_cpu, parse_memory
@@ -90,7 +92,7 @@ class ContainerResources(ConfigModel):
 
 # Set by the PathwaysJob controller on the main container; a second copy would shadow it.
 CONTROLLER_ENV = ("JAX_PLATFORMS", "JAX_BACKEND_TARGET", "XCLOUD_ENVIRONMENT", "PATHWAYS_HEAD")
-EnvName = Annotated[str, pattern(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable name")]
+EnvName = Annotated[str, grammar(grammars.env_name_problem)]
 
 
 SecretName = Annotated[
@@ -99,6 +101,7 @@ SecretName = Annotated[
         r"[A-Za-z][A-Za-z0-9_-]{0,62}",
         "a secret name (a letter, then up to 62 letters, digits, '_' or '-')",
     ),
+    grammar(grammars.yaml_word_problem),
 ]
 KubernetesSecretName = Annotated[
     str,
@@ -138,9 +141,51 @@ class EnvFromConfigSecret(ConfigModel):
     """Name of the entry of ``secrets``."""
 
 
-EnvValue = PlainEnvValue | EnvFromSecret | EnvFromConfigSecret
-# Names that hold credentials by convention; their values must come from a secret form.
-_CREDENTIAL_NAME = re.compile(r"(^|.*_)(TOKEN|KEY)$|PASSWORD|PASSWD|SECRET|CREDENTIAL", re.I)
+class EnvValueForm(StrEnum):
+    """The forms an env value takes; a mapping's one key says which it is."""
+
+    TEXT = "text"
+    SECRET_KEY_REF = "secretKeyRef"
+    CONFIG_SECRET = "configSecret"
+
+
+# pydantic places a tagged union's errors under the tag; this form is one
+# ``errors.issues_from_validation`` leaves out of the key it reports.
+def _tag(form: EnvValueForm) -> Tag:
+    return Tag(f"env-value[{form.value}]")
+
+
+def _env_value_form(value: object) -> str | None:
+    """Which form an env value has (None: none, reported without echoing the value)."""
+    if isinstance(value, str):
+        form = EnvValueForm.TEXT
+    elif isinstance(value, EnvFromSecret):
+        form = EnvValueForm.SECRET_KEY_REF
+    elif isinstance(value, EnvFromConfigSecret):
+        form = EnvValueForm.CONFIG_SECRET
+    elif isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _MAPPING_FORMS:
+        form = EnvValueForm(next(iter(value)))
+    else:
+        return None
+    return _tag(form).tag
+
+
+_MAPPING_FORMS = {EnvValueForm.SECRET_KEY_REF.value, EnvValueForm.CONFIG_SECRET.value}
+
+
+EnvValue = Annotated[
+    Annotated[PlainEnvValue, _tag(EnvValueForm.TEXT)]
+    | Annotated[EnvFromSecret, _tag(EnvValueForm.SECRET_KEY_REF)]
+    | Annotated[EnvFromConfigSecret, _tag(EnvValueForm.CONFIG_SECRET)],
+    Discriminator(
+        _env_value_form,
+        custom_error_type="env_value_form",
+        custom_error_message=(
+            "an env value is text (quote numbers and true/false), {secretKeyRef: {name: SECRET, "
+            "key: KEY}} or {configSecret: NAME}"
+        ),
+    ),
+]
 
 
 def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
@@ -148,7 +193,7 @@ def env_issues(env: dict[str, EnvValue], key: str = "env") -> list[ConfigIssue]:
     issues = [
         ConfigIssue(f"{key}.{name}", _credential_problem(name))
         for name, value in env.items()
-        if isinstance(value, str) and _CREDENTIAL_NAME.search(name)
+        if isinstance(value, str) and grammars.credential_name(name)
     ]
     plain = [v for v in env.values() if isinstance(v, str)]
     if problem := grammars.env_total_problem(plain):

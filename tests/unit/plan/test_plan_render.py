@@ -148,3 +148,45 @@ def test_render_json_round_trips():
     assert document["resources"][0]["inputs"] == {"name": "net", "mtu": 8896}
     assert document["resources"][0]["options"] == {}
     assert document["summary"] == {"tpu": {}, "resources": 1}
+
+
+def placeholder_program() -> dict:
+    """A Secret whose data the plan hides, and a ConfigMap with a value only the cloud knows."""
+    provider = k8s.Provider("k8s", kubeconfig=pulumi.Output.secret("{}"))
+    opts = pulumi.ResourceOptions(provider=provider)
+    network = gcp.compute.Network("net", mtu=1500)
+    k8s.core.v1.Secret(
+        "token",
+        metadata={"name": "token", "namespace": "team-a"},
+        string_data={"token": pulumi.Output.secret("value")},
+        opts=opts,
+    )
+    k8s.core.v1.ConfigMap(
+        "who",
+        metadata={"name": "who", "namespace": "team-a"},
+        data={"network": network.self_link},
+        opts=opts,
+    )
+    k8s.core.v1.Namespace("ns", metadata={"name": "team-a"}, opts=opts)
+    return {}
+
+
+def test_objects_with_placeholders_are_written_where_kubectl_apply_never_reads(tmp_path):
+    resources, outputs = run_program(placeholder_program, "t")
+    written = write_manifests(Plan("t", "tpu-pathways", resources, outputs, {}), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "configmap-team-a-who.yaml.example",
+        "namespace-team-a.yaml",
+        "secret-team-a-token.yaml.example",
+    ]
+    assert [p.name for p in written.objects] == ["namespace-team-a.yaml"]
+    secret = (tmp_path / "secret-team-a-token.yaml.example").read_text()
+    assert secret.startswith("# NOT APPLIED (the .example suffix keeps `kubectl apply -f DIR`")
+    assert yaml.safe_load(secret)["stringData"] == "[secret]"
+    config_map = yaml.safe_load((tmp_path / "configmap-team-a-who.yaml.example").read_text())
+    assert config_map["data"] == {"network": "[unknown]"}
+    assert written.summary(tmp_path) == (
+        f"wrote 3 files to {tmp_path}: 1 Kubernetes object, 0 server-side patches, 2 objects "
+        "with [secret] or [unknown] values as .example files that are not applied "
+        "(configmap-team-a-who.yaml.example, secret-team-a-token.yaml.example)"
+    )

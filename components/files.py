@@ -1,0 +1,38 @@
+"""Reading a file a user names (a stack file, a ``--diff`` base, a ``--program``), bounded.
+
+Only a regular file is read, and at most ``max_bytes + 1`` bytes of it: a FIFO would block
+the read forever, a device (``/dev/zero``) never ends, a huge file would fill memory. The file
+is opened without blocking and checked on the open descriptor, so nothing can be swapped in
+between the check and the read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class FileProblem(Exception):
+    """Why a file cannot be read; the message completes "<path> ..."."""
+
+
+def read_regular_file(path: Path, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of ``path``; FileProblem if it is not a regular file, holds more than
+    ``max_bytes`` bytes (``what``: the kind of file, for the message) or cannot be read."""
+    try:
+        # O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise FileProblem(f"cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a directory, FIFO, device or socket
+        os.close(fd)
+        raise FileProblem("is not a regular file")
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            data = stream.read(max_bytes + 1)
+        except OSError as exc:
+            raise FileProblem(f"cannot be read: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise FileProblem(f"is larger than {max_bytes} bytes, the most a {what} may have")
+    return data
