@@ -28,6 +28,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
     plan.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show every input of every resource (the default view shows the ones that matter)",
+    )
+    plan.add_argument(
         "--out",
         type=Path,
         help="write every Kubernetes object, patch and release manifest URL of the stack here",
@@ -100,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             message = "the plan holds a number JSON cannot carry (infinite or NaN)"
             raise _error("--json", message) from None
     else:
-        print(render.render_text(plan))
+        print(render.render_text(plan, verbose=args.verbose))
     if args.out is not None:
         _write_manifests(plan, args.out)
     if args.policy:
