@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     from components.plan import render
     from components.plan.engine import PROGRAM, plan_read, read_stack
 
+    if args.out is not None:  # before the plan runs: a refused --out prints no plan
+        _check_out(args.out)
     source = read_stack(args.stack, diff_cli.stacks_dir(args))
     plan = plan_read(source, args.program or PROGRAM)
     if args.critical_path:  # instead of the plan itself (with --json: as JSON)
@@ -123,6 +125,17 @@ def _critical_path(plan: Plan, as_json: bool) -> int:
     else:
         print(render_text(path, plan.stack))
     return EXIT_CHECK_FAILED if path.violations else 0
+
+
+def _check_out(out: Path) -> None:
+    from components.plan import render
+
+    try:
+        render.check_out_dir(out)
+    except render.OutputExists as exc:
+        raise _error("--out", str(exc)) from None
+    except OSError as exc:  # e.g. a directory it may not list
+        raise _error("--out", f"cannot use {str(out)!r}: {exc}") from None
 
 
 def _write_manifests(plan: Plan, out: Path) -> None:

@@ -71,7 +71,7 @@ def _aligned(lines: list[list[str]]) -> list[str]:
             for v, w, (_, _, right) in zip(line[:-1], widths, _COST_COLUMNS, strict=False)
         ]
         text = f"  {'  '.join(cells)}  "
-        basis = textwrap.wrap(line[-1], max(WIDTH - basis_at, 20)) or [""]
+        basis = textwrap.wrap(line[-1], max(WIDTH - basis_at, 20), break_on_hyphens=False) or [""]
         out.append((text + basis[0]).rstrip())
         out += [" " * basis_at + more for more in basis[1:]]
     return out
@@ -86,23 +86,22 @@ def render_cost(plan: Plan) -> str:
     hours = float(cost["hoursPerMonth"])
     table = cost.get("priceTable", {})
     head = (
-        f"Cost estimate ({cost['currency']}, list prices from {table.get('source')} taken "
-        f"{table.get('taken')}, {hours:g} hours a month; an estimate, not a bill):"
+        f"Cost estimate ({cost['currency']} list prices of {table.get('source')}, taken "
+        f"{table.get('taken')}; {hours:g} hours a month; not a bill):"
     )
     rows = [[h for h, _, _ in _COST_COLUMNS]]
     rows += [_cost_cells(pool, hours) for pool in cost["pools"]]
     left_out = unpriced_chips(cost)
     note = f"leaves out {left_out} of {pool_chips(cost)} TPU chips" if left_out else ""
     total = ["total", "", "", "", "", _money(cost["hourly"]), _money(cost["monthly"]), note]
-    lines = [*textwrap.wrap(head, WIDTH, subsequent_indent="  "), *_aligned([*rows, total])]
+    head_lines = textwrap.wrap(head, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    lines = [*head_lines, *_aligned([*rows, total])]
     if cost.get("notPriced"):
-        lines += textwrap.wrap(
-            not_priced_note(cost), WIDTH, initial_indent="  ", subsequent_indent="    "
-        )
+        lines += not_priced_lines(cost)
     return "\n".join(lines)
 
 
-def not_priced_note(cost: dict[str, Any]) -> str:
+def not_priced_lines(cost: dict[str, Any]) -> list[str]:
     """Which pools the total leaves out, with their chips, and the override that prices them."""
     pools = [p for p in cost["pools"] if p.get("hourly") is None]
     named = ", ".join(
@@ -111,15 +110,22 @@ def not_priced_note(cost: dict[str, Any]) -> str:
         else p["pool"]
         for p in pools
     )
+    lines = textwrap.wrap(
+        f"not priced, left out of the total: {named}",
+        WIDTH,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+    )
     example = next((p for p in pools if p.get("generation") and p.get("chips")), None)
-    text = f"not priced, left out of the total: {named}."
     if example is not None:
-        text += (
-            f" To price them, give USD per chip-hour in the stack: tpu-pathways:pricing: "
-            f"{{tpuChipHour: {{{example['generation']}: {{{example['capacity']}: RATE}}}}}} "
-            "(see components/tpu/data/prices.yaml for the sources)."
-        )
-    return text
+        rate = f"{{{example['generation']}: {{{example['capacity']}: RATE}}}}"
+        lines += [
+            "  to price them, give USD per chip-hour in the stack (sources: "
+            f"{cost.get('priceTable', {}).get('source')}):",
+            f"    tpu-pathways:pricing: {{tpuChipHour: {rate}}}",
+        ]
+    return lines
 
 
 def render_text(plan: Plan, verbose: bool = False) -> str:
@@ -247,6 +253,16 @@ def _file_text(resource: PlannedResource) -> str:
     return text
 
 
+def check_out_dir(out_dir: Path) -> None:
+    """``--out`` must be new or an empty directory (nothing is ever overwritten): checked
+    before the plan runs, and again before writing."""
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise OutputExists(
+            f"{str(out_dir)!r} already exists and is not an empty directory; nothing is "
+            "overwritten, so give a new directory (or remove the old output first)"
+        )
+
+
 def write_manifests(plan: Plan, out_dir: Path) -> Written:
     """Everything the program declares on the cluster, into a directory that is new or empty
     (nothing is ever overwritten; raises OutputExists before writing anything): one YAML file
@@ -267,11 +283,7 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
                 f"{by_file[filename].urn} and {resource.urn} would both be written to {filename}"
             )
         by_file[filename] = resource
-    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise OutputExists(
-            f"{str(out_dir)!r} already exists and is not an empty directory; nothing is "
-            "overwritten, so give a new directory (or remove the old output first)"
-        )
+    check_out_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     objects: list[Path] = []
     patches: list[Path] = []

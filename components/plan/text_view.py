@@ -308,7 +308,7 @@ def output_lines(label: str, value: Any, indent: int = 2, depth: int = 1) -> lis
     for sub_label, item in items:
         lines += output_lines(str(sub_label), item, indent + 2, depth + 1)
     if label == "-" and isinstance(value, dict):  # YAML's form: the first key on the dash line
-        lines = [lines[1][: indent] + "- " + lines[1][indent + 2 :], *lines[2:]]
+        lines = [lines[1][:indent] + "- " + lines[1][indent + 2 :], *lines[2:]]
     return lines
 
 
@@ -330,7 +330,7 @@ def render_totals(plan: Plan) -> str:
     kinds = Counter(kind_of(r) for r in resources)
     listing = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     lines = _wrapped(f"Creates {len(resources)} resources: {listing or 'none'}", 0, hang=2)
-    return "\n".join([*lines, totals_line(plan)])
+    return "\n".join([*lines, *_wrapped(totals_line(plan), 0, hang=2)])
 
 
 def totals_line(plan: Plan) -> str:
@@ -348,5 +348,5 @@ def totals_line(plan: Plan) -> str:
         "(an estimate at list prices)"
     )
     if unpriced := unpriced_chips(cost):
-        text += f"; leaves out {unpriced} of {pool_chips(cost)} chips: not priced"
+        text += f"; the cost leaves out {unpriced} of {pool_chips(cost)} chips (not priced)"
     return text

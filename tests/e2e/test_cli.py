@@ -271,3 +271,16 @@ def test_stacks_of_a_directory_that_does_not_exist_is_an_error(capsys, tmp_path)
         f"error: stacks: 1 problem\n  - --stacks-dir: {str(missing)!r} is not a directory of "
         "stack files\n"
     )
+
+
+def test_out_into_a_non_empty_directory_is_refused_before_planning(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (out_dir / "old.yaml").write_text("kept\n")
+    code, out, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
+    assert (code, out) == (2, "")  # no plan printed first
+    assert err == (
+        f"error: plan: 1 problem\n  - --out: {str(out_dir)!r} already exists and is not an empty "
+        "directory; nothing is overwritten, so give a new directory (or remove the old output "
+        "first)\n"
+    )
