@@ -81,7 +81,8 @@ def test_latest_is_allowed_in_dev(config_of, stack_values):
 def test_the_plan_lines_name_the_images_and_buckets(example_plan):
     lines = render_text(example_plan("dev")).splitlines()
     start = lines.index(
-        "  + PathwaysJob pathways/notebook  workers=1 x ct5lp-hightpu-4t 2x4  deploymentMode=default"
+        "  + PathwaysJob pathways/notebook  workers=1 x ct5lp-hightpu-4t 2x4  "
+        "deploymentMode=default"
     )
     assert lines[start + 4 : start + 8] == [
         f"      pathways server {REGISTRY}/server:jax-0.9.0, proxy",
