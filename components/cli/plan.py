@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 EXIT_CHECK_FAILED = 1
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
+def add_arguments(plan: argparse.ArgumentParser) -> None:
+    """The `plan` command's arguments (its parser is made by ``components.cli.main``)."""
     plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
     plan.add_argument(
