@@ -21,6 +21,8 @@ from components.tokens import KUBERNETES_YAML_PREFIX
 def render_summary(plan: Plan) -> str:
     tpu = plan.summary.get("tpu", {})
     if not tpu:
+        if pool_chips(plan.summary.get("cost") or {}):  # a program that exports no summary
+            return "TPU summary: not exported by the program (the cost estimate counts its chips)"
         return "TPU summary: no TPU pools"
     lines = [
         "TPU summary:",

@@ -272,10 +272,10 @@ def render_stages(plan: Plan, verbose: bool = False) -> str:
     shown = [r for r in plan.resources if listed(r) and r.type != STACK_REFERENCE]
     reads = [r for r in plan.resources if r.type == STACK_REFERENCE]
     components = sum(1 for r in plan.resources if not listed(r))
-    hint = "every input" if verbose else "--verbose: every input"
+    hint = "every input shown" if verbose else "--verbose: every input"
     lines = _wrapped(
         f"Plan for stack '{plan.stack}' of {plan.project}: {len(plan.resources)} resources "
-        f"({components} components; {hint}; --json: the whole plan)",
+        f"({components} components); {hint}, --json: all",
         0,
     )
     for stage in Stage:
@@ -336,9 +336,12 @@ def render_totals(plan: Plan) -> str:
 def totals_line(plan: Plan) -> str:
     """``Total: N TPU chips, X USD/hour, Y USD/month``, and how many chips that leaves out."""
     tpu = plan.summary.get("tpu") or {}
-    chips = sum(int(row.get("chips", 0)) for row in tpu.values())
     cost = plan.summary.get("cost") or {}
+    chips = sum(int(row.get("chips", 0)) for row in tpu.values())
     generations = "/".join(tpu)
+    if not tpu:  # a program of your own exports no TPU summary: its pools' chips
+        chips = pool_chips(cost)
+        generations = "/".join(dict.fromkeys(p["generation"] for p in _tpu_pools(cost)))
     text = f"Total: {chips} TPU chips" + (f" ({generations})" if generations else "")
     if not cost.get("pools"):
         return text + ", no node pools to price"
@@ -350,3 +353,7 @@ def totals_line(plan: Plan) -> str:
     if unpriced := unpriced_chips(cost):
         text += f"; the cost leaves out {unpriced} of {pool_chips(cost)} chips (not priced)"
     return text
+
+
+def _tpu_pools(cost: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in cost.get("pools") or [] if p.get("generation")]

@@ -138,8 +138,7 @@ def test_render_summary():
 def test_render_text():
     text = render_text(plan_with_summary({}))
     assert text.splitlines()[:4] == [
-        "Plan for stack 's' of p: 1 resources (0 components; --verbose: every input; --json: the "
-        "whole plan)",
+        "Plan for stack 's' of p: 1 resources (0 components); --verbose: every input, --json: all",
         "",
         "Cluster, network and identity:",
         "  + Network net  mtu=8896",
