@@ -134,10 +134,12 @@ _STACK_ONLY = ("--diff", "--diff-dir", "--all", "--policy", "--format", "--stack
 
 def _run_program_dir(args: argparse.Namespace) -> int:
     """``--program DIR``: your own project planned with its Pulumi.yaml and ``--config``."""
+    from components.plan.program_plan import check_program_dir, plan_program
+
+    check_program_dir(args.program)
     for flag in _STACK_ONLY:
         if getattr(args, flag.removeprefix("--").replace("-", "_")):
             raise _error(flag, "not with --program DIR; it plans one program, not a stack file")
-    from components.plan.program_plan import plan_program
 
     if args.out is not None:
         _check_out(args.out)
