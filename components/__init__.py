@@ -70,6 +70,11 @@ _EXPORTS: dict[str, str] = {
     "ComponentType": "components.pathways.spec",
     "EnvVar": "components.pathways.spec",
     "wait_for_running": "components.pathways.spec",
+    # The node pools a PathwaysJob's preflight checks its pods against (``node_pools=``).
+    "NodePoolModel": "components.pathways.scheduler_model",
+    "Taint": "components.pathways.scheduler_model",
+    "TPU_TAINT": "components.pathways.scheduler_model",
+    "machine_type": "components.tpu.machines",
     # TPU catalog and domain values.
     "resolve_accelerator": "components.tpu.catalog",
     "TpuShape": "components.tpu.catalog",
@@ -81,6 +86,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "TPU_TAINT",
     "Access",
     "AuthorizedNetwork",
     "CapacityType",
@@ -109,6 +115,7 @@ __all__ = [
     "KueueQueuesArgs",
     "LocalQueues",
     "LocalQueuesArgs",
+    "NodePoolModel",
     "NodeServiceAccount",
     "NodeServiceAccountArgs",
     "PathwaysJob",
@@ -127,6 +134,7 @@ __all__ = [
     "ScratchBucketArgs",
     "SharedPathwaysService",
     "SharedPathwaysServiceArgs",
+    "Taint",
     "TeamNamespace",
     "TeamNamespaceArgs",
     "TeamQuotaArgs",
@@ -137,6 +145,7 @@ __all__ = [
     "WorkerType",
     "WorkloadAccount",
     "jobset_memory_mib",
+    "machine_type",
     "resolve_accelerator",
     "tpu_flavors",
     "wait_for_running",
@@ -196,6 +205,7 @@ if TYPE_CHECKING:
     from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
     from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
     from components.pathways.job import PathwaysJob, PathwaysJobArgs
+    from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, Taint
     from components.pathways.shared_service import (
         SharedPathwaysService,
         SharedPathwaysServiceArgs,
@@ -213,3 +223,4 @@ if TYPE_CHECKING:
     )
     from components.stack.schema import CapacityType, Environment, Priority, ReleaseChannel
     from components.tpu.catalog import TpuShape, resolve_accelerator
+    from components.tpu.machines import machine_type

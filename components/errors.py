@@ -13,8 +13,10 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:  # pydantic is imported where a validation runs: `shapes` never loads it
+    from pydantic import BaseModel, ValidationError
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,8 @@ def _member_with(tp: object, key: str) -> type[BaseModel] | None:
 
 
 def _is_model(tp: object) -> bool:
+    from pydantic import BaseModel
+
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 

@@ -20,8 +20,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.files import FileProblem, read_regular_file
 
@@ -137,6 +135,8 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> P
             argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
     document = encodable(document)
+    from pydantic import ValidationError
+
     from components.plan.model import Plan
 
     try:
@@ -230,7 +230,7 @@ def _depth(document: Any) -> int:
     return deepest
 
 
-def _schema_issues(exc: ValidationError) -> list[ConfigIssue]:
+def _schema_issues(exc: Any) -> list[ConfigIssue]:
     from components.plan.model import PlanDocument
 
     issues = issues_from_validation(exc, PlanDocument)

@@ -8,19 +8,30 @@ they never end in a traceback. Every command's arguments, output and exit code l
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 
-from components.cli import plan, shapes
 from components.errors import ConfigError, ConfigIssue
 
 EXIT_USAGE = 2
 
+# The commands whose arguments live in their own module (``add_arguments(parser)``, which also
+# sets the handler): only the module of the command run is imported, so `shapes` loads the TPU
+# catalog and not the plan's modules (pydantic, Pulumi).
+_MODULES = {
+    "plan": (
+        "components.cli.plan",
+        "plan a stack or a Pulumi program offline under Pulumi's mock engine",
+    ),
+    "shapes": ("components.cli.shapes", "list the TPU catalog (filtered) or resolve one name"),
+}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(_command(argv))
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
@@ -29,11 +40,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-def _parser() -> argparse.ArgumentParser:
+def _command(argv: Sequence[str]) -> str | None:
+    """The command named (the top-level parser has no option that takes a value)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; only ``command``'s module adds its arguments (the others are listed
+    by name and help, which is all `--help` and a usage error show)."""
     parser = argparse.ArgumentParser(prog="python -m components", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    plan.add_parser(commands)
-    shapes.add_parser(commands)
+    for name, (module, text) in _MODULES.items():
+        sub = commands.add_parser(name, help=text, description=text)
+        if name == command:
+            import_module(module).add_arguments(sub)
 
     stacks = commands.add_parser(
         "stacks", help="list the stacks: owners (create a cluster) first, then team stacks"
@@ -62,6 +82,8 @@ def _stacks(args: argparse.Namespace) -> int:
         raise ConfigError(kinds.conflicts, "stacks")
     owners, teams = kinds.owners, kinds.teams
     if args.github_output:
+        import json
+
         print(f"owners={json.dumps(owners)}\nteams={json.dumps(teams)}")
     else:
         print("\n".join([*(f"{s}  (owns its cluster)" for s in owners), *teams]))

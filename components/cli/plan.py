@@ -1,4 +1,5 @@
-"""`python -m components plan ...`: the offline plan of a stack, its manifests (``--out``), its
+"""`python -m components plan ...`: the offline plan of a stack (or of your own program:
+``--program DIR --config KEY=VALUE``), its manifests (``--out``), its
 guardrail report (``--policy``), its critical path (``--critical-path``) or its diff against a
 saved plan (``--diff``/``--diff-dir``/``--all``; ``components.cli.diff``).
 
@@ -23,10 +24,19 @@ if TYPE_CHECKING:
 EXIT_CHECK_FAILED = 1
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    plan = commands.add_parser("plan", help="plan a stack offline under Pulumi's mock engine")
-    plan.add_argument("--stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+def add_arguments(plan: argparse.ArgumentParser) -> None:
+    """The `plan` command's arguments (its parser is made by ``components.cli.main``)."""
+    plan.add_argument(
+        "--stack",
+        help="stack name: stacks/Pulumi.<stack>.yaml (with --program DIR: the stack's name, "
+        "default dev)",
+    )
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON document")
+    plan.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show every input of every resource (the default view shows the ones that matter)",
+    )
     plan.add_argument(
         "--out",
         type=Path,
@@ -36,9 +46,23 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
     )
     plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
-    # The Pulumi program to plan (default: the project's __main__.py); for tests and for
-    # trying a program change before it replaces __main__.py.
-    plan.add_argument("--program", type=Path, default=None, help=argparse.SUPPRESS)
+    plan.add_argument(
+        "--program",
+        type=Path,
+        default=None,
+        metavar="DIR|FILE",
+        help="plan your own Pulumi program: a project directory (Pulumi.yaml and __main__.py, "
+        "e.g. examples/python-api) configured by --config; or a program file run with --stack's "
+        "stack file (default: the project's __main__.py)",
+    )
+    plan.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config value for --program DIR, as `pulumi config set` gives it "
+        "(e.g. gcp:project=my-project); repeat for more",
+    )
     plan.add_argument(
         "--critical-path",
         action="store_true",
@@ -78,6 +102,10 @@ def _first_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.program is not None and args.program.is_dir():
+        return _run_program_dir(args)
+    if args.config:
+        raise _error("--config", "only with --program DIR (a stack's config is its stack file)")
     if args.program is not None:
         check_program(args.program)
     if args.diff or args.diff_dir or args.all:
@@ -86,11 +114,42 @@ def run(args: argparse.Namespace) -> int:
         raise _error("--format", "only with --diff or --diff-dir")
     if args.stack is None:
         raise _error("--stack", "required: a stack name (or --all with --diff-dir)")
-    from components.plan import render
     from components.plan.engine import PROGRAM, plan_read, read_stack
 
+    if args.out is not None:  # before the plan runs: a refused --out prints no plan
+        _check_out(args.out)
     source = read_stack(args.stack, diff_cli.stacks_dir(args))
     plan = plan_read(source, args.program or PROGRAM)
+    code = _show(plan, args)
+    if args.policy and not args.critical_path:
+        environment = source.config.environment.value
+        return _policy(plan, environment, sys.stderr if args.json else sys.stdout)
+    return code
+
+
+# What a program directory's plan is not made with: a diff base and the guardrails belong to
+# the project's stacks (their stack files say the environment).
+_STACK_ONLY = ("--diff", "--diff-dir", "--all", "--policy", "--format", "--stacks-dir")
+
+
+def _run_program_dir(args: argparse.Namespace) -> int:
+    """``--program DIR``: your own project planned with its Pulumi.yaml and ``--config``."""
+    from components.plan.program_plan import check_program_dir, plan_program
+
+    check_program_dir(args.program)
+    for flag in _STACK_ONLY:
+        if getattr(args, flag.removeprefix("--").replace("-", "_")):
+            raise _error(flag, "not with --program DIR; it plans one program, not a stack file")
+
+    if args.out is not None:
+        _check_out(args.out)
+    return _show(plan_program(args.program, args.config, args.stack), args)
+
+
+def _show(plan: Plan, args: argparse.Namespace) -> int:
+    """The plan as the arguments ask: its critical path, JSON or text, and ``--out``."""
+    from components.plan import render
+
     if args.critical_path:  # instead of the plan itself (with --json: as JSON)
         return _critical_path(plan, args.json)
     if args.json:
@@ -100,12 +159,9 @@ def run(args: argparse.Namespace) -> int:
             message = "the plan holds a number JSON cannot carry (infinite or NaN)"
             raise _error("--json", message) from None
     else:
-        print(render.render_text(plan))
+        print(render.render_text(plan, verbose=args.verbose))
     if args.out is not None:
         _write_manifests(plan, args.out)
-    if args.policy:
-        environment = source.config.environment.value
-        return _policy(plan, environment, sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -118,6 +174,17 @@ def _critical_path(plan: Plan, as_json: bool) -> int:
     else:
         print(render_text(path, plan.stack))
     return EXIT_CHECK_FAILED if path.violations else 0
+
+
+def _check_out(out: Path) -> None:
+    from components.plan import render
+
+    try:
+        render.check_out_dir(out)
+    except render.OutputExists as exc:
+        raise _error("--out", str(exc)) from None
+    except OSError as exc:  # e.g. a directory it may not list
+        raise _error("--out", f"cannot use {str(out)!r}: {exc}") from None
 
 
 def _write_manifests(plan: Plan, out: Path) -> None:

@@ -1,4 +1,6 @@
-"""`python -m components shapes [NAME]`: the TPU catalog, or one accelerator name resolved.
+"""`python -m components shapes [NAME|GENERATION] [--chips N | --min-chips N | --max-chips N]`:
+the TPU catalog (every shape, one generation's, filtered by chip count), or one accelerator name
+resolved.
 
 Reads only the catalog (no Pulumi, no provider SDK): it answers in a fraction of a second.
 """
@@ -6,33 +8,111 @@ Reads only the catalog (no Pulumi, no provider SDK): it answers in a fraction of
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
+from dataclasses import dataclass
 
 from components.errors import ConfigError, ConfigIssue
 from components.tpu import catalog
+from components.tpu.generations import TpuGeneration
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    shapes = commands.add_parser("shapes", help="list the TPU catalog or resolve one name")
-    shapes.add_argument("name", nargs="?", help="an accelerator name such as v5litepod-16")
+def add_arguments(shapes: argparse.ArgumentParser) -> None:
+    """The `shapes` command's arguments (its parser is made by ``components.cli.main``)."""
+    generations = ", ".join(g.value for g in TpuGeneration)
+    shapes.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME|GENERATION",
+        help=f"an accelerator name such as v5litepod-16 (that shape), or a generation "
+        f"({generations}: its shapes)",
+    )
+    shapes.add_argument("--chips", type=_count, metavar="N", help="only shapes of exactly N chips")
+    shapes.add_argument(
+        "--min-chips", type=_count, metavar="N", help="only shapes of N chips or more"
+    )
+    shapes.add_argument(
+        "--max-chips", type=_count, metavar="N", help="only shapes of N chips or fewer"
+    )
     shapes.add_argument("--json", action="store_true", help="print JSON")
     shapes.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.name:
+def _count(text: str) -> int:
+    """A chip count: a whole number from 1 (argparse reports anything else as a usage error
+    naming the option)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_count.__name__ = "chip count"  # argparse's message: "invalid chip count value: '0'"
+
+
+@dataclass(frozen=True)
+class ChipFilter:
+    """Which chip counts the listing keeps (None: no bound)."""
+
+    exact: int | None = None
+    least: int | None = None
+    most: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return (self.exact, self.least, self.most) != (None, None, None)
+
+    def keeps(self, chips: int) -> bool:
+        return (
+            (self.exact is None or chips == self.exact)
+            and (self.least is None or chips >= self.least)
+            and (self.most is None or chips <= self.most)
+        )
+
+    def describe(self) -> str:
+        parts = [f"--chips {self.exact}"] if self.exact is not None else []
+        parts += [f"--min-chips {self.least}"] if self.least is not None else []
+        parts += [f"--max-chips {self.most}"] if self.most is not None else []
+        return " ".join(parts)
+
+
+def _error(key: str, message: str) -> ConfigError:
+    return ConfigError([ConfigIssue(key, message)], "shapes")
+
+
+def selected(name: str | None, chips: ChipFilter) -> tuple[list[catalog.TpuShape], bool]:
+    """The shapes asked for, and whether it is one resolved name (printed as one object)."""
+    generation = next((g for g in TpuGeneration if g.value == name), None)
+    if name and generation is None:
+        if chips.active:
+            raise _error(chips.describe(), f"filters a listing, not the one shape {name!r} names")
         try:
-            shapes = [catalog.resolve_accelerator(args.name)]
+            return [catalog.resolve_accelerator(name)], True
         except catalog.CatalogError as exc:
-            raise ConfigError([ConfigIssue("name", str(exc))], "shapes") from None
-    else:
-        shapes = catalog.all_shapes()
+            raise _error("name", str(exc)) from None
+    listed = catalog.all_shapes()
+    if generation is not None:
+        listed = [s for s in listed if s.generation == generation]
+    kept = [s for s in listed if chips.keeps(s.chips)]
+    if not kept:
+        counts = ", ".join(str(n) for n in sorted({s.chips for s in listed}))
+        where = f"{generation.value} shape" if generation else "shape"
+        raise _error(chips.describe(), f"no {where} matches; chip counts there are: {counts}")
+    return kept, False
+
+
+def run(args: argparse.Namespace) -> int:
+    chips = ChipFilter(args.chips, args.min_chips, args.max_chips)
+    shapes, one = selected(args.name, chips)
     rows = [_shape_row(s) for s in shapes]
-    text = json.dumps(rows if not args.name else rows[0], indent=2) if args.json else None
+    if args.json:
+        import json  # only here: `shapes NAME` answers without loading it
+
+        text = json.dumps(rows[0] if one else rows, indent=2)
+    else:
+        text = _shape_table(rows)
     try:
-        print(text if text is not None else _shape_table(rows))
+        print(text)
     except BrokenPipeError:  # `shapes | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

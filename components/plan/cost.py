@@ -194,3 +194,13 @@ def cost_summary(
 def plan_cost(document: dict[str, Any], table: PriceTable | None = None) -> dict[str, Any]:
     """Price a plan document (e.g. a saved ``plan --json``) with the given price table."""
     return cost_summary(document.get("resources") or [], overrides_of(document), table)
+
+
+def pool_chips(cost: dict[str, Any]) -> int:
+    """TPU chips of every pool a ``summary.cost`` lists."""
+    return sum(p.get("chips") or 0 for p in cost.get("pools") or [])
+
+
+def unpriced_chips(cost: dict[str, Any]) -> int:
+    """TPU chips of the pools a ``summary.cost`` could not price (left out of its totals)."""
+    return sum(p.get("chips") or 0 for p in cost.get("pools") or [] if p.get("hourly") is None)

@@ -14,6 +14,7 @@ from typing import Any
 from components.plan import mermaid
 from components.plan.diff_model import ABSENT, ResourceChange, StackDiff
 from components.plan.model import SECRET, UNKNOWN
+from components.tokens import BUCKET, CLUSTER, NODE_POOL
 
 MARKER = "<!-- tpu-pathways-plan -->"
 MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters
@@ -154,11 +155,49 @@ def _cost_line(diff: StackDiff, arrow: str) -> str:
 
 
 def headline(diff: StackDiff, arrow: str = "→") -> str:
-    """One line per stack: what changes, the TPU chips, the estimated monthly cost."""
+    """One line per stack: what it destroys by replacing (first: a count hides it), what
+    changes, the TPU chips, the estimated monthly cost."""
     if diff.error is not None:
         return f"plan failed: {diff.error.splitlines()[0]}"
-    parts = [_counts(diff), _zone_move(diff), _chips(diff, arrow), _cost_line(diff, arrow)]
+    parts = [
+        destructive_replacements(diff),
+        _counts(diff),
+        _zone_move(diff),
+        _chips(diff, arrow),
+        _cost_line(diff, arrow),
+    ]
     return " · ".join(p for p in parts if p)
+
+
+def _pool_loss(resource: ResourceChange) -> str:
+    if resource.tpu_hosts != 0:  # a TPU pool (None: of a size known only at deploy time)
+        return "its TPU hosts and the workloads on them"
+    return "its nodes and the pods on them"
+
+
+def destructive_replacements(diff: StackDiff) -> str:
+    """The replacements that destroy more than the resource itself: a GKE cluster (with every
+    node pool and workload on it), a node pool (its nodes and what runs there), a bucket (its
+    objects). Node pools of a replaced cluster go with it and are not named again."""
+    replaced = [r for r in diff.resources if r.kind == "replace"]
+    clusters = [r for r in replaced if r.type == CLUSTER]
+    notes = [
+        f"replaces GKE cluster {r.name}: destroys every node pool and workload on it"
+        for r in clusters
+    ]
+    if not clusters:
+        notes += [
+            f"replaces node pool {r.name}: destroys {_pool_loss(r)}"
+            for r in replaced
+            if r.type == NODE_POOL
+        ]
+    notes += [
+        f"replaces bucket {r.name}: deletes it with its objects (refused while it holds "
+        "objects unless forceDestroy is on)"
+        for r in replaced
+        if r.type == BUCKET
+    ]
+    return "; ".join(notes)
 
 
 def _zone_move(diff: StackDiff) -> str:
@@ -292,11 +331,14 @@ def _md_pictures(diff: StackDiff) -> list[str]:
 
 def _md_stack(diff: StackDiff, details: bool) -> str:
     summary = f"<summary><b>{diff.stack}</b>: {headline(diff)}</summary>"
+    warning = destructive_replacements(diff)  # also in the body, where it cannot fold away
+    warning_line = f"**Warning: {warning}.**" if warning else ""
     if diff.error is not None:
         body = ["", "```", diff.error, "```"]
     else:
         pictures = _md_pictures(diff) if details else []
         body = pictures + _md_resources(diff, details) + _md_capacity(diff) + _md_cost(diff)
+        body = (["", warning_line] if warning_line else []) + body
     return "\n".join(["<details>", summary, *body, "", "</details>"])
 
 

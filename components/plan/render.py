@@ -1,112 +1,28 @@
-"""Human-readable views of a plan: the resource tree, the TPU summary, Kubernetes manifests."""
+"""Human-readable views of a plan: the plain view (stages: ``text_view``), the TPU summary, the
+cost estimate, Kubernetes manifests."""
 
 from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from components.plan.cost import pool_chips, unpriced_chips
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
-from components.plan.views import MISSING, value_at
-from components.tokens import (
-    BUCKET,
-    BUCKET_IAM_MEMBER,
-    CLUSTER,
-    CONFIG_FILE,
-    KUBERNETES_YAML_PREFIX,
-    NETWORK,
-    NODE_POOL,
-    PATHWAYS_JOB,
-    PROJECT_IAM_MEMBER,
-    RESOURCE_POLICY,
-    SERVICE_ACCOUNT,
-    SUBNETWORK,
-)
-
-# Inputs worth a line in the tree, per resource type (the JSON has all of them).
-_KEY_INPUTS: dict[str, tuple[str, ...]] = {
-    CLUSTER: (
-        "name",
-        "location",
-        "nodeLocations",
-        "releaseChannel.channel",
-        "datapathProvider",
-        "deletionProtection",
-        "workloadIdentityConfig.workloadPool",
-        "privateClusterConfig",
-    ),
-    NODE_POOL: (
-        "name",
-        "nodeConfig.machineType",
-        "nodeCount",
-        "autoscaling",
-        "placementPolicy",
-        "nodeConfig.spot",
-        "nodeConfig.flexStart",
-        "nodeConfig.reservationAffinity.values",
-    ),
-    NETWORK: ("name", "mtu"),
-    RESOURCE_POLICY: (
-        "name",
-        "region",
-        "workloadPolicy.type",
-        "workloadPolicy.acceleratorTopology",
-    ),
-    SUBNETWORK: ("name", "ipCidrRange"),
-    SERVICE_ACCOUNT: ("accountId",),
-    PROJECT_IAM_MEMBER: ("role",),
-    BUCKET: ("name", "location", "publicAccessPrevention"),
-    BUCKET_IAM_MEMBER: ("role", "member"),
-    CONFIG_FILE: ("file",),
-    PATHWAYS_JOB: (
-        "metadata.name",
-        "metadata.namespace",
-        "spec.workers",
-        "spec.controller.deploymentMode",
-    ),
-}
-_DEFAULT_KEYS = ("name", "metadata.name", "metadata.namespace")
-
-
-def _compact(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
-
-
-def _describe(resource: PlannedResource) -> str:
-    keys = _KEY_INPUTS.get(resource.type, _DEFAULT_KEYS)
-    shown = [(k, value_at(resource.inputs, k)) for k in keys]
-    return " ".join(f"{k}={_compact(v)}" for k, v in shown if v is not MISSING)
-
-
-def render_tree(plan: Plan) -> str:
-    children: dict[str | None, list[PlannedResource]] = {}
-    urns = {r.urn for r in plan.resources}
-    for resource in plan.resources:
-        parent = resource.parent if resource.parent in urns else None
-        children.setdefault(parent, []).append(resource)
-
-    lines = [f"Plan for stack '{plan.stack}' of {plan.project}: {len(plan.resources)} resources"]
-
-    def walk(parent: str | None, depth: int) -> None:
-        for resource in children.get(parent, []):
-            details = _describe(resource)
-            marker = "+" if resource.custom else "+ (component)"
-            lines.append(
-                f"{'  ' * depth}{marker} {resource.type} {resource.name}  {details}".rstrip()
-            )
-            walk(resource.urn, depth + 1)
-
-    walk(None, 1)
-    return "\n".join(lines)
+from components.plan.text_view import WIDTH, render_outputs, render_stages, render_totals
+from components.tokens import KUBERNETES_YAML_PREFIX
 
 
 def render_summary(plan: Plan) -> str:
     tpu = plan.summary.get("tpu", {})
     if not tpu:
+        if pool_chips(plan.summary.get("cost") or {}):  # a program that exports no summary
+            return "TPU summary: not exported by the program (the cost estimate counts its chips)"
         return "TPU summary: no TPU pools"
     lines = [
         "TPU summary:",
@@ -146,89 +62,83 @@ def _cost_cells(row: dict[str, Any], hours_per_month: float) -> list[str]:
 
 
 def _aligned(lines: list[list[str]]) -> list[str]:
-    widths = [max(len(line[i]) for line in lines) for i in range(len(_COST_COLUMNS))]
-    return [
-        "  ".join(
+    """Columns as wide as their widest cell; a basis (the last column) too long for WIDTH
+    continues on lines of its own under its column."""
+    widths = [max(len(line[i]) for line in lines[:-1] or lines) for i in range(len(_COST_COLUMNS))]
+    basis_at = 2 + sum(w + 2 for w in widths[:-1])
+    out = []
+    for line in lines:
+        cells = [
             v.rjust(w) if right else v.ljust(w)
-            for v, w, (_, _, right) in zip(line, widths, _COST_COLUMNS, strict=True)
-        ).rstrip()
-        for line in lines
-    ]
+            for v, w, (_, _, right) in zip(line[:-1], widths, _COST_COLUMNS, strict=False)
+        ]
+        text = f"  {'  '.join(cells)}  "
+        basis = textwrap.wrap(line[-1], max(WIDTH - basis_at, 20), break_on_hyphens=False) or [""]
+        out.append((text + basis[0]).rstrip())
+        out += [" " * basis_at + more for more in basis[1:]]
+    return out
 
 
 def render_cost(plan: Plan) -> str:
-    """Hourly and monthly cost of every node pool and in total, from ``summary.cost``."""
+    """Hourly and monthly cost of every node pool and in total, from ``summary.cost``; the
+    total says how many TPU chips it leaves out and how to price them."""
     cost = plan.summary.get("cost")
     if not cost or not cost.get("pools"):
         return "Cost estimate: no node pools"
     hours = float(cost["hoursPerMonth"])
     table = cost.get("priceTable", {})
     head = (
-        f"Cost estimate ({cost['currency']}, list prices from {table.get('source')} taken "
-        f"{table.get('taken')}, {hours:g} hours a month; an estimate, not a bill):"
+        f"Cost estimate ({cost['currency']} list prices of {table.get('source')}, taken "
+        f"{table.get('taken')}; {hours:g} hours a month; not a bill):"
     )
     rows = [[h for h, _, _ in _COST_COLUMNS]]
     rows += [_cost_cells(pool, hours) for pool in cost["pools"]]
-    total = ["total", "", "", "", "", _money(cost["hourly"]), _money(cost["monthly"]), ""]
-    lines = [head, *(f"  {line}" for line in _aligned([*rows, total]))]
+    left_out = unpriced_chips(cost)
+    note = f"leaves out {left_out} of {pool_chips(cost)} TPU chips" if left_out else ""
+    total = ["total", "", "", "", "", _money(cost["hourly"]), _money(cost["monthly"]), note]
+    head_lines = textwrap.wrap(head, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    lines = [*head_lines, *_aligned([*rows, total])]
     if cost.get("notPriced"):
-        lines.append(f"  not priced, left out of the total: {', '.join(cost['notPriced'])}")
+        lines += not_priced_lines(cost)
     return "\n".join(lines)
 
 
-def render_workloads(plan: Plan) -> str:
-    """One line per PathwaysJob: image, command, head resources, where head and workers land,
-    the Pathways images and the buckets its pods reach."""
-    jobs = plan.summary.get("workloads")
-    if not jobs:
-        return "Workloads: none"
-    lines = ["Workloads (pods as the PathwaysJob controller v0.1.4 makes them):"]
-    lines += [f"  {key}: {_workload_line(job)}" for key, job in jobs.items()]
-    return "\n".join(lines)
-
-
-def _workload_line(job: dict[str, Any]) -> str:
-    head, workers = job["head"], job["workers"]
-    parts = [job.get("image") or "headless (no user container)"]
-    if job.get("command"):
-        parts.append(f"cmd [{' '.join(job['command'])}]")
-    parts.append(f"head {head['resources']} on {','.join(head['landsOn']) or 'NO NODE'}")
-    parts.append(
-        f"workers {workers['pods']} pods ({workers['podsPerSlice']}/slice) x "
-        f"{workers['tpuChipsPerPod']} chips on {','.join(workers['landsOn']) or 'NO NODE'}"
+def not_priced_lines(cost: dict[str, Any]) -> list[str]:
+    """Which pools the total leaves out, with their chips, and the override that prices them."""
+    pools = [p for p in cost["pools"] if p.get("hourly") is None]
+    named = ", ".join(
+        f"{p['pool']} ({p['chips']} {p.get('generation')} {p['capacity']} chips)"
+        if p.get("chips")
+        else p["pool"]
+        for p in pools
     )
-    images = job["images"]
-    parts.append(
-        f"server {images['pathways_server']}, proxy {images['proxy_server']}, "
-        f"worker {images['worker']}"
+    lines = textwrap.wrap(
+        f"not priced, left out of the total: {named}",
+        WIDTH,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
     )
-    buckets = job["buckets"]
-    if isinstance(buckets, dict):
-        buckets = ", ".join(f"{name} ({access})" for name, access in buckets.items()) or "none"
-    parts.append(f"buckets {buckets}")
-    if job.get("nodePool"):
-        parts.append(f"pinned to node pool {job['nodePool']}")
-    if clients := job.get("clients"):
-        parts.append(f"clients at once {clients['atOnce']} ({clients['counted']})")
-    if connect := job.get("connect"):
-        parts.append(f"connect: {connect}")
-    return "; ".join(parts)
+    example = next((p for p in pools if p.get("generation") and p.get("chips")), None)
+    if example is not None:
+        rate = f"{{{example['generation']}: {{{example['capacity']}: RATE}}}}"
+        lines += [
+            "  to price them, give USD per chip-hour in the stack (sources: "
+            f"{cost.get('priceTable', {}).get('source')}):",
+            f"    tpu-pathways:pricing: {{tpuChipHour: {rate}}}",
+        ]
+    return lines
 
 
-def render_outputs(plan: Plan) -> str:
-    lines = ["Outputs:"]
-    for key, value in plan.outputs.items():
-        lines.append(f"  {key}: {_compact(value)}")
-    return "\n".join(lines)
-
-
-def render_text(plan: Plan) -> str:
+def render_text(plan: Plan, verbose: bool = False) -> str:
+    """The plain view: resources by stage (every input with ``verbose``), the TPU summary, the
+    cost estimate, the outputs and a closing total."""
     parts = [
-        render_tree(plan),
+        render_stages(plan, verbose),
         render_summary(plan),
-        render_workloads(plan),
         render_cost(plan),
         render_outputs(plan),
+        render_totals(plan),
     ]
     return "\n\n".join(parts)
 
@@ -345,6 +255,16 @@ def _file_text(resource: PlannedResource) -> str:
     return text
 
 
+def check_out_dir(out_dir: Path) -> None:
+    """``--out`` must be new or an empty directory (nothing is ever overwritten): checked
+    before the plan runs, and again before writing."""
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise OutputExists(
+            f"{str(out_dir)!r} already exists and is not an empty directory; nothing is "
+            "overwritten, so give a new directory (or remove the old output first)"
+        )
+
+
 def write_manifests(plan: Plan, out_dir: Path) -> Written:
     """Everything the program declares on the cluster, into a directory that is new or empty
     (nothing is ever overwritten; raises OutputExists before writing anything): one YAML file
@@ -365,11 +285,7 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
                 f"{by_file[filename].urn} and {resource.urn} would both be written to {filename}"
             )
         by_file[filename] = resource
-    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise OutputExists(
-            f"{str(out_dir)!r} already exists and is not an empty directory; nothing is "
-            "overwritten, so give a new directory (or remove the old output first)"
-        )
+    check_out_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     objects: list[Path] = []
     patches: list[Path] = []

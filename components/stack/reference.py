@@ -25,9 +25,15 @@ def render_reference() -> str:
     return "\n".join(lines)
 
 
+def first_paragraph(docstring: str) -> str:
+    """A docstring's first paragraph on one line: a sentence that spans lines stays whole."""
+    paragraph = docstring.strip().split("\n\n", 1)[0]
+    return " ".join(line.strip() for line in paragraph.splitlines())
+
+
 def _model_section(model: type[BaseModel], prefix: str, top: bool = False) -> list[str]:
     lines = [f"#### `{prefix.rstrip('.')}`" if not top else f"#### Top-level keys (`{prefix}KEY`)"]
-    doc = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
+    doc = first_paragraph(model.__doc__ or "")
     if doc:
         lines += ["", doc]
     lines += ["", "| key | type | default | meaning |", "|---|---|---|---|"]

@@ -550,11 +550,16 @@ def test_the_plain_plan_says_how_many_clients_fit(stack_values, cli_plan):
     values = stack_values(cpuPool={"maxNodes": 3}, sharedServices=[{"name": "svc", "pool": "v5e"}])
     code, out, _, _ = cli_plan(values)
     assert code == 0
-    assert (
-        "clients at once 2 (3 node(s) of cpu-np at most, less 1 held by this stack's Pathways "
-        "heads; one client proxy (16 CPU / 93.1Gi, host port 29000) per node)"
-    ) in out
-    assert "connect: isc_pathways.connect(cluster=" in out
+    lines = out.splitlines()
+    start = lines.index(
+        "      clients  at once 2 (3 node(s) of cpu-np at most, less 1 held by this stack's "
+        "Pathways heads; one client proxy (16"
+    )
+    assert lines[start + 1 : start + 3] == [
+        "               CPU / 93.1Gi, host port 29000) per node)",
+        '      connect  isc_pathways.connect(cluster="pathways-dev", project="tpu-pathways-dev", '
+        'region="us-west4",',
+    ]
 
 
 def test_a_service_without_a_scratch_path_is_refused_by_its_args():

@@ -1300,7 +1300,7 @@ def _not_python(tmp_path: Path, case: str) -> Path:
         ("yaml", "is not a Python program (SyntaxError: invalid syntax"),
         ("nul-bytes", "is not a Python program (SyntaxError: source code string cannot contain"),
         ("latin-1", "is not a Python program (UnicodeDecodeError:"),
-        ("directory", "is not a regular file; give a Pulumi program"),
+        ("directory", "has no __main__.py; give a Pulumi project directory"),
         ("fifo", "is not a regular file; give a Pulumi program"),
         ("missing", "cannot be read: No such file or directory"),
     ],

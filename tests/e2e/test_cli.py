@@ -271,3 +271,54 @@ def test_stacks_of_a_directory_that_does_not_exist_is_an_error(capsys, tmp_path)
         f"error: stacks: 1 problem\n  - --stacks-dir: {str(missing)!r} is not a directory of "
         "stack files\n"
     )
+
+
+def test_out_into_a_non_empty_directory_is_refused_before_planning(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (out_dir / "old.yaml").write_text("kept\n")
+    code, out, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
+    assert (code, out) == (2, "")  # no plan printed first
+    assert err == (
+        f"error: plan: 1 problem\n  - --out: {str(out_dir)!r} already exists and is not an empty "
+        "directory; nothing is overwritten, so give a new directory (or remove the old output "
+        "first)\n"
+    )
+
+
+def test_shapes_of_one_generation_with_a_chip_count(capsys):
+    code, out, err = run_cli(capsys, "shapes", "v6e", "--chips", "8")
+    assert (code, err) == (0, "")
+    assert [line.split()[0] for line in out.splitlines()] == ["accelerator", "v6e-8-8t", "v6e-8"]
+
+
+def test_shapes_between_chip_counts(capsys):
+    code, out, _ = run_cli(capsys, "shapes", "v5p", "--min-chips", "64", "--max-chips", "128")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert {row[5] for row in rows} == {"64", "128"}
+    assert {row[0] for row in rows} >= {"v5p-128", "v5p-256"}
+    assert all(row[0].startswith("v5p-") for row in rows)
+
+
+def test_shapes_filter_that_matches_nothing_lists_the_chip_counts(capsys):
+    code, out, err = run_cli(capsys, "shapes", "v6e", "--chips", "3")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: shapes: 1 problem\n  - --chips 3: no v6e shape matches; chip counts there are: "
+        "1, 4, 8, 16, 32, 64, 128, 256\n"
+    )
+
+
+def test_shapes_chip_filter_with_one_name_is_refused(capsys):
+    code, _, err = run_cli(capsys, "shapes", "v5p-16", "--max-chips", "4")
+    assert code == 2
+    assert "  - --max-chips 4: filters a listing, not the one shape 'v5p-16' names" in err
+
+
+@pytest.mark.parametrize("value", ["0", "-4", "eight"])
+def test_shapes_chip_count_must_be_a_whole_number_from_1(capsys, value):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["shapes", "--chips", value])
+    assert exc.value.code == 2
+    assert f"argument --chips: invalid chip count value: '{value}'" in capsys.readouterr().err

@@ -3,6 +3,7 @@ mock engine, with the resources its README promises."""
 
 from __future__ import annotations
 
+import json
 import runpy
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from components.plan.engine import run_program
 from components.plan.model import PlannedResource
 from tests.conftest import PROJECT_ROOT
+from tests.helpers import run_cli
 
 EXAMPLE = PROJECT_ROOT / "examples" / "python-api"
 CONFIG = {"gcp:project": "acme-ml", "gcp:region": "us-east5", "gcp:zone": "us-east5-a"}
@@ -79,3 +81,92 @@ def test_the_readme_shows_this_program():
     source = (EXAMPLE / "__main__.py").read_text()
     program = source[source.index("import pulumi") :]
     assert f"```python\n{program}```" in (PROJECT_ROOT / "README.md").read_text()
+
+
+# --- planned through the CLI: `plan --program DIR --config KEY=VALUE` ---------------------------
+
+SETTINGS = ["--config", "gcp:project=acme-ml", "--config", "gcp:region=us-east5"]
+SETTINGS += ["--config", "gcp:zone=us-east5-a"]
+
+
+def test_the_cli_plans_the_example_with_its_config(capsys):
+    code, out, err = run_cli(capsys, "plan", "--program", str(EXAMPLE), *SETTINGS)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == (
+        "Plan for stack 'dev' of pathways-python-api: 34 resources (10 components); --verbose: "
+        "every input, --json: all"
+    )
+    assert (
+        "  + PathwaysJob research/train  workers=2 x ct5p-hightpu-4t 2x2x2  deploymentMode=default"
+        in lines
+    )
+    assert lines[-1] == (
+        "Total: 16 TPU chips (v5p), 70.31 USD/hour, 51,324.68 USD/month "
+        "(an estimate at list prices)"
+    )
+
+
+def test_the_cli_plan_of_the_example_as_json(capsys):
+    code, out, _ = run_cli(
+        capsys, "plan", "--program", str(EXAMPLE), "--stack", "staging", "--json", *SETTINGS
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert (document["stack"], document["project"]) == ("staging", "pathways-python-api")
+    (cluster,) = [r for r in document["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    assert cluster["inputs"]["project"] == "acme-ml"
+    # 16 v5p chips x $4.20 + n2-standard-64 (64 x 0.031611 + 256 GiB x 0.004237) = $70.307776/h
+    assert document["summary"]["cost"]["monthly"] == pytest.approx(70.307776 * 730)
+
+
+def test_a_missing_config_value_names_the_config_argument(capsys):
+    code, out, err = run_cli(capsys, "plan", "--program", str(EXAMPLE), "--config", "gcp:project=a")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: plan: 1 problem\n  - --config: the program requires gcp:region; give it with "
+        "--config gcp:region=VALUE\n"
+    )
+
+
+def test_bad_config_syntax_names_the_argument(capsys):
+    code, _, err = run_cli(
+        capsys, "plan", "--program", str(EXAMPLE), "--config", "gcp:project", "--config", " a=b"
+    )
+    assert code == 2
+    assert err == (
+        "error: plan: 2 problems\n"
+        "  - --config: 'gcp:project' is not KEY=VALUE (e.g. --config gcp:project=my-project)\n"
+        "  - --config: ' a=b' is not KEY=VALUE (e.g. --config gcp:project=my-project)\n"
+    )
+
+
+def test_config_without_a_program_directory_is_refused(capsys):
+    code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--config", "gcp:project=a")
+    assert code == 2
+    assert "  - --config: only with --program DIR (a stack's config is its stack file)" in err
+
+
+def test_a_directory_without_a_program_is_refused(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "plan", "--program", str(tmp_path))
+    assert code == 2
+    assert f"  - --program: {str(tmp_path)!r} has no __main__.py; give a Pulumi project" in err
+
+
+def test_policy_is_for_stacks_not_program_directories(capsys):
+    code, _, err = run_cli(capsys, "plan", "--program", str(EXAMPLE), "--policy", *SETTINGS)
+    assert code == 2
+    assert "  - --policy: not with --program DIR; it plans one program, not a stack file" in err
+
+
+def test_a_bare_key_is_the_projects_own(capsys, tmp_path):
+    (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\nconfig:\n  size: 3\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi\n"
+        "config = pulumi.Config()\n"
+        "pulumi.export('greeting', config.require('greeting'))\n"
+        "pulumi.export('size', config.require_int('size'))\n"
+    )
+    code, out, err = run_cli(capsys, "plan", "--program", str(tmp_path), "--config", "greeting=hi")
+    assert (code, err) == (0, "")
+    assert "  greeting: hi\n  size: 3\n" in out

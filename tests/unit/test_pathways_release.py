@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.plan.render import render_workloads
+from components.plan.render import render_text
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
@@ -78,11 +78,15 @@ def test_latest_is_allowed_in_dev(config_of, stack_values):
     assert config.pathways_version == "latest"
 
 
-def test_the_plan_line_names_the_images_and_buckets(example_plan):
-    lines = render_workloads(example_plan("dev")).splitlines()
-    notebook = next(line for line in lines if line.startswith("  pathways/notebook:"))
-    assert notebook.endswith(
-        f"; server {REGISTRY}/server:jax-0.9.0, proxy {REGISTRY}/proxy_server:jax-0.9.0, "
-        f"worker {REGISTRY}/server:jax-0.9.0; "
-        "buckets tpu-pathways-dev-pathways-dev-pathways (readWrite)"
+def test_the_plan_lines_name_the_images_and_buckets(example_plan):
+    lines = render_text(example_plan("dev")).splitlines()
+    start = lines.index(
+        "  + PathwaysJob pathways/notebook  workers=1 x ct5lp-hightpu-4t 2x4  "
+        "deploymentMode=default"
     )
+    assert lines[start + 4 : start + 8] == [
+        f"      pathways server {REGISTRY}/server:jax-0.9.0, proxy",
+        f"               {REGISTRY}/proxy_server:jax-0.9.0, worker",
+        f"               {REGISTRY}/server:jax-0.9.0",
+        "      buckets  tpu-pathways-dev-pathways-dev-pathways (readWrite)",
+    ]

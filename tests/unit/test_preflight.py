@@ -125,14 +125,19 @@ def test_plan_reports_the_expanded_pods_per_workload(plan_of, stack_values):
     assert plan.summary["workloads"]["pathways/notebook"]["head"]["landsOn"] == ["cpu-np"]
 
 
-def test_plan_text_has_one_line_per_workload(plan_of, stack_values):
+def test_plan_text_shows_each_workloads_pods(plan_of, stack_values):
     from components.plan.render import render_text
 
-    text = render_text(plan_of(stack_values(workloads=[TRAIN])))
-    line = next(x for x in text.splitlines() if x.startswith("  pathways/train:"))
-    assert "python:3.12" in line and "cmd [python train.py]" in line
-    assert "head 32 CPU / 154.9Gi on cpu-np" in line
-    assert "workers 2 pods (2/slice) x 4 chips on v5e" in line
+    lines = render_text(plan_of(stack_values(workloads=[TRAIN]))).splitlines()
+    start = lines.index(
+        "  + PathwaysJob pathways/train  workers=1 x ct5lp-hightpu-4t 2x4  deploymentMode=default"
+    )
+    assert lines[start + 1 : start + 5] == [
+        "      image    python:3.12",
+        "      command  python train.py",
+        "      head     32 CPU / 154.9Gi on cpu-np",
+        "      workers  2 pods (2/slice) x 4 chips on v5e",
+    ]
 
 
 # --- refusals -----------------------------------------------------------------------------------
@@ -478,5 +483,9 @@ def test_serving_example_plans_with_its_jobs_on_separate_node_pools(example_plan
     assert jobs["serving/batch-infer"]["nodePool"] == "v6e-0"
     # shared services run in `default`, where pathwaysutils' connect() looks for them
     assert jobs["default/shared-v6e"]["nodePool"] == "v6e-1"
-    line = next(x for x in render_text(plan).splitlines() if "serving/batch-infer:" in x)
-    assert line.endswith("pinned to node pool v6e-0")
+    lines = render_text(plan).splitlines()
+    start = lines.index(
+        "  + PathwaysJob serving/batch-infer  workers=1 x ct6e-standard-4t 2x2  "
+        "deploymentMode=colocate_head_with_workers"
+    )
+    assert "      pinned   to node pool v6e-0" in lines[start : start + 14]

@@ -67,6 +67,25 @@ def test_the_api_names_what_users_build_with():
     assert components.resolve_accelerator("v5p-16").topology == "2x2x2"
 
 
+def test_the_node_pools_of_a_job_preflight_can_be_built_from_the_api():
+    """``PathwaysJob(..., node_pools=[...])`` takes NodePoolModels: buildable from exports."""
+    from components.pathways.scheduler_model import NodePoolModel, Taint
+
+    assert (components.NodePoolModel, components.Taint) == (NodePoolModel, Taint)
+    pool = components.NodePoolModel(
+        name="v5p-0",
+        group="v5p",
+        machine=components.machine_type("ct5p-hightpu-4t"),
+        labels={"cloud.google.com/gke-nodepool": "v5p-0"},
+        taints=(components.TPU_TAINT,),
+        max_nodes=2,
+        tpu_chips=4,
+        identity=None,
+    )
+    assert pool.machine.vcpus == 208
+    assert components.TPU_TAINT.key == "google.com/tpu"
+
+
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'GkeClustr'"):
         components.GkeClustr  # noqa: B018

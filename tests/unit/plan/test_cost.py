@@ -229,8 +229,8 @@ def test_dev_plan_summary_prices_every_pool(plan_of, stack_values):
 def test_plain_plan_text_shows_hourly_and_monthly_cost_per_pool_and_total(plan_of, stack_values):
     text = render_cost(plan_of(stack_values()))
     assert text.splitlines() == [
-        "Cost estimate (USD, list prices from components/tpu/data/prices.yaml taken 2026-11-22, "
-        "730 hours a month; an estimate, not a bill):",
+        "Cost estimate (USD list prices of components/tpu/data/prices.yaml, taken 2026-11-22; "
+        "730 hours a month; not a bill):",
         "  pool       machine type      capacity  nodes  chips  per hour  per month  basis",
         "  system-np  e2-standard-16    onDemand      1      -      0.54     391.32  "
         "list price; at its autoscaling minimum",
@@ -246,7 +246,54 @@ def test_plain_plan_text_names_unpriced_pools(plan_of, stack_values):
     values = stack_values(tpuPools=[{"name": "iw", "generation": "tpu7x", "topology": "2x2x1"}])
     text = render_cost(plan_of(values))
     assert "  iw-0       tpu7x-standard-4t  onDemand      1      4  not priced" in text
-    assert text.endswith("  not priced, left out of the total: iw-0")
+    assert text.splitlines()[-4:] == [
+        # the totals right-aligned under "per hour" and "per month" (ending at columns 66, 78)
+        "  total" + " " * 55 + "3.64    2,659.99  leaves out 4 of 4 TPU chips",
+        "  not priced, left out of the total: iw-0 (4 tpu7x onDemand chips)",
+        "  to price them, give USD per chip-hour in the stack (sources: "
+        "components/tpu/data/prices.yaml):",
+        "    tpu-pathways:pricing: {tpuChipHour: {tpu7x: {onDemand: RATE}}}",
+    ]
+
+
+def spot_v5p_values(stack_values) -> dict:
+    """The issue's new-user stack in small: a priced v5e spot slice and an unpriced v5p one."""
+    values = stack_values(gcp={"region": "us-east5", "zone": "us-east5-a"})
+    values["tpuPools"].append(
+        {"name": "v5p", "generation": "v5p", "topology": "2x2x2", "capacity": {"spot": True}}
+    )
+    return values
+
+
+def test_the_total_says_how_many_chips_it_leaves_out(plan_of, stack_values):
+    from components.plan.render import render_text
+
+    text = render_text(plan_of(spot_v5p_values(stack_values)))
+    lines = text.splitlines()
+    assert (
+        "  total                                                      5.60    4,090.36  "
+        "leaves out 8 of 16 TPU chips" in lines
+    )
+    assert lines[-2:] == [
+        "Total: 16 TPU chips (v5e/v5p), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list "
+        "prices); the cost leaves out 8 of",
+        "  16 chips (not priced)",
+    ]
+    assert lines[
+        lines.index("  not priced, left out of the total: v5p-0 (8 v5p spot chips)") + 2
+    ] == ("    tpu-pathways:pricing: {tpuChipHour: {v5p: {spot: RATE}}}")
+
+
+def test_a_spot_override_closes_the_gap(plan_of, stack_values):
+    from components.plan.render import render_text
+
+    values = spot_v5p_values(stack_values)
+    values["pricing"] = {"tpuChipHour": {"v5p": {"spot": 1.5}}}
+    # 8 v5p chips x $1.50 = $12.00/h on top of the $5.603232/h priced before
+    assert render_text(plan_of(values)).splitlines()[-1] == (
+        "Total: 16 TPU chips (v5e/v5p), 17.60 USD/hour, 12,850.36 USD/month (an estimate at list "
+        "prices)"
+    )
 
 
 def test_stack_pricing_override_reaches_the_plan(plan_of, stack_values):

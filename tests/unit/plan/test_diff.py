@@ -332,7 +332,10 @@ def test_markdown_is_one_comment_with_a_headline_per_stack():
     assert text.startswith(MARKER + "\n")
     summaries = re.findall(r"<summary>(.*)</summary>", text)
     assert len(summaries) == 2
-    assert summaries[0].startswith("<b>dev</b>: 2 to replace, 1 to add")
+    assert summaries[0].startswith(
+        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them · "
+        "2 to replace, 1 to add"
+    )
     assert "+$5,840.00/mo" in summaries[0]
     assert "+$23,360.00/mo" in summaries[1]
 
@@ -345,7 +348,51 @@ def test_markdown_drops_details_before_headlines_to_fit_one_comment():
     assert "<summary><b>dev</b>" in shorter
     tiny = render_markdown(diffs, max_chars=100)
     assert tiny.startswith(MARKER)
-    assert "- **dev**: 2 to replace" in tiny and "- **research**: 1 to add" in tiny
+    assert "- **dev**: replaces node pool v5e-0: destroys its TPU hosts" in tiny
+    assert "- **research**: 1 to add" in tiny
+
+
+def cluster_replaced() -> list:
+    """The issue's PR: the GKE cluster moves region (a replacement), its pools and job go too."""
+    cluster = "gcp:container/cluster:Cluster"
+    before = plan(
+        res("pathways-dev", cluster, {"name": "pathways-dev", "location": "us-west4"}),
+        res("v5e-0", inputs=tpu_pool("v5e-0", "2x4", 2), options=POOL_OPTIONS),
+        res("scratch", "gcp:storage/bucket:Bucket", {"name": "scratch", "location": "US-WEST4"}),
+    )
+    moved = {**tpu_pool("v5e-0", "2x4", 2), "location": "us-east5", "nodeLocations": ["us-east5-a"]}
+    after = plan(
+        res("pathways-dev", cluster, {"name": "pathways-dev", "location": "us-east5"}),
+        res("v5e-0", inputs=moved, options=POOL_OPTIONS),
+        res("scratch", "gcp:storage/bucket:Bucket", {"name": "scratch", "location": "US-EAST5"}),
+    )
+    return [diff_plans(before, after, TABLE)]
+
+
+def test_the_headline_names_a_cluster_replacement_and_what_it_destroys():
+    (diff,) = cluster_replaced()
+    assert [r.kind for r in diff.resources] == ["replace", "replace", "replace"]
+    first = render_text([diff]).splitlines()[0]
+    assert first.startswith(
+        "Stack s: replaces GKE cluster pathways-dev: destroys every node pool and workload on "
+        "it; replaces bucket scratch: deletes it with its objects (refused while it holds "
+        "objects unless forceDestroy is on) · 3 to replace · "
+    )
+    markdown = render_markdown([diff])
+    assert (
+        "<summary><b>s</b>: replaces GKE cluster pathways-dev: destroys every node pool and "
+        "workload on it; replaces bucket scratch"
+    ) in markdown
+    assert "**Warning: replaces GKE cluster pathways-dev: destroys every node pool" in markdown
+
+
+def test_an_update_in_place_names_no_replacement():
+    before = plan(res("v5e-0", inputs=tpu_pool("v5e-0", "2x4", 2), options=POOL_OPTIONS))
+    labels = tpu_pool("v5e-0", "2x4", 2)
+    labels["nodeConfig"]["labels"] = {"team": "a"}
+    after = plan(res("v5e-0", inputs=labels, options=POOL_OPTIONS))
+    text = render_text([diff_plans(before, after, TABLE)])
+    assert "replaces" not in text.splitlines()[0]
 
 
 # --- the CLI ----------------------------------------------------------------------------------

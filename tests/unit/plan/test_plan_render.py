@@ -137,9 +137,22 @@ def test_render_summary():
 
 def test_render_text():
     text = render_text(plan_with_summary({}))
-    assert text.startswith("Plan for stack 's' of p: 1 resources\n")
-    assert "+ gcp:compute/network:Network net  name=net mtu=8896" in text
+    assert text.splitlines()[:4] == [
+        "Plan for stack 's' of p: 1 resources (0 components); --verbose: every input, --json: all",
+        "",
+        "Cluster, network and identity:",
+        "  + Network net  mtu=8896",
+    ]
     assert "Outputs:\n  secret: [secret]" in text
+    assert text.splitlines()[-2:] == [
+        "Creates 1 resources: 1 Network",
+        "Total: 0 TPU chips, no node pools to price",
+    ]
+
+
+def test_verbose_text_shows_every_input():
+    lines = render_text(plan_with_summary({}), verbose=True).splitlines()
+    assert lines[3:6] == ["  + Network net", "      name: net", "      mtu: 8896"]
 
 
 def test_render_json_round_trips():

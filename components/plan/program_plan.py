@@ -1,0 +1,156 @@
+"""The offline plan of a Pulumi program of your own (``plan --program DIR --config KEY=VALUE``):
+a project directory whose ``__main__.py`` builds on ``from components import ...``.
+
+The program runs under the same mock engine as the project's own plan, with the config `pulumi
+up` would give it: its ``Pulumi.yaml`` project config, then the ``--config`` values (which win).
+There is no stack file: the config checks of ``tpu-pathways:*`` keys do not apply, so the plan
+holds what the program registers, its outputs and the cost of its node pools.
+"""
+
+from __future__ import annotations
+
+import runpy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+
+from components.errors import ConfigError, ConfigIssue
+from components.files import FileProblem, read_regular_file
+from components.plan.cost import cost_summary
+from components.plan.engine import ProgramLog, exported_tpu_summary, run_program
+from components.plan.model import Plan
+from components.stack.loader import engine_string
+
+PROJECT_FILE = "Pulumi.yaml"
+PROGRAM_FILE = "__main__.py"
+DEFAULT_STACK = "dev"
+MAX_PROJECT_BYTES = 2**20
+_ARGUMENT = "--program"
+
+
+def _error(key: str, message: str) -> ConfigError:
+    return ConfigError([ConfigIssue(key, message)], "plan")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A Pulumi project directory: its name and the config values its ``Pulumi.yaml`` sets."""
+
+    directory: Path
+    name: str
+    config: dict[str, str]
+
+
+def read_project(directory: Path) -> Project:
+    """``directory``'s ``Pulumi.yaml``: the project name and its config values (a key's short
+    form ``key: value``, or the ``value``/``default`` of its long form), in the engine's string
+    form."""
+    path = directory / PROJECT_FILE
+    try:
+        text = read_regular_file(path, MAX_PROJECT_BYTES, "project file").decode("utf-8")
+        document = yaml.safe_load(text)
+    except FileProblem as exc:
+        message = f"{str(path)!r} {exc}; a program directory holds its Pulumi.yaml"
+        raise _error(_ARGUMENT, message) from None
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        message = f"{str(path)!r} is not a Pulumi.yaml ({type(exc).__name__})"
+        raise _error(_ARGUMENT, message) from None
+    name = document.get("name") if isinstance(document, dict) else None
+    if not isinstance(name, str) or not name:
+        raise _error(_ARGUMENT, f"{str(path)!r} names no project (its `name:` key)")
+    declared = document.get("config") or {}
+    if not isinstance(declared, dict):
+        raise _error(_ARGUMENT, f"{str(path)!r}: `config:` must be a mapping of keys to values")
+    return Project(directory, name, _project_values(name, declared))
+
+
+def _project_values(project: str, declared: Mapping[Any, Any]) -> dict[str, str]:
+    values = {}
+    for key, entry in declared.items():
+        if isinstance(entry, dict):
+            entry = entry.get("value", entry.get("default"))
+        if entry is not None:
+            values[qualified(project, str(key))] = engine_string(entry)
+    return values
+
+
+def qualified(project: str, key: str) -> str:
+    """A config key as the engine knows it: ``namespace:key`` (a bare key is the project's)."""
+    return key if ":" in key else f"{project}:{key}"
+
+
+def parse_settings(project: str, settings: Sequence[str]) -> dict[str, str]:
+    """``--config KEY=VALUE`` arguments as engine config; every bad one reported at once."""
+    values: dict[str, str] = {}
+    issues = []
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip() or key != key.strip():
+            issues.append(
+                ConfigIssue(
+                    "--config",
+                    f"{setting!r} is not KEY=VALUE (e.g. --config gcp:project=my-project)",
+                )
+            )
+            continue
+        values[qualified(project, key)] = value
+    if issues:
+        raise ConfigError(issues, "plan")
+    return values
+
+
+def check_program_dir(directory: Path) -> None:
+    """A program directory holds ``Pulumi.yaml`` and ``__main__.py`` (the form `pulumi up`
+    runs; a single-file program is given as the file itself)."""
+    if not (directory / PROGRAM_FILE).is_file():
+        raise _error(
+            _ARGUMENT,
+            f"{str(directory)!r} has no {PROGRAM_FILE}; give a Pulumi project directory "
+            f"({PROJECT_FILE} and {PROGRAM_FILE}) or a program file",
+        )
+
+
+def directory_program(project: Project) -> Callable[[], None]:
+    """``project``'s ``__main__.py`` run as the Python language host runs it (as ``__main__``,
+    its directory first on ``sys.path``); a config key it requires and was not given is
+    reported with the ``--config`` that sets it."""
+
+    def run() -> None:
+        try:
+            runpy.run_path(str(project.directory), run_name="__main__")
+        except pulumi.ConfigMissingError as exc:
+            raise _error(
+                "--config",
+                f"the program requires {exc.key}; give it with --config {exc.key}=VALUE",
+            ) from None
+        except pulumi.RunError as exc:
+            if isinstance(exc.__context__, ConfigError):
+                raise exc.__context__ from None
+            raise ConfigError([ConfigIssue("", str(exc))], project.name) from None
+
+    return run
+
+
+def plan_program(directory: Path, settings: Sequence[str] = (), stack: str | None = None) -> Plan:
+    """The offline plan of the program in ``directory`` with ``--config`` ``settings``."""
+    check_program_dir(directory)
+    project = read_project(directory)
+    config = {**project.config, **parse_settings(project.name, settings)}
+    stack = stack or DEFAULT_STACK
+    resources, outputs = run_program(
+        directory_program(project),
+        stack,
+        project.name,
+        config=config,
+        log=ProgramLog(str(directory / PROGRAM_FILE)),
+    )
+    summary: dict[str, Any] = {
+        "tpu": exported_tpu_summary(outputs),
+        "resources": len(resources),
+        "cost": cost_summary([r.to_dict() for r in resources]),
+    }
+    return Plan(stack, project.name, resources, outputs, summary)
