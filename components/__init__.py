@@ -57,10 +57,10 @@ _EXPORTS: dict[str, str] = {
     "DataBucketGrant": "components.addons.data_buckets",
     "Access": "components.pathways.gcs_access",
     # Pathways workloads.
-    "PathwaysJob": "components.pathways.job",
-    "PathwaysJobArgs": "components.pathways.job",
-    "SharedPathwaysService": "components.pathways.shared_service",
-    "SharedPathwaysServiceArgs": "components.pathways.shared_service",
+    "PathwaysJob": "components.workloads.job",
+    "PathwaysJobArgs": "components.workloads.job",
+    "SharedPathwaysService": "components.workloads.shared_service",
+    "SharedPathwaysServiceArgs": "components.workloads.shared_service",
     "PathwaysJobSpec": "components.pathways.spec",
     "Worker": "components.pathways.spec",
     "WorkerType": "components.pathways.spec",
@@ -73,10 +73,10 @@ _EXPORTS: dict[str, str] = {
     # TPU catalog and domain values.
     "resolve_accelerator": "components.tpu.catalog",
     "TpuShape": "components.tpu.catalog",
-    "CapacityType": "components.stack.schema",
-    "Environment": "components.stack.schema",
-    "ReleaseChannel": "components.stack.schema",
-    "Priority": "components.stack.schema",
+    "CapacityType": "components.config.schema",
+    "Environment": "components.config.schema",
+    "ReleaseChannel": "components.config.schema",
+    "Priority": "components.config.schema",
     "ConfigError": "components.errors",
 }
 
@@ -177,6 +177,7 @@ if TYPE_CHECKING:
     )
     from components.addons.scratch_bucket import ScratchBucket, ScratchBucketArgs, WorkloadAccount
     from components.addons.teams import TeamNamespace, TeamNamespaceArgs
+    from components.config.schema import CapacityType, Environment, Priority, ReleaseChannel
     from components.errors import ConfigError
     from components.gke.cluster import (
         AuthorizedNetwork,
@@ -195,11 +196,6 @@ if TYPE_CHECKING:
     from components.gke.node_config import PoolTarget
     from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
     from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
-    from components.pathways.job import PathwaysJob, PathwaysJobArgs
-    from components.pathways.shared_service import (
-        SharedPathwaysService,
-        SharedPathwaysServiceArgs,
-    )
     from components.pathways.spec import (
         ComponentType,
         Controller,
@@ -211,5 +207,9 @@ if TYPE_CHECKING:
         WorkerType,
         wait_for_running,
     )
-    from components.stack.schema import CapacityType, Environment, Priority, ReleaseChannel
     from components.tpu.catalog import TpuShape, resolve_accelerator
+    from components.workloads.job import PathwaysJob, PathwaysJobArgs
+    from components.workloads.shared_service import (
+        SharedPathwaysService,
+        SharedPathwaysServiceArgs,
+    )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.config.schema import KueueAddon, Priority
 from components.labels import (
     ACCELERATOR_LABEL,
     INSTANCE_TYPE_LABEL,
@@ -32,7 +33,6 @@ from components.labels import (
     TPU_RESOURCE,
 )
 from components.pathways.service_client import SERVICE_NAMESPACE
-from components.stack.schema import KueueAddon, Priority
 from components.tpu.catalog import TpuShape, resolve_accelerator
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory

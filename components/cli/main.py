@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _stacks(args: argparse.Namespace) -> int:
-    from components.stack.loader import STACKS_DIR, classify_stacks
+    from components.config.loader import STACKS_DIR, classify_stacks
 
     stacks_dir = args.stacks_dir or STACKS_DIR
     if not stacks_dir.is_dir():
@@ -72,7 +72,7 @@ def _stacks(args: argparse.Namespace) -> int:
 
 
 def _config_reference(_: argparse.Namespace) -> int:
-    from components.stack.reference import render_reference
+    from components.config.reference import render_reference
 
     print(render_reference())
     return 0

@@ -14,6 +14,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.config.schema import Environment, ReleaseChannel
 from components.gke.kubeconfig import gke_kubeconfig
 from components.gke.maintenance import (
     MaintenanceExclusion,
@@ -31,7 +32,6 @@ from components.gke.network import (
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
 from components.labels import gcp_resource_labels
-from components.stack.schema import Environment, ReleaseChannel
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()

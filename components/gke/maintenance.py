@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pulumi_gcp as gcp
 
-from components.stack.schema.maintenance import (
+from components.config.schema.maintenance import (
     DEFAULT_RECURRENCE,
     DEFAULT_WINDOW_END,
     DEFAULT_WINDOW_START,

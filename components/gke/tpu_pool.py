@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.config.schema import CapacityType
+from components.config.schema.maintenance import SliceUpgrade
 from components.gke.node_config import PoolTarget, node_pool_config, tpu_pool_labels
-from components.stack.schema import CapacityType
-from components.stack.schema.maintenance import SliceUpgrade
 from components.tpu.catalog import TpuShape
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"

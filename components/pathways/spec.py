@@ -3,7 +3,7 @@
 ``PathwaysJobSpec`` mirrors every field of the v0.1.4 CRD with its enums and limits; the helpers
 name a job's in-cluster addresses and the annotations that make `pulumi up` wait for it. No
 Pulumi here: the schema, the preflight and the policy pack read these without a provider SDK
-(``components.pathways.job`` is the resource that emits a spec).
+(``components.workloads.job`` is the resource that emits a spec).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from components.config.schema import CapacityType
 from components.plan.model import UNKNOWN, Plan
 from components.plan.views import Bound, NodePoolView
-from components.stack.schema import CapacityType
 from components.tokens import NODE_POOL
 from components.tpu import catalog
 from components.tpu.machines import machine_type

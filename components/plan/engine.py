@@ -24,12 +24,8 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.errors import ConfigError, ConfigIssue
-from components.plan.cost import cost_summary
-from components.plan.mocks import PlanMocks
-from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
-from components.stack import loader
-from components.stack.loader import (
+from components.config import loader
+from components.config.loader import (
     PROJECT,
     PROJECT_DIR,
     SECRETS_KEY,
@@ -37,10 +33,14 @@ from components.stack.loader import (
     read_stack_file,
     stack_path,
 )
-from components.stack.preflight import bucket_grants, planned_pools, preflight
+from components.config.preflight import bucket_grants, planned_pools, preflight
+from components.config.schema import StackConfig
+from components.config.shared_cluster import OUTPUT
+from components.errors import ConfigError, ConfigIssue
+from components.plan.cost import cost_summary
+from components.plan.mocks import PlanMocks
+from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.stack.program import build_stack
-from components.stack.schema import StackConfig
-from components.stack.shared_cluster import OUTPUT
 from components.tokens import STACK
 
 # Where an engine may also pass config to a program (read by pulumi.runtime.config).

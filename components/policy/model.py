@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.config.schema import Environment
 from components.plan.views import MISSING, is_unknown, value_at
-from components.stack.schema import Environment
 from components.tokens import (
     BUCKET_ACCESS_CONTROL,
     BUCKET_ACL,

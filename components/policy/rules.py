@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from components.config.schema.maintenance import UpgradeStrategy
 from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, number, value_at
 from components.policy.model import (
     BASIC_ROLES,
@@ -43,7 +44,6 @@ from components.policy.model import (
     policy_bindings,
     show,
 )
-from components.stack.schema.maintenance import UpgradeStrategy
 from components.tokens import BUCKET, CLUSTER, KUEUE_TYPE_PREFIX, NODE_POOL
 from components.tpu import catalog
 

@@ -2,7 +2,7 @@
 
 ``export_contract`` builds the owner's ``shared_cluster`` output (with Kueue's names and node
 labels); ``read_owner`` registers a team stack's StackReference and waits for that output (see
-``components.stack.shared_cluster`` for why it is awaited and for the contract itself).
+``components.config.shared_cluster`` for why it is awaited and for the contract itself).
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
 from components.addons import kueue
-from components.labels import QUEUE_LABEL
-from components.stack.schema import StackConfig
-from components.stack.shared_cluster import (
+from components.config.schema import StackConfig
+from components.config.shared_cluster import (
     OUTPUT,
     SharedCluster,
     SharedCpuPool,
@@ -24,6 +23,7 @@ from components.stack.shared_cluster import (
     SharedVersions,
     contract_from_outputs,
 )
+from components.labels import QUEUE_LABEL
 
 
 def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:

@@ -46,21 +46,10 @@ from components.addons.kueue import (
 )
 from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
-from components.errors import ConfigError, ConfigIssue
-from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
-from components.gke.cpu_pool import CpuNodePool
-from components.gke.tpu_pool import TpuNodePool
-from components.labels import QUEUE_LABEL, standard_labels
-from components.pathways.job import PathwaysJob, PathwaysJobArgs
-from components.pathways.service_client import INSECURE_PROXY_OPTION
-from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
-from components.pathways.spec import wait_for_running
-from components.stack import args
-from components.stack.owner import export_contract, owner_reference, read_owner
-from components.stack.preflight import run_preflight
-from components.stack.schema import PathwaysDeployment, SharedServiceConfig, StackConfig
-from components.stack.shared_cluster import OUTPUT, SharedCluster
-from components.stack.workload_specs import (
+from components.config.preflight import run_preflight
+from components.config.schema import PathwaysDeployment, SharedServiceConfig, StackConfig
+from components.config.shared_cluster import OUTPUT, SharedCluster
+from components.config.workload_specs import (
     config_secrets_name,
     deployment_namespace,
     insecure_proxy,
@@ -72,6 +61,17 @@ from components.stack.workload_specs import (
     workload_endpoints,
     workload_spec,
 )
+from components.errors import ConfigError, ConfigIssue
+from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.gke.tpu_pool import TpuNodePool
+from components.labels import QUEUE_LABEL, standard_labels
+from components.pathways.service_client import INSECURE_PROXY_OPTION
+from components.pathways.spec import wait_for_running
+from components.stack import args
+from components.stack.owner import export_contract, owner_reference, read_owner
+from components.workloads.job import PathwaysJob, PathwaysJobArgs
+from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 
 
 @dataclass

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from components.config.schema import CapacityType
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
-from components.stack.schema import CapacityType
 from components.tpu.catalog import resolve_accelerator
 from tests.components.harness import register
 

@@ -32,10 +32,10 @@ import referencing
 from conftest import crd_schema_errors
 from kubernetes_validate import utils as kv_utils
 
+from components.config.loader import available_stacks
+from components.config.schema import KueueAddon, PathwaysJobAddon
 from components.plan.model import PlannedResource
 from components.plan.render import is_patch, manifest
-from components.stack.loader import available_stacks
-from components.stack.schema import KueueAddon, PathwaysJobAddon
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")

@@ -3,7 +3,7 @@ are the ones CI runs."""
 
 from pathlib import Path
 
-from components.stack.reference import BEGIN, END, render_reference
+from components.config.reference import BEGIN, END, render_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -38,14 +38,14 @@ PURE = [
     "components.pathways.jobset_pods",
     "components.pathways.scheduler_model",
     "components.pathways.preflight",
-    "components.stack.schema",
-    "components.stack.grammars",
-    "components.stack.safe_yaml",
-    "components.stack.checks",
-    "components.stack.shared_cluster",
-    "components.stack.workload_specs",
-    "components.stack.reference",
-    "components.stack.loader",
+    "components.config.schema",
+    "components.config.grammars",
+    "components.config.safe_yaml",
+    "components.config.checks",
+    "components.config.shared_cluster",
+    "components.config.workload_specs",
+    "components.config.reference",
+    "components.config.loader",
     "components.plan.model",
     "components.policy.rules",
 ]
@@ -149,7 +149,7 @@ def test_cycle_finder_ignores_type_checking_imports():
 
 def test_components_have_no_import_cycle():
     graph = import_graph(PACKAGE)
-    assert "components.stack.schema" in graph  # the graph covers the package
+    assert "components.config.schema" in graph  # the graph covers the package
     assert cycles(graph) == []
 
 
@@ -179,7 +179,7 @@ def test_the_pure_layers_import_no_provider_sdk():
     assert first_sdk_import(PURE) == {}
 
 
-@pytest.mark.parametrize("module", ["components.stack.program", "components.pathways.job"])
+@pytest.mark.parametrize("module", ["components.stack.program", "components.workloads.job"])
 def test_the_probe_sees_a_provider_sdk(module):
     """The probe can fail: the resource layers do load the SDK."""
     assert list(first_sdk_import(["components.labels", module])) == [module]

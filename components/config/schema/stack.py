@@ -15,17 +15,14 @@ from pydantic import (
     model_validator,
 )
 
-from components.errors import ConfigIssue, KeyedError, key_part
-from components.model import ConfigModel
-from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
-from components.stack import grammars
-from components.stack.schema.addons import AddonsConfig
-from components.stack.schema.base import NAMESPACE, ImageTag, Label
-from components.stack.schema.cluster import ClusterConfig, GcpConfig, ReleaseChannel
-from components.stack.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
-from components.stack.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
-from components.stack.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
-from components.stack.schema.workloads import (
+from components.config import grammars
+from components.config.schema.addons import AddonsConfig
+from components.config.schema.base import NAMESPACE, ImageTag, Label
+from components.config.schema.cluster import ClusterConfig, GcpConfig, ReleaseChannel
+from components.config.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
+from components.config.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
+from components.config.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
+from components.config.schema.workloads import (
     EnvFromConfigSecret,
     EnvValue,
     PathwaysDeployment,
@@ -34,11 +31,14 @@ from components.stack.schema.workloads import (
     WaitForRunningConfig,
     WorkloadConfig,
 )
+from components.errors import ConfigIssue, KeyedError, key_part
+from components.model import ConfigModel
+from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
 
 if TYPE_CHECKING:
-    from components.stack.shared_cluster import SharedCluster
+    from components.config.shared_cluster import SharedCluster
 
 
 class Environment(StrEnum):

@@ -17,6 +17,17 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from components.config.schema import (
+    EnvFromConfigSecret,
+    EnvFromSecret,
+    EnvValue,
+    PathwaysDeployment,
+    ProxyCredentials,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
 from components.labels import NODE_POOL_LABEL
 from components.pathways.service_client import (
     INSECURE_CREDENTIALS_ENV,
@@ -37,17 +48,6 @@ from components.pathways.spec import (
     proxy_address,
     resource_manager_address,
     wrapped_command,
-)
-from components.stack.schema import (
-    EnvFromConfigSecret,
-    EnvFromSecret,
-    EnvValue,
-    PathwaysDeployment,
-    ProxyCredentials,
-    SharedServiceConfig,
-    StackConfig,
-    WorkloadConfig,
-    WorkloadMode,
 )
 
 MAIN_CONTAINER = "main"

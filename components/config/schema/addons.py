@@ -11,9 +11,9 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import DnsLabel, pattern
 from components.errors import KeyedError
 from components.model import ConfigModel
-from components.stack.schema.base import DnsLabel, pattern
 
 Version = Annotated[str, pattern(r"v\d+\.\d+\.\d+", "a release tag such as 'v0.10.1'")]
 ManifestUrl = Annotated[str, pattern(r"https://\S+\.ya?ml", "an https:// URL of a YAML manifest")]

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.config.checks import parse_stack_config
+from components.config.grammars import parse_owner_ref
+from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
+from components.config.schema import NAMESPACE, StackConfig, namespace_values
+from components.config.shared_cluster import OUTPUT, contract_from_outputs
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
-from components.stack.checks import parse_stack_config
-from components.stack.grammars import parse_owner_ref
-from components.stack.safe_yaml import MAX_FILE_BYTES, load_yaml
-from components.stack.schema import NAMESPACE, StackConfig, namespace_values
-from components.stack.shared_cluster import OUTPUT, contract_from_outputs
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROJECT = "tpu-pathways"  # the name in Pulumi.yaml

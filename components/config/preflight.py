@@ -18,6 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from components.config.schema import CapacityType, StackConfig
+from components.config.workload_specs import (
+    deployment_namespace,
+    node_pool_pins,
+    shared_service_address,
+    shared_service_connect,
+    shared_service_spec,
+    workload_endpoints,
+    workload_spec,
+)
 from components.gke.node_config import pool_labels, tpu_pool_labels
 from components.gke.node_identity import node_service_account_email
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
@@ -34,16 +44,6 @@ from components.pathways.preflight import (
 )
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
 from components.pathways.service_client import client_capacity
-from components.stack.schema import CapacityType, StackConfig
-from components.stack.workload_specs import (
-    deployment_namespace,
-    node_pool_pins,
-    shared_service_address,
-    shared_service_connect,
-    shared_service_spec,
-    workload_endpoints,
-    workload_spec,
-)
 from components.tpu.machines import tpu_host
 
 

@@ -19,9 +19,9 @@ from typing import Annotated
 
 from pydantic import StrictBool, model_validator
 
+from components.config.schema.base import pattern
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
-from components.stack.schema.base import pattern
 
 
 class ExclusionScope(StrEnum):

@@ -13,10 +13,10 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import DnsLabel, pattern
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
-from components.stack.schema.base import DnsLabel, pattern
 from components.tpu import catalog
 from components.tpu.machines import machine_type
 

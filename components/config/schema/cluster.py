@@ -14,10 +14,10 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import Cidr, ClusterName, ProjectId, pattern
+from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
-from components.stack.schema.base import Cidr, ClusterName, ProjectId, pattern
-from components.stack.schema.maintenance import MaintenanceConfig
 
 
 class ReleaseChannel(StrEnum):

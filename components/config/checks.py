@@ -1,5 +1,5 @@
 """A stack's config validated as a whole: ``parse_stack_config`` runs the schema
-(``components.stack.schema``), then the checks of workloads and shared services against the rest
+(``components.config.schema``), then the checks of workloads and shared services against the rest
 of the stack (they read the pools and the CPU pool, so they need a valid model first).
 
 Each would otherwise surface only at run time (a Pending head pod, a job the controller
@@ -14,6 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from components.config import grammars
+from components.config.schema import (
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
+from components.config.shared_cluster import SharedCluster, owner_problems
+from components.config.workload_specs import deployment_namespace
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
 from components.pathways.scheduler_model import NodePoolModel
@@ -23,15 +32,6 @@ from components.pathways.service_client import (
     client_capacity,
     slice_restarts_limit,
 )
-from components.stack import grammars
-from components.stack.schema import (
-    SharedServiceConfig,
-    StackConfig,
-    WorkloadConfig,
-    WorkloadMode,
-)
-from components.stack.shared_cluster import SharedCluster, owner_problems
-from components.stack.workload_specs import deployment_namespace
 from components.tpu.machines import tpu_host
 
 

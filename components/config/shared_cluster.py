@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from components.config.schema import CapacityConfig
 from components.errors import ConfigError, ConfigIssue
-from components.stack.schema import CapacityConfig
 
 OUTPUT = "shared_cluster"
 CONTRACT_VERSION = 1

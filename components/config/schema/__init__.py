@@ -8,11 +8,11 @@ before any resource is registered and reports every problem at once (see ``error
 The package is split by part of the stack file: ``base`` (shared validators and text types),
 ``cluster`` (GCP, network, cluster), ``pools`` (CPU and TPU pools), ``addons`` (installs),
 ``teams`` (team namespaces and the scratch bucket), ``workloads`` (PathwaysJobs and shared
-services) and ``stack`` (the root ``StackConfig``; ``stack/checks.py`` parses a stack's
+services) and ``stack`` (the root ``StackConfig``; ``config/checks.py`` parses a stack's
 values with it).
 """
 
-from components.stack.schema.addons import (
+from components.config.schema.addons import (
     AddonsConfig,
     JobSetAddon,
     KueueAddon,
@@ -22,7 +22,7 @@ from components.stack.schema.addons import (
     TeamQuota,
     Version,
 )
-from components.stack.schema.base import (
+from components.config.schema.base import (
     NAMESPACE,
     Cidr,
     ClusterName,
@@ -37,7 +37,7 @@ from components.stack.schema.base import (
     PlainEnvValue,
     ProjectId,
 )
-from components.stack.schema.cluster import (
+from components.config.schema.cluster import (
     AuthorizedNetwork,
     ClusterConfig,
     ExistingClusterConfig,
@@ -45,13 +45,13 @@ from components.stack.schema.cluster import (
     NetworkConfig,
     ReleaseChannel,
 )
-from components.stack.schema.maintenance import (
+from components.config.schema.maintenance import (
     ExclusionScope,
     MaintenanceConfig,
     MaintenanceExclusionConfig,
     MaintenanceWindowConfig,
 )
-from components.stack.schema.pools import (
+from components.config.schema.pools import (
     AutoscalingPoolConfig,
     CapacityConfig,
     CapacityType,
@@ -59,13 +59,13 @@ from components.stack.schema.pools import (
     SystemPoolConfig,
     TpuPoolConfig,
 )
-from components.stack.schema.stack import (
+from components.config.schema.stack import (
     Environment,
     StackConfig,
     namespace_values,
     team_prefix,
 )
-from components.stack.schema.teams import (
+from components.config.schema.teams import (
     SYSTEM_NAMESPACE_PREFIXES,
     SYSTEM_NAMESPACES,
     BucketName,
@@ -73,7 +73,7 @@ from components.stack.schema.teams import (
     ScratchBucketConfig,
     TeamConfig,
 )
-from components.stack.schema.workloads import (
+from components.config.schema.workloads import (
     CONTROLLER_ENV,
     ContainerResources,
     CustomComponentConfig,
