@@ -73,10 +73,10 @@ _EXPORTS: dict[str, str] = {
     # TPU catalog and domain values.
     "resolve_accelerator": "components.tpu.catalog",
     "TpuShape": "components.tpu.catalog",
-    "CapacityType": "components.config.schema",
-    "Environment": "components.config.schema",
-    "ReleaseChannel": "components.config.schema",
-    "Priority": "components.config.schema",
+    "CapacityType": "components.vocabulary",
+    "Environment": "components.vocabulary",
+    "ReleaseChannel": "components.vocabulary",
+    "Priority": "components.vocabulary",
     "ConfigError": "components.errors",
 }
 
@@ -177,7 +177,6 @@ if TYPE_CHECKING:
     )
     from components.addons.scratch_bucket import ScratchBucket, ScratchBucketArgs, WorkloadAccount
     from components.addons.teams import TeamNamespace, TeamNamespaceArgs
-    from components.config.schema import CapacityType, Environment, Priority, ReleaseChannel
     from components.errors import ConfigError
     from components.gke.cluster import (
         AuthorizedNetwork,
@@ -208,6 +207,7 @@ if TYPE_CHECKING:
         wait_for_running,
     )
     from components.tpu.catalog import TpuShape, resolve_accelerator
+    from components.vocabulary import CapacityType, Environment, Priority, ReleaseChannel
     from components.workloads.job import PathwaysJob, PathwaysJobArgs
     from components.workloads.shared_service import (
         SharedPathwaysService,

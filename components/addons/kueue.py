@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config.schema import KueueAddon, Priority
 from components.labels import (
     ACCELERATOR_LABEL,
     INSTANCE_TYPE_LABEL,
@@ -36,9 +35,8 @@ from components.pathways.service_client import SERVICE_NAMESPACE
 from components.tpu.catalog import TpuShape, resolve_accelerator
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
+from components.vocabulary import KUEUE_API_VERSION, Priority
 
-# The queue objects' apiVersion; KueueAddon pairs it with the Kueue releases that serve it.
-KUEUE_API = KueueAddon.API_VERSION
 CLUSTER_QUEUE = "cluster-queue"
 LOCAL_QUEUE = "multislice-queue"
 
@@ -175,7 +173,7 @@ def local_queues(
     for team, namespace in namespaces.items():
         k8s.apiextensions.CustomResource(
             f"{name}-{team}-{LOCAL_QUEUE}",
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="LocalQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=LOCAL_QUEUE, namespace=namespace),
             spec={"clusterQueue": cluster_queues[team]},
@@ -193,7 +191,7 @@ def service_local_queues(
     for queue, team in service_queues.items():
         k8s.apiextensions.CustomResource(
             f"{name}-{SERVICE_NAMESPACE}-{queue}",
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="LocalQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=queue, namespace=SERVICE_NAMESPACE),
             spec={"clusterQueue": cluster_queues[team]},
@@ -219,7 +217,7 @@ class KueueQueues(pulumi.ComponentResource):
 
         cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-{CLUSTER_QUEUE}",
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="ClusterQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=CLUSTER_QUEUE),
             spec=cluster_queue_spec(args),
@@ -231,7 +229,7 @@ class KueueQueues(pulumi.ComponentResource):
             queues.append(
                 k8s.apiextensions.CustomResource(
                     f"{name}-{queue}",
-                    api_version=KUEUE_API,
+                    api_version=KUEUE_API_VERSION,
                     kind="ClusterQueue",
                     metadata=k8s.meta.v1.ObjectMetaArgs(name=queue),
                     spec=team_cluster_queue_spec(args, quota),
@@ -251,7 +249,7 @@ class KueueQueues(pulumi.ComponentResource):
     def _flavor(resource_name: str, flavor: str, labels: dict[str, str], opts) -> None:
         k8s.apiextensions.CustomResource(
             resource_name,
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="ResourceFlavor",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=flavor),
             spec={"nodeLabels": labels},

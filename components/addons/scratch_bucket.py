@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config.schema import team_prefix
 from components.labels import gcp_resource_labels
 from components.pathways.gcs_access import ROLES, Access
+from components.vocabulary import team_prefix
 
 OBJECT_READ_WRITE = ROLES[Access.READ_WRITE]
 

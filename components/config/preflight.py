@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from components.config.schema import CapacityType, StackConfig
+from components.config.schema import StackConfig
 from components.config.workload_specs import (
     deployment_namespace,
     node_pool_pins,
@@ -28,9 +28,7 @@ from components.config.workload_specs import (
     workload_endpoints,
     workload_spec,
 )
-from components.gke.node_config import pool_labels, tpu_pool_labels
-from components.gke.node_identity import node_service_account_email
-from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
+from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
 from components.pathways.gcs_access import Access, BucketGrant
 from components.pathways.preflight import (
@@ -45,6 +43,7 @@ from components.pathways.preflight import (
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
 from components.pathways.service_client import client_capacity
 from components.tpu.machines import tpu_host
+from components.vocabulary import CapacityType, node_service_account_email
 
 
 def planned_pools(config: StackConfig) -> list[NodePoolModel]:

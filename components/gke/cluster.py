@@ -14,7 +14,6 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.config.schema import Environment, ReleaseChannel
 from components.gke.kubeconfig import gke_kubeconfig
 from components.gke.maintenance import (
     MaintenanceExclusion,
@@ -29,11 +28,11 @@ from components.gke.network import (
     PathwaysPortsFirewall,
     PathwaysPortsFirewallArgs,
 )
-from components.gke.node_config import PoolTarget
+from components.gke.node_config import CLOUD_PLATFORM_SCOPE, PoolTarget
 from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
 from components.labels import gcp_resource_labels
+from components.vocabulary import Environment, ReleaseChannel
 
-CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from components.config.schema import CapacityType
 from components.plan.model import SECRET, UNKNOWN
 from components.tpu.catalog import is_tpu_machine_type
+from components.vocabulary import CapacityType
 
 
 class _Missing:

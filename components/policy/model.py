@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.config.schema import Environment
 from components.plan.views import MISSING, is_unknown, value_at
 from components.tokens import (
     BUCKET_ACCESS_CONTROL,
@@ -34,6 +33,7 @@ from components.tokens import (
     SERVICE_ACCOUNT,
     SUBNETWORK,
 )
+from components.vocabulary import Environment
 
 # Where each storage access resource names who gets access.
 IAM_MEMBER = "member"

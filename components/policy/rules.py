@@ -23,7 +23,6 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from components.config.schema.maintenance import UpgradeStrategy
 from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, number, value_at
 from components.policy.model import (
     BASIC_ROLES,
@@ -46,6 +45,7 @@ from components.policy.model import (
 )
 from components.tokens import BUCKET, CLUSTER, KUEUE_TYPE_PREFIX, NODE_POOL
 from components.tpu import catalog
+from components.vocabulary import UpgradeStrategy
 
 # --- checks -------------------------------------------------------------------------------
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.schema import Environment, ExclusionScope, ReleaseChannel
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
+from components.vocabulary import Environment, ExclusionScope, ReleaseChannel
 from tests.components.harness import register, urn
 
 CLUSTER = "gcp:container/cluster:Cluster"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.schema import CapacityType
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
 from components.tpu.catalog import resolve_accelerator
+from components.vocabulary import CapacityType
 from tests.components.harness import register
 
 NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -43,10 +43,8 @@ from components.config.schema.cluster import (
     ExistingClusterConfig,
     GcpConfig,
     NetworkConfig,
-    ReleaseChannel,
 )
 from components.config.schema.maintenance import (
-    ExclusionScope,
     MaintenanceConfig,
     MaintenanceExclusionConfig,
     MaintenanceWindowConfig,
@@ -54,16 +52,13 @@ from components.config.schema.maintenance import (
 from components.config.schema.pools import (
     AutoscalingPoolConfig,
     CapacityConfig,
-    CapacityType,
     CpuPoolConfig,
     SystemPoolConfig,
     TpuPoolConfig,
 )
 from components.config.schema.stack import (
-    Environment,
     StackConfig,
     namespace_values,
-    team_prefix,
 )
 from components.config.schema.teams import (
     SYSTEM_NAMESPACE_PREFIXES,
@@ -84,7 +79,6 @@ from components.config.schema.workloads import (
     JobName,
     KubernetesSecretName,
     PathwaysDeployment,
-    Priority,
     ProxyCredentials,
     SecretDataKey,
     SecretKeySelector,
@@ -106,7 +100,6 @@ __all__ = [
     "AutoscalingPoolConfig",
     "BucketName",
     "CapacityConfig",
-    "CapacityType",
     "Cidr",
     "ClusterConfig",
     "ClusterName",
@@ -119,8 +112,6 @@ __all__ = [
     "EnvFromSecret",
     "EnvName",
     "EnvValue",
-    "Environment",
-    "ExclusionScope",
     "ExistingClusterConfig",
     "Flag",
     "GcpConfig",
@@ -142,11 +133,9 @@ __all__ = [
     "PathwaysDeployment",
     "PathwaysJobAddon",
     "PlainEnvValue",
-    "Priority",
     "ProjectId",
     "ProxyCredentials",
     "ReleaseAddon",
-    "ReleaseChannel",
     "ScratchBucketConfig",
     "SecretDataKey",
     "SecretKeySelector",
@@ -163,5 +152,4 @@ __all__ = [
     "WorkloadMode",
     "env_issues",
     "namespace_values",
-    "team_prefix",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import (
@@ -18,12 +17,7 @@ from components.config.schema.base import Cidr, ClusterName, ProjectId, pattern
 from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
-
-
-class ReleaseChannel(StrEnum):
-    RAPID = "RAPID"
-    REGULAR = "REGULAR"
-    STABLE = "STABLE"
+from components.vocabulary import ReleaseChannel
 
 
 class GcpConfig(ConfigModel):

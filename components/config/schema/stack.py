@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -18,7 +17,7 @@ from pydantic import (
 from components.config import grammars
 from components.config.schema.addons import AddonsConfig
 from components.config.schema.base import NAMESPACE, ImageTag, Label
-from components.config.schema.cluster import ClusterConfig, GcpConfig, ReleaseChannel
+from components.config.schema.cluster import ClusterConfig, GcpConfig
 from components.config.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
 from components.config.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
 from components.config.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
@@ -36,17 +35,10 @@ from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
+from components.vocabulary import Environment, ReleaseChannel, team_prefix
 
 if TYPE_CHECKING:
     from components.config.shared_cluster import SharedCluster
-
-
-class Environment(StrEnum):
-    """What a stack is for; ``production`` turns on deletion protection of stateful resources."""
-
-    DEV = "dev"
-    STAGING = "staging"
-    PRODUCTION = "production"
 
 
 class StackConfig(ConfigModel):
@@ -432,12 +424,6 @@ class StackConfig(ConfigModel):
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)
-
-
-def team_prefix(team: str) -> str:
-    """The object-name prefix a team owns in the scratch bucket. The trailing slash keeps team
-    ``a`` out of team ``a-b``'s objects."""
-    return f"{team}/"
 
 
 def _owner_ref(value: str) -> str:

@@ -41,6 +41,7 @@ from components.pathways.service_client import (
 )
 from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
 from components.tpu.quantities import normalize_quantity, parse_cpu, parse_memory
+from components.vocabulary import Priority
 
 
 class WorkloadMode(StrEnum):
@@ -57,14 +58,6 @@ class ProxyCredentials(StrEnum):
 
     ALTS = "alts"
     INSECURE = "insecure"
-
-
-class Priority(StrEnum):
-    VERY_LOW = "very-low"
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-    VERY_HIGH = "very-high"
 
 
 def _cpu(value: str) -> str:
