@@ -2,8 +2,8 @@
 
 import pulumi
 
-from components.config.loader import load_from_engine
 from components.errors import ConfigError
+from components.stack.entry import load_from_engine
 from components.stack.program import build_stack
 
 try:

@@ -77,3 +77,14 @@ def tpu_pool_labels(
 
 def pool_labels(team: str, pool: str) -> dict[str, str]:
     return standard_labels(team, **{POOL_LABEL: pool})
+
+
+def tpu_node_labels(shape: TpuShape) -> dict[str, str]:
+    """The node labels that select one TPU shape (a Kueue flavor's nodeLabels, the owner's
+    exported pool labels)."""
+    return {
+        ACCELERATOR_LABEL: shape.accelerator_label,
+        TOPOLOGY_LABEL: shape.topology,
+        # 2x4 exists on two 4-chip hosts and on one 8-chip host: the machine decides.
+        INSTANCE_TYPE_LABEL: shape.machine_type,
+    }

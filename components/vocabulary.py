@@ -7,6 +7,7 @@ import it from below instead of one importing the other. Pure: no Pulumi, no pyd
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
 
@@ -69,6 +70,28 @@ DEFAULT_RECURRENCE = "FREQ=WEEKLY;BYDAY=SA,SU"
 # v1beta2 instead"), v0.20 removes it.
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 KUEUE_API_FIRST_SERVING = (0, 15, 0)
+# The names of this project's Kueue queues: an owner stack creates them, its team stacks' jobs
+# and LocalQueues name them.
+CLUSTER_QUEUE = "cluster-queue"
+LOCAL_QUEUE = "multislice-queue"
+
+# XPK's priority classes, lowest to highest (the names workloads may ask for).
+PRIORITY_CLASSES: Mapping[Priority, int] = {
+    Priority.VERY_LOW: 100,
+    Priority.LOW: 250,
+    Priority.MEDIUM: 500,
+    Priority.HIGH: 750,
+    Priority.VERY_HIGH: 1000,
+}
+
+
+def team_cluster_queue_name(team: str) -> str:
+    return f"{team}-{CLUSTER_QUEUE}"
+
+
+def team_cluster_queues(teams: Iterable[str]) -> dict[str, str]:
+    """The ClusterQueue of each team with a quota of its own."""
+    return {team: team_cluster_queue_name(team) for team in teams}
 
 
 def team_prefix(team: str) -> str:

@@ -24,31 +24,24 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import (
-    ACCELERATOR_LABEL,
-    INSTANCE_TYPE_LABEL,
     NAMESPACE_NAME_LABEL,
     NODE_POOL_LABEL,
-    TOPOLOGY_LABEL,
     TPU_RESOURCE,
+    tpu_node_labels,
 )
 from components.pathways.service_client import SERVICE_NAMESPACE
 from components.tpu.catalog import TpuShape, resolve_accelerator
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
-from components.vocabulary import KUEUE_API_VERSION, Priority
-
-CLUSTER_QUEUE = "cluster-queue"
-LOCAL_QUEUE = "multislice-queue"
-
-
-# XPK's priority classes, lowest to highest (the names workloads may ask for).
-PRIORITY_CLASSES: Mapping[Priority, int] = {
-    Priority.VERY_LOW: 100,
-    Priority.LOW: 250,
-    Priority.MEDIUM: 500,
-    Priority.HIGH: 750,
-    Priority.VERY_HIGH: 1000,
-}
+from components.vocabulary import (
+    CLUSTER_QUEUE,
+    KUEUE_API_VERSION,
+    LOCAL_QUEUE,
+    PRIORITY_CLASSES,
+    Priority,
+    team_cluster_queue_name,
+    team_cluster_queues,
+)
 
 
 @dataclass(frozen=True)
@@ -76,25 +69,6 @@ def tpu_flavors(pools: Iterable[tuple[TpuShape, int]]) -> list[TpuFlavor]:
 
 def cpu_flavor_name(cpu_pool: str) -> str:
     return f"cpu-{cpu_pool}"
-
-
-def tpu_node_labels(shape: TpuShape) -> dict[str, str]:
-    """The node labels that select one TPU shape (a flavor's nodeLabels)."""
-    return {
-        ACCELERATOR_LABEL: shape.accelerator_label,
-        TOPOLOGY_LABEL: shape.topology,
-        # 2x4 exists on two 4-chip hosts and on one 8-chip host: the machine decides.
-        INSTANCE_TYPE_LABEL: shape.machine_type,
-    }
-
-
-def team_cluster_queue_name(team: str) -> str:
-    return f"{team}-{CLUSTER_QUEUE}"
-
-
-def team_cluster_queues(teams: Iterable[str]) -> dict[str, str]:
-    """The ClusterQueue of each team with a quota of its own."""
-    return {team: team_cluster_queue_name(team) for team in teams}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from components.config.schema import (
     WorkloadConfig,
     WorkloadMode,
 )
-from components.config.shared_cluster import SharedCluster, owner_problems
+from components.config.schema.contract import SharedCluster
+from components.config.shared_cluster import owner_problems
 from components.config.workload_specs import deployment_namespace
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem

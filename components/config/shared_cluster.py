@@ -1,5 +1,8 @@
-"""One cluster, many teams: what an owner stack exports and how a team stack reads it (pure data;
-the Pulumi side is ``components.stack.owner``).
+"""One cluster, many teams: the one home of the team-stack contract. What an owner stack exports
+(``export_contract``), how a team stack's reader validates it (``contract_from_outputs``,
+``read_contract``) and which keys a team stack may not restate (``owner_problems``). Pure data;
+the document's model is ``components.config.schema.contract``, the StackReference that reads it
+under Pulumi is ``components.stack.owner``.
 
 The owner stack (it creates the cluster) exports one stack output, ``shared_cluster``: a
 ``SharedCluster`` document of plain JSON data (no unknowns: all of it follows from the owner's
@@ -10,7 +13,8 @@ works on a stack's pools (workload checks, Pathways shapes, head sizing) works o
 
 Why the reference is awaited, not used as an Output: the team's workloads must be validated
 against the owner's pools before any of its resources registers (a bad pool name must fail the
-preview, not half a deployment). ``read_owner`` (``components.stack.owner``) registers the
+preview, not half a deployment). ``read_owner_contract`` (``components.stack.owner``) registers
+the
 StackReference (a read: it creates nothing) and waits for its outputs the way the SDK's own
 synchronous invokes wait; only then is the team config validated and the rest of the program
 registered.
@@ -21,15 +25,30 @@ project, no network, no credentials): see ``components/plan/engine.py``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from components.config.schema import CapacityConfig
+from components.config.schema import StackConfig
+from components.config.schema.contract import (
+    CONTRACT_VERSION,
+    SharedCluster,
+    SharedCpuPool,
+    SharedQueues,
+    SharedTpuPool,
+    SharedVersions,
+)
 from components.errors import ConfigError, ConfigIssue
+from components.labels import QUEUE_LABEL, tpu_node_labels
+from components.vocabulary import (
+    CLUSTER_QUEUE,
+    LOCAL_QUEUE,
+    PRIORITY_CLASSES,
+    team_cluster_queues,
+)
 
 OUTPUT = "shared_cluster"
-CONTRACT_VERSION = 1
 # Keys of a team stack that belong to its owner: restating them is how they drifted.
 OWNER_KEYS = {
     "gcp": "the project, region and zone",
@@ -42,141 +61,67 @@ OWNER_KEYS = {
 }
 
 
-class _Contract(BaseModel):
-    """Base of the exported documents: snake_case JSON, unknown keys refused, immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-
-class SharedTpuPool(_Contract):
-    """One TPU pool of the owner: a shape and how many slices (one GKE node pool per slice)."""
-
-    name: str
-    """Pool name, as workloads name it."""
-    generation: str
-    """TPU generation (v5e, v5p, v6e, ...)."""
-    topology: str
-    """Slice topology, e.g. 2x2x2."""
-    machine_type: str
-    """TPU machine type of every host."""
-    slices: int = Field(ge=1)
-    """Number of slices (node pools)."""
-    chips: int = Field(ge=1)
-    """Chips of all slices together."""
-    node_labels: dict[str, str]
-    """Node labels every host of the pool carries (what a nodeSelector or flavor matches)."""
-    node_pools: list[str]
-    """GKE node pool names, one per slice."""
-    capacity: CapacityConfig = CapacityConfig()
-    """How the slices' VMs are obtained (on demand, spot, reservation, flex-start)."""
-
-
-class SharedCpuPool(_Contract):
-    """The owner's CPU pool, where Pathways heads run."""
-
-    name: str
-    """GKE node pool name."""
-    machine_type: str
-    """Machine type a head pod must fit on."""
-    min_nodes: int = Field(ge=0)
-    """Autoscaling minimum."""
-    max_nodes: int = Field(ge=1)
-    """Autoscaling maximum."""
-
-
-class SharedQueues(_Contract):
-    """The owner's Kueue: which ClusterQueue each team's LocalQueue points at."""
-
-    enabled: bool
-    """Kueue is installed and admits every Pathways job (team jobs must carry the label)."""
-    queue_label: str
-    """The label a job carries to be queued."""
-    local_queue: str
-    """Name of the LocalQueue in every team namespace."""
-    default_cluster_queue: str
-    """ClusterQueue of a team without a quota of its own."""
-    team_cluster_queues: dict[str, str] = {}
-    """ClusterQueue of each team with a quota (addons.kueue.teamQuotas)."""
-    priority_classes: dict[str, int] = {}
-    """PriorityClasses the owner installed (name: value); workloads may name them."""
-
-    def cluster_queue(self, team: str) -> str:
-        return self.team_cluster_queues.get(team, self.default_cluster_queue)
+def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
+    """The `shared_cluster` output of an owner stack (plain JSON)."""
+    kueue_addon, addons = config.addons.kueue, config.addons
+    pools = [
+        SharedTpuPool(
+            name=pool.name,
+            generation=pool.shape.generation.value,
+            topology=pool.shape.topology,
+            machine_type=pool.shape.machine_type,
+            slices=pool.slices,
+            chips=pool.slices * pool.shape.chips,
+            node_labels=tpu_node_labels(pool.shape),
+            node_pools=pool.node_pool_names(),
+            capacity=pool.capacity,
+        )
+        for pool in config.tpu_pools
+    ]
+    contract = SharedCluster(
+        owner_stack=stack,
+        project=config.gcp.project,
+        region=config.gcp.region,
+        zone=config.gcp.zone,
+        cluster_name=config.cluster.name,
+        cluster_location=config.cluster_location,
+        cpu_pool=SharedCpuPool(
+            name=config.cpu_pool.name,
+            machine_type=config.cpu_pool.machine_type,
+            min_nodes=config.cpu_pool.min_nodes,
+            max_nodes=config.cpu_pool.max_nodes,
+        ),
+        tpu_pools=pools,
+        scratch_bucket=config.bucket_name,
+        team_namespaces=[team.name for team in config.teams],
+        shared_services=[service.name for service in config.shared_services],
+        queues=SharedQueues(
+            enabled=config.kueue_enabled,
+            queue_label=QUEUE_LABEL,
+            local_queue=LOCAL_QUEUE,
+            default_cluster_queue=CLUSTER_QUEUE,
+            team_cluster_queues=team_cluster_queues(q.team for q in kueue_addon.team_quotas),
+            priority_classes=(
+                {p.value: v for p, v in PRIORITY_CLASSES.items()} if config.kueue_enabled else {}
+            ),
+        ),
+        versions=SharedVersions(
+            jobset=addons.jobset.version if addons.jobset.install else None,
+            pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
+            kueue=kueue_addon.version if config.kueue_enabled else None,
+        ),
+    )
+    return contract.model_dump(mode="json", exclude_none=True)
 
 
-class SharedVersions(_Contract):
-    """What the owner installed (absent: not installed by the owner; Pulumi drops null values
-    from outputs, so absent and null mean the same)."""
-
-    jobset: str | None = None
-    """JobSet release tag."""
-    pathways_job: str | None = None
-    """PathwaysJob CRD and controller release tag."""
-    kueue: str | None = None
-    """Kueue release tag."""
+def contract_outputs(contract: SharedCluster) -> dict[str, Any]:
+    """A stack's outputs holding ``contract`` (what a StackReference to its owner answers)."""
+    return {OUTPUT: contract.model_dump(mode="json")}
 
 
-class SharedCluster(_Contract):
-    """The `shared_cluster` output of an owner stack: everything a team stack builds on."""
-
-    contract_version: int = CONTRACT_VERSION
-    """Version of this document; a team stack refuses one it does not know."""
-    owner_stack: str
-    """The stack that owns the cluster (and everything cluster-wide on it)."""
-    project: str
-    """GCP project of the cluster and bucket."""
-    region: str
-    """Region of the cluster's control plane and bucket."""
-    zone: str
-    """Zone of every node pool."""
-    cluster_name: str
-    """GKE cluster name."""
-    cluster_location: str
-    """GKE cluster location (region, or zone for a zonal cluster)."""
-    cpu_pool: SharedCpuPool
-    """The CPU pool for Pathways heads."""
-    tpu_pools: list[SharedTpuPool]
-    """The TPU pools, as workloads name them."""
-    scratch_bucket: str
-    """Name of the Pathways scratch bucket."""
-    team_namespaces: list[str]
-    """Namespaces the owner stack itself owns; a team stack may not claim them."""
-    shared_services: list[str] = []
-    """Names of the owner's shared Pathways services in namespace default (where every stack's
-    shared services run); a team stack may not take them."""
-    queues: SharedQueues
-    """The owner's Kueue queues and priority classes."""
-    versions: SharedVersions
-    """Installed JobSet, PathwaysJob controller and Kueue versions."""
-
-    def team_values(self) -> dict[str, Any]:
-        """The owner's part of a team stack's config, in the stack file's own keys."""
-        return {
-            "gcp": {"project": self.project, "region": self.region, "zone": self.zone},
-            "cluster": {
-                "name": self.cluster_name,
-                "existing": {"name": self.cluster_name, "location": self.cluster_location},
-            },
-            "cpuPool": {
-                "name": self.cpu_pool.name,
-                "machineType": self.cpu_pool.machine_type,
-                "minNodes": self.cpu_pool.min_nodes,
-                "maxNodes": self.cpu_pool.max_nodes,
-            },
-            "tpuPools": [
-                {
-                    "name": p.name,
-                    "generation": p.generation,
-                    "topology": p.topology,
-                    "machineType": p.machine_type,
-                    "slices": p.slices,
-                    "capacity": p.capacity.model_dump(exclude_defaults=True),
-                }
-                for p in self.tpu_pools
-            ],
-            "scratchBucket": {"create": False, "name": self.scratch_bucket},
-            "addons": {"jobset": {"install": False}, "pathwaysJob": {"install": False}},
-        }
+def read_contract(outputs: Mapping[str, Any] | None, owner: str) -> SharedCluster:
+    """The contract in the outputs of owner stack ``owner`` (None: it has none)."""
+    return contract_from_outputs((outputs or {}).get(OUTPUT), owner)
 
 
 def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:

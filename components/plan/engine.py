@@ -35,7 +35,7 @@ from components.config.loader import (
 )
 from components.config.preflight import bucket_grants, planned_pools, preflight
 from components.config.schema import StackConfig
-from components.config.shared_cluster import OUTPUT
+from components.config.shared_cluster import contract_outputs
 from components.errors import ConfigError, ConfigIssue
 from components.plan.cost import cost_summary
 from components.plan.mocks import PlanMocks
@@ -315,7 +315,7 @@ def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:
     loader validated the team config with it)."""
     if config.owner is None or config.shared_cluster is None:
         return {}
-    return {config.owner: {OUTPUT: config.shared_cluster.model_dump(mode="json")}}
+    return {config.owner: contract_outputs(config.shared_cluster)}
 
 
 def exported_tpu_summary(outputs: Mapping[str, Any]) -> dict[str, dict[str, int]]:

@@ -14,7 +14,7 @@ workloads wait for the controller, Kueue's queues, the scratch bucket with its g
 data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
-before anything else registers (``read_owner_contract``; see ``components/shared_cluster.py``)
+before anything else registers (``read_owner_contract``; see ``config/shared_cluster.py``)
 and then creates only namespaced objects in its own namespaces: namespaces, service accounts,
 LocalQueues pointing at the owner's ClusterQueue, bucket grants and its workloads.
 """
@@ -48,7 +48,7 @@ from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
 from components.config.preflight import run_preflight
 from components.config.schema import PathwaysDeployment, SharedServiceConfig, StackConfig
-from components.config.shared_cluster import OUTPUT, SharedCluster
+from components.config.shared_cluster import OUTPUT, export_contract
 from components.config.workload_specs import (
     config_secrets_name,
     deployment_namespace,
@@ -69,7 +69,7 @@ from components.labels import QUEUE_LABEL, standard_labels
 from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.spec import wait_for_running
 from components.stack import args
-from components.stack.owner import export_contract, owner_reference, read_owner
+from components.stack.owner import read_owner_contract
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
 from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 
@@ -82,11 +82,6 @@ class Installs:
     namespaces: dict[str, pulumi.Output[str]]
     # Kueue's queues and priority classes: a queued job must not be created before them.
     queueing: list[pulumi.Resource]
-
-
-def read_owner_contract(owner: str) -> SharedCluster:
-    """A team stack's first registration: the StackReference to its owner, read and validated."""
-    return read_owner(owner_reference(owner, owner), owner)
 
 
 def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:

@@ -18,7 +18,8 @@ import yaml
 from components.cli import main as cli
 from components.config.grammars import parse_owner_ref
 from components.config.loader import owner_stacks
-from components.config.shared_cluster import SharedCluster, contract_from_outputs
+from components.config.schema.contract import SharedCluster
+from components.config.shared_cluster import contract_from_outputs
 from components.errors import ConfigError
 from components.plan.engine import load_stack, plan_stack, run_program
 

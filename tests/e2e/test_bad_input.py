@@ -938,7 +938,7 @@ def test_a_misspelled_namespace_is_refused_without_showing_values(key, namespace
 def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
     from pulumi.runtime import config as runtime_config
 
-    from components.config.loader import load_from_engine
+    from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
     token = runtime_config.CONFIG.set({"tpu-pathway:secrets": json.dumps({"a": PLAINTEXT})})
@@ -1123,7 +1123,7 @@ def test_a_secure_value_outside_secrets_is_refused(tmp_path):
 def test_engine_refuses_unencrypted_secrets(monkeypatch):
     from pulumi.runtime import config as runtime_config
 
-    from components.config.loader import load_from_engine
+    from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
     monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
@@ -1422,7 +1422,7 @@ def test_names_a_yaml_reader_made_of_on_or_yes_are_refused(where, key):
 def test_the_engine_refuses_an_env_name_read_from_a_yaml_boolean(monkeypatch):
     from pulumi.runtime import config as runtime_config
 
-    from components.config.loader import load_from_engine
+    from components.stack.entry import load_from_engine
 
     config = {f"tpu-pathways:{k}": json.dumps(v) for k, v in BASE.items() if k != "environment"}
     workloads = copy.deepcopy(BASE["workloads"])

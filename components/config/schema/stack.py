@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -18,6 +18,7 @@ from components.config import grammars
 from components.config.schema.addons import AddonsConfig
 from components.config.schema.base import NAMESPACE, ImageTag, Label
 from components.config.schema.cluster import ClusterConfig, GcpConfig
+from components.config.schema.contract import SharedCluster
 from components.config.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
 from components.config.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
 from components.config.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
@@ -36,9 +37,6 @@ from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
 from components.vocabulary import Environment, ReleaseChannel, team_prefix
-
-if TYPE_CHECKING:
-    from components.config.shared_cluster import SharedCluster
 
 
 class StackConfig(ConfigModel):

@@ -1,0 +1,150 @@
+"""The owner's ``shared_cluster`` document (the team-stack contract) as pydantic models: what a
+team stack builds on. Its export and validation are ``components.config.shared_cluster``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from components.config.schema.pools import CapacityConfig
+
+CONTRACT_VERSION = 1
+
+
+class _Contract(BaseModel):
+    """Base of the exported documents: snake_case JSON, unknown keys refused, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class SharedTpuPool(_Contract):
+    """One TPU pool of the owner: a shape and how many slices (one GKE node pool per slice)."""
+
+    name: str
+    """Pool name, as workloads name it."""
+    generation: str
+    """TPU generation (v5e, v5p, v6e, ...)."""
+    topology: str
+    """Slice topology, e.g. 2x2x2."""
+    machine_type: str
+    """TPU machine type of every host."""
+    slices: int = Field(ge=1)
+    """Number of slices (node pools)."""
+    chips: int = Field(ge=1)
+    """Chips of all slices together."""
+    node_labels: dict[str, str]
+    """Node labels every host of the pool carries (what a nodeSelector or flavor matches)."""
+    node_pools: list[str]
+    """GKE node pool names, one per slice."""
+    capacity: CapacityConfig = CapacityConfig()
+    """How the slices' VMs are obtained (on demand, spot, reservation, flex-start)."""
+
+
+class SharedCpuPool(_Contract):
+    """The owner's CPU pool, where Pathways heads run."""
+
+    name: str
+    """GKE node pool name."""
+    machine_type: str
+    """Machine type a head pod must fit on."""
+    min_nodes: int = Field(ge=0)
+    """Autoscaling minimum."""
+    max_nodes: int = Field(ge=1)
+    """Autoscaling maximum."""
+
+
+class SharedQueues(_Contract):
+    """The owner's Kueue: which ClusterQueue each team's LocalQueue points at."""
+
+    enabled: bool
+    """Kueue is installed and admits every Pathways job (team jobs must carry the label)."""
+    queue_label: str
+    """The label a job carries to be queued."""
+    local_queue: str
+    """Name of the LocalQueue in every team namespace."""
+    default_cluster_queue: str
+    """ClusterQueue of a team without a quota of its own."""
+    team_cluster_queues: dict[str, str] = {}
+    """ClusterQueue of each team with a quota (addons.kueue.teamQuotas)."""
+    priority_classes: dict[str, int] = {}
+    """PriorityClasses the owner installed (name: value); workloads may name them."""
+
+    def cluster_queue(self, team: str) -> str:
+        return self.team_cluster_queues.get(team, self.default_cluster_queue)
+
+
+class SharedVersions(_Contract):
+    """What the owner installed (absent: not installed by the owner; Pulumi drops null values
+    from outputs, so absent and null mean the same)."""
+
+    jobset: str | None = None
+    """JobSet release tag."""
+    pathways_job: str | None = None
+    """PathwaysJob CRD and controller release tag."""
+    kueue: str | None = None
+    """Kueue release tag."""
+
+
+class SharedCluster(_Contract):
+    """The `shared_cluster` output of an owner stack: everything a team stack builds on."""
+
+    contract_version: int = CONTRACT_VERSION
+    """Version of this document; a team stack refuses one it does not know."""
+    owner_stack: str
+    """The stack that owns the cluster (and everything cluster-wide on it)."""
+    project: str
+    """GCP project of the cluster and bucket."""
+    region: str
+    """Region of the cluster's control plane and bucket."""
+    zone: str
+    """Zone of every node pool."""
+    cluster_name: str
+    """GKE cluster name."""
+    cluster_location: str
+    """GKE cluster location (region, or zone for a zonal cluster)."""
+    cpu_pool: SharedCpuPool
+    """The CPU pool for Pathways heads."""
+    tpu_pools: list[SharedTpuPool]
+    """The TPU pools, as workloads name them."""
+    scratch_bucket: str
+    """Name of the Pathways scratch bucket."""
+    team_namespaces: list[str]
+    """Namespaces the owner stack itself owns; a team stack may not claim them."""
+    shared_services: list[str] = []
+    """Names of the owner's shared Pathways services in namespace default (where every stack's
+    shared services run); a team stack may not take them."""
+    queues: SharedQueues
+    """The owner's Kueue queues and priority classes."""
+    versions: SharedVersions
+    """Installed JobSet, PathwaysJob controller and Kueue versions."""
+
+    def team_values(self) -> dict[str, Any]:
+        """The owner's part of a team stack's config, in the stack file's own keys."""
+        return {
+            "gcp": {"project": self.project, "region": self.region, "zone": self.zone},
+            "cluster": {
+                "name": self.cluster_name,
+                "existing": {"name": self.cluster_name, "location": self.cluster_location},
+            },
+            "cpuPool": {
+                "name": self.cpu_pool.name,
+                "machineType": self.cpu_pool.machine_type,
+                "minNodes": self.cpu_pool.min_nodes,
+                "maxNodes": self.cpu_pool.max_nodes,
+            },
+            "tpuPools": [
+                {
+                    "name": p.name,
+                    "generation": p.generation,
+                    "topology": p.topology,
+                    "machineType": p.machine_type,
+                    "slices": p.slices,
+                    "capacity": p.capacity.model_dump(exclude_defaults=True),
+                }
+                for p in self.tpu_pools
+            ],
+            "scratchBucket": {"create": False, "name": self.scratch_bucket},
+            "addons": {"jobset": {"install": False}, "pathwaysJob": {"install": False}},
+        }
