@@ -301,11 +301,13 @@ def load_stack(
     stacks_dir: Path = STACKS_DIR,
     warn: Callable[[str], None] | None = None,
     read_owner: OwnerReader | None = None,
+    raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
     """Read and validate one stack file. Warnings about keys that look misspelled go to ``warn``
     (default: stderr). A team stack's owner contract comes from ``read_owner`` (the offline plan
-    gives one that plans the owner stack: ``components.plan.engine.load_stack``)."""
-    raw = read_stack_file(stack, stacks_dir)
+    gives one that plans the owner stack: ``components.plan.engine.load_stack``). ``raw``: the
+    file's config map already read (``read_stack_file``), so it is not read twice."""
+    raw = read_stack_file(stack, stacks_dir) if raw is None else raw
     source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
     if issues := misspelled_namespaces(raw):
         raise ConfigError(issues, source)

@@ -21,6 +21,8 @@ LocalQueues pointing at the owner's ClusterQueue, bucket grants and its workload
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +68,7 @@ from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
 from components.gke.tpu_pool import TpuNodePool
 from components.labels import QUEUE_LABEL, standard_labels
+from components.pathways.preflight import PreflightReport
 from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.spec import wait_for_running
 from components.stack import args
@@ -84,6 +87,21 @@ class Installs:
     queueing: list[pulumi.Resource]
 
 
+PreflightListener = Callable[[PreflightReport], None]
+_preflight_listeners: list[PreflightListener] = []
+
+
+@contextmanager
+def preflight_reports(listener: PreflightListener) -> Iterator[None]:
+    """While open, ``listener`` gets the preflight report of every stack built (the offline
+    plan summarizes it instead of running the preflight a second time)."""
+    _preflight_listeners.append(listener)
+    try:
+        yield
+    finally:
+        _preflight_listeners.remove(listener)
+
+
 def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
     """Register every resource of the stack; returns the stack outputs to export.
 
@@ -99,7 +117,9 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
             [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
             "owner stack",
         )
-    run_preflight(config)
+    report = run_preflight(config)
+    for listener in _preflight_listeners:
+        listener(report)
     name = config.cluster.name
     node_account = None
     if config.creates_cluster:
