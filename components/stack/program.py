@@ -49,7 +49,12 @@ from components.addons.kueue import (
 from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
 from components.config.preflight import run_preflight
-from components.config.schema import PathwaysDeployment, SharedServiceConfig, StackConfig
+from components.config.schema import (
+    PathwaysDeployment,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+)
 from components.config.shared_cluster import OUTPUT, export_contract
 from components.config.workload_specs import (
     config_secrets_name,
@@ -296,9 +301,11 @@ def _workloads(
         namespace = deployment_namespace(entry)
         return installs.namespaces.get(namespace, namespace)
 
-    jobs, pins = {}, node_pool_pins(config)
-    for workload in config.workloads:
-        logical = f"{prefix}-{workload.team}-{workload.name}"
+    jobs: dict[str, Any] = {}
+    services: dict[str, Any] = {}
+    pins = node_pool_pins(config)
+
+    def register_job(logical: str, workload: WorkloadConfig) -> None:
         job_args = PathwaysJobArgs(
             name=workload.name,
             namespace=installs.namespaces[workload.team],
@@ -315,10 +322,9 @@ def _workloads(
         job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
         if endpoints.port_forward:
             job["port_forward"] = endpoints.port_forward
-    services = {}
-    for entry in config.shared_services:
+
+    def register_service(logical: str, entry: SharedServiceConfig) -> None:
         pool = config.pool(entry.pool)
-        logical = f"{prefix}-{entry.team}-{entry.name}"
         service_args = SharedPathwaysServiceArgs(
             job_name=entry.name,
             namespace=job_namespace(entry),
@@ -342,6 +348,13 @@ def _workloads(
             "expected_tpu_instances": service.expected_tpu_instances,
             "connect": service.connect,
         }
+
+    for _, deployment in config.deployments():
+        logical = f"{prefix}-{deployment.team}-{deployment.name}"
+        if isinstance(deployment, WorkloadConfig):
+            register_job(logical, deployment)
+        else:
+            register_service(logical, deployment)
     outputs: dict[str, Any] = {}
     if jobs:
         outputs["workloads"] = jobs
