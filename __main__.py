@@ -3,7 +3,7 @@
 import pulumi
 
 from components.errors import ConfigError
-from components.stack.loader import load_from_engine
+from components.stack.entry import load_from_engine
 from components.stack.program import build_stack
 
 try:

@@ -165,8 +165,8 @@ def _cli_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
 
 def _owner_of(stack: str, stacks_dir: Path) -> str | None:
     """The owner stack a team stack names (``owner: <stack>`` of this project), else None."""
-    from components.stack.grammars import parse_owner_ref
-    from components.stack.loader import decode_engine_values, read_stack_file
+    from components.config.grammars import parse_owner_ref
+    from components.config.loader import decode_engine_values, read_stack_file
 
     owner = decode_engine_values(read_stack_file(stack, stacks_dir)).get("owner")
     return parse_owner_ref(owner)[1] if isinstance(owner, str) else None
@@ -507,7 +507,7 @@ def fmt(figures: dict[str, float]) -> str:
 
 
 def example_stacks() -> list[str]:
-    from components.stack.loader import STACKS_DIR, available_stacks
+    from components.config.loader import STACKS_DIR, available_stacks
 
     return available_stacks(STACKS_DIR)
 

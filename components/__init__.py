@@ -57,10 +57,10 @@ _EXPORTS: dict[str, str] = {
     "DataBucketGrant": "components.addons.data_buckets",
     "Access": "components.pathways.gcs_access",
     # Pathways workloads.
-    "PathwaysJob": "components.pathways.job",
-    "PathwaysJobArgs": "components.pathways.job",
-    "SharedPathwaysService": "components.pathways.shared_service",
-    "SharedPathwaysServiceArgs": "components.pathways.shared_service",
+    "PathwaysJob": "components.workloads.job",
+    "PathwaysJobArgs": "components.workloads.job",
+    "SharedPathwaysService": "components.workloads.shared_service",
+    "SharedPathwaysServiceArgs": "components.workloads.shared_service",
     "PathwaysJobSpec": "components.pathways.spec",
     "Worker": "components.pathways.spec",
     "WorkerType": "components.pathways.spec",
@@ -78,10 +78,10 @@ _EXPORTS: dict[str, str] = {
     # TPU catalog and domain values.
     "resolve_accelerator": "components.tpu.catalog",
     "TpuShape": "components.tpu.catalog",
-    "CapacityType": "components.stack.schema",
-    "Environment": "components.stack.schema",
-    "ReleaseChannel": "components.stack.schema",
-    "Priority": "components.stack.schema",
+    "CapacityType": "components.vocabulary",
+    "Environment": "components.vocabulary",
+    "ReleaseChannel": "components.vocabulary",
+    "Priority": "components.vocabulary",
     "ConfigError": "components.errors",
 }
 
@@ -204,12 +204,7 @@ if TYPE_CHECKING:
     from components.gke.node_config import PoolTarget
     from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
     from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
-    from components.pathways.job import PathwaysJob, PathwaysJobArgs
     from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, Taint
-    from components.pathways.shared_service import (
-        SharedPathwaysService,
-        SharedPathwaysServiceArgs,
-    )
     from components.pathways.spec import (
         ComponentType,
         Controller,
@@ -221,6 +216,11 @@ if TYPE_CHECKING:
         WorkerType,
         wait_for_running,
     )
-    from components.stack.schema import CapacityType, Environment, Priority, ReleaseChannel
     from components.tpu.catalog import TpuShape, resolve_accelerator
     from components.tpu.machines import machine_type
+    from components.vocabulary import CapacityType, Environment, Priority, ReleaseChannel
+    from components.workloads.job import PathwaysJob, PathwaysJobArgs
+    from components.workloads.shared_service import (
+        SharedPathwaysService,
+        SharedPathwaysServiceArgs,
+    )

@@ -9,6 +9,11 @@ labels (kubernetes.io/docs/reference/labels-annotations-taints), Kueue's queue l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from components.tpu.catalog import TpuShape
+
 # GKE puts these on every node.
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -48,3 +53,38 @@ def gcp_resource_labels(team: str, **more: str) -> dict[str, str]:
     if team:
         labels["team"] = team
     return labels
+
+
+def tpu_pool_labels(
+    team: str, pool: str, shape: TpuShape, reservation: str | None = None
+) -> dict[str, str]:
+    """The labels a TPU pool's node config sets (GKE adds its own TPU labels).
+
+    v6e pools with accelerator_network_profile "auto" carry DRA_DRIVER_LABEL, as XPK creates
+    them (xpk src/xpk/core/nodepool.py: --accelerator-network-profile=auto together with
+    --node-labels=cloud.google.com/gke-networking-dra-driver=true): GKE's networking DRA driver
+    is scheduled onto the nodes that carry it, and attaches the pool's extra accelerator NICs.
+    Reservation pools carry RESERVATION_LABEL, set by this project so a workload can select it
+    (whether GKE labels nodes of a Standard node pool with the reservation's name is not
+    confirmed in its documentation, so the preflight does not assume it)."""
+    labels = pool_labels(team, pool)
+    if shape.needs_accelerator_network_profile:
+        labels[DRA_DRIVER_LABEL] = "true"
+    if reservation is not None:
+        labels[RESERVATION_LABEL] = reservation.rsplit("/", 1)[-1]
+    return labels
+
+
+def pool_labels(team: str, pool: str) -> dict[str, str]:
+    return standard_labels(team, **{POOL_LABEL: pool})
+
+
+def tpu_node_labels(shape: TpuShape) -> dict[str, str]:
+    """The node labels that select one TPU shape (a Kueue flavor's nodeLabels, the owner's
+    exported pool labels)."""
+    return {
+        ACCELERATOR_LABEL: shape.accelerator_label,
+        TOPOLOGY_LABEL: shape.topology,
+        # 2x4 exists on two 4-chip hosts and on one 8-chip host: the machine decides.
+        INSTANCE_TYPE_LABEL: shape.machine_type,
+    }

@@ -29,9 +29,10 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
+from components.config.schema import NAMESPACE
 from components.plan.model import UNKNOWN
 from components.policy import rules as guardrails
-from components.stack.schema import NAMESPACE, Environment
+from components.vocabulary import Environment
 
 PACK_NAME = "tpu-pathways-guardrails"
 ENVIRONMENT_OVERRIDE = "TPU_PATHWAYS_POLICY_ENVIRONMENT"

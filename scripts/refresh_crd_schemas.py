@@ -5,7 +5,7 @@
         --manifest kueue=FILE --manifest pathways-job=FILE   # local copies of them
     .venv/bin/python scripts/refresh_crd_schemas.py --only jobset --manifest jobset=FILE
 
-The release tags are the addons' defaults in components/stack/schema/addons.py (KueueAddon,
+The release tags are the addons' defaults in components/config/schema/addons.py (KueueAddon,
 PathwaysJobAddon, JobSetAddon), so bumping one there and running this script keeps the two in
 step; the tests find the files by those tags. Each file keeps the CRD's ``openAPIV3Schema``
 verbatim except that ``description`` texts are dropped (x-kubernetes-* keys stay: the tests read
@@ -31,7 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from components.stack.schema import JobSetAddon, KueueAddon, PathwaysJobAddon  # noqa: E402
+from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 

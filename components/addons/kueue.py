@@ -24,33 +24,24 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import (
-    ACCELERATOR_LABEL,
-    INSTANCE_TYPE_LABEL,
     NAMESPACE_NAME_LABEL,
     NODE_POOL_LABEL,
-    TOPOLOGY_LABEL,
     TPU_RESOURCE,
+    tpu_node_labels,
 )
 from components.pathways.service_client import SERVICE_NAMESPACE
-from components.stack.schema import KueueAddon, Priority
 from components.tpu.catalog import TpuShape, resolve_accelerator
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
-
-# The queue objects' apiVersion; KueueAddon pairs it with the Kueue releases that serve it.
-KUEUE_API = KueueAddon.API_VERSION
-CLUSTER_QUEUE = "cluster-queue"
-LOCAL_QUEUE = "multislice-queue"
-
-
-# XPK's priority classes, lowest to highest (the names workloads may ask for).
-PRIORITY_CLASSES: Mapping[Priority, int] = {
-    Priority.VERY_LOW: 100,
-    Priority.LOW: 250,
-    Priority.MEDIUM: 500,
-    Priority.HIGH: 750,
-    Priority.VERY_HIGH: 1000,
-}
+from components.vocabulary import (
+    CLUSTER_QUEUE,
+    KUEUE_API_VERSION,
+    LOCAL_QUEUE,
+    PRIORITY_CLASSES,
+    Priority,
+    team_cluster_queue_name,
+    team_cluster_queues,
+)
 
 
 @dataclass(frozen=True)
@@ -78,25 +69,6 @@ def tpu_flavors(pools: Iterable[tuple[TpuShape, int]]) -> list[TpuFlavor]:
 
 def cpu_flavor_name(cpu_pool: str) -> str:
     return f"cpu-{cpu_pool}"
-
-
-def tpu_node_labels(shape: TpuShape) -> dict[str, str]:
-    """The node labels that select one TPU shape (a flavor's nodeLabels)."""
-    return {
-        ACCELERATOR_LABEL: shape.accelerator_label,
-        TOPOLOGY_LABEL: shape.topology,
-        # 2x4 exists on two 4-chip hosts and on one 8-chip host: the machine decides.
-        INSTANCE_TYPE_LABEL: shape.machine_type,
-    }
-
-
-def team_cluster_queue_name(team: str) -> str:
-    return f"{team}-{CLUSTER_QUEUE}"
-
-
-def team_cluster_queues(teams: Iterable[str]) -> dict[str, str]:
-    """The ClusterQueue of each team with a quota of its own."""
-    return {team: team_cluster_queue_name(team) for team in teams}
 
 
 @dataclass(frozen=True)
@@ -175,7 +147,7 @@ def local_queues(
     for team, namespace in namespaces.items():
         k8s.apiextensions.CustomResource(
             f"{name}-{team}-{LOCAL_QUEUE}",
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="LocalQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=LOCAL_QUEUE, namespace=namespace),
             spec={"clusterQueue": cluster_queues[team]},
@@ -193,7 +165,7 @@ def service_local_queues(
     for queue, team in service_queues.items():
         k8s.apiextensions.CustomResource(
             f"{name}-{SERVICE_NAMESPACE}-{queue}",
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="LocalQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=queue, namespace=SERVICE_NAMESPACE),
             spec={"clusterQueue": cluster_queues[team]},
@@ -219,7 +191,7 @@ class KueueQueues(pulumi.ComponentResource):
 
         cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-{CLUSTER_QUEUE}",
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="ClusterQueue",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=CLUSTER_QUEUE),
             spec=cluster_queue_spec(args),
@@ -231,7 +203,7 @@ class KueueQueues(pulumi.ComponentResource):
             queues.append(
                 k8s.apiextensions.CustomResource(
                     f"{name}-{queue}",
-                    api_version=KUEUE_API,
+                    api_version=KUEUE_API_VERSION,
                     kind="ClusterQueue",
                     metadata=k8s.meta.v1.ObjectMetaArgs(name=queue),
                     spec=team_cluster_queue_spec(args, quota),
@@ -251,7 +223,7 @@ class KueueQueues(pulumi.ComponentResource):
     def _flavor(resource_name: str, flavor: str, labels: dict[str, str], opts) -> None:
         k8s.apiextensions.CustomResource(
             resource_name,
-            api_version=KUEUE_API,
+            api_version=KUEUE_API_VERSION,
             kind="ResourceFlavor",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=flavor),
             spec={"nodeLabels": labels},

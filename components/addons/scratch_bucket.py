@@ -38,7 +38,7 @@ import pulumi_gcp as gcp
 
 from components.labels import gcp_resource_labels
 from components.pathways.gcs_access import ROLES, Access
-from components.stack.schema import team_prefix
+from components.vocabulary import team_prefix
 
 OBJECT_READ_WRITE = ROLES[Access.READ_WRITE]
 

@@ -70,7 +70,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _stacks(args: argparse.Namespace) -> int:
-    from components.stack.loader import STACKS_DIR, classify_stacks
+    from components.config.loader import STACKS_DIR, classify_stacks
 
     stacks_dir = args.stacks_dir or STACKS_DIR
     if not stacks_dir.is_dir():
@@ -94,7 +94,7 @@ def _stacks(args: argparse.Namespace) -> int:
 
 
 def _config_reference(_: argparse.Namespace) -> int:
-    from components.stack.reference import render_reference
+    from components.config.reference import render_reference
 
     print(render_reference())
     return 0

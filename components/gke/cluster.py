@@ -28,12 +28,11 @@ from components.gke.network import (
     PathwaysPortsFirewall,
     PathwaysPortsFirewallArgs,
 )
-from components.gke.node_config import PoolTarget
+from components.gke.node_config import CLOUD_PLATFORM_SCOPE, PoolTarget
 from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
 from components.labels import gcp_resource_labels
-from components.stack.schema import Environment, ReleaseChannel
+from components.vocabulary import Environment, ReleaseChannel
 
-CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gke.node_config import PoolTarget, node_pool_config, pool_labels
+from components.gke.node_config import PoolTarget, node_pool_config
+from components.labels import pool_labels
 
 
 @dataclass(frozen=True)

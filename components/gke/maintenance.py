@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import pulumi_gcp as gcp
 
-from components.stack.schema.maintenance import (
+from components.vocabulary import (
     DEFAULT_RECURRENCE,
     DEFAULT_WINDOW_END,
     DEFAULT_WINDOW_START,
     ExclusionScope,
+    UpgradeStrategy,
 )
 
 # GKE MaintenanceExclusionOptions.EndTimeBehavior: the end is the version's end of support.
@@ -73,3 +74,20 @@ def _exclusion(
             end_time_behavior=UNTIL_END_OF_SUPPORT if until_end_of_support else None,
         ),
     )
+
+
+@dataclass(frozen=True)
+class SliceUpgrade:
+    """How GKE upgrades one TPU slice's node pool: a surge upgrade with no extra VM (a surge
+    node would need spare TPU capacity of the slice's shape, which reservations and spot rarely
+    have) that takes every host at once, so a slice is recreated once, whole, instead of losing
+    its job once per host (a slice cannot run with a host missing). Blue-green would need a
+    second slice's capacity. Flex-start pools get GKE's own short-lived upgrades instead."""
+
+    hosts: int
+    strategy: UpgradeStrategy = UpgradeStrategy.SURGE
+    max_surge: int = 0
+
+    @property
+    def max_unavailable(self) -> int:
+        return self.hosts

@@ -13,16 +13,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
+
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 
-# Ports the PathwaysJob controller v0.1.4 binds on the node's own address (every Pathways pod
-# uses the host network), from google/pathways-job internal/controller/pathwaysjob_controller.go:
-# head pod: proxy 29000 (PathwaysProxyPort), resource manager 29001 (PathwaysRMPort) and 29002;
-# worker pods: 29005 (PathwaysWorkerPort), 29006, 8471 and 8080; the colocated Python sidecar on
-# workers: 50051.
-PATHWAYS_HEAD_PORTS: tuple[str, ...] = ("29000", "29001", "29002")
-PATHWAYS_WORKER_PORTS: tuple[str, ...] = ("29005", "29006", "8471", "8080", "50051")
+# Ports the PathwaysJob controller binds on the node's own address (components.pathways.spec).
+PATHWAYS_HEAD_PORTS: tuple[str, ...] = tuple(map(str, (PROXY_PORT, *RM_PORTS)))
+PATHWAYS_WORKER_PORTS: tuple[str, ...] = tuple(map(str, (*WORKER_PORTS, PYTHON_SIDECAR_PORT)))
 PATHWAYS_PORTS: tuple[str, ...] = PATHWAYS_HEAD_PORTS + PATHWAYS_WORKER_PORTS
 # Firewall priorities (lower wins): both rules sit above the default 1000 of any allow rule the
 # VPC already has (e.g. the default network's default-allow-internal, or 0.0.0.0/0 rules).

@@ -7,9 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.labels import DRA_DRIVER_LABEL, POOL_LABEL, RESERVATION_LABEL, standard_labels
-from components.tpu.catalog import TpuShape
-
+# The nodes' and the cluster's default OAuth scope: IAM alone decides what they may reach.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
@@ -58,27 +56,3 @@ def node_pool_config(
         metadata={"disable-legacy-endpoints": "true"},
         **capacity,
     )
-
-
-def tpu_pool_labels(
-    team: str, pool: str, shape: TpuShape, reservation: str | None = None
-) -> dict[str, str]:
-    """The labels a TPU pool's node config sets (GKE adds its own TPU labels).
-
-    v6e pools with accelerator_network_profile "auto" carry DRA_DRIVER_LABEL, as XPK creates
-    them (xpk src/xpk/core/nodepool.py: --accelerator-network-profile=auto together with
-    --node-labels=cloud.google.com/gke-networking-dra-driver=true): GKE's networking DRA driver
-    is scheduled onto the nodes that carry it, and attaches the pool's extra accelerator NICs.
-    Reservation pools carry RESERVATION_LABEL, set by this project so a workload can select it
-    (whether GKE labels nodes of a Standard node pool with the reservation's name is not
-    confirmed in its documentation, so the preflight does not assume it)."""
-    labels = pool_labels(team, pool)
-    if shape.needs_accelerator_network_profile:
-        labels[DRA_DRIVER_LABEL] = "true"
-    if reservation is not None:
-        labels[RESERVATION_LABEL] = reservation.rsplit("/", 1)[-1]
-    return labels
-
-
-def pool_labels(team: str, pool: str) -> dict[str, str]:
-    return standard_labels(team, **{POOL_LABEL: pool})

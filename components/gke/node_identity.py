@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.vocabulary import node_account_id
+
 # Roles GKE documents for a minimally privileged node service account, plus image pulls.
 NODE_ROLES: tuple[str, ...] = (
     "roles/logging.logWriter",
@@ -20,16 +22,6 @@ NODE_ROLES: tuple[str, ...] = (
     "roles/autoscaling.metricsWriter",
     "roles/artifactregistry.reader",
 )
-
-
-def account_id_for(cluster_name: str) -> str:
-    """Service account IDs are 6-30 characters; keep the cluster name's prefix."""
-    return f"{cluster_name[:24].rstrip('-')}-nodes"
-
-
-def node_service_account_email(project: str, cluster_name: str) -> str:
-    """The email of the node service account a stack that owns its cluster creates."""
-    return f"{account_id_for(cluster_name)}@{project}.iam.gserviceaccount.com"
 
 
 @dataclass(frozen=True)
@@ -54,7 +46,7 @@ class NodeServiceAccount(pulumi.ComponentResource):
         account = gcp.serviceaccount.Account(
             name,
             project=project,
-            account_id=account_id_for(cluster_name),
+            account_id=node_account_id(cluster_name),
             display_name=f"GKE nodes of {cluster_name}",
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gke.node_config import PoolTarget, node_pool_config, tpu_pool_labels
-from components.stack.schema import CapacityType
-from components.stack.schema.maintenance import SliceUpgrade
+from components.gke.maintenance import SliceUpgrade
+from components.gke.node_config import PoolTarget, node_pool_config
+from components.labels import tpu_pool_labels
 from components.tpu.catalog import TpuShape
+from components.vocabulary import CapacityType, slice_pool_names
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 # Multi-host TPU pools: GKE's recommended pod density for TPU hosts (XPK uses the same).
@@ -68,7 +69,7 @@ class TpuNodePoolArgs:
             )
 
     def node_pool_names(self) -> list[str]:
-        return [f"{self.name}-{i}" for i in range(self.slices)]
+        return slice_pool_names(self.name, self.slices)
 
 
 class TpuNodePool(pulumi.ComponentResource):

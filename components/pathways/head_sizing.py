@@ -45,13 +45,27 @@ def head_pod_needs(user: PodResources | None) -> PodResources:
     return needs + user if user is not None else needs
 
 
+def node_free(machine: MachineType) -> PodResources:
+    """What one node of ``machine`` has for pods beside GKE's system pods."""
+    return PodResources(
+        machine.allocatable_cpu_millicores - SYSTEM_DAEMONSETS.cpu_millicores,
+        machine.allocatable_memory_bytes - SYSTEM_DAEMONSETS.memory_bytes,
+    )
+
+
+def node_holds(machine: MachineType, pod: PodResources) -> bool:
+    """Whether one node of ``machine`` has room for ``pod`` beside GKE's system pods: the one
+    comparison of a pod's resources with a machine (the head's sizing, the scheduler model)."""
+    free = node_free(machine)
+    return pod.cpu_millicores <= free.cpu_millicores and pod.memory_bytes <= free.memory_bytes
+
+
 def head_fit_problem(machine: MachineType, user: PodResources | None) -> str | None:
     """A message saying why the head pod does not fit on ``machine``, or None if it fits."""
-    needs = head_pod_needs(user)
-    cpu_ok = machine.allocatable_cpu_millicores >= needs.cpu_millicores
-    memory_ok = machine.allocatable_memory_bytes >= needs.memory_bytes
-    if cpu_ok and memory_ok:
+    head = RESOURCE_MANAGER + PROXY
+    if node_holds(machine, head + user if user is not None else head):
         return None
+    needs = head_pod_needs(user)
     allocatable = PodResources(machine.allocatable_cpu_millicores, machine.allocatable_memory_bytes)
     would_fit = ", ".join(machines_that_fit(needs.cpu_millicores, needs.memory_bytes))
     return (

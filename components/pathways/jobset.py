@@ -58,6 +58,11 @@ from components.pathways.controller_model import (
     vms_per_slice,
 )
 from components.pathways.spec import (
+    PROXY_PORT,
+    PYTHON_SIDECAR_PORT,
+    RM_PORT,
+    RM_PORTS,
+    WORKER_PORTS,
     ComponentType,
     DeploymentMode,
     EnvVar,
@@ -77,11 +82,6 @@ PATHWAYS_CONTAINERS = frozenset({RM_CONTAINER, PROXY_CONTAINER, WORKER_CONTAINER
 DEFAULT_MAIN_CONTAINER = "main"  # the CRD's default for controller.mainContainerName
 SHARED_TMP = "shared-tmp"
 
-PROXY_PORT = 29000
-RM_PORT = 29001
-RM_PORTS = (RM_PORT, 29002)
-WORKER_PORTS = (29005, 29006, 8471, 8080)
-PYTHON_SIDECAR_PORT = 50051
 
 # JobSet puts these on every pod it creates; the Pathways components read them (downward API).
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from components.labels import NODE_POOL_LABEL, TPU_RESOURCE
 from components.pathways.controller_model import AffinityTerm, PodModel, PodSet, Toleration
-from components.pathways.head_sizing import SYSTEM_DAEMONSETS
+from components.pathways.head_sizing import node_free, node_holds
 from components.tpu.machines import MachineType
 
 TPU_TAINT_KEY = TPU_RESOURCE
@@ -46,6 +46,10 @@ class Taint:
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}"
+
+    def toleration(self) -> dict[str, str]:
+        """The manifest toleration of this taint, whatever its value."""
+        return {"key": self.key, "operator": "Exists", "effect": self.effect}
 
     def tolerated_by(self, toleration: Toleration) -> bool:
         if toleration.effect and toleration.effect != self.effect:
@@ -92,15 +96,13 @@ def untolerated_taints(pod: PodModel, pool: NodePoolModel) -> list[Taint]:
 
 def resource_shortfall(pod: PodModel, pool: NodePoolModel) -> str | None:
     problems = []
-    if (machine := pool.machine) is not None:
-        cpu_free = machine.allocatable_cpu_millicores - SYSTEM_DAEMONSETS.cpu_millicores
-        memory_free = machine.allocatable_memory_bytes - SYSTEM_DAEMONSETS.memory_bytes
-        if pod.resources.cpu_millicores > cpu_free or pod.resources.memory_bytes > memory_free:
-            problems.append(
-                f"needs {pod.resources} but a {machine.name} node has about "
-                f"{cpu_free / 1000:g} CPU / {memory_free / 2**30:.0f}Gi free after GKE's "
-                "system pods"
-            )
+    if (machine := pool.machine) is not None and not node_holds(machine, pod.resources):
+        free = node_free(machine)
+        problems.append(
+            f"needs {pod.resources} but a {machine.name} node has about "
+            f"{free.cpu_millicores / 1000:g} CPU / {free.memory_bytes / 2**30:.0f}Gi free after "
+            "GKE's system pods"
+        )
     if pod.tpu_chips > pool.tpu_chips:
         problems.append(f"needs {pod.tpu_chips} TPU chips; its nodes have {pool.tpu_chips}")
     if pod.per_group > pool.max_nodes:

@@ -32,14 +32,15 @@ from collections.abc import Mapping, Sequence
 from components.pathways.controller_model import PodModel
 from components.pathways.head_sizing import PodResources
 from components.pathways.scheduler_model import NodePoolModel, pools_that_fit
-from components.pathways.spec import INT32_MAX
+from components.pathways.spec import INT32_MAX, PROXY_PORT
 
 # The only namespace the client reads the service from (see above).
 SERVICE_NAMESPACE = "default"
 # Kubernetes' own Service in `default`; JobSet names the service's headless Service after the
 # job, so a service of this name would collide with it.
 RESERVED_NAMES = ("kubernetes",)
-CLIENT_PROXY_PORT = 29000
+# The client runs the Pathways proxy server, on the proxy's own port.
+CLIENT_PROXY_PORT = PROXY_PORT
 CLIENT_PROXY = PodResources(16_000, 100 * 10**9)
 # The upstream deployer's restarts for a long-lived service.
 SERVICE_MAX_RESTARTS = 30

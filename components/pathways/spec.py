@@ -3,7 +3,7 @@
 ``PathwaysJobSpec`` mirrors every field of the v0.1.4 CRD with its enums and limits; the helpers
 name a job's in-cluster addresses and the annotations that make `pulumi up` wait for it. No
 Pulumi here: the schema, the preflight and the policy pack read these without a provider SDK
-(``components.pathways.job`` is the resource that emits a spec).
+(``components.workloads.job`` is the resource that emits a spec).
 """
 
 from __future__ import annotations
@@ -143,14 +143,26 @@ def head_host(name: str, namespace: str) -> str:
     return f"{name}-pathways-head-0-0.{name}.{namespace}.svc.cluster.local"
 
 
+# Ports the PathwaysJob controller v0.1.4 binds on the node's own address (every Pathways pod
+# uses the host network), from google/pathways-job internal/controller/pathwaysjob_controller.go:
+# head pod: proxy 29000 (PathwaysProxyPort), resource manager 29001 (PathwaysRMPort) and 29002;
+# worker pods: 29005 (PathwaysWorkerPort), 29006, 8471 and 8080; the colocated Python sidecar on
+# workers: 50051.
+PROXY_PORT = 29000
+RM_PORT = 29001
+RM_PORTS = (RM_PORT, 29002)
+WORKER_PORTS = (29005, 29006, 8471, 8080)
+PYTHON_SIDECAR_PORT = 50051
+
+
 def proxy_address(name: str, namespace: str) -> str:
     """The in-cluster address of the job's Pathways proxy, resolvable from any namespace."""
-    return f"grpc://{head_host(name, namespace)}:29000"
+    return f"grpc://{head_host(name, namespace)}:{PROXY_PORT}"
 
 
 def resource_manager_address(name: str, namespace: str) -> str:
     """The resource manager's address (what shared-service clients use), from any namespace."""
-    return f"{head_host(name, namespace)}:29001"
+    return f"{head_host(name, namespace)}:{RM_PORT}"
 
 
 # pulumi-kubernetes >= 4.18 waits on a custom resource until this condition holds, and fails

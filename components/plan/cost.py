@@ -27,11 +27,11 @@ from pydantic.alias_generators import to_camel
 
 from components.plan.model import UNKNOWN, Plan
 from components.plan.views import Bound, NodePoolView
-from components.stack.schema import CapacityType
 from components.tokens import NODE_POOL
 from components.tpu import catalog
 from components.tpu.machines import machine_type
 from components.tpu.pricing import PriceTable, PricingOverrides, price_table
+from components.vocabulary import CapacityType
 
 GIB = 1024**3
 UNKNOWN_COUNT = "node count not known before deploy"

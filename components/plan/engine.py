@@ -24,12 +24,8 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.errors import ConfigError, ConfigIssue
-from components.plan.cost import cost_summary
-from components.plan.mocks import PlanMocks
-from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
-from components.stack import loader
-from components.stack.loader import (
+from components.config import loader
+from components.config.loader import (
     PROJECT,
     PROJECT_DIR,
     SECRETS_KEY,
@@ -37,10 +33,14 @@ from components.stack.loader import (
     read_stack_file,
     stack_path,
 )
-from components.stack.preflight import bucket_grants, planned_pools, preflight
-from components.stack.program import build_stack
-from components.stack.schema import StackConfig
-from components.stack.shared_cluster import OUTPUT
+from components.config.schema import StackConfig
+from components.config.shared_cluster import contract_outputs
+from components.errors import ConfigError, ConfigIssue
+from components.pathways.preflight import PreflightReport
+from components.plan.cost import cost_summary
+from components.plan.mocks import PlanMocks
+from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.stack.program import build_stack, preflight_reports
 from components.tokens import STACK
 
 # Where an engine may also pass config to a program (read by pulumi.runtime.config).
@@ -281,21 +281,25 @@ class StackFile:
 
 
 def load_stack(
-    stack: str, stacks_dir: Path = STACKS_DIR, warn: Callable[[str], None] | None = None
+    stack: str,
+    stacks_dir: Path = STACKS_DIR,
+    warn: Callable[[str], None] | None = None,
+    raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
-    """Read and validate a stack file for the offline plan: a team stack's owner contract is
-    what the owner stack's own offline plan exports (same project, no network)."""
+    """Read (unless ``raw`` is the file's config map already read) and validate a stack file for
+    the offline plan: a team stack's owner contract is what the owner stack's own offline plan
+    exports (same project, no network)."""
     return loader.load_stack(
-        stack, stacks_dir, warn, read_owner=lambda owner: plan_file(owner, stacks_dir).outputs
+        stack, stacks_dir, warn, lambda owner: plan_file(owner, stacks_dir).outputs, raw
     )
 
 
 def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
     (ConfigError), before anything registers."""
-    # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
-    config = load_stack(stack, stacks_dir, warn=lambda _: None)
     raw = read_stack_file(stack, stacks_dir)
+    # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
+    config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
     return StackFile(stack, config, raw, stack_path(stack, stacks_dir).name)
 
 
@@ -315,7 +319,7 @@ def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:
     loader validated the team config with it)."""
     if config.owner is None or config.shared_cluster is None:
         return {}
-    return {config.owner: {OUTPUT: config.shared_cluster.model_dump(mode="json")}}
+    return {config.owner: contract_outputs(config.shared_cluster)}
 
 
 def exported_tpu_summary(outputs: Mapping[str, Any]) -> dict[str, dict[str, int]]:
@@ -344,20 +348,21 @@ def plan_stack(
     ``program`` runs with it, as `pulumi up` would run it. Without it (a config built in
     Python, e.g. by a test), the project's program function runs on ``config`` directly."""
     references = owner_outputs(config)
-    if raw is None:
-        resources, outputs = run_program(
-            lambda: build_stack(config), stack, stack_outputs=references
-        )
-    else:
-        values, secret_keys = engine_config(raw)
-        resources, outputs = run_program(
-            main_program(program), stack, PROJECT, references, values, secret_keys, log
-        )
+    reports: list[PreflightReport] = []
+    with preflight_reports(reports.append):
+        if raw is None:
+            resources, outputs = run_program(
+                lambda: build_stack(config), stack, stack_outputs=references
+            )
+        else:
+            values, secret_keys = engine_config(raw)
+            resources, outputs = run_program(
+                main_program(program), stack, PROJECT, references, values, secret_keys, log
+            )
     summary = {"tpu": exported_tpu_summary(outputs), "resources": len(resources)}
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
-    # build_stack refused the stack if the preflight found a problem; here it is the report of
-    # what would run: the pods per workload, where they land and as which identity.
-    report = preflight(config, planned_pools(config), bucket_grants(config))
-    if report.jobs:
-        summary["workloads"] = report.jobs
+    # The program's own preflight report (it refused the stack on a problem): what would run,
+    # the pods per workload, where they land and as which identity.
+    if reports and reports[-1].jobs:
+        summary["workloads"] = reports[-1].jobs
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -16,8 +16,8 @@ from enum import Enum
 from typing import Any
 
 from components.plan.model import SECRET, UNKNOWN
-from components.stack.schema import CapacityType
 from components.tpu.catalog import is_tpu_machine_type
+from components.vocabulary import CapacityType
 
 
 class _Missing:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.plan.views import MISSING, is_unknown, value_at
-from components.stack.schema import Environment
 from components.tokens import (
     BUCKET_ACCESS_CONTROL,
     BUCKET_ACL,
@@ -34,6 +33,7 @@ from components.tokens import (
     SERVICE_ACCOUNT,
     SUBNETWORK,
 )
+from components.vocabulary import Environment
 
 # Where each storage access resource names who gets access.
 IAM_MEMBER = "member"

@@ -43,9 +43,9 @@ from components.policy.model import (
     policy_bindings,
     show,
 )
-from components.stack.schema.maintenance import UpgradeStrategy
 from components.tokens import BUCKET, CLUSTER, KUEUE_TYPE_PREFIX, NODE_POOL
 from components.tpu import catalog
+from components.vocabulary import UpgradeStrategy
 
 # --- checks -------------------------------------------------------------------------------
 

@@ -23,13 +23,7 @@ from components.addons.kueue import (
 )
 from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
 from components.addons.teams import TeamNamespaceArgs
-from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
-from components.gke.cpu_pool import CpuNodePoolArgs
-from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
-from components.gke.node_config import PoolTarget
-from components.gke.tpu_pool import TpuNodePoolArgs
-from components.labels import NODE_POOL_LABEL
-from components.stack.schema import (
+from components.config.schema import (
     AutoscalingPoolConfig,
     MaintenanceExclusionConfig,
     MaintenanceWindowConfig,
@@ -38,7 +32,13 @@ from components.stack.schema import (
     TeamConfig,
     TpuPoolConfig,
 )
-from components.stack.workload_specs import service_queue_name
+from components.config.workload_specs import service_queue_name
+from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
+from components.gke.cpu_pool import CpuNodePoolArgs
+from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
+from components.gke.node_config import PoolTarget
+from components.gke.tpu_pool import TpuNodePoolArgs
+from components.labels import NODE_POOL_LABEL
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:

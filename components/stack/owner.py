@@ -1,29 +1,17 @@
-"""The team-stack contract under Pulumi: an owner stack's export and a team stack's read.
+"""The team-stack contract under Pulumi: a team stack's read of its owner's export.
 
-``export_contract`` builds the owner's ``shared_cluster`` output (with Kueue's names and node
-labels); ``read_owner`` registers a team stack's StackReference and waits for that output (see
-``components.stack.shared_cluster`` for why it is awaited and for the contract itself).
+``read_owner_contract`` registers a team stack's StackReference and waits for its owner's
+``shared_cluster`` output; the contract itself (model, export, validation) is
+``components.config.shared_cluster``, which also says why the reference is awaited.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from components.addons import kueue
-from components.labels import QUEUE_LABEL
-from components.stack.schema import StackConfig
-from components.stack.shared_cluster import (
-    OUTPUT,
-    SharedCluster,
-    SharedCpuPool,
-    SharedQueues,
-    SharedTpuPool,
-    SharedVersions,
-    contract_from_outputs,
-)
+from components.config.schema.contract import SharedCluster
+from components.config.shared_cluster import OUTPUT, contract_from_outputs
 
 
 def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:
@@ -37,56 +25,6 @@ def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
     return contract_from_outputs(value, owner)
 
 
-def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
-    """The `shared_cluster` output of an owner stack (plain JSON)."""
-    kueue_addon, addons = config.addons.kueue, config.addons
-    pools = [
-        SharedTpuPool(
-            name=pool.name,
-            generation=pool.shape.generation.value,
-            topology=pool.shape.topology,
-            machine_type=pool.shape.machine_type,
-            slices=pool.slices,
-            chips=pool.slices * pool.shape.chips,
-            node_labels=kueue.tpu_node_labels(pool.shape),
-            node_pools=pool.node_pool_names(),
-            capacity=pool.capacity,
-        )
-        for pool in config.tpu_pools
-    ]
-    contract = SharedCluster(
-        owner_stack=stack,
-        project=config.gcp.project,
-        region=config.gcp.region,
-        zone=config.gcp.zone,
-        cluster_name=config.cluster.name,
-        cluster_location=config.cluster_location,
-        cpu_pool=SharedCpuPool(
-            name=config.cpu_pool.name,
-            machine_type=config.cpu_pool.machine_type,
-            min_nodes=config.cpu_pool.min_nodes,
-            max_nodes=config.cpu_pool.max_nodes,
-        ),
-        tpu_pools=pools,
-        scratch_bucket=config.bucket_name,
-        team_namespaces=[team.name for team in config.teams],
-        shared_services=[service.name for service in config.shared_services],
-        queues=SharedQueues(
-            enabled=config.kueue_enabled,
-            queue_label=QUEUE_LABEL,
-            local_queue=kueue.LOCAL_QUEUE,
-            default_cluster_queue=kueue.CLUSTER_QUEUE,
-            team_cluster_queues=kueue.team_cluster_queues(q.team for q in kueue_addon.team_quotas),
-            priority_classes=(
-                {p.value: v for p, v in kueue.PRIORITY_CLASSES.items()}
-                if config.kueue_enabled
-                else {}
-            ),
-        ),
-        versions=SharedVersions(
-            jobset=addons.jobset.version if addons.jobset.install else None,
-            pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
-            kueue=kueue_addon.version if config.kueue_enabled else None,
-        ),
-    )
-    return contract.model_dump(mode="json", exclude_none=True)
+def read_owner_contract(owner: str) -> SharedCluster:
+    """A team stack's first registration: the StackReference to its owner, read and validated."""
+    return read_owner(owner_reference(owner, owner), owner)

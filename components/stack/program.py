@@ -14,13 +14,15 @@ workloads wait for the controller, Kueue's queues, the scratch bucket with its g
 data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
-before anything else registers (``read_owner_contract``; see ``components/shared_cluster.py``)
+before anything else registers (``read_owner_contract``; see ``config/shared_cluster.py``)
 and then creates only namespaced objects in its own namespaces: namespaces, service accounts,
 LocalQueues pointing at the owner's ClusterQueue, bucket grants and its workloads.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,21 +48,15 @@ from components.addons.kueue import (
 )
 from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
-from components.errors import ConfigError, ConfigIssue
-from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
-from components.gke.cpu_pool import CpuNodePool
-from components.gke.tpu_pool import TpuNodePool
-from components.labels import QUEUE_LABEL, standard_labels
-from components.pathways.job import PathwaysJob, PathwaysJobArgs
-from components.pathways.service_client import INSECURE_PROXY_OPTION
-from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
-from components.pathways.spec import wait_for_running
-from components.stack import args
-from components.stack.owner import export_contract, owner_reference, read_owner
-from components.stack.preflight import run_preflight
-from components.stack.schema import PathwaysDeployment, SharedServiceConfig, StackConfig
-from components.stack.shared_cluster import OUTPUT, SharedCluster
-from components.stack.workload_specs import (
+from components.config.preflight import run_preflight
+from components.config.schema import (
+    PathwaysDeployment,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+)
+from components.config.shared_cluster import OUTPUT, export_contract
+from components.config.workload_specs import (
     config_secrets_name,
     deployment_namespace,
     insecure_proxy,
@@ -72,6 +68,18 @@ from components.stack.workload_specs import (
     workload_endpoints,
     workload_spec,
 )
+from components.errors import ConfigError, ConfigIssue
+from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.gke.tpu_pool import TpuNodePool
+from components.labels import QUEUE_LABEL, standard_labels
+from components.pathways.preflight import PreflightReport
+from components.pathways.service_client import INSECURE_PROXY_OPTION
+from components.pathways.spec import wait_for_running
+from components.stack import args
+from components.stack.owner import read_owner_contract
+from components.workloads.job import PathwaysJob, PathwaysJobArgs
+from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 
 
 @dataclass
@@ -84,9 +92,19 @@ class Installs:
     queueing: list[pulumi.Resource]
 
 
-def read_owner_contract(owner: str) -> SharedCluster:
-    """A team stack's first registration: the StackReference to its owner, read and validated."""
-    return read_owner(owner_reference(owner, owner), owner)
+PreflightListener = Callable[[PreflightReport], None]
+_preflight_listeners: list[PreflightListener] = []
+
+
+@contextmanager
+def preflight_reports(listener: PreflightListener) -> Iterator[None]:
+    """While open, ``listener`` gets the preflight report of every stack built (the offline
+    plan summarizes it instead of running the preflight a second time)."""
+    _preflight_listeners.append(listener)
+    try:
+        yield
+    finally:
+        _preflight_listeners.remove(listener)
 
 
 def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
@@ -104,7 +122,9 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
             [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
             "owner stack",
         )
-    run_preflight(config)
+    report = run_preflight(config)
+    for listener in _preflight_listeners:
+        listener(report)
     name = config.cluster.name
     node_account = None
     if config.creates_cluster:
@@ -281,9 +301,11 @@ def _workloads(
         namespace = deployment_namespace(entry)
         return installs.namespaces.get(namespace, namespace)
 
-    jobs, pins = {}, node_pool_pins(config)
-    for workload in config.workloads:
-        logical = f"{prefix}-{workload.team}-{workload.name}"
+    jobs: dict[str, Any] = {}
+    services: dict[str, Any] = {}
+    pins = node_pool_pins(config)
+
+    def register_job(logical: str, workload: WorkloadConfig) -> None:
         job_args = PathwaysJobArgs(
             name=workload.name,
             namespace=installs.namespaces[workload.team],
@@ -300,10 +322,9 @@ def _workloads(
         job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
         if endpoints.port_forward:
             job["port_forward"] = endpoints.port_forward
-    services = {}
-    for entry in config.shared_services:
+
+    def register_service(logical: str, entry: SharedServiceConfig) -> None:
         pool = config.pool(entry.pool)
-        logical = f"{prefix}-{entry.team}-{entry.name}"
         service_args = SharedPathwaysServiceArgs(
             job_name=entry.name,
             namespace=job_namespace(entry),
@@ -327,6 +348,13 @@ def _workloads(
             "expected_tpu_instances": service.expected_tpu_instances,
             "connect": service.connect,
         }
+
+    for _, deployment in config.deployments():
+        logical = f"{prefix}-{deployment.team}-{deployment.name}"
+        if isinstance(deployment, WorkloadConfig):
+            register_job(logical, deployment)
+        else:
+            register_service(logical, deployment)
     outputs: dict[str, Any] = {}
     if jobs:
         outputs["workloads"] = jobs

@@ -61,10 +61,9 @@ class TpuShape:
 
     @property
     def needs_accelerator_network_profile(self) -> bool:
-        """v6e pools get accelerator_network_profile "auto" and the networking DRA driver label,
-        as XPK creates them (xpk system_characteristics.py: supports_accelerator_network_profile
-        is true for v6e among the TPUs; core/nodepool.py adds the flag and the label)."""
-        return self.generation is TpuGeneration.V6E
+        """Whether the pool gets accelerator_network_profile "auto" and the networking DRA
+        driver label (a fact of the generation: ``Generation.accelerator_network_profile``)."""
+        return GENERATIONS[self.generation].accelerator_network_profile
 
     @property
     def multi_host(self) -> bool:

@@ -38,6 +38,10 @@ class Generation:
     named: frozenset[str] = frozenset()
     # GKE places multi-host slices with a workload policy, not a TPU topology (Ironwood)
     workload_policy: bool = False
+    # Pools get accelerator_network_profile "auto" and the networking DRA driver label, as XPK
+    # creates them (xpk system_characteristics.py: supports_accelerator_network_profile is true
+    # for v6e among the TPUs; core/nodepool.py adds the flag and the label)
+    accelerator_network_profile: bool = False
 
 
 _PLANAR = ("2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
@@ -127,6 +131,7 @@ GENERATIONS: dict[TpuGeneration, Generation] = {
         accelerator_label="tpu-v6e-slice",
         pathways_prefix="tpuv6e",
         tensorcores_per_chip=1,
+        accelerator_network_profile=True,
         offers=(
             Offer("ct6e-standard-1t", ("1x1",)),
             Offer("ct6e-standard-4t", ("2x2", *_PLANAR)),

@@ -8,7 +8,7 @@ import pytest
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
-from components.stack.schema import Environment, ExclusionScope, ReleaseChannel
+from components.vocabulary import Environment, ExclusionScope, ReleaseChannel
 from tests.components.harness import register, urn
 
 CLUSTER = "gcp:container/cluster:Cluster"

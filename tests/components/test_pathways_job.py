@@ -15,8 +15,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from components.config.loader import owner_stacks
 from components.errors import ConfigError
-from components.pathways.job import PathwaysJob, PathwaysJobArgs
 from components.pathways.spec import (
     ComponentType,
     Controller,
@@ -29,7 +29,7 @@ from components.pathways.spec import (
     job_name_problem,
 )
 from components.plan.engine import run_program
-from components.stack.loader import owner_stacks
+from components.workloads.job import PathwaysJob, PathwaysJobArgs
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 K8S_PROVIDER = "pulumi:providers:kubernetes"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.addons.kueue import PriorityClasses, PriorityClassesArgs
-from components.stack.schema import Priority
+from components.vocabulary import Priority
 from tests.components.harness import k8s_provider, register
 
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"

@@ -16,11 +16,12 @@ import pytest
 import yaml
 
 from components.cli import main as cli
+from components.config.grammars import parse_owner_ref
+from components.config.loader import owner_stacks
+from components.config.schema.contract import SharedCluster
+from components.config.shared_cluster import contract_from_outputs
 from components.errors import ConfigError
 from components.plan.engine import load_stack, plan_stack, run_program
-from components.stack.grammars import parse_owner_ref
-from components.stack.loader import owner_stacks
-from components.stack.shared_cluster import SharedCluster, contract_from_outputs
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -363,7 +364,7 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
 ):
     import runpy
 
-    from components.stack.loader import read_stack_file
+    from components.config.loader import read_stack_file
 
     stacks = write_stacks(
         tmp_path / "stacks",

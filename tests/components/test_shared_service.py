@@ -9,9 +9,9 @@ import re
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.pathways.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 from components.pathways.spec import Controller, DeploymentMode, PathwaysJobSpec, Worker, WorkerType
 from components.plan.engine import run_program
+from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"

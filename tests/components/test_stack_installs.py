@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.stack.loader import owner_stacks
+from components.config.loader import owner_stacks
 from tests.helpers import assert_error_report
 
 EXAMPLE_STACKS = owner_stacks()  # the stacks that install (team stacks leave it to them)

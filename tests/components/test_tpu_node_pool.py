@@ -7,8 +7,8 @@ import pytest
 
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
-from components.stack.schema import CapacityType
 from components.tpu.catalog import resolve_accelerator
+from components.vocabulary import CapacityType
 from tests.components.harness import register
 
 NODE_POOL = "gcp:container/nodePool:NodePool"

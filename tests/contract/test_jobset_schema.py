@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import crd_schema_errors
 
+from components.config.schema import JobSetAddon
 from components.pathways.jobset import render_jobset
-from components.stack.schema import JobSetAddon
 from tests.jobset_shapes import NAMESPACE, SHAPES
 
 SCHEMA_FILE = (

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from components.cli import main as cli
-from components.stack.loader import available_stacks
+from components.config.loader import available_stacks
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 SCHEMA_FILE = (

@@ -32,10 +32,11 @@ import referencing
 from conftest import crd_schema_errors
 from kubernetes_validate import utils as kv_utils
 
+from components.config.loader import available_stacks
+from components.config.schema import KueueAddon, PathwaysJobAddon
 from components.plan.model import PlannedResource
 from components.plan.render import is_patch, manifest
-from components.stack.loader import available_stacks
-from components.stack.schema import KueueAddon, PathwaysJobAddon
+from components.vocabulary import KUEUE_API_VERSION
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
@@ -111,7 +112,7 @@ def pathways_job_validator() -> Callable[[dict[str, Any]], list[str]]:
 def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
     """Problems of a Kueue object or PathwaysJob; None for any other kind."""
     api_version, kind = document["apiVersion"], document["kind"]
-    if api_version.split("/")[0] == KueueAddon.API_VERSION.split("/")[0]:
+    if api_version.split("/")[0] == KUEUE_API_VERSION.split("/")[0]:
         key = f"{api_version}/{kind}"
         if key in kueue_file()["deprecated"]:
             return [f"{key}: deprecated in Kueue: {kueue_file()['deprecated'][key]}"]

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.cli import main as cli
+from components.config.checks import parse_stack_config
+from components.config.workload_specs import user_pod_template
 from components.errors import ConfigError
 from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
-from components.stack.checks import parse_stack_config
-from components.stack.workload_specs import user_pod_template
 from tests.helpers import assert_error_report
 
 BASE: dict[str, Any] = {
@@ -398,7 +398,7 @@ def test_one_broken_stack_file_does_not_break_plan_all(tmp_path, capsys):
 
 def test_yaml_anchors_and_merge_keys_still_work(tmp_path):
     """Aliases within budget and `<<` merges are plain YAML that stack files may use."""
-    from components.stack.loader import read_stack_file
+    from components.config.loader import read_stack_file
 
     text = (
         "config:\n"
@@ -938,7 +938,7 @@ def test_a_misspelled_namespace_is_refused_without_showing_values(key, namespace
 def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
     from pulumi.runtime import config as runtime_config
 
-    from components.stack.loader import load_from_engine
+    from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
     token = runtime_config.CONFIG.set({"tpu-pathway:secrets": json.dumps({"a": PLAINTEXT})})
@@ -952,7 +952,7 @@ def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
 
 
 def test_other_namespaces_are_not_warned_about(capsys):
-    from components.stack.loader import lookalike_key_warnings
+    from components.config.loader import lookalike_key_warnings
 
     assert lookalike_key_warnings({"gcp:project": "p", "kubernetes:context": "c"}) == []
 
@@ -1123,7 +1123,7 @@ def test_a_secure_value_outside_secrets_is_refused(tmp_path):
 def test_engine_refuses_unencrypted_secrets(monkeypatch):
     from pulumi.runtime import config as runtime_config
 
-    from components.stack.loader import load_from_engine
+    from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
     monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
@@ -1188,7 +1188,7 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
 
 
 def test_a_stack_file_is_read_with_a_bound(tmp_path, monkeypatch):
-    from components.stack import loader as stack_file
+    from components.config import loader as stack_file
 
     directory = tmp_path / "s"
     directory.mkdir()
@@ -1422,7 +1422,7 @@ def test_names_a_yaml_reader_made_of_on_or_yes_are_refused(where, key):
 def test_the_engine_refuses_an_env_name_read_from_a_yaml_boolean(monkeypatch):
     from pulumi.runtime import config as runtime_config
 
-    from components.stack.loader import load_from_engine
+    from components.stack.entry import load_from_engine
 
     config = {f"tpu-pathways:{k}": json.dumps(v) for k, v in BASE.items() if k != "environment"}
     workloads = copy.deepcopy(BASE["workloads"])

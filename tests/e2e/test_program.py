@@ -77,3 +77,30 @@ def test_a_missing_program_is_a_clean_error(tmp_path, capsys):
     code = main(["plan", "--stack", "dev", "--program", str(tmp_path / "missing.py")])
     assert code == 2
     assert "--program: " in capsys.readouterr().err
+
+
+def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(monkeypatch):
+    """The engine hands the map it read to the loader, and summarizes the preflight report the
+    program's build_stack made instead of running the preflight again."""
+    from components.config import loader
+    from components.config import preflight as stack_preflight
+    from components.plan import engine
+
+    reads, runs = [], []
+    real_read, real_preflight = loader.read_stack_file, stack_preflight.preflight
+
+    def read(stack, *args):
+        reads.append(stack)
+        return real_read(stack, *args)
+
+    def preflight(*args):
+        runs.append(args[0].cluster.name)
+        return real_preflight(*args)
+
+    monkeypatch.setattr(loader, "read_stack_file", read)
+    monkeypatch.setattr(engine, "read_stack_file", read)
+    monkeypatch.setattr(stack_preflight, "preflight", preflight)
+    plan = engine.plan_file("research-v5p")
+    assert reads == ["research-v5p"]
+    assert runs == ["pathways-research"]  # the program's, once
+    assert plan.summary["workloads"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from components.errors import ConfigError
-from components.stack.schema import CapacityType, Environment, ReleaseChannel
+from components.vocabulary import CapacityType, Environment, ReleaseChannel
 from tests.helpers import assert_error_report, deep_merge, run_cli
 
 Change = Callable[[dict[str, Any]], None]

@@ -1,4 +1,5 @@
-"""The layering of ``components/``: no import cycles, and the pure layers load no provider SDK.
+"""The layering of ``components/``: no import cycles, no import up or across the layers (read
+from the folders: ``LAYERS``), and the pure layers load no provider SDK.
 
 The import graph is read from the source (every ``import`` of a ``components`` module, at module
 level or inside a function; only ``if TYPE_CHECKING:`` blocks are left out, as they never run), so
@@ -19,42 +20,65 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "components"
 
-# Modules that must import no Pulumi SDK: the schema, the TPU catalog, the pure PathwaysJob model
-# and the policy rules are read by the CLI, the policy pack (policy/tpu_pathways_policies.py: the
-# plan model, the rules, the schema's enums) and the tests without a plan.
-PURE = [
-    "components.errors",
-    "components.labels",
-    "components.model",
-    "components.tpu.catalog",
-    "components.tpu.machines",
-    "components.tpu.pricing",
-    "components.tpu.quantities",
-    "components.pathways.spec",
-    "components.pathways.head_sizing",
-    "components.pathways.controller_model",
-    "components.pathways.gcs_access",
-    "components.pathways.jobset",
-    "components.pathways.jobset_pods",
-    "components.pathways.scheduler_model",
-    "components.pathways.preflight",
-    "components.stack.schema",
-    "components.stack.grammars",
-    "components.stack.safe_yaml",
-    "components.stack.checks",
-    "components.stack.shared_cluster",
-    "components.stack.workload_specs",
-    "components.stack.reference",
-    "components.stack.loader",
-    "components.plan.model",
-    "components.policy.rules",
-]
+# The rooms of the house and their layers: a room is a folder of ``components/`` ("" is the
+# package's own top-level modules). A module imports its own room and rooms of a lower rank only;
+# rooms of one rank are siblings that may not import each other (the config layer and the
+# Pulumi components never meet outside ``stack/``).
+LAYERS: dict[str, int] = {
+    "": 0,  # foundation: errors, labels, model, tokens, files, vocabulary
+    "tpu": 1,  # the TPU catalog
+    "pathways": 2,  # the pure Pathways model
+    "config": 3,  # the stack file -> validated config (pure)
+    "gke": 3,  # Pulumi components taking typed Args
+    "addons": 3,
+    "workloads": 3,
+    "stack": 4,  # the program: the only place config meets components
+    "plan": 5,  # tools
+    "policy": 6,
+    "cli": 7,
+}
+# The entry points: the public API (lazy, by name) and ``python -m components``.
+ENTRIES = {"components", "components.__main__"}
+PURE_ROOMS = ("", "tpu", "pathways", "config")
+# The tool modules the policy pack (policy/tpu_pathways_policies.py) loads, with what they import.
+PURE_TOOLS = ["components.plan.model", "components.policy.rules"]
 SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room_of(path: Path) -> str:
+    """The folder of ``components/`` a module file is in ("" for a top-level module)."""
+    parts = path.relative_to(PACKAGE).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def rooms(package: Path) -> dict[str, str]:
+    """Every module of the package and its room (the entry points left out)."""
+    found = {module_name(p): room_of(p) for p in package.rglob("*.py")}
+    return {name: room for name, room in found.items() if name not in ENTRIES}
+
+
+def pure_modules(package: Path) -> list[str]:
+    return sorted(m for m, room in rooms(package).items() if room in PURE_ROOMS) + PURE_TOOLS
+
+
+def layer_violations(
+    graph: dict[str, set[str]], room: dict[str, str], layers: dict[str, int]
+) -> list[str]:
+    """Imports from a room to a higher or sibling room (same rank, another folder)."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        if module not in room:
+            continue
+        for target in sorted(targets):
+            here, there = room[module], room.get(target, room[module])
+            if here != there and layers[there] >= layers[here]:
+                found.append(f"{module} ({here or 'foundation'}) imports {target} ({there})")
+    return found
 
 
 def _type_checking_only(node: ast.AST) -> bool:
@@ -149,8 +173,32 @@ def test_cycle_finder_ignores_type_checking_imports():
 
 def test_components_have_no_import_cycle():
     graph = import_graph(PACKAGE)
-    assert "components.stack.schema" in graph  # the graph covers the package
+    assert "components.config.schema" in graph  # the graph covers the package
     assert cycles(graph) == []
+
+
+def test_layer_check_catches_an_upward_and_a_sibling_import():
+    known = {"low.a", "mid.b", "side.c", "top.d"}
+    graph = {
+        "low.a": imported_modules("def f():\n    from top.d import x\n", known),
+        "mid.b": imported_modules("import low.a\nimport side.c\n", known),
+        "side.c": set(),
+        "top.d": imported_modules("import mid.b\n", known),
+    }
+    room = {name: name.split(".")[0] for name in known}
+    layers = {"low": 0, "mid": 1, "side": 1, "top": 2}
+    assert layer_violations(graph, room, layers) == [
+        "low.a (low) imports top.d (top)",
+        "mid.b (mid) imports side.c (side)",
+    ]
+
+
+def test_every_folder_has_a_layer():
+    assert set(rooms(PACKAGE).values()) == set(LAYERS)
+
+
+def test_no_import_runs_up_or_across_the_layers():
+    assert layer_violations(import_graph(PACKAGE), rooms(PACKAGE), LAYERS) == []
 
 
 def first_sdk_import(modules: list[str]) -> dict[str, list[str]]:
@@ -176,10 +224,14 @@ def first_sdk_import(modules: list[str]) -> dict[str, list[str]]:
 
 
 def test_the_pure_layers_import_no_provider_sdk():
-    assert first_sdk_import(PURE) == {}
+    pure = pure_modules(PACKAGE)
+    assert {"components.vocabulary", "components.config.loader", "components.tpu.catalog"} <= set(
+        pure
+    )
+    assert first_sdk_import(pure) == {}
 
 
-@pytest.mark.parametrize("module", ["components.stack.program", "components.pathways.job"])
+@pytest.mark.parametrize("module", ["components.stack.program", "components.workloads.job"])
 def test_the_probe_sees_a_provider_sdk(module):
     """The probe can fail: the resource layers do load the SDK."""
     assert list(first_sdk_import(["components.labels", module])) == [module]

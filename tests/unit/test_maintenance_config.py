@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.stack.schema import ExclusionScope
+from components.vocabulary import ExclusionScope
 
 SATURDAY = "2025-01-04T00:00:00Z"
 

@@ -9,8 +9,8 @@ from components.addons.kueue import TeamQuotaArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
 from components.stack import args
-from components.stack.schema import CapacityType, Environment, ExclusionScope
 from components.tpu.catalog import CatalogError
+from components.vocabulary import CapacityType, Environment, ExclusionScope
 
 TARGET = PoolTarget("p", "us-west4", "us-west4-a", "c", "us-west4", "sa@p.iam.gserviceaccount.com")
 

@@ -15,6 +15,7 @@ import yaml
 
 from components.cli import plan as plan_cli
 from components.cli.main import main
+from components.config.loader import owner_stacks
 from components.plan.critical_path import (
     CONFIG_FILE,
     DURATIONS_PATH,
@@ -25,7 +26,6 @@ from components.plan.critical_path import (
     structure_violations,
 )
 from components.plan.model import PlannedResource
-from components.stack.loader import owner_stacks
 
 STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
 

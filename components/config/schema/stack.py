@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -15,17 +14,15 @@ from pydantic import (
     model_validator,
 )
 
-from components.errors import ConfigIssue, KeyedError, key_part
-from components.model import ConfigModel
-from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
-from components.stack import grammars
-from components.stack.schema.addons import AddonsConfig
-from components.stack.schema.base import NAMESPACE, ImageTag, Label
-from components.stack.schema.cluster import ClusterConfig, GcpConfig, ReleaseChannel
-from components.stack.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
-from components.stack.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
-from components.stack.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
-from components.stack.schema.workloads import (
+from components.config import grammars
+from components.config.schema.addons import AddonsConfig
+from components.config.schema.base import NAMESPACE, ImageTag, Label
+from components.config.schema.cluster import ClusterConfig, GcpConfig
+from components.config.schema.contract import SharedCluster
+from components.config.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
+from components.config.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
+from components.config.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
+from components.config.schema.workloads import (
     EnvFromConfigSecret,
     EnvValue,
     PathwaysDeployment,
@@ -34,19 +31,12 @@ from components.stack.schema.workloads import (
     WaitForRunningConfig,
     WorkloadConfig,
 )
+from components.errors import ConfigIssue, KeyedError, key_part
+from components.model import ConfigModel
+from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
-
-if TYPE_CHECKING:
-    from components.stack.shared_cluster import SharedCluster
-
-
-class Environment(StrEnum):
-    """What a stack is for; ``production`` turns on deletion protection of stateful resources."""
-
-    DEV = "dev"
-    STAGING = "staging"
-    PRODUCTION = "production"
+from components.vocabulary import Environment, ReleaseChannel, team_prefix
 
 
 class StackConfig(ConfigModel):
@@ -432,12 +422,6 @@ class StackConfig(ConfigModel):
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)
-
-
-def team_prefix(team: str) -> str:
-    """The object-name prefix a team owns in the scratch bucket. The trailing slash keeps team
-    ``a`` out of team ``a-b``'s objects."""
-    return f"{team}/"
 
 
 def _owner_ref(value: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import (
@@ -13,19 +12,13 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import DnsLabel, pattern
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
-from components.stack.schema.base import DnsLabel, pattern
 from components.tpu import catalog
 from components.tpu.machines import machine_type
-
-
-class CapacityType(StrEnum):
-    ON_DEMAND = "onDemand"
-    SPOT = "spot"
-    RESERVATION = "reservation"
-    FLEX_START = "flexStart"
+from components.vocabulary import CapacityType, slice_pool_names
 
 
 class AutoscalingPoolConfig(ConfigModel):
@@ -221,4 +214,4 @@ class TpuPoolConfig(ConfigModel):
         return self._shape
 
     def node_pool_names(self) -> list[str]:
-        return [f"{self.name}-{i}" for i in range(self.slices)]
+        return slice_pool_names(self.name, self.slices)

@@ -12,10 +12,10 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import DnsLabel, pattern
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
-from components.stack.schema.base import DnsLabel, pattern
 
 BucketName = Annotated[
     str,

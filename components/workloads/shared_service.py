@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.pathways.job import PathwaysJob, PathwaysJobArgs
 from components.pathways.service_client import connect_call
 from components.pathways.spec import PathwaysJobSpec, wait_for_running
+from components.workloads.job import PathwaysJob, PathwaysJobArgs
 
 
 @dataclass(frozen=True)

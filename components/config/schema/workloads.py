@@ -17,18 +17,8 @@ from pydantic import (
     model_validator,
 )
 
-from components.errors import ConfigIssue, KeyedError
-from components.model import ConfigModel
-from components.pathways.head_sizing import PodResources
-from components.pathways.service_client import (
-    INSECURE_CREDENTIALS_ENV,
-    RESERVED_NAMES,
-    SERVICE_MAX_RESTARTS,
-    SERVICE_NAMESPACE,
-)
-from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
-from components.stack import grammars
-from components.stack.schema.base import (
+from components.config import grammars
+from components.config.schema.base import (
     DnsLabel,
     Flag,
     GcsPath,
@@ -40,7 +30,18 @@ from components.stack.schema.base import (
     grammar,
     pattern,
 )
+from components.errors import ConfigIssue, KeyedError
+from components.model import ConfigModel
+from components.pathways.head_sizing import PodResources
+from components.pathways.service_client import (
+    INSECURE_CREDENTIALS_ENV,
+    RESERVED_NAMES,
+    SERVICE_MAX_RESTARTS,
+    SERVICE_NAMESPACE,
+)
+from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
 from components.tpu.quantities import normalize_quantity, parse_cpu, parse_memory
+from components.vocabulary import Priority
 
 
 class WorkloadMode(StrEnum):
@@ -57,14 +58,6 @@ class ProxyCredentials(StrEnum):
 
     ALTS = "alts"
     INSECURE = "insecure"
-
-
-class Priority(StrEnum):
-    VERY_LOW = "very-low"
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-    VERY_HIGH = "very-high"
 
 
 def _cpu(value: str) -> str:

@@ -10,7 +10,7 @@ from pydantic import (
     AfterValidator,
 )
 
-from components.stack import grammars
+from components.config import grammars
 
 NAMESPACE = "tpu-pathways"
 

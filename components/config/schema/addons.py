@@ -11,9 +11,10 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import DnsLabel, pattern
 from components.errors import KeyedError
 from components.model import ConfigModel
-from components.stack.schema.base import DnsLabel, pattern
+from components.vocabulary import KUEUE_API_FIRST_SERVING, KUEUE_API_VERSION
 
 Version = Annotated[str, pattern(r"v\d+\.\d+\.\d+", "a release tag such as 'v0.10.1'")]
 ManifestUrl = Annotated[str, pattern(r"https://\S+\.ya?ml", "an https:// URL of a YAML manifest")]
@@ -90,11 +91,6 @@ class KueueAddon(ReleaseAddon):
     RELEASE_URL = (
         "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
     )
-    # The one place the Kueue release and the API of the queue objects meet. kubernetes-sigs/kueue
-    # config/components/crd/bases: v1beta2 is served from v0.15.0 and the storage version from
-    # v0.16.0; v0.17.1 marks v1beta1 deprecated ("Use v1beta2 instead"), v0.20 removes it.
-    API_VERSION: ClassVar[str] = "kueue.x-k8s.io/v1beta2"
-    FIRST_SERVING: ClassVar[tuple[int, int, int]] = (0, 15, 0)
 
     enabled: StrictBool | None = None
     """Install Kueue and create flavors, a ClusterQueue, LocalQueues and priority classes.
@@ -109,12 +105,13 @@ class KueueAddon(ReleaseAddon):
 
     @model_validator(mode="after")
     def _served_api(self) -> KueueAddon:
-        if _version_tuple(self.version) < self.FIRST_SERVING:
-            first = "v" + ".".join(map(str, self.FIRST_SERVING))
+        # The one place the Kueue release and the API of the queue objects meet.
+        if _version_tuple(self.version) < KUEUE_API_FIRST_SERVING:
+            first = "v" + ".".join(map(str, KUEUE_API_FIRST_SERVING))
             raise KeyedError.at(
                 "version",
                 f"{self.version!r} is not supported; use {first} or newer (the queue objects "
-                f"use {self.API_VERSION}, which Kueue serves from {first})",
+                f"use {KUEUE_API_VERSION}, which Kueue serves from {first})",
             )
         return self
 

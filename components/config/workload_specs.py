@@ -17,7 +17,19 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from components.config.schema import (
+    EnvFromConfigSecret,
+    EnvFromSecret,
+    EnvValue,
+    PathwaysDeployment,
+    ProxyCredentials,
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
 from components.labels import NODE_POOL_LABEL
+from components.pathways.scheduler_model import TPU_TAINT
 from components.pathways.service_client import (
     INSECURE_CREDENTIALS_ENV,
     INSECURE_PROXY_OPTION,
@@ -26,6 +38,7 @@ from components.pathways.service_client import (
     default_slice_restarts,
 )
 from components.pathways.spec import (
+    PROXY_PORT,
     ComponentType,
     Controller,
     CustomComponent,
@@ -38,17 +51,6 @@ from components.pathways.spec import (
     resource_manager_address,
     wrapped_command,
 )
-from components.stack.schema import (
-    EnvFromConfigSecret,
-    EnvFromSecret,
-    EnvValue,
-    PathwaysDeployment,
-    ProxyCredentials,
-    SharedServiceConfig,
-    StackConfig,
-    WorkloadConfig,
-    WorkloadMode,
-)
 
 MAIN_CONTAINER = "main"
 SHARED_TMP = "shared-tmp"
@@ -56,7 +58,7 @@ SHARED_TMP = "shared-tmp"
 # so a preempted job spends its whole grace period checkpointing instead of being cut off.
 # A `wait` interrupted by the trap returns 143; waiting again (only then) yields the child's own
 # exit status.
-TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+TPU_TOLERATION = TPU_TAINT.toleration()
 _DEPLOYMENT_MODES = {
     WorkloadMode.TRAINING: DeploymentMode.DEFAULT,
     WorkloadMode.INFERENCE: DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
@@ -283,13 +285,14 @@ def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
 
 
 def port_forward_command(name: str, namespace: str) -> str:
-    """How a notebook reaches a headless job's proxy on localhost:29000."""
+    """How a notebook reaches a headless job's proxy on localhost (the proxy's own port)."""
     selector = (
         f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=pathways-head"
     )
     return (
         f"kubectl port-forward -n {namespace} "
-        f"$(kubectl get pods -n {namespace} -l {selector} -o name | head -n 1) 29000:29000"
+        f"$(kubectl get pods -n {namespace} -l {selector} -o name | head -n 1) "
+        f"{PROXY_PORT}:{PROXY_PORT}"
     )
 
 

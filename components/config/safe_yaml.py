@@ -31,8 +31,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from components.config.grammars import hides_value
 from components.errors import ConfigError, ConfigIssue, join_key, key_part
-from components.stack.grammars import hides_value
 
 # libyaml's parser when PyYAML has it: ~9x faster on large stack files (benchmarks/README.md).
 _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -12,7 +12,7 @@ import typing
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from components.stack.schema import NAMESPACE, StackConfig
+from components.config.schema import NAMESPACE, StackConfig
 
 BEGIN = "<!-- config-reference:begin -->"
 END = "<!-- config-reference:end -->"

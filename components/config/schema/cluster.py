@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import (
@@ -14,16 +13,11 @@ from pydantic import (
     model_validator,
 )
 
+from components.config.schema.base import Cidr, ClusterName, ProjectId, pattern
+from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
-from components.stack.schema.base import Cidr, ClusterName, ProjectId, pattern
-from components.stack.schema.maintenance import MaintenanceConfig
-
-
-class ReleaseChannel(StrEnum):
-    RAPID = "RAPID"
-    REGULAR = "REGULAR"
-    STABLE = "STABLE"
+from components.vocabulary import ReleaseChannel
 
 
 class GcpConfig(ConfigModel):

@@ -1,45 +1,16 @@
-"""One cluster, many teams: what an owner stack exports and how a team stack reads it (pure data;
-the Pulumi side is ``components.stack.owner``).
-
-The owner stack (it creates the cluster) exports one stack output, ``shared_cluster``: a
-``SharedCluster`` document of plain JSON data (no unknowns: all of it follows from the owner's
-config). A team stack names its owner (``owner: research-v5p`` or ``org/project/stack``) and reads
-that output through a ``pulumi.StackReference``. The owner's project, cluster, CPU pool, TPU pools,
-bucket and install versions become the team stack's own config values, so every check that
-works on a stack's pools (workload checks, Pathways shapes, head sizing) works on the owner's.
-
-Why the reference is awaited, not used as an Output: the team's workloads must be validated
-against the owner's pools before any of its resources registers (a bad pool name must fail the
-preview, not half a deployment). ``read_owner`` (``components.stack.owner``) registers the
-StackReference (a read: it creates nothing) and waits for its outputs the way the SDK's own
-synchronous invokes wait; only then is the team config validated and the rest of the program
-registered.
-
-The offline plan answers the StackReference from the owner stack's own offline plan (same
-project, no network, no credentials): see ``components/plan/engine.py``.
+"""The owner's ``shared_cluster`` document (the team-stack contract) as pydantic models: what a
+team stack builds on. Its export and validation are ``components.config.shared_cluster``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from components.errors import ConfigError, ConfigIssue
-from components.stack.schema import CapacityConfig
+from components.config.schema.pools import CapacityConfig
 
-OUTPUT = "shared_cluster"
 CONTRACT_VERSION = 1
-# Keys of a team stack that belong to its owner: restating them is how they drifted.
-OWNER_KEYS = {
-    "gcp": "the project, region and zone",
-    "cluster": "the cluster",
-    "cpuPool": "the CPU pool",
-    "tpuPools": "the TPU pools",
-    "scratchBucket": "the scratch bucket",
-    "addons": "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, "
-    "ResourceFlavors and PriorityClasses",
-}
 
 
 class _Contract(BaseModel):
@@ -177,53 +148,3 @@ class SharedCluster(_Contract):
             "scratchBucket": {"create": False, "name": self.scratch_bucket},
             "addons": {"jobset": {"install": False}, "pathwaysJob": {"install": False}},
         }
-
-
-def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:
-    """A team stack restating what its owner owns is refused, naming the owner."""
-    return [
-        ConfigIssue(
-            key,
-            f"{what} belong to owner stack {owner!r} and are read from it; remove {key} "
-            "from this team stack",
-        )
-        for key, what in OWNER_KEYS.items()
-        if key in values
-    ]
-
-
-def contract_from_outputs(outputs: Any, owner: str) -> SharedCluster:
-    """Validate what the owner stack exported; a clear error when it is missing or foreign."""
-    if not isinstance(outputs, dict):
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    "owner",
-                    f"stack {owner!r} exports no {OUTPUT!r} output: it is not a cluster-owning "
-                    "stack of this program, or it has not been deployed yet (deploy it first)",
-                )
-            ],
-            "owner stack",
-        )
-    version = outputs.get("contract_version")
-    if version != CONTRACT_VERSION:
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    "owner",
-                    f"stack {owner!r} exports {OUTPUT} version {version!r}; this program reads "
-                    f"version {CONTRACT_VERSION}: deploy both stacks from the same revision",
-                )
-            ],
-            "owner stack",
-        )
-    try:
-        return SharedCluster.model_validate(outputs)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(
-            [ConfigIssue("owner", f"stack {owner!r} exports an invalid {OUTPUT}: {problems}")],
-            "owner stack",
-        ) from None

@@ -1,5 +1,5 @@
 """A stack's config validated as a whole: ``parse_stack_config`` runs the schema
-(``components.stack.schema``), then the checks of workloads and shared services against the rest
+(``components.config.schema``), then the checks of workloads and shared services against the rest
 of the stack (they read the pools and the CPU pool, so they need a valid model first).
 
 Each would otherwise surface only at run time (a Pending head pod, a job the controller
@@ -14,6 +14,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from components.config import grammars
+from components.config.schema import (
+    SharedServiceConfig,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadMode,
+)
+from components.config.schema.contract import SharedCluster
+from components.config.shared_cluster import owner_problems
+from components.config.workload_specs import deployment_namespace
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
 from components.pathways.scheduler_model import NodePoolModel
@@ -23,15 +33,6 @@ from components.pathways.service_client import (
     client_capacity,
     slice_restarts_limit,
 )
-from components.stack import grammars
-from components.stack.schema import (
-    SharedServiceConfig,
-    StackConfig,
-    WorkloadConfig,
-    WorkloadMode,
-)
-from components.stack.shared_cluster import SharedCluster, owner_problems
-from components.stack.workload_specs import deployment_namespace
 from components.tpu.machines import tpu_host
 
 
@@ -67,10 +68,13 @@ def parse_stack_config(
 
 def workload_issues(config: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
-    for i, workload in enumerate(config.workloads):
-        issues += _located(f"workloads[{i}]", _workload_problems(config, workload))
-    for i, service in enumerate(config.shared_services):
-        issues += _located(f"sharedServices[{i}]", _service_problems(config, service))
+    for key, entry in config.deployments():
+        problems = (
+            _workload_problems(config, entry)
+            if isinstance(entry, WorkloadConfig)
+            else _service_problems(config, entry)
+        )
+        issues += _located(key, problems)
     issues += _duplicate_names(config)
     if not issues:  # the jobs' specs need valid pools and teams
         issues += client_capacity_issues(config)
@@ -207,14 +211,13 @@ def client_capacity_issues(config: StackConfig) -> list[ConfigIssue]:
 def _duplicate_names(config: StackConfig) -> list[ConfigIssue]:
     """PathwaysJob names must be unique per namespace (workloads and services share them; every
     team's shared services share namespace default)."""
-    entries = [("workloads", i, w) for i, w in enumerate(config.workloads)]
-    entries += [("sharedServices", i, s) for i, s in enumerate(config.shared_services)]
-    counts = Counter((deployment_namespace(e), e.name) for _, _, e in entries)
+    entries = config.deployments()
+    counts = Counter((deployment_namespace(e), e.name) for _, e in entries)
     return [
         ConfigIssue(
-            f"{kind}[{i}].name",
+            f"{key}.name",
             f"{e.name!r} is used twice in namespace {deployment_namespace(e)!r}",
         )
-        for kind, i, e in entries
+        for key, e in entries
         if counts[(deployment_namespace(e), e.name)] > 1
     ]

@@ -1,5 +1,6 @@
 """Where stack configuration comes from: `stacks/Pulumi.<stack>.yaml` for the offline plan, the
-Pulumi engine's config map for `pulumi up`. Both end in the same parser.
+Pulumi engine's config map for `pulumi up` (read by ``components.stack.entry``). Both end in the
+same parser.
 
 The engine hands a program every config value as a string (structured values JSON-encoded).
 The offline plan converts the YAML file to that same form first, so the plan exercises exactly
@@ -18,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.config.checks import parse_stack_config
+from components.config.grammars import parse_owner_ref
+from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
+from components.config.schema import NAMESPACE, StackConfig, namespace_values
+from components.config.shared_cluster import read_contract
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
-from components.stack.checks import parse_stack_config
-from components.stack.grammars import parse_owner_ref
-from components.stack.safe_yaml import MAX_FILE_BYTES, load_yaml
-from components.stack.schema import NAMESPACE, StackConfig, namespace_values
-from components.stack.shared_cluster import OUTPUT, contract_from_outputs
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROJECT = "tpu-pathways"  # the name in Pulumi.yaml
@@ -175,7 +176,7 @@ SECRETS_KEY = f"{NAMESPACE}:secrets"
 # What the offline plan puts in place of a secret it cannot decrypt (it has no passphrase or
 # KMS key, by design); the plan shows it as [secret] either way.
 OFFLINE_SECRET = "[secret]"
-_SET_SECRET = "pulumi config set --secret --path 'tpu-pathways:secrets.NAME' VALUE"
+SET_SECRET_HINT = "pulumi config set --secret --path 'tpu-pathways:secrets.NAME' VALUE"
 
 
 def _is_secure(value: Any) -> bool:
@@ -190,14 +191,15 @@ def secure_value_issues(config: dict[str, Any]) -> list[ConfigIssue]:
     if (secrets is not None and not isinstance(secrets, dict)) or _is_secure(secrets):
         issues.append(
             ConfigIssue(
-                SECRETS_KEY, f"must be a mapping of names to secrets; set each with {_SET_SECRET}"
+                SECRETS_KEY,
+                f"must be a mapping of names to secrets; set each with {SET_SECRET_HINT}",
             )
         )
     elif secrets:
         issues += [
             ConfigIssue(
                 f"{SECRETS_KEY}.{name}",
-                f"is plain text in the stack file (value not shown); encrypt it: {_SET_SECRET}",
+                f"is plain text in the stack file (value not shown); encrypt it: {SET_SECRET_HINT}",
             )
             for name, value in secrets.items()
             if not _is_secure(value)
@@ -299,11 +301,13 @@ def load_stack(
     stacks_dir: Path = STACKS_DIR,
     warn: Callable[[str], None] | None = None,
     read_owner: OwnerReader | None = None,
+    raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
     """Read and validate one stack file. Warnings about keys that look misspelled go to ``warn``
     (default: stderr). A team stack's owner contract comes from ``read_owner`` (the offline plan
-    gives one that plans the owner stack: ``components.plan.engine.load_stack``)."""
-    raw = read_stack_file(stack, stacks_dir)
+    gives one that plans the owner stack: ``components.plan.engine.load_stack``). ``raw``: the
+    file's config map already read (``read_stack_file``), so it is not read twice."""
+    raw = read_stack_file(stack, stacks_dir) if raw is None else raw
     source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
     if issues := misspelled_namespaces(raw):
         raise ConfigError(issues, source)
@@ -315,7 +319,7 @@ def load_stack(
     if isinstance(owner, str) and (owner_stack := owner_stack_of(stack, owner, stacks_dir, source)):
         if read_owner is None:
             raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
-        contract = contract_from_outputs((read_owner(owner_stack) or {}).get(OUTPUT), owner)
+        contract = read_contract(read_owner(owner_stack), owner)
     return parse_stack_config(values, source, contract)
 
 
@@ -350,36 +354,3 @@ def owner_stack_of(stack: str, owner: str, stacks_dir: Path, source: str) -> str
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
-
-
-def load_from_engine() -> StackConfig:
-    """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry).
-    A team stack's owner is read through a StackReference first (it registers nothing else)."""
-    import pulumi  # deferred: only the `pulumi up` entry needs the SDK
-    from pulumi.runtime import config as runtime_config
-
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    source = f"stack config ({NAMESPACE}:)"
-    if issues := misspelled_namespaces(raw):
-        raise ConfigError(issues, source)
-    for message in lookalike_key_warnings(raw):
-        pulumi.log.warn(message)
-    if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
-        issue = ConfigIssue(
-            SECRETS_KEY, f"is stored in plain text (value not shown); encrypt each: {_SET_SECRET}"
-        )
-        raise ConfigError([issue], source)
-    values = decode_engine_values(raw)
-    contract = None
-    owner = values.get("owner")
-    if isinstance(owner, str):
-        # Deferred: the program loads the provider SDKs.
-        from components.stack.program import read_owner_contract
-
-        try:
-            parse_owner_ref(owner)
-        except ValueError:
-            pass  # reported by the schema, before anything is read
-        else:
-            contract = read_owner_contract(owner)
-    return parse_stack_config(values, source, contract)

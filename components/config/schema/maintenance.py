@@ -12,28 +12,20 @@ scopes that still allow patches); a ``NO_UPGRADES`` exclusion lasts at most 30 d
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import StrictBool, model_validator
 
+from components.config.schema.base import pattern
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
-from components.stack.schema.base import pattern
-
-
-class ExclusionScope(StrEnum):
-    """What an exclusion holds back (GKE ``MaintenanceExclusionOptions.Scope``)."""
-
-    NO_UPGRADES = "NO_UPGRADES"
-    """No upgrade at all, control plane or nodes (at most 30 days)."""
-    NO_MINOR_UPGRADES = "NO_MINOR_UPGRADES"
-    """Patches only, on the control plane and the nodes."""
-    NO_MINOR_OR_NODE_UPGRADES = "NO_MINOR_OR_NODE_UPGRADES"
-    """Control-plane patches only: no node is upgraded, so no TPU slice is recreated."""
-
+from components.vocabulary import (
+    DEFAULT_RECURRENCE,
+    DEFAULT_WINDOW_END,
+    DEFAULT_WINDOW_START,
+    ExclusionScope,
+)
 
 # RFC 3339 in UTC ("Zulu"): GKE returns times in UTC, so any other form is a permanent diff.
 UtcTime = Annotated[
@@ -55,11 +47,6 @@ _DAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _DAILY = re.compile(r"FREQ=DAILY")
 _WEEKLY = re.compile(r"FREQ=WEEKLY;BYDAY=([A-Z]{2}(?:,[A-Z]{2})*)")
 
-# The default window: Saturday and Sunday, 00:00-08:00 UTC (64 hours in any 32 days). The date
-# is a Saturday; only its time of day matters once the window recurs.
-DEFAULT_WINDOW_START = "2025-01-04T00:00:00Z"
-DEFAULT_WINDOW_END = "2025-01-04T08:00:00Z"
-DEFAULT_RECURRENCE = "FREQ=WEEKLY;BYDAY=SA,SU"
 # The staging/production default exclusion: no minor or node upgrade until the cluster's minor
 # version reaches its end of support (GKE then upgrades regardless, and computes the end itself).
 DEFAULT_EXCLUSION_NAME = "no-minor-or-node-upgrades"
@@ -194,27 +181,3 @@ class MaintenanceConfig(ConfigModel):
         if repeated:
             raise KeyedError.at("exclusions", f"names must be unique; repeated: {repeated}")
         return self
-
-
-class UpgradeStrategy(StrEnum):
-    """GKE node pool upgrade strategies (pulumi-gcp ``NodePoolUpgradeSettingsArgs.strategy``)."""
-
-    SURGE = "SURGE"
-    BLUE_GREEN = "BLUE_GREEN"
-
-
-@dataclass(frozen=True)
-class SliceUpgrade:
-    """How GKE upgrades one TPU slice's node pool: a surge upgrade with no extra VM (a surge
-    node would need spare TPU capacity of the slice's shape, which reservations and spot rarely
-    have) that takes every host at once, so a slice is recreated once, whole, instead of losing
-    its job once per host (a slice cannot run with a host missing). Blue-green would need a
-    second slice's capacity. Flex-start pools get GKE's own short-lived upgrades instead."""
-
-    hosts: int
-    strategy: UpgradeStrategy = UpgradeStrategy.SURGE
-    max_surge: int = 0
-
-    @property
-    def max_unavailable(self) -> int:
-        return self.hosts

@@ -16,11 +16,19 @@ team stack can pass the owner stack's instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from components.gke.node_config import pool_labels, tpu_pool_labels
-from components.gke.node_identity import node_service_account_email
-from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL
+from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
+from components.config.workload_specs import (
+    deployment_namespace,
+    node_pool_pins,
+    shared_service_address,
+    shared_service_connect,
+    shared_service_spec,
+    workload_endpoints,
+    workload_spec,
+)
+from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
 from components.pathways.gcs_access import Access, BucketGrant
 from components.pathways.preflight import (
@@ -34,17 +42,8 @@ from components.pathways.preflight import (
 )
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
 from components.pathways.service_client import client_capacity
-from components.stack.schema import CapacityType, StackConfig
-from components.stack.workload_specs import (
-    deployment_namespace,
-    node_pool_pins,
-    shared_service_address,
-    shared_service_connect,
-    shared_service_spec,
-    workload_endpoints,
-    workload_spec,
-)
 from components.tpu.machines import tpu_host
+from components.vocabulary import CapacityType, node_service_account_email
 
 
 def planned_pools(config: StackConfig) -> list[NodePoolModel]:
@@ -114,33 +113,22 @@ def how_to_grant(bucket: str, access: Access) -> str:
 
 def stack_deployments(config: StackConfig) -> list[Deployment]:
     pins = node_pool_pins(config)
-    found = []
-    for i, workload in enumerate(config.workloads):
-        found.append(
-            Deployment(
-                f"workloads[{i}]",
-                "workload",
-                workload.name,
-                workload.team,
-                workload.pool,
-                workload_spec(config, workload, pins),
-                workload_endpoints(workload).proxy,
-                workload.image,
-            )
+    return [_deployment(config, key, entry, pins) for key, entry in config.deployments()]
+
+
+def _deployment(
+    config: StackConfig, key: str, entry: PathwaysDeployment, pins: Mapping[str, str]
+) -> Deployment:
+    if isinstance(entry, WorkloadConfig):
+        spec = workload_spec(config, entry, pins)
+        proxy = workload_endpoints(entry).proxy
+        return Deployment(
+            key, "workload", entry.name, entry.team, entry.pool, spec, proxy, entry.image
         )
-    for i, service in enumerate(config.shared_services):
-        found.append(
-            Deployment(
-                f"sharedServices[{i}]",
-                "sharedService",
-                service.name,
-                deployment_namespace(service),
-                service.pool,
-                shared_service_spec(config, service, pins),
-                shared_service_address(service),
-            )
-        )
-    return found
+    spec = shared_service_spec(config, entry, pins)
+    address = shared_service_address(entry)
+    namespace = deployment_namespace(entry)
+    return Deployment(key, "sharedService", entry.name, namespace, entry.pool, spec, address)
 
 
 def preflight(

@@ -8,11 +8,11 @@ before any resource is registered and reports every problem at once (see ``error
 The package is split by part of the stack file: ``base`` (shared validators and text types),
 ``cluster`` (GCP, network, cluster), ``pools`` (CPU and TPU pools), ``addons`` (installs),
 ``teams`` (team namespaces and the scratch bucket), ``workloads`` (PathwaysJobs and shared
-services) and ``stack`` (the root ``StackConfig``; ``stack/checks.py`` parses a stack's
+services) and ``stack`` (the root ``StackConfig``; ``config/checks.py`` parses a stack's
 values with it).
 """
 
-from components.stack.schema.addons import (
+from components.config.schema.addons import (
     AddonsConfig,
     JobSetAddon,
     KueueAddon,
@@ -22,7 +22,7 @@ from components.stack.schema.addons import (
     TeamQuota,
     Version,
 )
-from components.stack.schema.base import (
+from components.config.schema.base import (
     NAMESPACE,
     Cidr,
     ClusterName,
@@ -37,35 +37,30 @@ from components.stack.schema.base import (
     PlainEnvValue,
     ProjectId,
 )
-from components.stack.schema.cluster import (
+from components.config.schema.cluster import (
     AuthorizedNetwork,
     ClusterConfig,
     ExistingClusterConfig,
     GcpConfig,
     NetworkConfig,
-    ReleaseChannel,
 )
-from components.stack.schema.maintenance import (
-    ExclusionScope,
+from components.config.schema.maintenance import (
     MaintenanceConfig,
     MaintenanceExclusionConfig,
     MaintenanceWindowConfig,
 )
-from components.stack.schema.pools import (
+from components.config.schema.pools import (
     AutoscalingPoolConfig,
     CapacityConfig,
-    CapacityType,
     CpuPoolConfig,
     SystemPoolConfig,
     TpuPoolConfig,
 )
-from components.stack.schema.stack import (
-    Environment,
+from components.config.schema.stack import (
     StackConfig,
     namespace_values,
-    team_prefix,
 )
-from components.stack.schema.teams import (
+from components.config.schema.teams import (
     SYSTEM_NAMESPACE_PREFIXES,
     SYSTEM_NAMESPACES,
     BucketName,
@@ -73,7 +68,7 @@ from components.stack.schema.teams import (
     ScratchBucketConfig,
     TeamConfig,
 )
-from components.stack.schema.workloads import (
+from components.config.schema.workloads import (
     CONTROLLER_ENV,
     ContainerResources,
     CustomComponentConfig,
@@ -84,7 +79,6 @@ from components.stack.schema.workloads import (
     JobName,
     KubernetesSecretName,
     PathwaysDeployment,
-    Priority,
     ProxyCredentials,
     SecretDataKey,
     SecretKeySelector,
@@ -106,7 +100,6 @@ __all__ = [
     "AutoscalingPoolConfig",
     "BucketName",
     "CapacityConfig",
-    "CapacityType",
     "Cidr",
     "ClusterConfig",
     "ClusterName",
@@ -119,8 +112,6 @@ __all__ = [
     "EnvFromSecret",
     "EnvName",
     "EnvValue",
-    "Environment",
-    "ExclusionScope",
     "ExistingClusterConfig",
     "Flag",
     "GcpConfig",
@@ -142,11 +133,9 @@ __all__ = [
     "PathwaysDeployment",
     "PathwaysJobAddon",
     "PlainEnvValue",
-    "Priority",
     "ProjectId",
     "ProxyCredentials",
     "ReleaseAddon",
-    "ReleaseChannel",
     "ScratchBucketConfig",
     "SecretDataKey",
     "SecretKeySelector",
@@ -163,5 +152,4 @@ __all__ = [
     "WorkloadMode",
     "env_issues",
     "namespace_values",
-    "team_prefix",
 ]

@@ -1,0 +1,174 @@
+"""One cluster, many teams: the one home of the team-stack contract. What an owner stack exports
+(``export_contract``), how a team stack's reader validates it (``contract_from_outputs``,
+``read_contract``) and which keys a team stack may not restate (``owner_problems``). Pure data;
+the document's model is ``components.config.schema.contract``, the StackReference that reads it
+under Pulumi is ``components.stack.owner``.
+
+The owner stack (it creates the cluster) exports one stack output, ``shared_cluster``: a
+``SharedCluster`` document of plain JSON data (no unknowns: all of it follows from the owner's
+config). A team stack names its owner (``owner: research-v5p`` or ``org/project/stack``) and reads
+that output through a ``pulumi.StackReference``. The owner's project, cluster, CPU pool, TPU pools,
+bucket and install versions become the team stack's own config values, so every check that
+works on a stack's pools (workload checks, Pathways shapes, head sizing) works on the owner's.
+
+Why the reference is awaited, not used as an Output: the team's workloads must be validated
+against the owner's pools before any of its resources registers (a bad pool name must fail the
+preview, not half a deployment). ``read_owner_contract`` (``components.stack.owner``) registers
+the
+StackReference (a read: it creates nothing) and waits for its outputs the way the SDK's own
+synchronous invokes wait; only then is the team config validated and the rest of the program
+registered.
+
+The offline plan answers the StackReference from the owner stack's own offline plan (same
+project, no network, no credentials): see ``components/plan/engine.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from components.config.schema import StackConfig
+from components.config.schema.contract import (
+    CONTRACT_VERSION,
+    SharedCluster,
+    SharedCpuPool,
+    SharedQueues,
+    SharedTpuPool,
+    SharedVersions,
+)
+from components.errors import ConfigError, ConfigIssue
+from components.labels import QUEUE_LABEL, tpu_node_labels
+from components.vocabulary import (
+    CLUSTER_QUEUE,
+    LOCAL_QUEUE,
+    PRIORITY_CLASSES,
+    team_cluster_queues,
+)
+
+OUTPUT = "shared_cluster"
+# Keys of a team stack that belong to its owner: restating them is how they drifted.
+OWNER_KEYS = {
+    "gcp": "the project, region and zone",
+    "cluster": "the cluster",
+    "cpuPool": "the CPU pool",
+    "tpuPools": "the TPU pools",
+    "scratchBucket": "the scratch bucket",
+    "addons": "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, "
+    "ResourceFlavors and PriorityClasses",
+}
+
+
+def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
+    """The `shared_cluster` output of an owner stack (plain JSON)."""
+    kueue_addon, addons = config.addons.kueue, config.addons
+    pools = [
+        SharedTpuPool(
+            name=pool.name,
+            generation=pool.shape.generation.value,
+            topology=pool.shape.topology,
+            machine_type=pool.shape.machine_type,
+            slices=pool.slices,
+            chips=pool.slices * pool.shape.chips,
+            node_labels=tpu_node_labels(pool.shape),
+            node_pools=pool.node_pool_names(),
+            capacity=pool.capacity,
+        )
+        for pool in config.tpu_pools
+    ]
+    contract = SharedCluster(
+        owner_stack=stack,
+        project=config.gcp.project,
+        region=config.gcp.region,
+        zone=config.gcp.zone,
+        cluster_name=config.cluster.name,
+        cluster_location=config.cluster_location,
+        cpu_pool=SharedCpuPool(
+            name=config.cpu_pool.name,
+            machine_type=config.cpu_pool.machine_type,
+            min_nodes=config.cpu_pool.min_nodes,
+            max_nodes=config.cpu_pool.max_nodes,
+        ),
+        tpu_pools=pools,
+        scratch_bucket=config.bucket_name,
+        team_namespaces=[team.name for team in config.teams],
+        shared_services=[service.name for service in config.shared_services],
+        queues=SharedQueues(
+            enabled=config.kueue_enabled,
+            queue_label=QUEUE_LABEL,
+            local_queue=LOCAL_QUEUE,
+            default_cluster_queue=CLUSTER_QUEUE,
+            team_cluster_queues=team_cluster_queues(q.team for q in kueue_addon.team_quotas),
+            priority_classes=(
+                {p.value: v for p, v in PRIORITY_CLASSES.items()} if config.kueue_enabled else {}
+            ),
+        ),
+        versions=SharedVersions(
+            jobset=addons.jobset.version if addons.jobset.install else None,
+            pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
+            kueue=kueue_addon.version if config.kueue_enabled else None,
+        ),
+    )
+    return contract.model_dump(mode="json", exclude_none=True)
+
+
+def contract_outputs(contract: SharedCluster) -> dict[str, Any]:
+    """A stack's outputs holding ``contract`` (what a StackReference to its owner answers)."""
+    return {OUTPUT: contract.model_dump(mode="json")}
+
+
+def read_contract(outputs: Mapping[str, Any] | None, owner: str) -> SharedCluster:
+    """The contract in the outputs of owner stack ``owner`` (None: it has none)."""
+    return contract_from_outputs((outputs or {}).get(OUTPUT), owner)
+
+
+def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:
+    """A team stack restating what its owner owns is refused, naming the owner."""
+    return [
+        ConfigIssue(
+            key,
+            f"{what} belong to owner stack {owner!r} and are read from it; remove {key} "
+            "from this team stack",
+        )
+        for key, what in OWNER_KEYS.items()
+        if key in values
+    ]
+
+
+def contract_from_outputs(outputs: Any, owner: str) -> SharedCluster:
+    """Validate what the owner stack exported; a clear error when it is missing or foreign."""
+    if not isinstance(outputs, dict):
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "owner",
+                    f"stack {owner!r} exports no {OUTPUT!r} output: it is not a cluster-owning "
+                    "stack of this program, or it has not been deployed yet (deploy it first)",
+                )
+            ],
+            "owner stack",
+        )
+    version = outputs.get("contract_version")
+    if version != CONTRACT_VERSION:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "owner",
+                    f"stack {owner!r} exports {OUTPUT} version {version!r}; this program reads "
+                    f"version {CONTRACT_VERSION}: deploy both stacks from the same revision",
+                )
+            ],
+            "owner stack",
+        )
+    try:
+        return SharedCluster.model_validate(outputs)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {owner!r} exports an invalid {OUTPUT}: {problems}")],
+            "owner stack",
+        ) from None

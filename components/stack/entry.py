@@ -1,0 +1,48 @@
+"""The `pulumi up` entry: the config map the Pulumi engine passes to the program, a team stack's
+owner read through a StackReference, then the same parser the offline plan uses."""
+
+from __future__ import annotations
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from components.config.checks import parse_stack_config
+from components.config.grammars import parse_owner_ref
+from components.config.loader import (
+    SECRETS_KEY,
+    SET_SECRET_HINT,
+    decode_engine_values,
+    lookalike_key_warnings,
+    misspelled_namespaces,
+)
+from components.config.schema import NAMESPACE, StackConfig
+from components.errors import ConfigError, ConfigIssue
+from components.stack.owner import read_owner_contract
+
+
+def load_from_engine() -> StackConfig:
+    """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry).
+    A team stack's owner is read through a StackReference first (it registers nothing else)."""
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    source = f"stack config ({NAMESPACE}:)"
+    if issues := misspelled_namespaces(raw):
+        raise ConfigError(issues, source)
+    for message in lookalike_key_warnings(raw):
+        pulumi.log.warn(message)
+    if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
+        issue = ConfigIssue(
+            SECRETS_KEY,
+            f"is stored in plain text (value not shown); encrypt each: {SET_SECRET_HINT}",
+        )
+        raise ConfigError([issue], source)
+    values = decode_engine_values(raw)
+    contract = None
+    owner = values.get("owner")
+    if isinstance(owner, str):
+        try:
+            parse_owner_ref(owner)
+        except ValueError:
+            pass  # reported by the schema, before anything is read
+        else:
+            contract = read_owner_contract(owner)
+    return parse_stack_config(values, source, contract)

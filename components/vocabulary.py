@@ -1,0 +1,115 @@
+"""The shared vocabulary of the config layer and the components: the enums a component takes
+and the stack file names, and the naming facts both the preflight and the resources derive.
+
+One home each, so the schema (``config/``) and the Pulumi components (``gke/``, ``addons/``)
+import it from below instead of one importing the other. Pure: no Pulumi, no pydantic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+
+
+class Environment(StrEnum):
+    """What a stack is for; ``production`` turns on deletion protection of stateful resources."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PRODUCTION = "production"
+
+
+class ReleaseChannel(StrEnum):
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+class CapacityType(StrEnum):
+    ON_DEMAND = "onDemand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    FLEX_START = "flexStart"
+
+
+class Priority(StrEnum):
+    VERY_LOW = "very-low"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    VERY_HIGH = "very-high"
+
+
+class ExclusionScope(StrEnum):
+    """What an exclusion holds back (GKE ``MaintenanceExclusionOptions.Scope``)."""
+
+    NO_UPGRADES = "NO_UPGRADES"
+    """No upgrade at all, control plane or nodes (at most 30 days)."""
+    NO_MINOR_UPGRADES = "NO_MINOR_UPGRADES"
+    """Patches only, on the control plane and the nodes."""
+    NO_MINOR_OR_NODE_UPGRADES = "NO_MINOR_OR_NODE_UPGRADES"
+    """Control-plane patches only: no node is upgraded, so no TPU slice is recreated."""
+
+
+class UpgradeStrategy(StrEnum):
+    """GKE node pool upgrade strategies (pulumi-gcp ``NodePoolUpgradeSettingsArgs.strategy``)."""
+
+    SURGE = "SURGE"
+    BLUE_GREEN = "BLUE_GREEN"
+
+
+# The default maintenance window: Saturday and Sunday, 00:00-08:00 UTC (64 hours in any 32 days).
+# The date is a Saturday; only its time of day matters once the window recurs.
+DEFAULT_WINDOW_START = "2025-01-04T00:00:00Z"
+DEFAULT_WINDOW_END = "2025-01-04T08:00:00Z"
+DEFAULT_RECURRENCE = "FREQ=WEEKLY;BYDAY=SA,SU"
+
+# The apiVersion of Kueue's queue objects; the schema's KueueAddon pairs it with the Kueue
+# releases that serve it. kubernetes-sigs/kueue config/components/crd/bases: v1beta2 is served
+# from v0.15.0 and the storage version from v0.16.0; v0.17.1 marks v1beta1 deprecated ("Use
+# v1beta2 instead"), v0.20 removes it.
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+KUEUE_API_FIRST_SERVING = (0, 15, 0)
+# The names of this project's Kueue queues: an owner stack creates them, its team stacks' jobs
+# and LocalQueues name them.
+CLUSTER_QUEUE = "cluster-queue"
+LOCAL_QUEUE = "multislice-queue"
+
+# XPK's priority classes, lowest to highest (the names workloads may ask for).
+PRIORITY_CLASSES: Mapping[Priority, int] = {
+    Priority.VERY_LOW: 100,
+    Priority.LOW: 250,
+    Priority.MEDIUM: 500,
+    Priority.HIGH: 750,
+    Priority.VERY_HIGH: 1000,
+}
+
+
+def team_cluster_queue_name(team: str) -> str:
+    return f"{team}-{CLUSTER_QUEUE}"
+
+
+def team_cluster_queues(teams: Iterable[str]) -> dict[str, str]:
+    """The ClusterQueue of each team with a quota of its own."""
+    return {team: team_cluster_queue_name(team) for team in teams}
+
+
+def team_prefix(team: str) -> str:
+    """The object-name prefix a team owns in the scratch bucket. The trailing slash keeps team
+    ``a`` out of team ``a-b``'s objects."""
+    return f"{team}/"
+
+
+def slice_pool_names(pool: str, slices: int) -> list[str]:
+    """The GKE node pools of a TPU pool: slice ``i`` is ``<pool>-<i>``."""
+    return [f"{pool}-{i}" for i in range(slices)]
+
+
+def node_account_id(cluster_name: str) -> str:
+    """The node service account's ID: IDs are 6-30 characters; keep the cluster name's prefix."""
+    return f"{cluster_name[:24].rstrip('-')}-nodes"
+
+
+def node_service_account_email(project: str, cluster_name: str) -> str:
+    """The email of the node service account a stack that owns its cluster creates."""
+    return f"{node_account_id(cluster_name)}@{project}.iam.gserviceaccount.com"
