@@ -49,7 +49,7 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         zone=config.gcp.zone,
         name=cluster.name,
         regional=cluster.regional,
-        release_channel=cluster.release_channel,
+        release_channel=config.release_channel,
         deletion_protection=cluster.deletion_protection,
         private_nodes=config.private_nodes,
         authorized_networks=tuple(

@@ -28,7 +28,7 @@ def test_dev_values_parse(stack_values, config_of):
     assert config.environment is Environment.DEV
     assert config.gcp.zone == "us-west4-a"
     assert config.cluster.deletion_protection is False
-    assert config.cluster.release_channel is ReleaseChannel.RAPID  # XPK's default
+    assert config.release_channel is ReleaseChannel.RAPID  # XPK's default, in dev
     assert config.cpu_pool.machine_type == "n2-standard-64"
     (pool,) = config.tpu_pools
     assert pool.capacity.type is CapacityType.SPOT

@@ -35,6 +35,20 @@ def test_staging_and_production_hold_back_minor_and_node_upgrades(
 
 
 @pytest.mark.parametrize("environment", ["staging", "production"])
+def test_staging_and_production_default_to_regular_and_its_exclusion(
+    stack_values, config_of, environment
+):
+    config = config_of(stack_values(environment=environment))
+    assert config.release_channel.value == "REGULAR"
+    (exclusion,) = config.maintenance_exclusions
+    assert exclusion.scope.value == "NO_MINOR_OR_NODE_UPGRADES"
+
+
+def test_dev_defaults_to_rapid(stack_values, config_of):
+    assert config_of(stack_values()).release_channel.value == "RAPID"
+
+
+@pytest.mark.parametrize("environment", ["staging", "production"])
 def test_rapid_gets_no_default_exclusion_as_xpk_adds_none_there(
     stack_values, config_of, environment
 ):

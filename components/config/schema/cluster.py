@@ -127,8 +127,10 @@ class ClusterConfig(ConfigModel):
     """Cluster name; also the prefix of the network, service account and bucket names."""
     regional: StrictBool = True
     """Regional control plane (nodes still in the one zone), as XPK creates; false = zonal."""
-    release_channel: ReleaseChannel = ReleaseChannel.RAPID
-    """GKE release channel. RAPID gets new TPU features first (XPK's default)."""
+    release_channel: ReleaseChannel | None = None
+    """GKE release channel. Default: RAPID in dev (new TPU features first, XPK's default),
+    REGULAR in staging and production, where the default maintenance exclusion then holds node
+    upgrades back (XPK adds that exclusion only off RAPID)."""
     deletion_protection: StrictBool = True
     """Refuse `pulumi destroy` of the cluster. Turn off only for throwaway stacks."""
     private_nodes: StrictBool | None = None

@@ -400,6 +400,14 @@ class StackConfig(ConfigModel):
         return self.environment is Environment.PRODUCTION if explicit is None else explicit
 
     @property
+    def release_channel(self) -> ReleaseChannel:
+        """The cluster's channel: as given, else RAPID in dev and REGULAR elsewhere."""
+        if self.cluster.release_channel is not None:
+            return self.cluster.release_channel
+        dev = self.environment is Environment.DEV
+        return ReleaseChannel.RAPID if dev else ReleaseChannel.REGULAR
+
+    @property
     def maintenance_exclusions(self) -> list[MaintenanceExclusionConfig]:
         """The cluster's exclusions: as given, else, in staging and production off the RAPID
         channel, no minor or node upgrades until end of support. None in dev, and none by default
@@ -409,7 +417,7 @@ class StackConfig(ConfigModel):
         explicit = self.cluster.maintenance.exclusions
         if explicit is not None:
             return explicit
-        rapid = self.cluster.release_channel is ReleaseChannel.RAPID
+        rapid = self.release_channel is ReleaseChannel.RAPID
         return [] if self.environment is Environment.DEV or rapid else [DEFAULT_EXCLUSION]
 
     @property
