@@ -23,7 +23,6 @@ of all durations) shows what the parallelism saves.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -33,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from components.plan import json_text
 from components.plan.model import PlannedResource
 from components.plan.views import NodePoolView, value_at
 from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PATHWAYS_JOB
@@ -409,4 +409,4 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
 
 def render_json(path: CriticalPath, stack: str = "") -> str:
     """The critical path as one JSON document (``plan --critical-path --json``)."""
-    return json.dumps({"stack": stack, **path.to_dict()}, indent=2, allow_nan=False) + "\n"
+    return json_text.dumps({"stack": stack, **path.to_dict()}) + "\n"

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from components.plan import json_text
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
 from components.plan.views import MISSING, value_at
 from components.tokens import (
@@ -236,7 +237,7 @@ def render_text(plan: Plan) -> str:
 def render_json(plan: Plan) -> str:
     """The plan document; ValueError if it holds a number JSON has no form for (infinite or
     NaN): never the ``Infinity`` Python's json would otherwise write."""
-    return json.dumps(plan.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
+    return json_text.dumps(plan.to_dict()) + "\n"  # json.dumps(indent=2)'s bytes, faster
 
 
 def manifest(resource: PlannedResource) -> dict[str, Any]:
