@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.gke.operations import node_pool_timeouts
 from components.labels import DRA_DRIVER_LABEL, POOL_LABEL, RESERVATION_LABEL, standard_labels
 from components.tpu.catalog import TpuShape
 
@@ -30,6 +31,12 @@ class PoolTarget:
     team: str = ""
     """The team label of the nodes ("" for none)."""
     protect: bool = False
+    node_pools: int = 1
+    """How many node pools the stack creates in the cluster: sizes each pool's timeouts for a
+    create queued behind the others (``operations.node_pool_timeouts``)."""
+
+    def custom_timeouts(self) -> pulumi.CustomTimeouts:
+        return pulumi.CustomTimeouts(**node_pool_timeouts(self.node_pools).as_strings())
 
 
 def node_pool_config(
