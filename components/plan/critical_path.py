@@ -407,6 +407,8 @@ class CriticalPath:
     # The parallelism assumed (None: unbounded), and the totals without any limit.
     limits: dict[str, int | None] = field(default_factory=dict)
     unbounded: dict[str, float] = field(default_factory=dict)
+    # The `pulumi up --parallel` the deploy workflow passes (``deploy_parallel``).
+    deploy_parallel: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -454,7 +456,16 @@ def critical_path(
         violations=structure_violations(graph),
         limits={"parallel": limits.parallel, "nodePoolOperations": limits.node_pool_operations},
         unbounded=unbounded,
+        deploy_parallel=deploy_parallel(graph, table),
     )
+
+
+def deploy_parallel(graph: Graph, table: DurationTable) -> int:
+    """`pulumi up --parallel` for the deploy workflow: every node pool and every install in
+    flight at once (GKE then queues the pools; their timeouts allow for it), never below
+    Pulumi's own default."""
+    slow = sum(1 for r in graph.resources.values() if r.type in (NODE_POOL, CONFIG_FILE))
+    return max(slow, table.default_parallel or 1)
 
 
 def _milestones(graph: Graph, schedule: Schedule) -> dict[str, float]:
