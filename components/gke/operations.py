@@ -22,6 +22,17 @@ Facts used:
 So a pool queued behind others in the provider needs a timeout of its whole queue: one bound
 per wave of ``NODE_POOL_OPERATIONS`` pools ahead of it and its own. The deploy workflow runs
 ``pulumi up --parallel`` sized to the stack, so every pool can be queued at once.
+
+Why single-host slices (v5e 2x2 / 2x4 ct5lp, v6e 2x2) still get a node pool each, although one
+pool of N single-host nodes would be one GKE operation instead of N: every Pathways worker pod
+carries ``alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool`` (the
+PathwaysJob controller v0.1.4 writes it; XPK 1.16's JobSets too, core/scheduling.py
+``ONE_TO_ONE_REPLICA_NODE_POOL_ASSIGNMENT_ANNOTATION``), and JobSet's webhook (v0.10.1
+pod_mutating_webhook.go, setExclusiveAffinities) gives each slice's Job an anti-affinity to every
+other Job per node pool: in a shared pool the first slice takes the whole pool and the others
+stay Pending. A hostname-exclusive key would place them, but the controller does not let it be
+set, and XPK likewise creates one node pool per TPU slice, single-host or not (core/nodepool.py:
+``desired_node_pool_count = ... args.num_slices``; one pool of N nodes only for GPUs).
 """
 
 from __future__ import annotations

@@ -141,3 +141,38 @@ def test_a_stacks_preflight_checks_each_pool_once_per_kind_of_pod(
     assert report.issues == []
     assert len(checks) == expected
     assert len(report.jobs) == slices // 4
+
+
+def test_single_host_slices_cannot_share_one_node_pool():
+    """Why each single-host slice keeps a node pool of its own (components/gke/operations.py):
+    two v5e 2x4 slices (one host each) against one pool of 2 such nodes. The workers' exclusive
+    placement per node pool (alpha.jobset.sigs.k8s.io/exclusive-topology) gives the first slice
+    the whole pool; the second would stay Pending."""
+    from components.pathways.preflight import preflight_job
+
+    spec = PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_8T, topology="2x4", num_slices=2)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+    )
+    workers = expand("j", "ns", spec).workers
+    assert (workers.per_group, workers.exclusive_topology) == (1, NODE_POOL_LABEL)
+    shared = _tpu_pool("shared", "shared")
+    shared = NodePoolModel(
+        "shared", "shared", tpu_host("ct5lp-hightpu-8t"), shared.labels, (TPU_TAINT,), 2, 8, None
+    )
+    cpu = NodePoolModel(
+        "cpu-np",
+        "cpu-np",
+        None,
+        {NODE_POOL_LABEL: "cpu-np"},
+        (),
+        4,
+        0,
+        None,
+    )
+    issues = [str(i) for i in preflight_job("j", "ns", spec, [shared, cpu]).issues]
+    assert any(
+        "asks for 2 slices but only 1 node pool(s) can hold one (shared); each slice needs a "
+        "whole node pool" in issue
+        for issue in issues
+    ), issues
