@@ -19,10 +19,11 @@ dependencies, in plan order. This script registers exactly those resources:
 
 It does not import the ``components`` package: no config model or validation, catalog, component
 code, output wiring, ordering, cost summary or rendering. That difference is what the benchmark
-measures. As a process it runs like any Pulumi program would: cyclic GC disabled (as the
-project's CLI does; see README.md) but an ordinary interpreter exit (the project's CLI skips
-the teardown; the whole-process comparison measures that on purpose). ``run.py`` also imports
-this module to run the same registrations in-process (``run_shape``).
+measures. As a process it is the floor of the project's CLI: cyclic GC disabled and, once its
+output is flushed, ``os._exit`` (no interpreter teardown), exactly as ``components/__main__.py``
+ends; it prints its records as compact JSON (the C encoder: the least a program that reports its
+registrations can pay). ``run.py`` also imports this module to run the same registrations
+in-process (``run_shape``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if __name__ == "__main__":
 
 import importlib
 import json
+import os
 import re
 import sys
 from typing import Any
@@ -234,9 +236,11 @@ def main(argv: list[str]) -> int:
         document = json.load(handle)
     shapes = document["runs"] if isinstance(document, dict) else [document]
     records = [record for shape in shapes for record in run_shape(shape)]
-    sys.stdout.write(json.dumps({"resources": records}, indent=2, sort_keys=True))
+    sys.stdout.write(json.dumps({"resources": records}))
     return 0 if len(records) == sum(len(shape) for shape in shapes) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    os._exit(status)  # the project's CLI leaves the same way (components/__main__.py)

@@ -40,7 +40,7 @@ from components.pathways.preflight import (
     oversubscription,
     shared_node_pools,
 )
-from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
+from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, PoolIndex
 from components.pathways.service_client import client_capacity
 from components.tpu.machines import tpu_host
 from components.vocabulary import CapacityType, node_service_account_email
@@ -141,7 +141,8 @@ def preflight(
     report = PreflightReport()
     deployments = stack_deployments(config)
     storage = StorageCheck(tuple(grants), how_to_grant)
-    placements = [check_job(deployment, pools, storage, report) for deployment in deployments]
+    index = PoolIndex(pools)  # once: each job then costs what its pods select
+    placements = [check_job(deployment, index, storage, report) for deployment in deployments]
     report.issues += shared_node_pools(placements)
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)

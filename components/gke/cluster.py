@@ -30,6 +30,7 @@ from components.gke.network import (
 )
 from components.gke.node_config import CLOUD_PLATFORM_SCOPE, PoolTarget
 from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
+from components.gke.operations import cluster_timeouts
 from components.labels import gcp_resource_labels
 from components.vocabulary import Environment, ReleaseChannel
 
@@ -80,6 +81,10 @@ class GkeClusterArgs:
     """The team label of the cluster (and of its node pools' ``pool_target``)."""
     protect: bool = False
     """Protect the cluster, its network and identity from deletion (production)."""
+    node_pools: int = 1
+    """How many node pools the stack creates in the cluster: sizes the timeouts of a pool's
+    operation queued behind the others, and of a cluster update, which waits for them
+    (``operations``)."""
 
 
 @dataclass(frozen=True)
@@ -251,6 +256,9 @@ class GkeCluster(ClusterTarget):
                 # node_config only shapes the temporary default pool; changing it would
                 # otherwise replace the whole cluster.
                 ignore_changes=["nodeConfig", "initialNodeCount"],
+                custom_timeouts=pulumi.CustomTimeouts(
+                    **cluster_timeouts(args.node_pools).as_strings()
+                ),
             ),
         )
 
@@ -282,6 +290,7 @@ class GkeCluster(ClusterTarget):
             service_account=self.node_service_account,
             team=args.team,
             protect=args.protect,
+            node_pools=args.node_pools,
         )
 
 

@@ -61,6 +61,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 delete_before_replace=True,
                 # The autoscaler owns the node count after creation.
                 ignore_changes=["initialNodeCount"],
+                custom_timeouts=target.custom_timeouts(),
             ),
         )
         self.node_pool_name = node_pool.name

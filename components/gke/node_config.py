@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.gke.operations import node_pool_timeouts
+
 # The nodes' and the cluster's default OAuth scope: IAM alone decides what they may reach.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -28,6 +30,12 @@ class PoolTarget:
     team: str = ""
     """The team label of the nodes ("" for none)."""
     protect: bool = False
+    node_pools: int = 1
+    """How many node pools the stack creates in the cluster: sizes each pool's timeouts for a
+    create queued behind the others (``operations.node_pool_timeouts``)."""
+
+    def custom_timeouts(self) -> pulumi.CustomTimeouts:
+        return pulumi.CustomTimeouts(**node_pool_timeouts(self.node_pools).as_strings())
 
 
 def node_pool_config(

@@ -138,6 +138,7 @@ class TpuNodePool(pulumi.ComponentResource):
                             "nodeConfig.machineType",
                         ],
                         ignore_changes=_ignored_placement(shape.multi_host, workload_policy),
+                        custom_timeouts=target.custom_timeouts(),
                     ),
                 )
             )

@@ -37,9 +37,10 @@ from components.pathways.gcs_access import (
     reachable_buckets,
 )
 from components.pathways.scheduler_model import (
+    Fit,
     NodePoolModel,
+    PoolIndex,
     jobset_bound_topologies,
-    pools_that_fit,
     schedulable_groups,
     why_not,
 )
@@ -89,11 +90,19 @@ class Deployment:
 
 @dataclass(frozen=True)
 class Placement:
-    """A checked job and the node pools its pods (head or workers) can land on."""
+    """A checked job and the node pools its head and its workers can land on."""
 
     deployment: Deployment
     job: ExpandedJob
-    landing: tuple[NodePoolModel, ...]
+    head: Fit
+    workers: Fit
+
+    def may_land_on(self, names: Iterable[str]) -> bool:
+        return not (self.head.names.isdisjoint(names) and self.workers.names.isdisjoint(names))
+
+    def landing(self) -> tuple[NodePoolModel, ...]:
+        """Every node pool the job's pods can land on, head's first, each once."""
+        return tuple({p.name: p for p in self.head.pools + self.workers.pools}.values())
 
 
 @dataclass
@@ -131,16 +140,18 @@ def _grant_role(bucket: str, access: Access) -> str:
 
 def check_job(
     deployment: Deployment,
-    pools: Sequence[NodePoolModel],
+    pools: Sequence[NodePoolModel] | PoolIndex,
     storage: StorageCheck | None,
     report: PreflightReport,
 ) -> Placement:
+    """Check one job; pass a ``PoolIndex`` built once when checking many against one set of
+    pools (each job then costs what its own pods select, not a scan of every pool)."""
+    index = pools if isinstance(pools, PoolIndex) else PoolIndex(pools)
     job = expand(deployment.name, deployment.namespace, deployment.spec)
-    problems = list(job_problems(job, deployment, pools))
-    head_pools = pools_that_fit(job.head, pools)
-    worker_pools = pools_that_fit(job.workers, pools)
+    head, workers = index.fit(job.head), index.fit(job.workers)
+    problems = list(job_problems(job, deployment, index, head, workers))
     uses = gcs_uses(deployment.spec)
-    access, access_problems = storage_access(uses, head_pools + worker_pools, storage)
+    access, access_problems = storage_access(uses, head.identities | workers.identities, storage)
     problems += [("", problem) for problem in access_problems]
     report.issues += [
         ConfigIssue(f"{deployment.key}{sub}", f"{deployment.label}: {p}") for sub, p in problems
@@ -151,8 +162,8 @@ def check_job(
         "image": deployment.image,
         "command": user_command(job.head),
         "deploymentMode": job.deployment_mode.value,
-        "head": pod_summary(job.head, head_pools),
-        "workers": pod_summary(job.workers, worker_pools),
+        "head": pod_summary(job.head, head),
+        "workers": pod_summary(job.workers, workers),
         "images": {**component_images(deployment.spec), "user": deployment.image},
         "pathwaysDir": job.pathways_dir,
         **access,
@@ -162,24 +173,27 @@ def check_job(
     if node_pool := job.workers.node_selector.get(NODE_POOL_LABEL):
         # The one node pool the job's workers (and a colocated head) are pinned to.
         report.jobs[key]["nodePool"] = node_pool
-    landing = tuple({p.name: p for p in head_pools + worker_pools}.values())
-    return Placement(deployment, job, landing)
+    return Placement(deployment, job, head, workers)
 
 
-def job_problems(job: ExpandedJob, deployment: Deployment, pools: Sequence[NodePoolModel]):
-    """What keeps the job's head or workers from being scheduled, as (key suffix, message)."""
-    if not pools_that_fit(job.head, pools):
+def job_problems(
+    job: ExpandedJob, deployment: Deployment, index: PoolIndex, head: Fit, workers: Fit
+):
+    """What keeps the job's head or workers from being scheduled, as (key suffix, message);
+    ``head`` and ``workers`` are where they fit. The "why not" texts are built only when
+    nothing fits."""
+    if not head.pools:
         hint = ""
         if job.head.colocated:
             hint = (
                 " (a colocated head requests no TPU, so GKE adds no toleration: its pod template "
                 "must tolerate google.com/tpu)"
             )
-        yield "", f"the head pod fits no node: {_reasons(job.head, pools)}{hint}"
+        yield "", f"the head pod fits no node: {_reasons(job.head, index.pools)}{hint}"
     pool_name = deployment.pool
-    own = [p for p in pools if p.group == pool_name] if pool_name else list(pools)
+    own = index.group(pool_name) if pool_name else index.pools
     where = f"pool {pool_name!r}" if pool_name else "any node pool"
-    fitting = pools_that_fit(job.workers, own)
+    fitting = workers.in_group(pool_name) if pool_name else workers.pools
     slices = job.workers.groups
     if schedulable_groups(job.workers) < slices:
         yield f".{deployment.keys.slices}", _one_slice_only(slices, deployment.keys)
@@ -218,7 +232,7 @@ def shared_node_pools(placements: Sequence[Placement]) -> list[ConfigIssue]:
     A colocated job's workers are bound to the node pool its head lands on, and keep other
     JobSets out of it; its head has no exclusive placement and is kept out by nobody. If another
     job holds that pool first (or takes it while the job restarts), the head lands beside it and
-    the workers never schedule. Linear in the pools each job can land on."""
+    the workers never schedule. Linear in the jobs and the pools colocated jobs can land on."""
     bound = {
         index
         for index, placement in enumerate(placements)
@@ -226,11 +240,13 @@ def shared_node_pools(placements: Sequence[Placement]) -> list[ConfigIssue]:
     }
     holders: dict[str, list[int]] = defaultdict(list)
     for index in sorted(bound):
-        for pool in placements[index].landing:
+        for pool in placements[index].landing():
             holders[pool.name].append(index)
     met: dict[tuple[int, int], list[str]] = defaultdict(list)
     for index, placement in enumerate(placements):
-        for pool in placement.landing:
+        if not placement.may_land_on(holders.keys()):
+            continue
+        for pool in placement.landing():
             for holder in holders.get(pool.name, ()):
                 # each pair once: two colocated jobs are reported by the later one
                 if holder != index and (holder < index or index not in bound):
@@ -276,11 +292,11 @@ UNKNOWN_IDENTITY = "unverified: the nodes belong to another stack, whose node id
 
 
 def storage_access(
-    uses: Sequence[GcsUse], landing: Sequence[NodePoolModel], storage: StorageCheck | None
+    uses: Sequence[GcsUse], identities: frozenset[str | None], storage: StorageCheck | None
 ) -> tuple[dict[str, Any], list[str]]:
     """Each ``gs://`` path of the job against what its identity may do: host-network pods act as
-    the node's service account (Workload Identity does not apply to them)."""
-    identities = {p.identity for p in landing}
+    the node's service account (Workload Identity does not apply to them); ``identities``: of
+    the nodes its pods can land on (None: not known here)."""
     if storage is None:
         verdict = "not checked (no bucket grants given)"
         return _access_summary(uses, verdict, {u: verdict for u in uses}, verdict), []
@@ -364,13 +380,13 @@ def oversubscription(
     return issues
 
 
-def pod_summary(pod: PodModel, landing: Sequence[NodePoolModel]) -> dict[str, Any]:
+def pod_summary(pod: PodModel, landing: Fit) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "pods": pod.pods,
         "nodeSelector": dict(sorted(pod.node_selector.items())),
         "hostNetwork": pod.host_network,
         "identity": _identity(pod, landing),
-        "landsOn": sorted({p.group for p in landing}),
+        "landsOn": list(landing.groups),
     }
     if pod.role == "worker":
         summary["podsPerSlice"] = pod.per_group
@@ -383,9 +399,9 @@ def pod_summary(pod: PodModel, landing: Sequence[NodePoolModel]) -> dict[str, An
     return summary
 
 
-def _identity(pod: PodModel, landing: Sequence[NodePoolModel]) -> str:
+def _identity(pod: PodModel, landing: Fit) -> str:
     if pod.host_network:
-        nodes = sorted({p.identity or "the owner stack's node service account" for p in landing})
+        nodes = sorted({i or "the owner stack's node service account" for i in landing.identities})
         return "node service account " + (", ".join(nodes) or "(no node fits)")
     return f"Kubernetes service account {pod.service_account or 'default'} (Workload Identity)"
 

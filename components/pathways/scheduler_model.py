@@ -125,16 +125,99 @@ def why_not(pod: PodModel, pool: NodePoolModel) -> str | None:
 
 
 def pools_that_fit(pod: PodModel, pools: Sequence[NodePoolModel]) -> list[NodePoolModel]:
-    """The pools whose nodes can run the pod. The node pools of one group (a TPU pool's slices)
-    differ only in their name label, so unless the pod selects on that label one verdict
-    serves the whole group: a stack's check stays linear in its slices, not quadratic."""
-    if NODE_POOL_LABEL in pod.node_selector:
-        return [p for p in pools if why_not(pod, p) is None]
-    fits: dict[str, bool] = {}
-    for pool in pools:
-        if pool.group not in fits:
-            fits[pool.group] = why_not(pod, pool) is None
-    return [p for p in pools if fits[p.group]]
+    """The pools whose nodes can run the pod, in the order given (``PoolIndex.fit``)."""
+    return list(PoolIndex(pools).fit(pod).pools)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The node pools one kind of pod can run on, with what the preflight reports of them."""
+
+    pools: tuple[NodePoolModel, ...]  # in the order the index was given
+    groups: tuple[str, ...]  # sorted
+    names: frozenset[str]
+    identities: frozenset[str | None]
+    by_group: Mapping[str, tuple[NodePoolModel, ...]]
+
+    @classmethod
+    def of(cls, pools: Sequence[NodePoolModel]) -> Fit:
+        by_group: dict[str, list[NodePoolModel]] = {}
+        for pool in pools:
+            by_group.setdefault(pool.group, []).append(pool)
+        return cls(
+            tuple(pools),
+            tuple(sorted(by_group)),
+            frozenset(p.name for p in pools),
+            frozenset(p.identity for p in pools),
+            {group: tuple(members) for group, members in by_group.items()},
+        )
+
+    def in_group(self, group: str) -> tuple[NodePoolModel, ...]:
+        return self.by_group.get(group, ())
+
+
+def _fit_key(pod: PodModel) -> tuple:
+    """Everything ``why_not`` reads of a pod: pods that agree on it fit the same pools."""
+    selector = tuple(sorted(pod.node_selector.items()))
+    return selector, pod.tolerations, pod.tpu_chips, pod.resources, pod.per_group
+
+
+class PoolIndex:
+    """Node pools indexed by what pods select on, so a stack's check is linear in its jobs and
+    pools, not their product.
+
+    A pod selecting ``cloud.google.com/gke-nodepool`` is checked against that one pool. Any
+    other pod is checked once per group of identical pools (a TPU pool's slices differ only in
+    their name label, so its first pool stands for the group), and only against the groups
+    whose labels carry every other entry of its nodeSelector. Pods that agree on everything the
+    check reads share one verdict (``_fit_key``): a stack's jobs of one shape cost one check."""
+
+    def __init__(self, pools: Sequence[NodePoolModel]) -> None:
+        self.pools = tuple(pools)
+        self._position = {id(p): i for i, p in enumerate(self.pools)}
+        self.by_name = {p.name: p for p in self.pools}
+        self.groups: dict[str, list[NodePoolModel]] = {}
+        for pool in self.pools:
+            self.groups.setdefault(pool.group, []).append(pool)
+        self._group_order = {group: i for i, group in enumerate(self.groups)}
+        self._labelled: dict[tuple[str, str], set[str]] = {}
+        for group, members in self.groups.items():
+            for item in members[0].labels.items():
+                if item[0] != NODE_POOL_LABEL:
+                    self._labelled.setdefault(item, set()).add(group)
+        self._fits: dict[tuple, Fit] = {}
+
+    def group(self, group: str) -> tuple[NodePoolModel, ...]:
+        return tuple(self.groups.get(group, ()))
+
+    def fit(self, pod: PodModel) -> Fit:
+        key = _fit_key(pod)
+        if key not in self._fits:
+            self._fits[key] = Fit.of(self._fitting(pod))
+        return self._fits[key]
+
+    def _fitting(self, pod: PodModel) -> list[NodePoolModel]:
+        if (name := pod.node_selector.get(NODE_POOL_LABEL)) is not None:
+            pool = self.by_name.get(name)
+            return [pool] if pool is not None and why_not(pod, pool) is None else []
+        groups = self._candidate_groups(pod)
+        found = [
+            pool
+            for group in groups
+            if why_not(pod, self.groups[group][0]) is None
+            for pool in self.groups[group]
+        ]
+        return sorted(found, key=lambda p: self._position[id(p)])
+
+    def _candidate_groups(self, pod: PodModel) -> list[str]:
+        """The groups whose (first pool's) labels carry every entry of the pod's nodeSelector."""
+        candidates: set[str] | None = None
+        for item in pod.node_selector.items():
+            carrying = self._labelled.get(item, set())
+            candidates = carrying if candidates is None else candidates & carrying
+        if candidates is None:
+            return list(self.groups)
+        return sorted(candidates, key=self._group_order.__getitem__)
 
 
 def required_terms(pod: PodModel) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:

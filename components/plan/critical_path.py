@@ -16,15 +16,21 @@ The model follows how the Pulumi engine schedules a program's registrations:
   sources); component resources take no time unless the table lists their type (remote
   components such as ``kubernetes:yaml/v2:ConfigFile`` stand in for the objects they apply).
 
-Everything runs as parallel as the graph allows (the engine's default parallelism is
-unbounded), so the deployment takes as long as its longest chain. The sequential total (the sum
-of all durations) shows what the parallelism saves.
+The engine runs at most ``--parallel`` operations at once (pulumi/pulumi
+pkg/cmd/pulumi/operations/up.go ``defaultParallel``: 4 x GOMAXPROCS since v3.100.0, unless
+PULUMI_PARALLEL is set; the ``engine`` section of durations.yaml names the runner assumed), and
+GKE runs a bounded number of node pool operations per cluster
+(``components.gke.operations``); the terraform provider keeps a queued pool's operation, and so
+its engine slot, retrying until GKE takes it. ``Schedule`` simulates both limits; the totals
+without them (the graph's longest chain) and the sequential total (the sum of all durations)
+show what each costs.
 """
 
 from __future__ import annotations
 
-import json
+import heapq
 import textwrap
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -33,6 +39,8 @@ from typing import Any
 
 import yaml
 
+from components.gke.operations import NODE_POOL_OPERATIONS
+from components.plan import json_text
 from components.plan.model import PlannedResource
 from components.plan.views import NodePoolView, value_at
 from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PATHWAYS_JOB
@@ -42,6 +50,7 @@ DURATIONS_PATH = Path(__file__).resolve().parent / "data" / "durations.yaml"
 
 ESTIMATES = ("low", "typical", "high")
 PARENT, PROVIDER, DEPENDENCY = "parent", "provider", "dependency"
+QUEUE = "queue"  # a start delayed by a slot: the cause is the resource that freed it
 # On equal finish times, the chain goes through an explicit dependency before a provider
 # before a parent, then by URN: deterministic, and it names the resource that really gates.
 _EDGE_RANK = {DEPENDENCY: 0, PROVIDER: 1, PARENT: 2}
@@ -80,12 +89,17 @@ class DurationTable:
 
     types: Mapping[str, list[dict[str, Any]]]
     default_custom: Duration
+    default_parallel: int | None = None
+    """`pulumi up`'s default ``--parallel`` on the runner the table assumes (its ``engine``
+    section); None: unbounded."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DurationTable:
         low, high = data["defaultCustom"]["seconds"]
         default = Duration(low, high, "default", data["defaultCustom"]["source"])
-        return cls(dict(data.get("types", {})), default)
+        engine = data.get("engine")
+        parallel = engine["parallelPerCpu"] * engine["runnerCpus"] if engine else None
+        return cls(dict(data.get("types", {})), default, parallel)
 
     @classmethod
     def load(cls, path: Path = DURATIONS_PATH) -> DurationTable:
@@ -169,13 +183,42 @@ class Graph:
         return found
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How many operations run at once: ``parallel`` in the whole engine (``pulumi up
+    --parallel``), ``node_pool_operations`` on node pools of the cluster (GKE); None: no limit."""
+
+    parallel: int | None
+    node_pool_operations: int | None
+
+    def describe(self) -> str:
+        engine = "unbounded" if self.parallel is None else str(self.parallel)
+        gke = self.node_pool_operations
+        return (
+            f"pulumi up --parallel {engine}; GKE node pool operations at once per cluster: "
+            f"{'unbounded' if gke is None else gke}"
+        )
+
+
+UNBOUNDED = Limits(None, None)
+
+
 @dataclass
 class Schedule:
-    """Start and finish of every resource for one estimate (low, typical or high durations)."""
+    """Start and finish of every resource for one estimate (low, typical or high durations),
+    as the engine runs them within ``limits``.
+
+    An event simulation: a resource is ready once what it waits for is done; a resource that
+    takes time then waits for one of the engine's ``parallel`` slots (first ready, first
+    served; ties in plan order), and a node pool, holding its slot, also for one of GKE's
+    ``node_pool_operations`` (the provider retries FAILED_PRECONDITION meanwhile). A start
+    delayed by a slot names the resource whose completion freed it (``QUEUE``), so the chain
+    shows the queue."""
 
     graph: Graph
     durations: dict[str, Duration]
     estimate: str
+    limits: Limits = UNBOUNDED
     start: dict[str, float] = field(default_factory=dict)
     finish: dict[str, float] = field(default_factory=dict)
     done: dict[str, float] = field(default_factory=dict)
@@ -183,40 +226,136 @@ class Schedule:
     done_cause: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._visiting: set[tuple[str, str]] = set()
-        for urn in self.graph.order:
-            self._done(urn)
+        graph = self.graph
+        self._index = {urn: i for i, urn in enumerate(graph.order)}
+        self._waiting = {urn: len(graph.waits[urn]) for urn in graph.order}
+        self._children_left = {
+            urn: len(graph.children[urn]) for urn in graph.order if not graph.resources[urn].custom
+        }
+        self._on_finish: dict[str, list[str]] = {urn: [] for urn in graph.order}
+        self._on_done: dict[str, list[str]] = {urn: [] for urn in graph.order}
+        for urn in graph.order:
+            for dep, kind in graph.waits[urn]:
+                (self._on_finish if kind == PARENT else self._on_done)[dep].append(urn)
+        self._ready: dict[str, float] = {}
+        self._queue: list[tuple[float, int, str]] = []  # ready for an engine slot
+        self._gke_queue: deque[str] = deque()  # holding an engine slot, waiting for GKE
+        self._running: list[tuple[float, int, str]] = []
+        self._engine_free = self.limits.parallel
+        self._gke_free = self.limits.node_pool_operations
+        self._simulate()
 
-    def _finish(self, urn: str) -> float:
-        if urn not in self.finish:
-            self._enter("finish", urn)
-            best, cause = 0.0, None
-            for dep, kind in self.graph.waits[urn]:
-                t = self._finish(dep) if kind == PARENT else self._done(dep)
-                if t > best:
-                    best, cause = t, (dep, kind)
-            self.start[urn], self.start_cause[urn] = best, cause
-            self.finish[urn] = best + self.durations[urn].at(self.estimate)
-            self._visiting.discard(("finish", urn))
-        return self.finish[urn]
+    def _takes(self, urn: str) -> float:
+        return self.durations[urn].at(self.estimate)
 
-    def _done(self, urn: str) -> float:
-        if urn not in self.done:
-            self._enter("done", urn)
-            best, cause = self._finish(urn), None
-            if not self.graph.resources[urn].custom:
-                for child in self.graph.children[urn]:
-                    t = self._done(child)
-                    if t > best:
-                        best, cause = t, child
-            self.done[urn], self.done_cause[urn] = best, cause
-            self._visiting.discard(("done", urn))
-        return self.done[urn]
+    def _simulate(self) -> None:
+        self._settle([u for u in self.graph.order if not self._waiting[u]], 0.0, None)
+        while self._running:
+            end, _, urn = heapq.heappop(self._running)
+            self._release(urn)
+            self._finished(urn, end)
+            self._settle([], end, urn)
+        if len(self.done) < len(self.graph.order):
+            stuck = next(u for u in self.graph.order if u not in self.done)
+            raise ValueError(f"dependency cycle through {stuck}")
 
-    def _enter(self, what: str, urn: str) -> None:
-        if (what, urn) in self._visiting:
-            raise ValueError(f"dependency cycle through {urn}")
-        self._visiting.add((what, urn))
+    def _settle(self, ready: list[str], now: float, freed_by: str | None) -> None:
+        for urn in ready:
+            self._became_ready(urn, now)
+        self._dispatch(now, freed_by)
+
+    def _became_ready(self, urn: str, now: float) -> None:
+        self._ready[urn] = now
+        best, cause = 0.0, None
+        for dep, kind in self.graph.waits[urn]:
+            t = self.finish[dep] if kind == PARENT else self.done[dep]
+            if t > best:
+                best, cause = t, (dep, kind)
+        self.start_cause[urn] = cause
+        if self._takes(urn) > 0 and self._engine_free is not None:
+            heapq.heappush(self._queue, (now, self._index[urn], urn))
+        elif self._takes(urn) > 0 and self._is_queued_at_gke(urn):
+            self._gke_queue.append(urn)
+        else:
+            self._begin(urn, now, None)
+
+    def _is_queued_at_gke(self, urn: str) -> bool:
+        return self._gke_free is not None and self.graph.resources[urn].type == NODE_POOL
+
+    def _dispatch(self, now: float, freed_by: str | None) -> None:
+        while self._gke_queue and self._gke_free:
+            self._begin(self._gke_queue.popleft(), now, freed_by)
+        while self._queue and self._engine_free:
+            _, _, urn = heapq.heappop(self._queue)
+            self._engine_free -= 1
+            if not self._is_queued_at_gke(urn) or self._gke_free:
+                self._begin(urn, now, freed_by)
+            else:
+                self._gke_queue.append(urn)
+
+    def _begin(self, urn: str, now: float, freed_by: str | None) -> None:
+        if self._is_queued_at_gke(urn):
+            self._gke_free -= 1
+        if now > self._ready[urn] and freed_by is not None:
+            self.start_cause[urn] = (freed_by, QUEUE)
+        self.start[urn] = now
+        takes = self._takes(urn)
+        if takes > 0:
+            heapq.heappush(self._running, (now + takes, self._index[urn], urn))
+        else:
+            self._finished(urn, now)
+
+    def _release(self, urn: str) -> None:
+        if self._is_queued_at_gke(urn):
+            self._gke_free += 1
+        if self._engine_free is not None:
+            self._engine_free += 1
+
+    def _finished(self, urn: str, now: float) -> None:
+        """``urn`` finished at ``now``: resolve what waited for it."""
+        pending = [("finish", urn)]
+        while pending:
+            what, current = pending.pop()
+            if what == "finish":
+                self.finish[current] = now
+                for waiter in self._on_finish[current]:
+                    pending += self._one_less(waiter, now)
+                if self.graph.resources[current].custom:
+                    pending.append(("done", current))
+                else:
+                    pending += self._child_done(current, current, now)
+            else:
+                self.done[current] = now
+                self.done_cause[current] = self._last_child(current)
+                for waiter in self._on_done[current]:
+                    pending += self._one_less(waiter, now)
+                parent = self.graph.resources[current].parent
+                if parent in self._children_left and current in self.graph.children[parent]:
+                    pending += self._child_done(parent, current, now)
+
+    def _one_less(self, urn: str, now: float) -> list[tuple[str, str]]:
+        self._waiting[urn] -= 1
+        if self._waiting[urn] == 0:
+            self._became_ready(urn, now)
+        return []
+
+    def _child_done(self, component: str, by: str, now: float) -> list[tuple[str, str]]:
+        """One more of ``component``'s prerequisites of being done (its own finish, or a
+        child's done, ``by``); done with the last one."""
+        self._children_left[component] -= 1
+        if self._children_left[component] == -1:  # its children and its own finish
+            return [("done", component)]
+        return []
+
+    def _last_child(self, urn: str) -> str | None:
+        """The child a component's done waited for last (the first of equals), if any."""
+        if self.graph.resources[urn].custom:
+            return None
+        best, cause = self.finish[urn], None
+        for child in self.graph.children[urn]:
+            if self.done[child] > best:
+                best, cause = self.done[child], child
+        return cause
 
     @property
     def makespan(self) -> float:
@@ -265,20 +404,35 @@ class CriticalPath:
     sequential: dict[str, float]  # the same resources one after another, seconds
     milestones: dict[str, float]  # typical finish of each stage, seconds
     violations: list[str]
+    # The parallelism assumed (None: unbounded), and the totals without any limit.
+    limits: dict[str, int | None] = field(default_factory=dict)
+    unbounded: dict[str, float] = field(default_factory=dict)
+    # The `pulumi up --parallel` the deploy workflow passes (``deploy_parallel``).
+    deploy_parallel: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def default_limits(table: DurationTable, parallel: int | None = None) -> Limits:
+    """``parallel`` (default: the table's, Pulumi's default on its runner) and GKE's node pool
+    operations per cluster (``components.gke.operations``)."""
+    return Limits(parallel or table.default_parallel, NODE_POOL_OPERATIONS)
+
+
 def critical_path(
     resources: Iterable[PlannedResource | Mapping[str, Any]],
     table: DurationTable | None = None,
+    limits: Limits | None = None,
 ) -> CriticalPath:
-    """The longest chain (typical durations), the modeled totals and the structure check."""
+    """The longest chain (typical durations), the modeled totals within ``limits`` (default:
+    ``default_limits``), the totals without them, and the structure check."""
     graph = Graph(resources)
     table = table or default_table()
+    limits = limits or default_limits(table)
     durations = {urn: table.duration(r) for urn, r in graph.resources.items()}
-    schedules = {e: Schedule(graph, durations, e) for e in ESTIMATES}
+    schedules = {e: Schedule(graph, durations, e, limits) for e in ESTIMATES}
+    unbounded = {e: Schedule(graph, durations, e).makespan for e in ESTIMATES}
     typical = schedules["typical"]
     chain = [
         Step(
@@ -300,7 +454,18 @@ def critical_path(
         sequential={e: sum(d.at(e) for d in durations.values()) for e in ESTIMATES},
         milestones=_milestones(graph, typical),
         violations=structure_violations(graph),
+        limits={"parallel": limits.parallel, "nodePoolOperations": limits.node_pool_operations},
+        unbounded=unbounded,
+        deploy_parallel=deploy_parallel(graph, table),
     )
+
+
+def deploy_parallel(graph: Graph, table: DurationTable) -> int:
+    """`pulumi up --parallel` for the deploy workflow: every node pool and every install in
+    flight at once (GKE then queues the pools; their timeouts allow for it), never below
+    Pulumi's own default."""
+    slow = sum(1 for r in graph.resources.values() if r.type in (NODE_POOL, CONFIG_FILE))
+    return max(slow, table.default_parallel or 1)
 
 
 def _milestones(graph: Graph, schedule: Schedule) -> dict[str, float]:
@@ -385,10 +550,17 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
             f"slices become ready (the last at {minutes(stages['tpu node pools'])})."
         )
     p, s = path.parallel, path.sequential
+    prose.append(f"Assumed: {_describe_limits(path.limits)}.")
     prose.append(
-        f"Parallel total (as the engine runs it): {minutes(p['typical'])} "
+        f"Parallel total (as the engine runs it, within those limits): {minutes(p['typical'])} "
         f"(low {minutes(p['low'])}, high {minutes(p['high'])})."
     )
+    if path.unbounded and path.unbounded != p:
+        u = path.unbounded
+        prose.append(
+            f"Without any limit (the graph's longest chain): {minutes(u['typical'])} "
+            f"(low {minutes(u['low'])}, high {minutes(u['high'])})."
+        )
     prose.append(
         f"Sequential total (one resource at a time): {minutes(s['typical'])} "
         f"(low {minutes(s['low'])}, high {minutes(s['high'])})."
@@ -407,6 +579,17 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
     return "\n".join(lines)
 
 
+def _describe_limits(limits: dict[str, int | None]) -> str:
+    parallel, gke = limits.get("parallel"), limits.get("nodePoolOperations")
+    engine = (
+        "no limit on the engine's operations"
+        if parallel is None
+        else f"`pulumi up --parallel {parallel}` (at most {parallel} operations at once)"
+    )
+    pools = "no limit" if gke is None else f"{gke} at once (estimate), the rest queued"
+    return f"{engine}; GKE node pool operations per cluster: {pools}"
+
+
 def render_json(path: CriticalPath, stack: str = "") -> str:
     """The critical path as one JSON document (``plan --critical-path --json``)."""
-    return json.dumps({"stack": stack, **path.to_dict()}, indent=2, allow_nan=False) + "\n"
+    return json_text.dumps({"stack": stack, **path.to_dict()}) + "\n"

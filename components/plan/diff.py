@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from components.plan.cost import plan_cost
-from components.plan.critical_path import CriticalPath, critical_path
+from components.plan.critical_path import UNBOUNDED, CriticalPath, critical_path
 from components.plan.diff_model import ABSENT, KIND_ORDER, PropertyChange, ResourceChange, StackDiff
 from components.plan.diff_rules import (
     FORCE_NEW,
@@ -287,10 +287,12 @@ def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
 
 def _critical_path(document: dict[str, Any] | None) -> CriticalPath | None:
     """The modeled critical path of a plan document; None when there is none to draw (no plan,
-    or a hand-made document the model cannot schedule)."""
+    or a hand-made document the model cannot schedule). The graph's own chain, without the
+    engine's and GKE's limits: a diff compares the shapes of two graphs (``plan
+    --critical-path`` models the queue)."""
     if document is None:
         return None
     try:
-        return critical_path(document.get("resources") or [])
+        return critical_path(document.get("resources") or [], limits=UNBOUNDED)
     except (KeyError, TypeError, ValueError):
         return None

@@ -88,6 +88,7 @@ def _record(urn: str, request, read: bool = False) -> PlannedResource:
             "replaceOnChanges": sorted(request.replaceOnChanges),
             "ignoreChanges": sorted(request.ignoreChanges),
             "aliases": _aliases(request),
+            "customTimeouts": _timeouts(request),
         }
         inputs = request.object
     return PlannedResource(
@@ -101,6 +102,14 @@ def _record(urn: str, request, read: bool = False) -> PlannedResource:
         dependencies=sorted(set(request.dependencies)),
         options={k: v for k, v in options.items() if v},
     )
+
+
+def _timeouts(request) -> dict[str, str]:
+    """The create / update / delete timeouts the resource asked for (``custom_timeouts``)."""
+    if not request.HasField("customTimeouts"):
+        return {}
+    timeouts = request.customTimeouts
+    return {k: v for k in ("create", "update", "delete") if (v := getattr(timeouts, k))}
 
 
 def _aliases(request) -> list[dict[str, str]]:

@@ -3,7 +3,6 @@ cost estimate, Kubernetes manifests."""
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from components.plan import json_text
 from components.plan.cost import pool_chips, unpriced_chips
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
 from components.plan.text_view import WIDTH, render_outputs, render_stages, render_totals
@@ -146,7 +146,7 @@ def render_text(plan: Plan, verbose: bool = False) -> str:
 def render_json(plan: Plan) -> str:
     """The plan document; ValueError if it holds a number JSON has no form for (infinite or
     NaN): never the ``Infinity`` Python's json would otherwise write."""
-    return json.dumps(plan.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
+    return json_text.dumps(plan.to_dict()) + "\n"  # json.dumps(indent=2)'s bytes, faster
 
 
 def manifest(resource: PlannedResource) -> dict[str, Any]:

@@ -68,6 +68,8 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         environment=config.environment,
         team=config.team,
         protect=config.protects_state,
+        # the system pool, the CPU pool, one per TPU slice
+        node_pools=2 + sum(pool.slices for pool in config.tpu_pools),
     )
 
 

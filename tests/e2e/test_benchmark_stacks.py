@@ -171,20 +171,73 @@ def test_marginal_growth_is_one_when_linear_above_the_fixed_part(bench):
     assert bench.marginal_growth(resources, quadratic) == pytest.approx((412 + 31) / (124 + 31))
 
 
-def test_a_missed_target_is_reported(bench):
+# Sizes of the generated stacks (resources at 1, 16, 64, 256, 1,024 and 2,048 slices, roughly)
+# and made-up CPU medians: 0.3 s fixed and 5 ms per resource, with or without a quadratic term.
+RESOURCES = [51, 100, 205, 412, 1590, 3170]
+LINEAR = [0.3 + 0.005 * r for r in RESOURCES]
+QUADRATIC = [0.3 + 0.005 * r + 1e-6 * r * r for r in RESOURCES]
+
+
+def test_quadratic_fit_recovers_known_coefficients(bench):
+    assert bench.quadratic_fit([1, 2, 3, 4], [6, 17, 34, 57]) == pytest.approx((1.0, 2.0, 3.0))
+
+
+def test_growth_of_a_linear_program(bench):
+    figures = bench.growth(RESOURCES, LINEAR)
+    assert figures["quadratic_share"] == pytest.approx(0.0, abs=1e-9)
+    assert figures["band_growth"] == pytest.approx(1.0)
+    assert figures["band_marginals_ms"] == [5.0, 5.0, 5.0, 5.0, 5.0]
+
+
+def test_growth_of_an_injected_quadratic(bench):
+    # c r^2 / (b r + c r^2) at 3,170 resources: 10.049 / 25.899; the last band costs
+    # 5 + 4.76 ms per resource against 5 + 0.305 in the first band above the smallest.
+    figures = bench.growth(RESOURCES, QUADRATIC)
+    assert figures["quadratic_share"] == pytest.approx(0.388, abs=1e-3)
+    assert figures["band_growth"] == pytest.approx(9.76 / 5.305, abs=1e-3)
+
+
+def _slope_result(bench, medians, baseline_slope=5.0):
+    growth = bench.growth(RESOURCES, medians)
+    return {
+        "slope": {
+            "slope_ratio": 1.0,
+            "fit": {"project": {**growth, "slope_ms_per_resource": baseline_slope}},
+        }
+    }
+
+
+def test_the_growth_check_fails_on_a_quadratic_and_passes_on_linear_data(bench):
+    def verdicts(medians):
+        return {c["target"]: c["ok"] for c in bench.check_targets(_slope_result(bench, medians))}
+
+    growth_targets = [
+        "project growth: quadratic term's share of the largest size's variable CPU",
+        "project growth: marginal CPU per resource, last size band / first",
+    ]
+    assert [verdicts(LINEAR)[t] for t in growth_targets] == [True, True]
+    assert [verdicts(QUADRATIC)[t] for t in growth_targets] == [False, False]
+
+
+def test_a_missed_target_is_reported_with_its_spread(bench):
+    def ratio(median, q1, q3):
+        return {"median": median, "min": q1 - 0.1, "max": q3 + 0.1, "q1": q1, "q3": q3}
+
     result = {
-        "slope": {"slope_ratio": 2.0, "fit": {"project": {"marginal_growth": 1.0}}},
         "process": [
-            {"stack": "dev", "cpu_s_ratio": {"median": 0.9}, "wall_s_ratio": {"median": 1.1}}
+            {"stack": "bench-1024", "slices": 1024, "cpu_s_ratio": ratio(1.1, 1.05, 1.15)},
+            {"stack": "bench-2048", "slices": 2048, "cpu_s_ratio": ratio(1.45, 1.4, 1.5)},
+            # example stacks are reported, not checked
+            {"stack": "dev", "cpu_s_ratio": ratio(2.0, 1.9, 2.1)},
         ],
     }
-    checks = {c["target"]: c["ok"] for c in bench.check_targets(result)}
-    assert checks == {
-        "per-resource slope, project / baseline (CPU)": False,
-        "project marginal CPU per resource, largest / second-largest size": True,
-        "dev whole process, project / baseline (CPU)": True,
-        "dev whole process, project / baseline (wall)": False,
-    }
+    checks = bench.check_targets(result)
+    assert [(c["target"], c["ok"], c["margin_wider_than_noise"]) for c in checks] == [
+        ("bench-1024 whole process, project / floor (CPU, equal exit)", True, True),
+        ("bench-2048 whole process, project / floor (CPU, equal exit)", False, False),
+    ]
+    assert checks[0]["spread"] == pytest.approx([0.95, 1.05, 1.15, 1.25])
+    assert "MISS bench-2048" in bench.report({"targets": checks})
 
 
 def test_a_team_stacks_baseline_registers_its_owners_resources_first(
