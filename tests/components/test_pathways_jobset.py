@@ -170,3 +170,8 @@ def test_the_research_jobset_stack_wires_queue_placement_and_identity(example_pl
     )
     for jobset in jobsets.values():
         assert install.urn in jobset.dependencies
+
+
+def test_the_contract_tells_team_stacks_no_controller_is_installed(example_plan):
+    contract = example_plan("research-jobset").outputs["shared_cluster"]
+    assert contract["versions"] == {"jobset": "v0.10.1", "kueue": "v0.17.1"}
