@@ -1,7 +1,8 @@
 """The plan-time preflight: would every PathwaysJob of the stack actually run?
 
 Each workload and shared service is expanded into the pods the PathwaysJob controller v0.1.4
-would create (``controller_model``) and scheduled against node pools (``scheduler_model``):
+would create (``controller_model``), or on the JobSet backend read back from the JobSet the
+program registers (``jobset_pods``: one model of the pods, two renderers), and scheduled against node pools (``scheduler_model``):
 every pod must fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per
 slice), a job's slices need as many node pools, pools must not be oversubscribed without Kueue
 (which admits a job all-or-nothing), no job may be able to land on the node pool a colocated

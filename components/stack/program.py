@@ -4,13 +4,15 @@
 shows is what the engine would be asked to create.
 
 Before anything is registered, the preflight expands every PathwaysJob into the pods the
-controller would create and schedules them against the node pools (the stack's own or, for a team
+controller would create (or reads a jobset-backend job's pods from its JobSet) and schedules
+them against the node pools (the stack's own or, for a team
 stack, its owner's; ``preflight``).
 
 Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
 (their controllers run there), not for TPU pools, which are created in parallel. The
 PathwaysJob controller and Kueue wait for JobSet (its webhooks fail closed until it is ready);
-workloads wait for the controller, Kueue's queues, the scratch bucket with its grants and the
+the controller is installed only when a job uses the PathwaysJob backend (or the stack's
+default does); workloads wait for the controller (JobSets: for JobSet), Kueue's queues, the scratch bucket with its grants and the
 data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference

@@ -382,8 +382,8 @@ class SharedServiceConfig(PathwaysDeployment):
 
 
 class WaitForRunningConfig(ConfigModel):
-    """Make `pulumi up` wait until PathwaysJobs really run (their Running condition), and fail
-    with the job's status when they do not in time."""
+    """Make `pulumi up` wait until jobs really run (a PathwaysJob's Running condition, a
+    JobSet's StartupPolicyCompleted), and fail with the job's status when they do not in time."""
 
     jobs: StrictBool = False
     """Also wait for workloads (shared services always wait)."""
