@@ -2,14 +2,14 @@
 
 Each workload and shared service is expanded into the pods the PathwaysJob controller v0.1.4
 would create (``controller_model``), or on the JobSet backend read back from the JobSet the
-program registers (``jobset_pods``: one model of the pods, two renderers), and scheduled against node pools (``scheduler_model``):
-every pod must fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per
-slice), a job's slices need as many node pools, pools must not be oversubscribed without Kueue
-(which admits a job all-or-nothing), no job may be able to land on the node pool a colocated
-(inference) job needs to itself, and the identity the pods act as must be able to use every
-``gs://`` path the job names: write its ``pathwaysDir``, read the others
-(``components.pathways.preflight`` checks one job). Everything found is
-reported at once, before any resource is registered.
+program registers (``jobset_pods``: one model of the pods, two renderers), and scheduled against
+node pools (``scheduler_model``): every pod must fit some node (labels, taints, allocatable
+CPU/memory/TPU chips, hosts per slice), a job's slices need as many node pools, pools must not
+be oversubscribed without Kueue (which admits a job all-or-nothing), no job may be able to land
+on the node pool a colocated (inference) job needs to itself, and the identity the pods act as
+must be able to use every ``gs://`` path the job names: write its ``pathwaysDir``, read the
+others (``components.pathways.preflight`` checks one job). Everything found is reported at once,
+before any resource is registered.
 
 The node pools are an explicit input: ``planned_pools`` builds the ones this stack creates; a
 team stack can pass the owner stack's instead.

@@ -9,11 +9,11 @@ them against the node pools (the stack's own or, for a team
 stack, its owner's; ``preflight``).
 
 Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
-(their controllers run there), not for TPU pools, which are created in parallel. The
-PathwaysJob controller and Kueue wait for JobSet (its webhooks fail closed until it is ready);
-the controller is installed only when a job uses the PathwaysJob backend (or the stack's
-default does); workloads wait for the controller (JobSets: for JobSet), Kueue's queues, the scratch bucket with its grants and the
-data bucket grants.
+(their controllers run there), not for TPU pools, which are created in parallel. The PathwaysJob
+controller and Kueue wait for JobSet (its webhooks fail closed until it is ready); the
+controller is installed only when a job uses the PathwaysJob backend (or the stack's default
+does); workloads wait for the controller (JobSets: for JobSet), Kueue's queues, the scratch
+bucket with its grants and the data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
 before anything else registers (``read_owner_contract``; see ``config/shared_cluster.py``)
