@@ -5,8 +5,8 @@ shows is what the engine would be asked to create.
 
 Before anything is registered, the preflight expands every PathwaysJob into the pods the
 controller would create (or reads a jobset-backend job's pods from its JobSet) and schedules
-them against the node pools (the stack's own or, for a team
-stack, its owner's; ``preflight``).
+them against the node pools (the stack's own or, for a team stack, its owner's;
+``preflight``).
 
 Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
 (their controllers run there), not for TPU pools, which are created in parallel. The PathwaysJob

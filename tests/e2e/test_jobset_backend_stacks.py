@@ -15,6 +15,7 @@ from conftest import crd_schema_errors
 
 from components.config.loader import available_stacks
 from components.errors import ConfigError
+from components.plan.diff import diff_plans
 from components.plan.engine import plan_file
 from components.plan.render import manifest
 from tests.helpers import STACKS_DIR, stack_file_values
@@ -81,3 +82,14 @@ def test_every_other_stack_plans_as_jobsets(switched, jobset_errors, stack):
         assert jobset_errors(manifest(jobset)) == [], jobset.name
         assert jobset.options.get("replaceOnChanges") == ["spec"]
         assert jobset.options.get("deleteBeforeReplace") is True
+
+
+def test_switching_a_stack_shows_each_job_removed_and_added(switched, example_plan):
+    """plan --diff keys resources by URN, and the URN carries the type: the PathwaysJob goes and
+    the JobSet of the same logical name comes; the controller install goes with them."""
+    diff = diff_plans(example_plan("dev"), plan_file("dev", switched))
+    kinds = {(c.kind, c.type, c.urn.rpartition("::")[2]) for c in diff.resources}
+    for name in ("pathways-dev-pathways-hello-train", "pathways-dev-pathways-notebook"):
+        assert ("remove", PATHWAYS_JOB, name) in kinds
+        assert ("add", JOBSET, name) in kinds
+    assert ("remove", "kubernetes:yaml/v2:ConfigFile", "pathways-dev-pathways-job") in kinds
