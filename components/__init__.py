@@ -59,6 +59,11 @@ _EXPORTS: dict[str, str] = {
     # Pathways workloads.
     "PathwaysJob": "components.workloads.job",
     "PathwaysJobArgs": "components.workloads.job",
+    # The JobSet backend: the same spec as one JobSet, as XPK 1.16 renders it (no controller).
+    "PathwaysJobSet": "components.workloads.jobset",
+    "PathwaysJobSetArgs": "components.workloads.jobset",
+    "wait_for_started": "components.workloads.jobset",
+    "ColocatedModeUnsupported": "components.pathways.jobset",
     "SharedPathwaysService": "components.workloads.shared_service",
     "SharedPathwaysServiceArgs": "components.workloads.shared_service",
     "PathwaysJobSpec": "components.pathways.spec",
@@ -82,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "Environment": "components.vocabulary",
     "ReleaseChannel": "components.vocabulary",
     "Priority": "components.vocabulary",
+    "WorkloadBackend": "components.vocabulary",
     "ConfigError": "components.errors",
 }
 
@@ -92,6 +98,7 @@ __all__ = [
     "CapacityType",
     "ClusterNetwork",
     "ClusterNetworkArgs",
+    "ColocatedModeUnsupported",
     "ComponentType",
     "ConfigError",
     "Controller",
@@ -120,6 +127,8 @@ __all__ = [
     "NodeServiceAccountArgs",
     "PathwaysJob",
     "PathwaysJobArgs",
+    "PathwaysJobSet",
+    "PathwaysJobSetArgs",
     "PathwaysJobSpec",
     "PathwaysPortsFirewall",
     "PathwaysPortsFirewallArgs",
@@ -144,11 +153,13 @@ __all__ = [
     "Worker",
     "WorkerType",
     "WorkloadAccount",
+    "WorkloadBackend",
     "jobset_memory_mib",
     "machine_type",
     "resolve_accelerator",
     "tpu_flavors",
     "wait_for_running",
+    "wait_for_started",
 ]
 
 
@@ -204,6 +215,7 @@ if TYPE_CHECKING:
     from components.gke.node_config import PoolTarget
     from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
     from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
+    from components.pathways.jobset import ColocatedModeUnsupported
     from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, Taint
     from components.pathways.spec import (
         ComponentType,
@@ -218,8 +230,15 @@ if TYPE_CHECKING:
     )
     from components.tpu.catalog import TpuShape, resolve_accelerator
     from components.tpu.machines import machine_type
-    from components.vocabulary import CapacityType, Environment, Priority, ReleaseChannel
+    from components.vocabulary import (
+        CapacityType,
+        Environment,
+        Priority,
+        ReleaseChannel,
+        WorkloadBackend,
+    )
     from components.workloads.job import PathwaysJob, PathwaysJobArgs
+    from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait_for_started
     from components.workloads.shared_service import (
         SharedPathwaysService,
         SharedPathwaysServiceArgs,

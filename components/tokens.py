@@ -55,4 +55,8 @@ KUBERNETES_YAML_PREFIX = "kubernetes:yaml"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+# A Pathways workload on the JobSet backend (components/workloads/jobset.py).
+JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
+# What a Pathways workload is created as, on either backend.
+WORKLOAD_TYPES = (PATHWAYS_JOB, JOBSET)
 KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds

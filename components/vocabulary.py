@@ -40,6 +40,14 @@ class Priority(StrEnum):
     VERY_HIGH = "very-high"
 
 
+class WorkloadBackend(StrEnum):
+    """What a Pathways workload is created as: a PathwaysJob the controller expands into a
+    JobSet, or that JobSet itself (rendered the way XPK 1.16 does; no controller needed)."""
+
+    PATHWAYS_JOB = "pathwaysjob"
+    JOBSET = "jobset"
+
+
 class ExclusionScope(StrEnum):
     """What an exclusion holds back (GKE ``MaintenanceExclusionOptions.Scope``)."""
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from components.cli import main as cli
 
@@ -38,6 +41,21 @@ def assert_error_report(err: str) -> None:
         header = report.split("\n", 1)[0]
         if counted := _COUNTED.search(header):
             assert report.count("\n  - ") == int(counted[1]), err
+
+
+STACKS_DIR = Path(__file__).resolve().parents[1] / "stacks"
+
+
+def stack_file_values(stack: str) -> dict[str, Any]:
+    """The ``tpu-pathways:`` values of an example stack file, read as plain YAML."""
+    config = yaml.safe_load((STACKS_DIR / f"Pulumi.{stack}.yaml").read_text())["config"]
+    prefix = "tpu-pathways:"
+    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def uses_jobset_backend(stack: str) -> bool:
+    """Whether the example stack's file sets ``workloadBackend: jobset``."""
+    return stack_file_values(stack).get("workloadBackend") == "jobset"
 
 
 def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

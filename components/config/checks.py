@@ -23,7 +23,7 @@ from components.config.schema import (
 )
 from components.config.schema.contract import SharedCluster
 from components.config.shared_cluster import owner_problems
-from components.config.workload_specs import deployment_namespace
+from components.config.workload_specs import deployment_namespace, holds_client_port
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
 from components.pathways.scheduler_model import NodePoolModel
@@ -195,15 +195,14 @@ def _service_problems(config: StackConfig, service: SharedServiceConfig):
 def client_capacity_issues(config: StackConfig) -> list[ConfigIssue]:
     """No node for a single client makes the shared services unusable. Counted as the plan's
     summary counts it (``service_client.client_capacity``): the CPU pools a client's proxy fits,
-    less one node per head that is not colocated with its workers."""
+    less one node per head that holds the proxy's host port (``holds_client_port``)."""
     if not config.shared_services:
         return []
     cpu_pools = [config.cpu_pool, *([config.system_pool] if config.creates_cluster else [])]
     pools = [
         NodePoolModel(p.name, p.name, p.machine, {}, (), p.max_nodes, 0, None) for p in cpu_pools
     ]
-    heads = len(config.shared_services)
-    heads += sum(1 for w in config.workloads if w.mode is not WorkloadMode.INFERENCE)
+    heads = sum(1 for _, entry in config.deployments() if holds_client_port(config, entry))
     problem = capacity_problem(client_capacity(pools, heads), config.creates_cluster)
     return [ConfigIssue("cpuPool.maxNodes", problem)] if problem else []
 

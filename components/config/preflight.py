@@ -1,14 +1,15 @@
 """The plan-time preflight: would every PathwaysJob of the stack actually run?
 
 Each workload and shared service is expanded into the pods the PathwaysJob controller v0.1.4
-would create (``controller_model``) and scheduled against node pools (``scheduler_model``):
-every pod must fit some node (labels, taints, allocatable CPU/memory/TPU chips, hosts per
-slice), a job's slices need as many node pools, pools must not be oversubscribed without Kueue
-(which admits a job all-or-nothing), no job may be able to land on the node pool a colocated
-(inference) job needs to itself, and the identity the pods act as must be able to use every
-``gs://`` path the job names: write its ``pathwaysDir``, read the others
-(``components.pathways.preflight`` checks one job). Everything found is
-reported at once, before any resource is registered.
+would create (``controller_model``), or on the JobSet backend read back from the JobSet the
+program registers (``jobset_pods``: one model of the pods, two renderers), and scheduled against
+node pools (``scheduler_model``): every pod must fit some node (labels, taints, allocatable
+CPU/memory/TPU chips, hosts per slice), a job's slices need as many node pools, pools must not
+be oversubscribed without Kueue (which admits a job all-or-nothing), no job may be able to land
+on the node pool a colocated (inference) job needs to itself, and the identity the pods act as
+must be able to use every ``gs://`` path the job names: write its ``pathwaysDir``, read the
+others (``components.pathways.preflight`` checks one job). Everything found is reported at once,
+before any resource is registered.
 
 The node pools are an explicit input: ``planned_pools`` builds the ones this stack creates; a
 team stack can pass the owner stack's instead.
@@ -20,7 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
 from components.config.workload_specs import (
+    deployment_jobset,
     deployment_namespace,
+    holds_client_port,
     node_pool_pins,
     shared_service_address,
     shared_service_connect,
@@ -30,10 +33,9 @@ from components.config.workload_specs import (
 )
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
-from components.pathways.gcs_access import Access, BucketGrant
+from components.pathways.gcs_access import Access, BucketGrant, kubernetes_identity
 from components.pathways.preflight import (
     Deployment,
-    Placement,
     PreflightReport,
     StorageCheck,
     check_job,
@@ -43,7 +45,7 @@ from components.pathways.preflight import (
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, PoolIndex
 from components.pathways.service_client import client_capacity
 from components.tpu.machines import tpu_host
-from components.vocabulary import CapacityType, node_service_account_email
+from components.vocabulary import CapacityType, node_service_account_email, team_prefix
 
 
 def planned_pools(config: StackConfig) -> list[NodePoolModel]:
@@ -94,15 +96,24 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
 
 
 def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
-    """What this stack grants its node service account (the identity of host-network Pathways
-    pods): read-write on the scratch bucket, and each of ``dataBuckets``. Workload Identity
-    principals are left out: host-network pods never use them. A stack on a cluster it does not
-    create grants its nodes nothing."""
-    if not config.creates_cluster:
-        return ()
-    nodes = node_service_account_email(config.gcp.project, config.cluster.name)
-    grants = [BucketGrant(nodes, config.bucket_name, Access.READ_WRITE)]
-    grants += [BucketGrant(nodes, b.name, b.access) for b in config.data_buckets]
+    """What this stack grants: each team's Kubernetes service account read-write on its prefix
+    of the scratch bucket (Workload Identity: the identity of Pathways pods off the host
+    network), and its node service account (the identity of host-network Pathways pods)
+    read-write on the scratch bucket and each of ``dataBuckets``. A stack on a cluster it does
+    not create grants its nodes nothing."""
+    grants = [
+        BucketGrant(
+            kubernetes_identity(team.name, team.service_account),
+            config.bucket_name,
+            Access.READ_WRITE,
+            team_prefix(team.name),
+        )
+        for team in config.teams
+    ]
+    if config.creates_cluster:
+        nodes = node_service_account_email(config.gcp.project, config.cluster.name)
+        grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE))
+        grants += [BucketGrant(nodes, b.name, b.access) for b in config.data_buckets]
     return tuple(grants)
 
 
@@ -119,16 +130,21 @@ def stack_deployments(config: StackConfig) -> list[Deployment]:
 def _deployment(
     config: StackConfig, key: str, entry: PathwaysDeployment, pins: Mapping[str, str]
 ) -> Deployment:
+    """The deployment to check; a jobset-backend one with the JobSet it runs as, whose pods the
+    preflight then reads instead of the controller's expansion."""
+    jobset = deployment_jobset(config, entry, pins)
     if isinstance(entry, WorkloadConfig):
         spec = workload_spec(config, entry, pins)
         proxy = workload_endpoints(entry).proxy
         return Deployment(
-            key, "workload", entry.name, entry.team, entry.pool, spec, proxy, entry.image
+            key, "workload", entry.name, entry.team, entry.pool, spec, proxy, entry.image, jobset
         )
     spec = shared_service_spec(config, entry, pins)
     address = shared_service_address(entry)
     namespace = deployment_namespace(entry)
-    return Deployment(key, "sharedService", entry.name, namespace, entry.pool, spec, address)
+    return Deployment(
+        key, "sharedService", entry.name, namespace, entry.pool, spec, address, jobset=jobset
+    )
 
 
 def preflight(
@@ -147,19 +163,16 @@ def preflight(
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)
     if config.shared_services:
-        _service_clients(config, placements, pools, report)
+        _service_clients(config, pools, report)
     return report
 
 
 def _service_clients(
-    config: StackConfig,
-    placements: Sequence[Placement],
-    pools: Sequence[NodePoolModel],
-    report: PreflightReport,
+    config: StackConfig, pools: Sequence[NodePoolModel], report: PreflightReport
 ) -> None:
     """Each shared service's connect(...) call and client capacity, in the plan's summary (the
     config checks refused a stack with room for none: ``checks.client_capacity_issues``)."""
-    heads = sum(1 for placement in placements if not placement.job.head.colocated)
+    heads = sum(1 for _, entry in config.deployments() if holds_client_port(config, entry))
     capacity = client_capacity(pools, heads)
     for service in config.shared_services:
         key = f"{deployment_namespace(service)}/{service.name}"

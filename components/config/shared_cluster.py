@@ -107,7 +107,11 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         ),
         versions=SharedVersions(
             jobset=addons.jobset.version if addons.jobset.install else None,
-            pathways_job=addons.pathways_job.version if addons.pathways_job.install else None,
+            pathways_job=(
+                addons.pathways_job.version
+                if addons.pathways_job.install and config.needs_pathways_controller
+                else None
+            ),
             kueue=kueue_addon.version if config.kueue_enabled else None,
         ),
     )

@@ -28,7 +28,8 @@ from components.config.schema import (
     WorkloadConfig,
     WorkloadMode,
 )
-from components.labels import NODE_POOL_LABEL
+from components.labels import NODE_POOL_LABEL, standard_labels
+from components.pathways.jobset import render_jobset
 from components.pathways.scheduler_model import TPU_TAINT
 from components.pathways.service_client import (
     INSECURE_CREDENTIALS_ENV,
@@ -51,6 +52,7 @@ from components.pathways.spec import (
     resource_manager_address,
     wrapped_command,
 )
+from components.vocabulary import LOCAL_QUEUE, WorkloadBackend
 
 MAIN_CONTAINER = "main"
 SHARED_TMP = "shared-tmp"
@@ -367,3 +369,72 @@ def shared_service_connect(config: StackConfig, service: SharedServiceConfig) ->
         expected_tpu_instances={pool.shape.pathways_instance_type: service.slices},
         proxy_options=[INSECURE_PROXY_OPTION] if insecure_proxy(service) else [],
     )
+
+
+def team_service_account(config: StackConfig, entry: PathwaysDeployment) -> str:
+    """The Kubernetes service account of the entry's team (its Workload Identity)."""
+    return next(t.service_account for t in config.teams if t.name == entry.team)
+
+
+def workload_queue_name(config: StackConfig) -> str | None:
+    """The LocalQueue a workload's JobSet is admitted through (None without Kueue)."""
+    return LOCAL_QUEUE if config.queues_jobs else None
+
+
+def workload_jobset(config: StackConfig, workload: WorkloadConfig, pins: Mapping[str, str]) -> dict:
+    """The JobSet a jobset-backend workload runs as: the spec the PathwaysJob would carry,
+    rendered as XPK 1.16 does, queued on the team's LocalQueue, a headless head pinned to the
+    CPU pool, and off the host network as the team's service account when asked."""
+    return render_jobset(
+        workload.name,
+        workload.team,
+        workload_spec(config, workload, pins),
+        queue_name=workload_queue_name(config),
+        host_network=workload.host_network,
+        service_account=None if workload.host_network else team_service_account(config, workload),
+        head_node_selector=cpu_pool_selector(config),
+    )
+
+
+def cpu_pool_selector(config: StackConfig) -> dict[str, str]:
+    """Where a head without a user container runs (the controller's headless head has no
+    nodeSelector; the JobSet backend places it on the CPU pool, as XPK pins its head to it)."""
+    return {NODE_POOL_LABEL: config.cpu_pool.name}
+
+
+def service_jobset(
+    config: StackConfig, service: SharedServiceConfig, pins: Mapping[str, str]
+) -> dict:
+    """The JobSet a jobset-backend shared service runs as: its head runs the resource manager
+    only, as pathwaysutils 0.1.13's deployer runs it (experimental/gke/jobset.py,
+    ``shared_pathways_service=True``: "runs no proxy"): each client brings its own proxy."""
+    return render_jobset(
+        service.name,
+        SERVICE_NAMESPACE,
+        shared_service_spec(config, service, pins),
+        labels=standard_labels(service.team),
+        queue_name=service_queue_name(service) if config.queues_jobs else None,
+        head_node_selector=cpu_pool_selector(config),
+        head_proxy=False,
+    )
+
+
+def deployment_jobset(
+    config: StackConfig, entry: PathwaysDeployment, pins: Mapping[str, str]
+) -> dict | None:
+    """The JobSet of a jobset-backend workload or service; None for the PathwaysJob backend."""
+    if config.backend_of(entry) is not WorkloadBackend.JOBSET:
+        return None
+    if isinstance(entry, WorkloadConfig):
+        return workload_jobset(config, entry, pins)
+    return service_jobset(config, entry, pins)
+
+
+def holds_client_port(config: StackConfig, entry: PathwaysDeployment) -> bool:
+    """Whether the entry's head holds the proxy's host port on a CPU node, where a shared
+    service's client proxy (host port 29000 too) then cannot run: a head with a proxy on the
+    host network and not colocated with its workers. A jobset-backend service head runs no
+    proxy; a workload off the host network holds no host port."""
+    if isinstance(entry, SharedServiceConfig):
+        return config.backend_of(entry) is WorkloadBackend.PATHWAYS_JOB
+    return entry.mode is not WorkloadMode.INFERENCE and entry.host_network

@@ -1,14 +1,15 @@
 """The Cloud Storage paths a PathwaysJob names, and whether the identity its pods act as may use
 them.
 
-Every Pathways pod runs on the host network (controller v0.1.4), so for GCS it acts as the node
-pool's service account, whatever Kubernetes service account it names (README: "What runs as which
-identity"). A job names ``gs://`` paths in its ``pathwaysDir`` (the resource manager, proxy and
-workers keep scratch state there, so they write it), in its user containers' command, args and
-plain env values, and in its custom components' flags and plain env values. A path outside
-``pathwaysDir`` is only known to be read: a command line does not say whether the program writes
-there, so a job that writes checkpoints to a bucket needs that bucket granted read-write by
-its owner, and the preflight checks read.
+A Pathways pod on the host network (always, under the controller v0.1.4) acts for GCS as the
+node pool's service account, whatever Kubernetes service account it names; one off the host
+network (JobSet backend, ``hostNetwork: false``) acts as its Kubernetes service account through
+Workload Identity (README: "What runs as which identity"). A job names ``gs://`` paths in its
+``pathwaysDir`` (the resource manager, proxy and workers keep scratch state there, so they write
+it), in its user containers' command, args and plain env values, and in its custom components'
+flags and plain env values. A path outside ``pathwaysDir`` is only known to be read: a command
+line does not say whether the program writes there, so a job that writes checkpoints to a bucket
+needs that bucket granted read-write by its owner, and the preflight checks read.
 
 No Pulumi here: the preflight reads it, and so does the stack layer that knows the grants.
 """
@@ -51,11 +52,23 @@ PATHWAYS_DIR = "pathwaysDir"
 
 @dataclass(frozen=True)
 class BucketGrant:
-    """An identity's object access to one bucket (a bucket-scoped IAM binding)."""
+    """An identity's object access to one bucket (a bucket-scoped IAM binding), or to the
+    objects under ``prefix`` only (a binding with the prefix condition ``ScratchBucket`` gives
+    each team's service account)."""
 
     identity: str
     bucket: str
     access: Access
+    prefix: str = ""
+
+    def reaches(self, bucket: str, object_name: str) -> bool:
+        return self.bucket == bucket and object_name.startswith(self.prefix)
+
+
+def kubernetes_identity(namespace: str, service_account: str) -> str:
+    """How a pod off the host network is known to GCS: its Kubernetes service account, the
+    subject of its Workload Identity principal (``ns/<namespace>/sa/<account>``)."""
+    return f"ns/{namespace}/sa/{service_account}"
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,10 @@ class GcsUse:
     @property
     def bucket(self) -> str:
         return self.path.removeprefix("gs://").partition("/")[0]
+
+    @property
+    def object_name(self) -> str:
+        return self.path.removeprefix("gs://").partition("/")[2]
 
 
 def paths_in(text: str) -> list[str]:
@@ -107,24 +124,30 @@ def _read(text: str, where: str, needs: Access = Access.READ) -> Iterator[GcsUse
         yield GcsUse(path, where, needs)
 
 
-def access_of(grants: Iterable[BucketGrant], identity: str, bucket: str) -> Access | None:
-    """The widest access ``identity`` has to ``bucket`` through ``grants`` (None: none)."""
-    granted = {g.access for g in grants if g.identity == identity and g.bucket == bucket}
+def access_of(
+    grants: Iterable[BucketGrant], identity: str, bucket: str, object_name: str = ""
+) -> Access | None:
+    """The widest access ``identity`` has to ``object_name`` (a path or prefix) in ``bucket``
+    through ``grants`` (None: none)."""
+    granted = {
+        g.access for g in grants if g.identity == identity and g.reaches(bucket, object_name)
+    }
     if Access.READ_WRITE in granted:
         return Access.READ_WRITE
     return Access.READ if granted else None
 
 
 def reachable_buckets(grants: Iterable[BucketGrant], identities: Iterable[str]) -> dict[str, str]:
-    """The buckets every one of ``identities`` reaches, with the access all of them have."""
+    """The buckets (or prefixes of one: ``bucket/prefix/``) every one of ``identities``
+    reaches, with the access all of them have."""
     grants, identities = list(grants), sorted(set(identities))
-    buckets = sorted({g.bucket for g in grants})
+    places = sorted({(g.bucket, g.prefix) for g in grants if g.identity in identities})
     reachable = {}
-    for bucket in buckets:
-        levels = [access_of(grants, identity, bucket) for identity in identities]
+    for bucket, prefix in places:
+        levels = [access_of(grants, identity, bucket, prefix) for identity in identities]
         if identities and None not in levels:
             widest_for_all = Access.READ if Access.READ in levels else Access.READ_WRITE
-            reachable[bucket] = widest_for_all.value
+            reachable[f"{bucket}/{prefix}" if prefix else bucket] = widest_for_all.value
     return reachable
 
 
@@ -135,7 +158,7 @@ def denied(
     grants = list(grants)
     refused = []
     for identity in sorted(set(identities)):
-        have = access_of(grants, identity, use.bucket)
+        have = access_of(grants, identity, use.bucket, use.object_name)
         if have is None or not have.covers(use.needs):
             refused.append((identity, have))
     return refused

@@ -113,8 +113,20 @@ class RestartPolicy(StrEnum):
     ON_FAILURE = "OnFailure"
 
 
+# What `pulumi up` waits for: JobSet v0.10.1 sets StartupPolicyCompleted once every replicated
+# job is ready in startupPolicyOrder InOrder (kubernetes-sigs/jobset v0.10.1,
+# api/jobset/v1alpha2/jobset_types.go, JobSetStartupPolicyCompleted): the head, then the workers.
+STARTED_CONDITION = "StartupPolicyCompleted"
+
 # Components pull on every start: with an unpinned pathwaysVersion "latest" moves (both sources).
 PULL_ALWAYS = "Always"
+
+
+# Why the JobSet backend has no colocated mode (the stack config's message names it too).
+COLOCATED_UNSUPPORTED = (
+    "(the head colocated with the workers) cannot be rendered as a JobSet: XPK 1.16 dropped "
+    "colocated mode (xpk/core/pathways.py), its head always runs on the CPU pool"
+)
 
 
 class ColocatedModeUnsupported(ConfigError):
@@ -145,6 +157,7 @@ def render_jobset(
     host_network: bool = True,
     service_account: str | None = None,
     head_node_selector: Mapping[str, str] | None = None,
+    head_proxy: bool = True,
 ) -> dict[str, Any]:
     """The JobSet that runs ``spec``.
 
@@ -153,11 +166,13 @@ def render_jobset(
     so it runs as ``service_account`` (Workload Identity then applies; None keeps the
     template's account on the head and the namespace's ``default`` on the workers).
     ``head_node_selector`` places a head whose template names no nodes (a headless head).
-    Raises ``ColocatedModeUnsupported`` for the colocated mode.
+    ``head_proxy=False`` leaves the proxy out of a headless head: a shared service's head runs
+    the resource manager only, as pathwaysutils 0.1.13's deployer runs it (each client brings
+    its own proxy). Raises ``ColocatedModeUnsupported`` for the colocated mode.
     """
     if spec.controller.deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS:
         raise ColocatedModeUnsupported(name)
-    pods = _PodOptions(host_network, service_account, dict(head_node_selector or {}))
+    pods = _PodOptions(host_network, service_account, dict(head_node_selector or {}), head_proxy)
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     all_labels = {**(labels or {}), **({QUEUE_LABEL: queue_name} if queue_name else {})}
     if all_labels:
@@ -182,6 +197,7 @@ class _PodOptions:
     host_network: bool
     service_account: str | None
     head_selector: dict[str, str]
+    head_proxy: bool = True
 
     def apply(self, pod_spec: dict[str, Any]) -> None:
         """Host network (DNS through the cluster still) or the pod network with an identity."""
@@ -407,7 +423,8 @@ def _head_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
     template = spec.controller.template
     rm, prx = resource_manager(spec), proxy(spec, options.host_network)
     if template is None:
-        pod_template: dict[str, Any] = {"spec": {"containers": [rm, prx]}}
+        containers = [rm, prx] if options.head_proxy else [rm]
+        pod_template: dict[str, Any] = {"spec": {"containers": containers}}
     else:
         pod_template = copy.deepcopy(template)
         pod_spec = pod_template.setdefault("spec", {})

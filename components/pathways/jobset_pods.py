@@ -55,6 +55,11 @@ DIFFERENCES: Mapping[tuple[str, str], str] = {
         "render_jobset(head_node_selector=...) places a head whose template names no nodes; "
         "the controller leaves it unplaced"
     ),
+    ("head", "images"): (
+        "render_jobset(head_proxy=False): a shared service's head runs the resource manager "
+        "only, as pathwaysutils 0.1.13's deployer runs it; the controller always adds the proxy"
+    ),
+    ("head", "resources"): "render_jobset(head_proxy=False): no proxy, so no proxy's limits",
     ("head", "host_network"): "render_jobset(host_network=False); the controller cannot",
     ("worker", "host_network"): "render_jobset(host_network=False); the controller cannot",
     ("head", "service_account"): "host_network=False: the pods run as the given account",

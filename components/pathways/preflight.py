@@ -19,7 +19,7 @@ PathwaysJob's own (other tenants' pods can still take the nodes).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +34,10 @@ from components.pathways.gcs_access import (
     GcsUse,
     denied,
     gcs_uses,
+    kubernetes_identity,
     reachable_buckets,
 )
+from components.pathways.jobset_pods import expand_jobset
 from components.pathways.scheduler_model import (
     Fit,
     NodePoolModel,
@@ -77,7 +79,15 @@ class Deployment:
     spec: PathwaysJobSpec
     address: str
     image: str | None = None
+    # The JobSet it runs as (JobSet backend): its pods are read from it (``expand_jobset``)
+    # instead of the controller's expansion of ``spec``.
+    jobset: Mapping[str, Any] | None = None
     keys: SpecKeys = STACK_KEYS
+
+    def expand(self) -> ExpandedJob:
+        if self.jobset is not None:
+            return expand_jobset(self.jobset)
+        return expand(self.name, self.namespace, self.spec)
 
     @property
     def label(self) -> str:
@@ -121,12 +131,15 @@ def preflight_job(
     spec: PathwaysJobSpec,
     pools: Sequence[NodePoolModel],
     grants: Iterable[BucketGrant] | None = None,
+    jobset: Mapping[str, Any] | None = None,
 ) -> PreflightReport:
-    """The preflight of one PathwaysJob built through the Python API; its ``gs://`` paths are
-    checked when ``grants`` says what the pools' identities may do (None: not checked)."""
+    """The preflight of one PathwaysJob built through the Python API, or of the JobSet it is
+    rendered as (``jobset``: its pods are read from it); its ``gs://`` paths are checked when
+    ``grants`` says what the pools' identities may do (None: not checked)."""
     address = proxy_address(name, namespace)
+    kind = "PathwaysJob" if jobset is None else "PathwaysJobSet"
     deployment = Deployment(
-        "spec", "PathwaysJob", name, namespace, None, spec, address, keys=CRD_KEYS
+        "spec", kind, name, namespace, None, spec, address, jobset=jobset, keys=CRD_KEYS
     )
     report = PreflightReport()
     storage = None if grants is None else StorageCheck(tuple(grants), _grant_role)
@@ -147,11 +160,11 @@ def check_job(
     """Check one job; pass a ``PoolIndex`` built once when checking many against one set of
     pools (each job then costs what its own pods select, not a scan of every pool)."""
     index = pools if isinstance(pools, PoolIndex) else PoolIndex(pools)
-    job = expand(deployment.name, deployment.namespace, deployment.spec)
+    job = deployment.expand()
     head, workers = index.fit(job.head), index.fit(job.workers)
     problems = list(job_problems(job, deployment, index, head, workers))
     uses = gcs_uses(deployment.spec)
-    access, access_problems = storage_access(uses, head.identities | workers.identities, storage)
+    access, access_problems = storage_access(uses, job_identities(job, head, workers), storage)
     problems += [("", problem) for problem in access_problems]
     report.issues += [
         ConfigIssue(f"{deployment.key}{sub}", f"{deployment.label}: {p}") for sub, p in problems
@@ -291,12 +304,23 @@ class StorageCheck:
 UNKNOWN_IDENTITY = "unverified: the nodes belong to another stack, whose node identity is not known"
 
 
+def job_identities(job: ExpandedJob, head: Fit, workers: Fit) -> frozenset[str | None]:
+    """Who the job's pods are for GCS: host-network pods act as the service account of the
+    nodes they can land on (Workload Identity does not apply to them; None: not known here);
+    the others as their Kubernetes service account (Workload Identity)."""
+    identities: set[str | None] = set()
+    for pod, fit in ((job.head, head), (job.workers, workers)):
+        if pod.host_network:
+            identities |= fit.identities
+        else:
+            identities.add(kubernetes_identity(job.namespace, pod.service_account or "default"))
+    return frozenset(identities)
+
+
 def storage_access(
     uses: Sequence[GcsUse], identities: frozenset[str | None], storage: StorageCheck | None
 ) -> tuple[dict[str, Any], list[str]]:
-    """Each ``gs://`` path of the job against what its identity may do: host-network pods act as
-    the node's service account (Workload Identity does not apply to them); ``identities``: of
-    the nodes its pods can land on (None: not known here)."""
+    """Each ``gs://`` path of the job against what its identities may do (``job_identities``)."""
     if storage is None:
         verdict = "not checked (no bucket grants given)"
         return _access_summary(uses, verdict, {u: verdict for u in uses}, verdict), []
@@ -310,20 +334,47 @@ def storage_access(
         verdicts[use] = (
             f"denied to {', '.join(i for i, _ in refused)}"
             if refused
-            else f"granted to node service account {', '.join(known)}"
+            else f"granted to {', '.join(_identity_name(i) for i in known)}"
         )
         problems += [_denial(use, identity, have, storage) for identity, have in refused]
     buckets = reachable_buckets(storage.grants, known)
     return _access_summary(uses, buckets, verdicts, None), problems
 
 
+def _identity_name(identity: str) -> str:
+    if _is_kubernetes_identity(identity):
+        return f"Kubernetes service account {identity} (Workload Identity)"
+    return f"node service account {identity}"
+
+
+def _is_kubernetes_identity(identity: str) -> bool:
+    return identity.startswith("ns/")
+
+
 def _denial(use: GcsUse, identity: str, have: Access | None, storage: StorageCheck) -> str:
     held = f"only {have.value} access to" if have else "no object access to"
+    if _is_kubernetes_identity(identity):
+        # dataBuckets grant the node service account only (least privilege: README, "Workload
+        # backends"); a team's account holds its prefix of the scratch bucket and nothing else.
+        return (
+            f"{use.path} ({use.where}) needs {use.needs.value} access, but its pods run off the "
+            f"host network as Kubernetes service account {identity} (Workload Identity), which "
+            f"has {held} gs://{use.bucket}{_prefix_hint(use)}; keep the job on the host network "
+            "(remove hostNetwork: false) to use the node service account's dataBuckets grants, "
+            f"or grant that account's principal {ROLES[use.needs]} on gs://{use.bucket} where "
+            "the bucket is managed"
+        )
     return (
         f"{use.path} ({use.where}) needs {use.needs.value} access, but its pods run on the host "
         f"network, so they act as the node service account {identity} for GCS, which has {held} "
         f"gs://{use.bucket}; {storage.how_to_grant(use.bucket, use.needs)}"
     )
+
+
+def _prefix_hint(use: GcsUse) -> str:
+    if use.where == PATHWAYS_DIR:
+        return " (it holds its team's prefix of the scratch bucket only)"
+    return ""
 
 
 def _access_summary(

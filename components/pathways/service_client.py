@@ -79,9 +79,10 @@ def client_proxy_pod() -> PodModel:
 
 def client_capacity(pools: Sequence[NodePoolModel], heads: int) -> dict[str, int | str]:
     """How many clients can hold a proxy at once: one per node (host port 29000) of the pools a
-    client's proxy fits, at their maximum sizes, less one node per Pathways head that is not
-    colocated with its workers (``heads``): such a head runs on a CPU node and its proxy holds
-    the same host port, whether or not its clients use it."""
+    client's proxy fits, at their maximum sizes, less one node per Pathways head whose proxy
+    holds the same host port on a CPU node (``heads``), whether or not its clients use it: a
+    head on the host network and not colocated with its workers. A shared service's head on
+    the JobSet backend runs no proxy, as pathwaysutils' own deployer runs it."""
     client = client_proxy_pod()
     fitting = pools_that_fit(client, pools)
     nodes = sum(p.max_nodes for p in fitting)

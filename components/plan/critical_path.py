@@ -43,7 +43,7 @@ from components.gke.operations import NODE_POOL_OPERATIONS
 from components.plan import json_text
 from components.plan.model import PlannedResource
 from components.plan.views import NodePoolView, value_at
-from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, PATHWAYS_JOB
+from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, WORKLOAD_TYPES
 
 DURATIONS_PATH = Path(__file__).resolve().parent / "data" / "durations.yaml"
 
@@ -474,7 +474,7 @@ def _milestones(graph: Graph, schedule: Schedule) -> dict[str, float]:
         "cpu node pools": lambda r: r.type == NODE_POOL and not is_tpu_node_pool(r),
         "tpu node pools": is_tpu_node_pool,
         "installs": lambda r: r.type == CONFIG_FILE,
-        "workloads submitted": lambda r: r.type == PATHWAYS_JOB,
+        "workloads submitted": lambda r: r.type in WORKLOAD_TYPES,
     }
     found = {}
     for stage, member in stages.items():

@@ -24,9 +24,9 @@ from components.tokens import (
     CLUSTER,
     KUBERNETES_PREFIX,
     NODE_POOL,
-    PATHWAYS_JOB,
     PROJECT_PREFIX,
     PULUMI_PREFIX,
+    WORKLOAD_TYPES,
 )
 
 MAX_NODES = 8  # per group; the rest are counted in one node
@@ -73,7 +73,7 @@ def group_of(type_token: str) -> str | None:
         return None  # providers and our own component groupings
     if type_token == NODE_POOL:
         return "pools"
-    if type_token == PATHWAYS_JOB:
+    if type_token in WORKLOAD_TYPES:
         return "workloads"
     if type_token.startswith(KUBERNETES_PREFIX):
         return "installs"

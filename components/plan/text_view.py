@@ -23,6 +23,7 @@ from components.tokens import (
     BUCKET_IAM_MEMBER,
     CLUSTER,
     CONFIG_FILE,
+    JOBSET,
     KUBERNETES_PREFIX,
     KUBERNETES_YAML_PREFIX,
     NETWORK,
@@ -34,6 +35,7 @@ from components.tokens import (
     SERVICE_ACCOUNT,
     STACK_REFERENCE,
     SUBNETWORK,
+    WORKLOAD_TYPES,
 )
 
 WIDTH = 120
@@ -48,7 +50,7 @@ class Stage(Enum):
     INSTALLS = "Installs (JobSet, PathwaysJob, Kueue and their controller patches)"
     NAMESPACES = "Namespaces and queues"
     STORAGE = "Buckets and who may use them"
-    WORKLOADS = "Workloads (pods as the PathwaysJob controller v0.1.4 makes them)"
+    WORKLOADS = "Workloads (pods as the PathwaysJob controller v0.1.4 or the JobSet makes them)"
     OTHER = "Other resources"
 
 
@@ -61,7 +63,7 @@ def stage_of(resource: PlannedResource) -> Stage:
     kind = resource.type
     if kind in (NODE_POOL, RESOURCE_POLICY):
         return Stage.NODE_POOLS
-    if kind == PATHWAYS_JOB:
+    if kind in WORKLOAD_TYPES:
         return Stage.WORKLOADS
     if kind.startswith(KUBERNETES_YAML_PREFIX) or kind.endswith("Patch"):
         return Stage.INSTALLS
@@ -111,6 +113,7 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
     BUCKET_IAM_MEMBER: ("bucket", "role", "member"),
     CONFIG_FILE: ("file",),
     PATHWAYS_JOB: ("spec.workers", "spec.controller.deploymentMode"),
+    JOBSET: ("metadata.labels", "spec.replicatedJobs"),
 }
 
 

@@ -199,9 +199,10 @@ def scratch_bucket_args(
     cluster_ready: Sequence[pulumi.Resource],
     node_service_account: pulumi.Input[str] | None,
 ) -> ScratchBucketArgs:
-    """Each team's workload account gets its prefix through Workload Identity. Pathways pods
-    need none (host network: they act as the node service account), so a namespace's
-    ``default`` account gets nothing."""
+    """Each team's workload account gets its prefix through Workload Identity: the identity of
+    its notebooks and of its Pathways pods off the host network (JobSet backend,
+    ``hostNetwork: false``); host-network Pathways pods act as the node service account. A
+    namespace's ``default`` account gets nothing."""
     bucket = config.scratch_bucket
     return ScratchBucketArgs(
         project=config.gcp.project,

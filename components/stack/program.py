@@ -4,14 +4,16 @@
 shows is what the engine would be asked to create.
 
 Before anything is registered, the preflight expands every PathwaysJob into the pods the
-controller would create and schedules them against the node pools (the stack's own or, for a team
-stack, its owner's; ``preflight``).
+controller would create (or reads a jobset-backend job's pods from its JobSet) and schedules
+them against the node pools (the stack's own or, for a team stack, its owner's;
+``preflight``).
 
 Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
-(their controllers run there), not for TPU pools, which are created in parallel. The
-PathwaysJob controller and Kueue wait for JobSet (its webhooks fail closed until it is ready);
-workloads wait for the controller, Kueue's queues, the scratch bucket with its grants and the
-data bucket grants.
+(their controllers run there), not for TPU pools, which are created in parallel. The PathwaysJob
+controller and Kueue wait for JobSet (its webhooks fail closed until it is ready); the
+controller is installed only when a job uses the PathwaysJob backend (or the stack's default
+does); workloads wait for the controller (JobSets: for JobSet), Kueue's queues, the scratch
+bucket with its grants and the data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
 before anything else registers (``read_owner_contract``; see ``config/shared_cluster.py``)
@@ -58,14 +60,17 @@ from components.config.schema import (
 from components.config.shared_cluster import OUTPUT, export_contract
 from components.config.workload_specs import (
     config_secrets_name,
+    cpu_pool_selector,
     deployment_namespace,
     insecure_proxy,
     node_pool_pins,
     service_queue_name,
     shared_service_address,
     shared_service_spec,
+    team_service_account,
     used_config_secrets,
     workload_endpoints,
+    workload_queue_name,
     workload_spec,
 )
 from components.errors import ConfigError, ConfigIssue
@@ -78,7 +83,9 @@ from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.spec import wait_for_running
 from components.stack import args
 from components.stack.owner import read_owner_contract
+from components.vocabulary import WorkloadBackend
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
+from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait_for_started
 from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
 
 
@@ -87,6 +94,8 @@ class Installs:
     """What workloads need from the in-cluster installs."""
 
     pathways_controller: pulumi.Resource | None
+    # The JobSet install a jobset-backend job waits for (None: another stack's).
+    jobset: pulumi.Resource | None
     namespaces: dict[str, pulumi.Output[str]]
     # Kueue's queues and priority classes: a queued job must not be created before them.
     queueing: list[pulumi.Resource]
@@ -214,7 +223,8 @@ def _installs(
             ),
         )
     controller = None
-    if addons.pathways_job.install:
+    # A stack whose jobs all run as JobSets (workloadBackend: jobset) needs no controller.
+    if addons.pathways_job.install and config.needs_pathways_controller:
         # The controller watches JobSets, and JobSet's webhooks fail closed until it is ready.
         pathways_job = ReleaseManifest(
             f"{name}-pathways-job",
@@ -257,7 +267,7 @@ def _installs(
         queueing = [
             LocalQueues(f"{name}-queues", args.local_queues_args(config, namespaces, provider))
         ]
-    return Installs(controller, namespaces, queueing)
+    return Installs(controller, after_jobset[0] if after_jobset else None, namespaces, queueing)
 
 
 def _place_on_system_pool(
@@ -306,22 +316,45 @@ def _workloads(
     pins = node_pool_pins(config)
 
     def register_job(logical: str, workload: WorkloadConfig) -> None:
-        job_args = PathwaysJobArgs(
-            name=workload.name,
-            namespace=installs.namespaces[workload.team],
-            spec=workload_spec(config, workload, pins),
-            provider=cluster.provider,
-            controller_install=installs.pathways_controller,
-            labels=labels,
-            annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
-            prerequisites=prerequisites(logical, workload),
-        )
-        PathwaysJob(logical, job_args)
+        if config.backend_of(workload) is WorkloadBackend.JOBSET:
+            PathwaysJobSet(logical, jobset_args(logical, workload))
+        else:
+            PathwaysJob(
+                logical,
+                PathwaysJobArgs(
+                    name=workload.name,
+                    namespace=installs.namespaces[workload.team],
+                    spec=workload_spec(config, workload, pins),
+                    provider=cluster.provider,
+                    controller_install=installs.pathways_controller,
+                    labels=labels,
+                    annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
+                    prerequisites=prerequisites(logical, workload),
+                ),
+            )
         endpoints = workload_endpoints(workload)
         # Names are unique per namespace only, so outputs are keyed by both.
         job = jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
         if endpoints.port_forward:
             job["port_forward"] = endpoints.port_forward
+
+    def jobset_args(logical: str, workload: WorkloadConfig) -> PathwaysJobSetArgs:
+        """The JobSet backend: the same spec, rendered as XPK 1.16 renders it."""
+        return PathwaysJobSetArgs(
+            name=workload.name,
+            namespace=installs.namespaces[workload.team],
+            spec=workload_spec(config, workload, pins),
+            provider=cluster.provider,
+            jobset_install=installs.jobset,
+            queue_name=workload_queue_name(config),
+            annotations=wait_for_started(wait.timeout_seconds) if wait.jobs else None,
+            host_network=workload.host_network,
+            service_account=(
+                None if workload.host_network else team_service_account(config, workload)
+            ),
+            head_node_selector=cpu_pool_selector(config),
+            prerequisites=prerequisites(logical, workload),
+        )
 
     def register_service(logical: str, entry: SharedServiceConfig) -> None:
         pool = config.pool(entry.pool)
@@ -340,6 +373,9 @@ def _workloads(
             controller_install=installs.pathways_controller,
             labels=service_labels(config, entry),
             prerequisites=prerequisites(logical, entry),
+            backend=config.backend_of(entry),
+            jobset_install=installs.jobset,
+            head_node_selector=cpu_pool_selector(config),
         )
         service = SharedPathwaysService(logical, service_args)
         services[f"{deployment_namespace(entry)}/{entry.name}"] = {

@@ -1,10 +1,10 @@
 """The PathwaysJob resource: a ``pathways-job.pathways.domain/v1`` custom resource (controller
 v0.1.4) built from a validated ``PathwaysJobSpec`` (``components.pathways.spec``).
 
-Change semantics: the controller never updates the JobSet of an existing PathwaysJob and the
-CRD marks most of the spec immutable, so any spec change is declared as a replacement (delete,
-then create): a preview then shows it for what it is instead of an update that does nothing.
-"""
+Change semantics (the JobSet backend's ``PathwaysJobSet`` has the same): the controller never
+updates the JobSet of an existing PathwaysJob and the CRD marks most of the spec immutable, so
+any spec change is declared as a replacement (delete, then create): a preview then shows it for
+what it is instead of an update that does nothing."""
 
 from __future__ import annotations
 
@@ -15,9 +15,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.errors import ConfigError, ConfigIssue
+from components.pathways import jobset
 from components.pathways.preflight import preflight_job
 from components.pathways.scheduler_model import NodePoolModel
 from components.pathways.spec import API_VERSION, KIND, PathwaysJobSpec, job_name_problem
+
+# pulumi-kubernetes types a CustomResource ``kubernetes:<apiVersion>:<kind>``. A job switched
+# between backends keeps its logical name and changes type; each backend's resource aliases the
+# other's type so Pulumi replaces the object (the old one deleted first: the name is fixed).
+PATHWAYS_JOB_TYPE = f"kubernetes:{API_VERSION}:{KIND}"
+JOBSET_TYPE = f"kubernetes:{jobset.API_VERSION}:{jobset.KIND}"
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
             replace_on_changes=["spec"],
             # The name is fixed, so the old job must go before its replacement is created.
             delete_before_replace=True,
+            aliases=[pulumi.Alias(type_=JOBSET_TYPE)],
         )
         super().__init__(
             resource_name,

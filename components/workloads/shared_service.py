@@ -1,4 +1,5 @@
-"""A shared Pathways service: a long-running headless PathwaysJob that many clients share."""
+"""A shared Pathways service: a long-running headless PathwaysJob (or, on the JobSet backend, the
+JobSet itself, its head running the resource manager only) that many clients share."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pulumi_kubernetes as k8s
 
 from components.pathways.service_client import connect_call
 from components.pathways.spec import PathwaysJobSpec, wait_for_running
+from components.vocabulary import WorkloadBackend
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
+from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait_for_started
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,11 @@ class SharedPathwaysServiceArgs:
     ``proxy_options`` complete the ``isc_pathways.connect(...)`` call the component outputs; its
     ``gcs_bucket`` is the spec's ``pathways_dir``. ``wait_timeout_seconds`` bounds how long
     `pulumi up` waits for the service to run (it fails after that).
+
+    ``backend`` JOBSET creates the JobSet itself (``PathwaysJobSet``, waiting for
+    ``jobset_install`` instead of ``controller_install``) with a head of the resource manager
+    only, as pathwaysutils 0.1.13's deployer runs it (each client brings its own proxy), placed
+    by ``head_node_selector`` (e.g. the CPU pool).
     """
 
     job_name: str
@@ -51,6 +59,9 @@ class SharedPathwaysServiceArgs:
     controller_install: pulumi.Resource | None = None
     labels: dict[str, str] | None = None
     prerequisites: Sequence[pulumi.Resource] = ()
+    backend: WorkloadBackend = WorkloadBackend.PATHWAYS_JOB
+    jobset_install: pulumi.Resource | None = None
+    head_node_selector: dict[str, str] | None = None
 
 
 class SharedPathwaysService(pulumi.ComponentResource):
@@ -68,21 +79,7 @@ class SharedPathwaysService(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tpu-pathways:workloads:SharedPathwaysService", name, None, opts)
-        PathwaysJob(
-            name,
-            PathwaysJobArgs(
-                name=args.job_name,
-                namespace=args.namespace,
-                spec=args.spec,
-                provider=args.provider,
-                controller_install=args.controller_install,
-                labels=args.labels,
-                # A service is only useful once it runs: `pulumi up` waits for it, or fails.
-                annotations=wait_for_running(args.wait_timeout_seconds),
-                prerequisites=args.prerequisites,
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        _job(name, args, pulumi.ResourceOptions(parent=self))
         instances = {args.instance_type: args.spec.workers[0].num_slices}
         self.pathways_service = pulumi.Output.from_input(args.address)
         self.expected_tpu_instances = pulumi.Output.from_input(instances)
@@ -104,3 +101,40 @@ class SharedPathwaysService(pulumi.ComponentResource):
                 "connect": self.connect,
             }
         )
+
+
+def _job(name: str, args: SharedPathwaysServiceArgs, opts: pulumi.ResourceOptions) -> None:
+    """The service's PathwaysJob or JobSet. A service is only useful once it runs: `pulumi up`
+    waits for it, or fails."""
+    if args.backend is WorkloadBackend.JOBSET:
+        PathwaysJobSet(
+            name,
+            PathwaysJobSetArgs(
+                name=args.job_name,
+                namespace=args.namespace,
+                spec=args.spec,
+                provider=args.provider,
+                jobset_install=args.jobset_install,
+                labels=args.labels,
+                annotations=wait_for_started(args.wait_timeout_seconds),
+                head_node_selector=args.head_node_selector,
+                head_proxy=False,
+                prerequisites=args.prerequisites,
+            ),
+            opts=opts,
+        )
+        return
+    PathwaysJob(
+        name,
+        PathwaysJobArgs(
+            name=args.job_name,
+            namespace=args.namespace,
+            spec=args.spec,
+            provider=args.provider,
+            controller_install=args.controller_install,
+            labels=args.labels,
+            annotations=wait_for_running(args.wait_timeout_seconds),
+            prerequisites=args.prerequisites,
+        ),
+        opts=opts,
+    )

@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 
 from components.config.loader import owner_stacks
-from tests.helpers import assert_error_report
+from tests.helpers import assert_error_report, uses_jobset_backend
 
 EXAMPLE_STACKS = owner_stacks()  # the stacks that install (team stacks leave it to them)
+# The stacks that install the PathwaysJob controller: not those whose jobs all run as JobSets.
+CONTROLLER_STACKS = [s for s in EXAMPLE_STACKS if not uses_jobset_backend(s)]
 
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -70,11 +72,23 @@ def test_the_example_stacks_are_found():
     assert {"dev", "research-v5p", "serving-v6e"} <= set(EXAMPLE_STACKS)
 
 
-@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+@pytest.mark.parametrize("stack", CONTROLLER_STACKS)
 def test_jobset_and_pathways_job_are_pinned_release_manifests(example_plan, stack):
     files = config_files(example_plan(stack))
     assert JOBSET_URL in files
     assert PATHWAYS_URL in files
+
+
+def test_a_stack_of_jobsets_installs_jobset_but_no_pathways_controller(example_plan):
+    assert [s for s in EXAMPLE_STACKS if s not in CONTROLLER_STACKS] == ["research-jobset"]
+    plan = example_plan("research-jobset")
+    files = config_files(plan)
+    assert sorted(files) == [JOBSET_URL, KUEUE_URL]
+    assert sorted(patches(plan)) == [
+        "jobset-system/jobset-controller-manager",
+        "kueue-system/kueue-controller-manager",
+    ]
+    assert plan.by_type("kubernetes:pathways-job.pathways.domain/v1:PathwaysJob") == []
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
@@ -82,11 +96,12 @@ def test_installs_use_the_clusters_explicit_provider(example_plan, stack):
     plan = example_plan(stack)
     provider = the_provider(plan)
     files = config_files(plan)
-    for url in (JOBSET_URL, PATHWAYS_URL):
+    assert JOBSET_URL in files
+    for url in files:
         assert files[url].provider == provider.urn, url
 
 
-@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+@pytest.mark.parametrize("stack", CONTROLLER_STACKS)
 def test_pathways_controller_waits_for_jobset(example_plan, stack):
     files = config_files(example_plan(stack))
     assert files[JOBSET_URL].urn in files[PATHWAYS_URL].dependencies

@@ -9,6 +9,7 @@ what the cluster runs, not just against our own models.
 - Kueue's kinds: the openAPIV3Schema of the version Kueue v0.17.1 stores
   (tests/data/kueue-v0.17.1-openapi-schemas.json); a served-but-deprecated version is refused.
 - PathwaysJobs: the v0.1.4 CRD (tests/data/pathwaysjob-v0.1.4-openapi-schema.json).
+- JobSets (the JobSet backend): the v0.10.1 CRD (tests/data/jobset-v0.10.1-openapi-schema.json).
 - Patches (``*Patch`` types, applied server-side to objects an install created): the same
   schemas, except that a partial object need not carry the required fields.
 
@@ -33,7 +34,7 @@ from conftest import crd_schema_errors
 from kubernetes_validate import utils as kv_utils
 
 from components.config.loader import available_stacks
-from components.config.schema import KueueAddon, PathwaysJobAddon
+from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon
 from components.plan.model import PlannedResource
 from components.plan.render import is_patch, manifest
 from components.vocabulary import KUEUE_API_VERSION
@@ -43,6 +44,8 @@ GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
 KUEUE_SCHEMAS = DATA / f"kueue-{KueueAddon().version}-openapi-schemas.json"
 PATHWAYS_JOB_SCHEMA = DATA / f"pathwaysjob-{PathwaysJobAddon().version}-openapi-schema.json"
 PATHWAYS_JOB_API = "pathways-job.pathways.domain/v1"
+JOBSET_SCHEMA = DATA / f"jobset-{JobSetAddon().version}-openapi-schema.json"
+JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 
 
 # --- Kubernetes' own kinds -------------------------------------------------------------------
@@ -109,8 +112,13 @@ def pathways_job_validator() -> Callable[[dict[str, Any]], list[str]]:
     return crd_schema_errors(json.loads(PATHWAYS_JOB_SCHEMA.read_text()))
 
 
+@cache
+def jobset_validator() -> Callable[[dict[str, Any]], list[str]]:
+    return crd_schema_errors(json.loads(JOBSET_SCHEMA.read_text()))
+
+
 def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
-    """Problems of a Kueue object or PathwaysJob; None for any other kind."""
+    """Problems of a Kueue object, PathwaysJob or JobSet; None for any other kind."""
     api_version, kind = document["apiVersion"], document["kind"]
     if api_version.split("/")[0] == KUEUE_API_VERSION.split("/")[0]:
         key = f"{api_version}/{kind}"
@@ -123,6 +131,10 @@ def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
         if (api_version, kind) != (PATHWAYS_JOB_API, "PathwaysJob"):
             return [f"{api_version}/{kind}: the PathwaysJob CRD serves only {PATHWAYS_JOB_API}"]
         return pathways_job_validator()(document) + object_meta_errors(document)
+    if api_version.split("/")[0] == JOBSET_API.split("/")[0]:
+        if (api_version, kind) != (JOBSET_API, "JobSet"):
+            return [f"{api_version}/{kind}: the JobSet CRD serves only {JOBSET_API} JobSet"]
+        return jobset_validator()(document) + object_meta_errors(document)
     return None
 
 
@@ -160,6 +172,7 @@ def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
         "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
         "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
         "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob",
+        "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
     } <= kinds
 
 

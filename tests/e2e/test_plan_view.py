@@ -14,7 +14,13 @@ EXAMPLE_STACKS = sorted(
 
 
 def test_the_examples_are_all_here():
-    assert EXAMPLE_STACKS == ["dev", "research-v5p", "serving-v6e", "team-research"]
+    assert EXAMPLE_STACKS == [
+        "dev",
+        "research-jobset",
+        "research-v5p",
+        "serving-v6e",
+        "team-research",
+    ]
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
@@ -33,7 +39,7 @@ def test_the_stages_come_in_deployment_order(example_plan):
         "Installs (JobSet, PathwaysJob, Kueue and their controller patches):",
         "Namespaces and queues:",
         "Buckets and who may use them:",
-        "Workloads (pods as the PathwaysJob controller v0.1.4 makes them):",
+        "Workloads (pods as the PathwaysJob controller v0.1.4 or the JobSet makes them):",
     ]
     installs = lines[lines.index(headings[2]) + 1 : lines.index(headings[3]) - 1]
     assert installs == [

@@ -176,7 +176,7 @@ def test_matrix_covers_every_stack(workflow, tmp_path):
 def test_deploy_lists_cluster_owners_before_team_stacks(tmp_path):
     listing = run_stack_listing("deploy.yml", ROOT, tmp_path)
     assert listing == {
-        "owners": ["dev", "research-v5p", "serving-v6e"],
+        "owners": ["dev", "research-jobset", "research-v5p", "serving-v6e"],
         "teams": ["team-research"],
     }
 

@@ -133,6 +133,8 @@ def test_granted_buckets_pass_and_the_summary_shows_what_the_identity_reaches(
 def test_the_grants_are_the_scratch_bucket_and_the_data_buckets(config_of, stack_values):
     config = config_of(stack_values(dataBuckets=[{"name": "acme-datasets"}]))
     assert bucket_grants(config) == (
+        # the team's Workload Identity: its prefix only (pods off the host network)
+        BucketGrant("ns/pathways/sa/pathways", SCRATCH, Access.READ_WRITE, "pathways/"),
         BucketGrant(NODES, SCRATCH, Access.READ_WRITE),
         BucketGrant(NODES, "acme-datasets", Access.READ),
     )

@@ -253,6 +253,32 @@ def test_headless_head_runs_rm_and_proxy_as_its_containers():
     assert worker_shape(manifest) == (1, 4, 4, "4")
 
 
+def test_a_shared_service_head_runs_the_resource_manager_only():
+    """pathwaysutils 0.1.13 experimental/gke/jobset.py, shared_pathways_service=True: the head
+    has the pathways-rm container and no proxy (each client brings its own)."""
+    shape = SHAPES["headless"]
+    manifest = render_jobset(
+        "svc", "default", shape.spec, **{**shape.render, "queue_name": "svc"}, head_proxy=False
+    )
+    pod_spec = pod(manifest, "pathways-head")
+    assert "initContainers" not in pod_spec
+    (rm,) = pod_spec["containers"]
+    assert rm["name"] == "pathways-rm"
+    assert rm["args"][:3] == [
+        "--server_port=29001",
+        "--gcs_scratch_location=gs://scratch/team-a/job",
+        "--node_type=resource_manager",
+    ]
+    assert rm["ports"] == [
+        {"containerPort": 29001, "protocol": "TCP"},
+        {"containerPort": 29002, "protocol": "TCP"},
+    ]
+    assert pod_spec["nodeSelector"] == {"cloud.google.com/gke-nodepool": "cpu-np"}
+    assert manifest["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "svc"}
+    # the workers are the headless job's: v5e 4x4, four 4-chip hosts
+    assert worker_shape(manifest) == (1, 4, 4, "4")
+
+
 # --- single-host slices and 8-chip hosts --------------------------------------------------------
 
 

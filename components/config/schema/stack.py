@@ -30,13 +30,15 @@ from components.config.schema.workloads import (
     SharedServiceConfig,
     WaitForRunningConfig,
     WorkloadConfig,
+    WorkloadMode,
 )
 from components.errors import ConfigIssue, KeyedError, key_part
 from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
+from components.pathways.jobset import COLOCATED_UNSUPPORTED
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
-from components.vocabulary import Environment, ReleaseChannel, team_prefix
+from components.vocabulary import Environment, ReleaseChannel, WorkloadBackend, team_prefix
 
 
 class StackConfig(ConfigModel):
@@ -69,6 +71,10 @@ class StackConfig(ConfigModel):
     that does not set its own; 'latest' only in environment dev."""
     teams: list[TeamConfig] = [TeamConfig(name="pathways")]
     """Team namespaces (each with its workload service account and Kueue LocalQueue)."""
+    workload_backend: WorkloadBackend = WorkloadBackend.PATHWAYS_JOB
+    """What workloads and shared services are created as, unless they set ``backend``:
+    pathwaysjob (a PathwaysJob; needs the PathwaysJob controller) or jobset (the JobSet XPK 1.16
+    renders, no controller: a stack whose jobs all use it does not install the controller)."""
     workloads: list[WorkloadConfig] = []
     """Pathways workloads (PathwaysJobs)."""
     shared_services: list[SharedServiceConfig] = []
@@ -109,7 +115,7 @@ class StackConfig(ConfigModel):
         issues += self._team_quota_issues() + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
-        issues += self._latest_pathways()
+        issues += self._latest_pathways() + self._backend_issues()
         # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
         # they run after this model validates (``checks.parse_stack_config``).
         if issues:
@@ -153,6 +159,47 @@ class StackConfig(ConfigModel):
             for key, version in keys
             if version == LATEST
         ]
+
+    def _backend_issues(self) -> list[ConfigIssue]:
+        """What only one backend can run: colocated heads (PathwaysJob only) and pods off the
+        host network (JobSet only)."""
+        issues = []
+        for i, workload in enumerate(self.workloads):
+            backend = self.backend_of(workload)
+            where = _backend_key(i, workload)
+            if backend is WorkloadBackend.JOBSET and workload.mode is WorkloadMode.INFERENCE:
+                issues.append(
+                    ConfigIssue(
+                        f"workloads[{i}].mode",
+                        f"workload {workload.name!r} runs as a JobSet ({where}), and mode "
+                        f"inference {COLOCATED_UNSUPPORTED}; use mode training or headless "
+                        "(head on the CPU pool), or set "
+                        f"workloads[{i}].backend: {WorkloadBackend.PATHWAYS_JOB.value}",
+                    )
+                )
+            if backend is WorkloadBackend.PATHWAYS_JOB and not workload.host_network:
+                issues.append(
+                    ConfigIssue(
+                        f"workloads[{i}].hostNetwork",
+                        f"workload {workload.name!r}: false needs backend "
+                        f"{WorkloadBackend.JOBSET.value} (the PathwaysJob controller v0.1.4 "
+                        f"always sets hostNetwork: true; this workload uses {where}); set "
+                        f"backend: {WorkloadBackend.JOBSET.value} or remove hostNetwork",
+                    )
+                )
+        return issues
+
+    def backend_of(self, entry: PathwaysDeployment) -> WorkloadBackend:
+        """The backend a workload or shared service uses: its own, else the stack's."""
+        return entry.backend or self.workload_backend
+
+    @property
+    def needs_pathways_controller(self) -> bool:
+        """Whether the stack's jobs need the PathwaysJob controller: a stack with no jobs needs
+        it when its default backend does (team stacks may deploy on its cluster)."""
+        backends = {self.backend_of(entry) for _, entry in self.deployments()}
+        backends.add(self.workload_backend)
+        return WorkloadBackend.PATHWAYS_JOB in backends
 
     def _data_bucket_issues(self) -> list[ConfigIssue]:
         """One grant per bucket, not the scratch bucket (granted already: a second binding of the
@@ -430,6 +477,13 @@ class StackConfig(ConfigModel):
 
     def pool(self, name: str) -> TpuPoolConfig | None:
         return next((p for p in self.tpu_pools if p.name == name), None)
+
+
+def _backend_key(index: int, workload: WorkloadConfig) -> str:
+    """Where a workload's backend comes from, for messages."""
+    if workload.backend is not None:
+        return f"workloads[{index}].backend {workload.backend.value!r}"
+    return "the stack's workloadBackend"
 
 
 def _owner_ref(value: str) -> str:

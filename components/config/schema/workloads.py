@@ -41,7 +41,7 @@ from components.pathways.service_client import (
 )
 from components.pathways.spec import INT32_MAX, ComponentType, job_name_problem
 from components.tpu.quantities import normalize_quantity, parse_cpu, parse_memory
-from components.vocabulary import Priority
+from components.vocabulary import Priority, WorkloadBackend
 
 
 class WorkloadMode(StrEnum):
@@ -255,6 +255,9 @@ class PathwaysDeployment(ConfigModel):
     """Restarts of the whole job before it fails."""
     custom_components: list[CustomComponentConfig] = Field([], max_length=4)
     """Up to 4 component overrides, one per type (e.g. pinned images)."""
+    backend: WorkloadBackend | None = None
+    """pathwaysjob (a PathwaysJob the controller expands) or jobset (the JobSet itself, as XPK
+    1.16 renders it); default: the stack's workloadBackend. Changing it replaces the job."""
 
     @field_validator("custom_components")
     @classmethod
@@ -302,6 +305,11 @@ class WorkloadConfig(PathwaysDeployment):
     """Headless only: alts (Google Cloud clients only) or insecure (sets
     IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS=true on the proxy, so a client outside Google Cloud,
     e.g. a laptop over kubectl port-forward, can connect; it must set the same variable)."""
+
+    host_network: StrictBool = True
+    """false (jobset backend only): the Pathways pods run on the pod network as the team's
+    Kubernetes service account, so its Workload Identity grants apply instead of the node
+    service account's (README: Workload backends)."""
 
     @model_validator(mode="after")
     def _mode_fields(self) -> WorkloadConfig:
@@ -374,8 +382,8 @@ class SharedServiceConfig(PathwaysDeployment):
 
 
 class WaitForRunningConfig(ConfigModel):
-    """Make `pulumi up` wait until PathwaysJobs really run (their Running condition), and fail
-    with the job's status when they do not in time."""
+    """Make `pulumi up` wait until jobs really run (a PathwaysJob's Running condition, a
+    JobSet's StartupPolicyCompleted), and fail with the job's status when they do not in time."""
 
     jobs: StrictBool = False
     """Also wait for workloads (shared services always wait)."""

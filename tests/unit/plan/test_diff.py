@@ -497,7 +497,14 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "markdown")
     assert code == 0, err
     summaries = dict(re.findall(r"<summary><b>([^<]+)</b>: (.*)</summary>", out))
-    assert sorted(summaries) == ["dev", "research-v5p", "retired", "serving-v6e", "team-research"]
+    assert sorted(summaries) == [
+        "dev",
+        "research-jobset",
+        "research-v5p",
+        "retired",
+        "serving-v6e",
+        "team-research",
+    ]
     assert summaries["dev"].startswith("no changes")
     assert summaries["research-v5p"].startswith("new stack")  # no base plan: all added
     assert summaries["retired"].startswith("stack removed, 1 to remove")
