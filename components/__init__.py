@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "ControllerDeployment": "components.addons.installs",
     "ControllerPatch": "components.addons.installs",
     "ControllerPatchArgs": "components.addons.installs",
-    "jobset_memory_mib": "components.addons.installs",
+    "jobset_memory_mib": "components.vocabulary",
     "KueueQueues": "components.addons.kueue",
     "KueueQueuesArgs": "components.addons.kueue",
     "TeamQuotaArgs": "components.addons.kueue",
@@ -172,7 +172,6 @@ if TYPE_CHECKING:
         ControllerPatchArgs,
         ReleaseManifest,
         ReleaseManifestArgs,
-        jobset_memory_mib,
     )
     from components.addons.kueue import (
         KueueQueues,
@@ -218,7 +217,13 @@ if TYPE_CHECKING:
     )
     from components.tpu.catalog import TpuShape, resolve_accelerator
     from components.tpu.machines import machine_type
-    from components.vocabulary import CapacityType, Environment, Priority, ReleaseChannel
+    from components.vocabulary import (
+        CapacityType,
+        Environment,
+        Priority,
+        ReleaseChannel,
+        jobset_memory_mib,
+    )
     from components.workloads.job import PathwaysJob, PathwaysJobArgs
     from components.workloads.shared_service import (
         SharedPathwaysService,

@@ -7,6 +7,7 @@ import it from below instead of one importing the other. Pure: no Pulumi, no pyd
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
@@ -113,3 +114,16 @@ def node_account_id(cluster_name: str) -> str:
 def node_service_account_email(project: str, cluster_name: str) -> str:
     """The email of the node service account a stack that owns its cluster creates."""
     return f"{node_account_id(cluster_name)}@{project}.iam.gserviceaccount.com"
+
+
+# XPK raises the JobSet controller's memory limit to 1.2 MiB per node, at least 4 GiB
+# (xpk src/xpk/core/jobset.py: MEMORY_SIZE_PER_VM, MIN_MEMORY_LIMIT_SIZE): the release
+# manifest's default is too small for clusters with many TPU hosts. The installs patch it in;
+# the config checks that the system pool's machine can hold it.
+_JOBSET_MIB_PER_NODE = 1.2
+_JOBSET_MIN_MIB = 4096
+
+
+def jobset_memory_mib(nodes: int) -> int:
+    """The JobSet controller's memory for a cluster of up to ``nodes`` nodes."""
+    return max(math.ceil(nodes * _JOBSET_MIB_PER_NODE), _JOBSET_MIN_MIB)

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.config import grammars
+from components.config import capacity, grammars
 from components.config.schema.addons import AddonsConfig
 from components.config.schema.base import NAMESPACE, ImageTag, Label
 from components.config.schema.cluster import ClusterConfig, GcpConfig
@@ -36,7 +36,7 @@ from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
-from components.vocabulary import Environment, ReleaseChannel, team_prefix
+from components.vocabulary import Environment, ReleaseChannel, jobset_memory_mib, team_prefix
 
 
 class StackConfig(ConfigModel):
@@ -109,7 +109,7 @@ class StackConfig(ConfigModel):
         issues += self._team_quota_issues() + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
-        issues += self._latest_pathways()
+        issues += self._latest_pathways() + self._size_issues()
         # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
         # they run after this model validates (``checks.parse_stack_config``).
         if issues:
@@ -127,6 +127,47 @@ class StackConfig(ConfigModel):
     def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
         _raise_duplicates([t.name for t in teams], "team")
         return teams
+
+    def _size_issues(self) -> list[ConfigIssue]:
+        """What the pools may scale to against GKE's node limit, the subnetwork's ranges and the
+        system pool that holds the JobSet controller sized for them (``capacity``)."""
+        nodes, network = self.max_node_count, self.cluster.network
+        found = [("tpuPools", capacity.node_count_problem(nodes))]
+        if self.creates_cluster:
+            if network.create:  # an existing subnetwork's primary range is not ours
+                found.append(
+                    (
+                        "cluster.network.nodesCidr",
+                        capacity.node_range_problem(network.nodes_cidr, nodes),
+                    )
+                )
+            found.append(
+                ("cluster.network.podsCidr", capacity.pod_range_problem(network.pods_cidr, nodes))
+            )
+            found.append(
+                (
+                    "cluster.authorizedNetworks",
+                    capacity.authorized_networks_problem(
+                        len(self.cluster.authorized_networks), self.private_nodes
+                    ),
+                )
+            )
+            if self.addons.jobset.install:
+                memory = jobset_memory_mib(nodes)
+                found.append(
+                    (
+                        "systemPool.machineType",
+                        capacity.controller_memory_problem(memory, self.system_pool.machine, nodes),
+                    )
+                )
+        return [ConfigIssue(key, problem) for key, problem in found if problem]
+
+    @property
+    def max_node_count(self) -> int:
+        """The most nodes the stack's pools can have (what the JobSet controller is sized for
+        and the subnetwork's ranges must hold)."""
+        cpu = self.cpu_pool.max_nodes + (self.system_pool.max_nodes if self.creates_cluster else 0)
+        return cpu + sum(pool.slices * pool.shape.hosts for pool in self.tpu_pools)
 
     def _latest_pathways(self) -> list[ConfigIssue]:
         """An unpinned release lets a restarted worker pull another build than the running
@@ -208,17 +249,20 @@ class StackConfig(ConfigModel):
         ]
         accounts = [(f"teams[{i}]", (t.name, t.service_account)) for i, t in enumerate(self.teams)]
         slices = {n: i for i, p in enumerate(self.tpu_pools) for n in p.node_pool_names()}
-        cpu = self.cpu_pool.name
+        cpu_pools = {"cpuPool.name": self.cpu_pool.name}
+        if self.creates_cluster:
+            cpu_pools["systemPool.name"] = self.system_pool.name
         issues = _collisions(jobs, "team and name")
         issues += _collisions(accounts, "name and serviceAccount")
-        if cpu in slices:
-            issues.append(
-                ConfigIssue(
-                    "cpuPool.name",
-                    f"{cpu!r} is also the GKE node pool name of a slice of tpuPools[{slices[cpu]}]"
-                    " (slices are named <pool>-<index>); rename one of them",
-                )
+        issues += [
+            ConfigIssue(
+                key,
+                f"{name!r} is also the GKE node pool name of a slice of tpuPools[{slices[name]}]"
+                " (slices are named <pool>-<index>); rename one of them",
             )
+            for key, name in cpu_pools.items()
+            if name in slices
+        ]
         return issues
 
     def _config_secret_refs(self) -> list[ConfigIssue]:
