@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.checks import parse_stack_config
+from components.config.cross_stack import derived_name_conflicts, namespace_conflicts
 from components.config.grammars import parse_owner_ref
 from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
 from components.config.schema import NAMESPACE, StackConfig, namespace_values
@@ -87,10 +88,13 @@ class StackKinds:
 
 def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
     """Refuses (in ``conflicts``) two stacks that would own one cluster (same project and
-    cluster name), and a stack that reaches an owner's cluster through `cluster.existing`
-    instead of `owner:` (it would bypass the owner's rules and queues)."""
+    cluster name), a stack that reaches an owner's cluster through `cluster.existing`
+    instead of `owner:` (it would bypass the owner's rules and queues), and the conflicts of
+    ``cross_stack``: names two owners would both create, a namespace two team stacks would both
+    own."""
     owners: list[str] = []
     teams: list[str] = []
+    values_of: dict[str, dict[str, Any]] = {}
     errors: dict[str, ConfigError] = {}
     claims: dict[tuple[Any, Any], list[str]] = {}  # (project, cluster name) -> owner stacks
     existing: list[tuple[str, tuple[Any, Any]]] = []
@@ -100,6 +104,7 @@ def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
         except ConfigError as exc:
             errors[stack] = exc
             continue
+        values_of[stack] = values
         gcp, cluster = values.get("gcp"), values.get("cluster")
         project = gcp.get("project") if isinstance(gcp, dict) else None
         cluster = cluster if isinstance(cluster, dict) else {}
@@ -131,6 +136,8 @@ def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
         for stack, key in existing
         if key in claims
     ]
+    conflicts += derived_name_conflicts({s: values_of[s] for s in owners})
+    conflicts += namespace_conflicts({s: values_of[s] for s in teams})
     return StackKinds(owners, teams, errors, conflicts)
 
 

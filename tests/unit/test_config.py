@@ -760,3 +760,18 @@ def test_a_pathwaysjob_over_the_object_limit_is_refused_with_its_size(stack_valu
         message,
     ), message
     assert int(re.match(r"\D+(\d+)", message)[1]) > 2_000_000
+
+
+def test_derived_names_that_fit_are_unchanged_and_long_ones_stay_distinct():
+    from components.vocabulary import default_bucket_name, node_account_id
+
+    # the example stacks' names fit: unchanged
+    assert node_account_id("pathways-research") == "pathways-research-nodes"
+    assert (
+        default_bucket_name("tpu-pathways-research", "pathways-research")
+        == "tpu-pathways-research-pathways-research-pathways"
+    )
+    # 40-character cluster names that share 24: a 30-character account ID each, not one
+    assert node_account_id("a" * 39 + "x") == "aaaaaaaaaaaaaaaaa-bf691d-nodes"
+    assert node_account_id("a" * 39 + "y") == "aaaaaaaaaaaaaaaaa-7d4b39-nodes"
+    assert len(default_bucket_name("p" * 30, "c" * 40)) == 63

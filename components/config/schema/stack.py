@@ -36,7 +36,13 @@ from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
-from components.vocabulary import Environment, ReleaseChannel, jobset_memory_mib, team_prefix
+from components.vocabulary import (
+    Environment,
+    ReleaseChannel,
+    default_bucket_name,
+    jobset_memory_mib,
+    team_prefix,
+)
 
 
 class StackConfig(ConfigModel):
@@ -425,8 +431,7 @@ class StackConfig(ConfigModel):
 
     @property
     def bucket_name(self) -> str:
-        default = f"{self.gcp.project}-{self.cluster.name}-pathways"
-        return self.scratch_bucket.name or default[:63].rstrip("-_")
+        return self.scratch_bucket.name or default_bucket_name(self.gcp.project, self.cluster.name)
 
     def team_scratch_url(self, team: str) -> str:
         """gs:// URL of the team's own prefix of the scratch bucket (its pathwaysDir default)."""

@@ -30,7 +30,8 @@ class ScratchBucketConfig(ConfigModel):
     """The GCS bucket Pathways keeps its scratch state in (every PathwaysJob's pathwaysDir)."""
 
     name: BucketName | None = None
-    """Bucket name; default <project>-<cluster>-pathways (truncated to 63)."""
+    """Bucket name; default <project>-<cluster>-pathways (over 63 characters: its first 56 and
+    a hash of the whole)."""
     create: StrictBool = True
     """Create the bucket (false: use an existing bucket of that name; name is then required)."""
     retention_days: StrictInt = Field(30, ge=1, le=3650)
