@@ -10,6 +10,7 @@ are malformed is reported on its own, and its names are left out here).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from components.config.grammars import parse_owner_ref
@@ -19,7 +20,15 @@ from components.vocabulary import default_bucket_name, node_account_id
 DEFAULT_TEAM = "pathways"  # StackConfig.teams' default
 
 
-def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[ConfigIssue]:
+@dataclass(frozen=True)
+class Conflict:
+    """A problem between stacks, and the stacks it involves (each one's plan reports it)."""
+
+    stacks: tuple[str, ...]
+    issue: ConfigIssue
+
+
+def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conflict]:
     """Owner stacks whose node service accounts (per project) or scratch buckets (global) would
     have one name. Two owners of one cluster are reported by ``classify_stacks`` already."""
     accounts: dict[tuple[str, str], list[str]] = {}
@@ -31,28 +40,34 @@ def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conf
         accounts.setdefault((project, node_account_id(cluster)), []).append(stack)
         if (bucket := _created_bucket(values, project, cluster)) is not None:
             buckets.setdefault(bucket, []).append(stack)
-    issues = [
-        ConfigIssue(
-            "cluster.name",
-            f"stacks {_names(stacks)} would each create node service account {account!r} in "
-            f"project {project!r} (derived from their cluster names); rename a cluster",
+    conflicts = [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "cluster.name",
+                f"stacks {_names(stacks)} would each create node service account {account!r} in "
+                f"project {project!r} (derived from their cluster names); rename a cluster",
+            ),
         )
         for (project, account), stacks in accounts.items()
         if len(stacks) > 1 and not _same_cluster(owners, stacks)
     ]
-    issues += [
-        ConfigIssue(
-            "scratchBucket.name",
-            f"stacks {_names(stacks)} would each create scratch bucket {bucket!r} (bucket names "
-            "are global); give one of them another scratchBucket.name",
+    conflicts += [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "scratchBucket.name",
+                f"stacks {_names(stacks)} would each create scratch bucket {bucket!r} (bucket "
+                "names are global); give one of them another scratchBucket.name",
+            ),
         )
         for bucket, stacks in buckets.items()
         if len(stacks) > 1 and not _same_cluster(owners, stacks)
     ]
-    return issues
+    return conflicts
 
 
-def namespace_conflicts(teams: Mapping[str, Mapping[str, Any]]) -> list[ConfigIssue]:
+def namespace_conflicts(teams: Mapping[str, Mapping[str, Any]]) -> list[Conflict]:
     """Team stacks on one cluster (one owner stack, or one existing cluster) that list the same
     team: each would create and own the namespace, and destroying one deletes the other's."""
     claims: dict[tuple[str, str], list[str]] = {}
@@ -63,11 +78,14 @@ def namespace_conflicts(teams: Mapping[str, Mapping[str, Any]]) -> list[ConfigIs
         for team in _team_names(values):
             claims.setdefault((target, team), []).append(stack)
     return [
-        ConfigIssue(
-            "teams",
-            f"stacks {_names(stacks)} both list team {team!r} on {target}; each would create "
-            f"and own namespace {team!r} (destroying one deletes the other's); give each team "
-            "stack its own team names",
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "teams",
+                f"stacks {_names(stacks)} both list team {team!r} on {target}; each would create "
+                f"and own namespace {team!r} (destroying one deletes the other's); give each "
+                "team stack its own team names",
+            ),
         )
         for (target, team), stacks in claims.items()
         if len(stacks) > 1

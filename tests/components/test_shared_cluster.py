@@ -408,6 +408,16 @@ def test_two_team_stacks_claiming_one_namespace_are_refused(tmp_path):
     )
 
 
+def test_the_plan_of_a_stack_in_conflict_reports_it_and_others_plan(tmp_path, capsys):
+    other = {**TEAM, "workloads": []}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "vision": TEAM, "vision2": other})
+    assert cli.main(["plan", "--stack", "vision2", "--stacks-dir", str(stacks)]) == 2
+    err = capsys.readouterr().err
+    assert "Pulumi.vision2.yaml (with the other stacks of stacks/)" in err
+    assert "teams: stacks 'vision' and 'vision2' both list team 'vision'" in err
+    assert cli.main(["plan", "--stack", "lab", "--stacks-dir", str(stacks)]) == 0
+
+
 # --- `pulumi up`: the real entry reads the reference before anything else registers ----------
 
 
