@@ -501,6 +501,12 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         ("the flags total 1600080 bytes; at most 262144",),
     ),
     (
+        "NUL in a config secret",
+        _merge(secrets={"pin": "12\x0034"}),
+        "secrets.pin",
+        ("contains a NUL character", "(value not shown)"),
+    ),
+    (
         "unknown config secret of a shared service",
         _service(customComponents=[{"type": "proxy_server", "env": {"K": {"configSecret": "x"}}}]),
         "sharedServices[0].customComponents[0].env.K",

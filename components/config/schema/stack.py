@@ -106,6 +106,9 @@ class StackConfig(ConfigModel):
                 raise KeyedError.at(
                     str(name), f"must be text, not {type(secret).__name__} (value not shown)"
                 )
+            # It reaches a container as an environment value: the same bounds, never shown.
+            if problem := grammars.env_value_problem(secret):
+                raise KeyedError.at(str(name), f"{problem} (value not shown)")
         return value
 
     @model_validator(mode="after")
