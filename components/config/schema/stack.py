@@ -138,38 +138,31 @@ class StackConfig(ConfigModel):
         return teams
 
     def _size_issues(self) -> list[ConfigIssue]:
-        """What the pools may scale to against GKE's node limit, the subnetwork's ranges and the
-        system pool that holds the JobSet controller sized for them (``capacity``)."""
-        nodes, network = self.max_node_count, self.cluster.network
-        found = [("tpuPools", capacity.node_count_problem(nodes))]
+        """What the pools may scale to against GKE's node limit and, in a cluster this stack
+        creates, against its ranges and the system pool (``capacity``)."""
+        nodes = self.max_node_count
+        found = {"tpuPools": capacity.node_count_problem(nodes)}
         if self.creates_cluster:
-            if network.create:  # an existing subnetwork's primary range is not ours
-                found.append(
-                    (
-                        "cluster.network.nodesCidr",
-                        capacity.node_range_problem(network.nodes_cidr, nodes),
-                    )
-                )
-            found.append(
-                ("cluster.network.podsCidr", capacity.pod_range_problem(network.pods_cidr, nodes))
+            found |= self._cluster_size_problems(nodes)
+        return [ConfigIssue(key, problem) for key, problem in found.items() if problem]
+
+    def _cluster_size_problems(self, nodes: int) -> dict[str, str | None]:
+        network = self.cluster.network
+        found = {
+            "cluster.network.podsCidr": capacity.pod_range_problem(network.pods_cidr, nodes),
+            "cluster.authorizedNetworks": capacity.authorized_networks_problem(
+                len(self.cluster.authorized_networks), self.private_nodes
+            ),
+        }
+        if network.create:  # an existing subnetwork's primary range is not this stack's
+            found["cluster.network.nodesCidr"] = capacity.node_range_problem(
+                network.nodes_cidr, nodes
             )
-            found.append(
-                (
-                    "cluster.authorizedNetworks",
-                    capacity.authorized_networks_problem(
-                        len(self.cluster.authorized_networks), self.private_nodes
-                    ),
-                )
+        if self.addons.jobset.install:  # the patched controller runs on the system pool
+            found["systemPool.machineType"] = capacity.controller_memory_problem(
+                jobset_memory_mib(nodes), self.system_pool.machine, nodes
             )
-            if self.addons.jobset.install:
-                memory = jobset_memory_mib(nodes)
-                found.append(
-                    (
-                        "systemPool.machineType",
-                        capacity.controller_memory_problem(memory, self.system_pool.machine, nodes),
-                    )
-                )
-        return [ConfigIssue(key, problem) for key, problem in found if problem]
+        return found
 
     @property
     def max_node_count(self) -> int:
