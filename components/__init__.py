@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "ControllerDeployment": "components.addons.installs",
     "ControllerPatch": "components.addons.installs",
     "ControllerPatchArgs": "components.addons.installs",
-    "jobset_memory_mib": "components.addons.installs",
+    "jobset_memory_mib": "components.vocabulary",
     "KueueQueues": "components.addons.kueue",
     "KueueQueuesArgs": "components.addons.kueue",
     "TeamQuotaArgs": "components.addons.kueue",
@@ -183,7 +183,6 @@ if TYPE_CHECKING:
         ControllerPatchArgs,
         ReleaseManifest,
         ReleaseManifestArgs,
-        jobset_memory_mib,
     )
     from components.addons.kueue import (
         KueueQueues,
@@ -236,6 +235,7 @@ if TYPE_CHECKING:
         Priority,
         ReleaseChannel,
         WorkloadBackend,
+        jobset_memory_mib,
     )
     from components.workloads.job import PathwaysJob, PathwaysJobArgs
     from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait_for_started

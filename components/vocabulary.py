@@ -7,6 +7,8 @@ import it from below instead of one importing the other. Pure: no Pulumi, no pyd
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
@@ -114,10 +116,40 @@ def slice_pool_names(pool: str, slices: int) -> list[str]:
 
 
 def node_account_id(cluster_name: str) -> str:
-    """The node service account's ID: IDs are 6-30 characters; keep the cluster name's prefix."""
-    return f"{cluster_name[:24].rstrip('-')}-nodes"
+    """The node service account's ID: IDs are 6-30 characters, so a cluster name over 24 keeps
+    its prefix and gains a hash of the whole name (two long names that share a prefix would
+    otherwise meet in one account)."""
+    return f"{truncated(cluster_name, 24)}-nodes"
+
+
+def default_bucket_name(project: str, cluster_name: str) -> str:
+    """The scratch bucket's default name: bucket names are at most 63 characters, so a longer
+    one keeps its prefix and gains a hash of the whole name."""
+    return truncated(f"{project}-{cluster_name}-pathways", 63)
+
+
+def truncated(name: str, limit: int) -> str:
+    """``name`` if it fits ``limit``, else its prefix, '-' and 6 hex digits of its SHA-256:
+    names of one prefix stay distinct. Names that fit are unchanged."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
+    return f"{name[: limit - 7].rstrip('-_')}-{digest}"
 
 
 def node_service_account_email(project: str, cluster_name: str) -> str:
     """The email of the node service account a stack that owns its cluster creates."""
     return f"{node_account_id(cluster_name)}@{project}.iam.gserviceaccount.com"
+
+
+# XPK raises the JobSet controller's memory limit to 1.2 MiB per node, at least 4 GiB
+# (xpk src/xpk/core/jobset.py: MEMORY_SIZE_PER_VM, MIN_MEMORY_LIMIT_SIZE): the release
+# manifest's default is too small for clusters with many TPU hosts. The installs patch it in;
+# the config checks that the system pool's machine can hold it.
+_JOBSET_MIB_PER_NODE = 1.2
+_JOBSET_MIN_MIB = 4096
+
+
+def jobset_memory_mib(nodes: int) -> int:
+    """The JobSet controller's memory for a cluster of up to ``nodes`` nodes."""
+    return max(math.ceil(nodes * _JOBSET_MIB_PER_NODE), _JOBSET_MIN_MIB)

@@ -12,7 +12,6 @@ per release, `helm.v4.Chart` children do not inherit the chart's explicit provid
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -72,17 +71,6 @@ PATHWAYS_JOB_CONTROLLER = ControllerDeployment(
     "pathways-job-system", "pathways-job-controller-manager"
 )
 KUEUE_CONTROLLER = ControllerDeployment("kueue-system", "kueue-controller-manager")
-
-# XPK raises the JobSet controller's memory limit to 1.2 MiB per node, at least 4 GiB
-# (xpk src/xpk/core/jobset.py: MEMORY_SIZE_PER_VM, MIN_MEMORY_LIMIT_SIZE): the release
-# manifest's default is too small for clusters with many TPU hosts.
-_MIB_PER_NODE = 1.2
-_MIN_MIB = 4096
-
-
-def jobset_memory_mib(nodes: int) -> int:
-    """The JobSet controller's memory for a cluster of up to ``nodes`` nodes."""
-    return max(math.ceil(nodes * _MIB_PER_NODE), _MIN_MIB)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ rejects, a scratch path the pods cannot write), after TPU capacity has been allo
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +24,13 @@ from components.config.schema import (
 )
 from components.config.schema.contract import SharedCluster
 from components.config.shared_cluster import owner_problems
-from components.config.workload_specs import deployment_namespace, holds_client_port
+from components.config.workload_specs import (
+    deployment_namespace,
+    holds_client_port,
+    node_pool_pins,
+    shared_service_spec,
+    workload_spec,
+)
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
 from components.pathways.scheduler_model import NodePoolModel
@@ -77,7 +84,24 @@ def workload_issues(config: StackConfig) -> list[ConfigIssue]:
         issues += _located(key, problems)
     issues += _duplicate_names(config)
     if not issues:  # the jobs' specs need valid pools and teams
-        issues += client_capacity_issues(config)
+        issues += client_capacity_issues(config) + object_size_issues(config)
+    return issues
+
+
+def object_size_issues(config: StackConfig) -> list[ConfigIssue]:
+    """Each PathwaysJob, serialized as the API server stores it, against its object limit (the
+    JobSet the controller makes of it carries the same command, flags and env)."""
+    pins = node_pool_pins(config)
+    issues = []
+    for key, entry in config.deployments():
+        spec = (
+            workload_spec(config, entry, pins)
+            if isinstance(entry, WorkloadConfig)
+            else shared_service_spec(config, entry, pins)
+        )
+        text = json.dumps(spec.manifest(), ensure_ascii=False, separators=(",", ":"))
+        if problem := grammars.object_size_problem("PathwaysJob", len(text.encode("utf-8"))):
+            issues.append(ConfigIssue(key, problem))
     return issues
 
 

@@ -11,8 +11,15 @@ validators. Sources:
   (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
 - environment variable names: Kubernetes' ``IsEnvVarName`` checks characters only and sets no
   length, so the bound is ours (``MAX_ENV_NAME``), far under Linux's limit below;
-- environment sizes: Linux's MAX_ARG_STRLEN (128 KiB for one ``NAME=value`` string) and the
-  API server's 1.5 MiB request limit that a PathwaysJob (with every env value) must fit;
+- argument and environment sizes: Linux's MAX_ARG_STRLEN (32 pages = 128 KiB for one argument
+  or ``NAME=value`` string, its terminating NUL included: include/uapi/linux/binfmts.h), and the
+  API server's 1.5 MiB request limit (etcd's default ``--max-request-bytes``, which the API
+  server's object size follows) that a PathwaysJob, and the JobSet made of it, must fit;
+- GCE resource names (networks, subnetworks, reservations): RFC 1035 labels of 1-63
+  characters (cloud.google.com/compute/docs/naming-resources);
+- project IDs: 6-30 lowercase letters, digits or hyphens, starting with a letter, not ending
+  with a hyphen, without the restricted strings google, null, undefined and ssl
+  (cloud.google.com/resource-manager/docs/creating-managing-projects, "Project ID");
 - stack references (``owner:``): Pulumi's fully qualified ``<org>/<project>/<stack>`` form, or a
   stack name of this project.
 """
@@ -87,15 +94,21 @@ def bucket_problem(bucket: str) -> str | None:
     rules = (
         "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with "
         "dots, 63 per dot-separated part), start and end with a letter or digit, are not an IP "
-        "address and neither start with 'goog' nor contain 'google'"
+        "address and neither start with 'goog' nor contain 'google' or a close misspelling of "
+        "it such as 'g00gle'"
     )
     parts = bucket.split(".")
     too_long = len(bucket) > (222 if len(parts) > 1 else 63) or any(len(p) > 63 for p in parts)
     if len(bucket) < 3 or too_long or not _BUCKET.fullmatch(bucket) or "" in parts:
         return f"{_show(bucket)} is not a bucket name; {rules}"
-    if _is_ip(bucket) or bucket.startswith("goog") or "google" in bucket:
+    if _is_ip(bucket) or bucket.startswith("goog") or _GOOGLE_LIKE.search(bucket):
         return f"{_show(bucket)} is not a bucket name; {rules}"
     return None
+
+
+# "google" and its close misspellings, which Cloud Storage refuses in bucket names ("g00gle"):
+# each letter or a digit that reads as it.
+_GOOGLE_LIKE = re.compile(r"g[o0][o0]g[l1i][e3]")
 
 
 def gcs_path_problem(value: str) -> str | None:
@@ -117,6 +130,19 @@ def gcs_path_problem(value: str) -> str | None:
 
 
 # --- free text passed to processes ---------------------------------------------------------
+MAX_ARG_BYTES = 128 * 2**10 - 1
+"""One command-line argument or flag: Linux's MAX_ARG_STRLEN (128 KiB) less the terminating
+NUL; exec fails with E2BIG on a longer one."""
+MAX_ARGS_TOTAL_BYTES = 256 * 2**10
+"""All arguments of one command, or all flags of one component, together (ours, like
+``MAX_ENV_TOTAL_BYTES``: well under Linux's ARG_MAX and the 1.5 MiB object limit)."""
+MAX_OBJECT_BYTES = 3 * 2**19
+"""The API server refuses an object whose request is over 1.5 MiB (etcd's default
+``--max-request-bytes``: etcd.io/docs "System limits", "Request size limit")."""
+OBJECT_OVERHEAD_BYTES = 64 * 2**10
+"""What the serialized spec is estimated to grow by in the stored object: metadata, labels,
+managedFields, and the pod templates the PathwaysJob controller adds around the same
+containers, flags and env when it makes the JobSet."""
 MAX_ENV_VALUE_BYTES = 32 * 2**10
 """One environment value; Linux refuses to exec with a ``NAME=value`` over 128 KiB."""
 MAX_ENV_TOTAL_BYTES = 256 * 2**10
@@ -129,7 +155,46 @@ def flag_problem(value: str) -> str | None:
             f"{_show(value)} contains control characters (newline, tab...); a flag is one line "
             "such as '--name=value'"
         )
+    return arg_size_problem(value)
+
+
+def command_arg_problem(value: str) -> str | None:
+    """One argument of a user command: any text (a script may span lines) but NUL, which
+    ends a C string, and at most Linux's per-argument limit."""
+    if "\x00" in value:
+        return f"{_show(value)} contains a NUL character, which no command-line argument can hold"
+    return arg_size_problem(value)
+
+
+def arg_size_problem(value: str) -> str | None:
+    size = len(value.encode("utf-8"))
+    if size > MAX_ARG_BYTES:
+        return (
+            f"{_show(value)} is {size} bytes; Linux refuses to start a process with an argument "
+            f"over {MAX_ARG_BYTES} bytes (MAX_ARG_STRLEN); put large data in a file on the "
+            "scratch bucket or a ConfigMap"
+        )
     return None
+
+
+def args_total_problem(values: list[str], what: str) -> str | None:
+    total = sum(len(v.encode("utf-8")) for v in values)
+    if total > MAX_ARGS_TOTAL_BYTES:
+        return f"the {what} total {total} bytes; at most {MAX_ARGS_TOTAL_BYTES}"
+    return None
+
+
+def object_size_problem(kind: str, size: int) -> str | None:
+    """``size``: the serialized spec's bytes; the object adds ``OBJECT_OVERHEAD_BYTES``."""
+    estimate = size + OBJECT_OVERHEAD_BYTES
+    if estimate <= MAX_OBJECT_BYTES:
+        return None
+    return (
+        f"the {kind} would be about {estimate} bytes (its spec is {size}), over the API "
+        f"server's object limit of {MAX_OBJECT_BYTES} bytes (1.5 MiB), and so would the JobSet "
+        "the controller makes of it; shorten command, flags and env (put large data in a file "
+        "on the scratch bucket or a ConfigMap)"
+    )
 
 
 def env_value_problem(value: str) -> str | None:
@@ -222,6 +287,92 @@ def _is_ip(value: str) -> bool:
 def _show(value: str) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- GCP names --------------------------------------------------------------------------------
+_RFC1035 = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?", re.ASCII)
+_PROJECT_ID = re.compile(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", re.ASCII)
+_RESTRICTED_IN_PROJECT_IDS = ("google", "null", "undefined", "ssl")
+
+
+def gce_name_problem(value: str, what: str) -> str | None:
+    if _RFC1035.fullmatch(value):
+        return None
+    return (
+        f"{_show(value)} is not {what} name (1-63 lowercase letters, digits or hyphens, starting "
+        "with a letter and not ending with a hyphen)"
+    )
+
+
+def project_id_problem(value: str) -> str | None:
+    if not _PROJECT_ID.fullmatch(value):
+        return (
+            f"{_show(value)} is not a GCP project ID (6-30 lowercase letters, digits or hyphens, "
+            "starting with a letter, not ending with a hyphen)"
+        )
+    if restricted := [word for word in _RESTRICTED_IN_PROJECT_IDS if word in value]:
+        return (
+            f"{_show(value)} is not a GCP project ID: it contains {restricted[0]!r}, and GCP "
+            f"refuses project IDs containing {', '.join(_RESTRICTED_IN_PROJECT_IDS)}"
+        )
+    return None
+
+
+# --- IP ranges ------------------------------------------------------------------------------
+# Ranges no VPC subnet may use (cloud.google.com/vpc/docs/subnets, "Prohibited IPv4 subnet
+# ranges"): "this" network, loopback, link-local, multicast and the limited broadcast address.
+# 240.0.0.0/4 (class E) is allowed there, and GKE accepts it for Pods ("non-RFC 1918 ranges").
+_PROHIBITED_SUBNETS = {
+    ipaddress.IPv4Network("0.0.0.0/8"): "'this network' (0.0.0.0/8)",
+    ipaddress.IPv4Network("127.0.0.0/8"): "loopback (127.0.0.0/8)",
+    ipaddress.IPv4Network("169.254.0.0/16"): "link-local (169.254.0.0/16)",
+    ipaddress.IPv4Network("224.0.0.0/4"): "multicast (224.0.0.0/4)",
+    ipaddress.IPv4Network("255.255.255.255/32"): "the broadcast address (255.255.255.255/32)",
+}
+SMALLEST_SUBNET_PREFIX = 29
+"""GCP's smallest subnet range, primary or secondary, is a /29 (cloud.google.com/vpc/docs/
+subnets, "IPv4 subnet ranges")."""
+
+
+def subnet_range_problem(value: str) -> str | None:
+    """A node, Pod or Service range of the cluster's subnetwork (already a valid CIDR)."""
+    network = ipaddress.ip_network(value)
+    if network.version != 4:
+        return (
+            f"{value!r} is an IPv6 range; the subnetwork's node, Pod and Service ranges are "
+            "IPv4 (GKE needs IPv4 ranges even for a dual-stack cluster, and this stack creates "
+            "an IPv4-only one); use a private IPv4 range such as '10.0.0.0/20'"
+        )
+    for reserved, what in _PROHIBITED_SUBNETS.items():
+        if network.overlaps(reserved):
+            return (
+                f"{value!r} overlaps {what}, which GCP refuses in a subnet; use a private range "
+                "such as 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"
+            )
+    if network.prefixlen > SMALLEST_SUBNET_PREFIX:
+        return (
+            f"{value!r} is smaller than a /{SMALLEST_SUBNET_PREFIX}, GCP's smallest subnet "
+            "range; use a shorter prefix"
+        )
+    return None
+
+
+def covers_every_address(cidrs: list[str]) -> str | None:
+    """The address family ('0.0.0.0/0' or '::/0') that the ranges together cover completely
+    (``[0.0.0.0/1, 128.0.0.0/1]`` is the whole internet as much as 0.0.0.0/0 is), else None.
+    Invalid ranges are left out."""
+    by_family: dict[int, list[ipaddress.IPv4Network | ipaddress.IPv6Network]] = {4: [], 6: []}
+    for cidr in cidrs:
+        try:
+            network = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            continue
+        by_family[network.version].append(network)
+    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
+        merged = list(ipaddress.collapse_addresses(by_family[version]))  # type: ignore[arg-type]
+        if any(n.prefixlen == 0 for n in merged):
+            return everything
+    return None
 
 
 # --- stack references (``owner:``) -------------------------------------------------------

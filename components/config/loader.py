@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.checks import parse_stack_config
+from components.config.cross_stack import Conflict, derived_name_conflicts, namespace_conflicts
 from components.config.grammars import parse_owner_ref
 from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
 from components.config.schema import NAMESPACE, StackConfig, namespace_values
@@ -77,29 +78,45 @@ def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
 class StackKinds:
     """Every stack file sorted by role: owners (create their cluster; deploy these first) and
     team stacks. A file that cannot be read is reported in ``errors``, not fatal to the others;
-    ``conflicts`` are ownership problems between stacks."""
+    ``found`` are problems between stacks (``conflicts``: their issues)."""
 
     owners: list[str]
     teams: list[str]
     errors: dict[str, ConfigError]
-    conflicts: list[ConfigIssue]
+    found: list[Conflict]
+
+    @property
+    def conflicts(self) -> list[ConfigIssue]:
+        return [conflict.issue for conflict in self.found]
+
+    def conflicts_of(self, stack: str) -> list[ConfigIssue]:
+        """The problems between stacks that involve ``stack``."""
+        return [conflict.issue for conflict in self.found if stack in conflict.stacks]
 
 
-def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
+def classify_stacks(
+    stacks_dir: Path = STACKS_DIR, read: Mapping[str, Mapping[str, str]] | None = None
+) -> StackKinds:
     """Refuses (in ``conflicts``) two stacks that would own one cluster (same project and
-    cluster name), and a stack that reaches an owner's cluster through `cluster.existing`
-    instead of `owner:` (it would bypass the owner's rules and queues)."""
+    cluster name), a stack that reaches an owner's cluster through `cluster.existing`
+    instead of `owner:` (it would bypass the owner's rules and queues), and the conflicts of
+    ``cross_stack``: names two owners would both create, a namespace two team stacks would both
+    own. ``read``: config maps of stack files already read (``read_stack_file``), not read
+    again."""
     owners: list[str] = []
     teams: list[str] = []
+    values_of: dict[str, dict[str, Any]] = {}
     errors: dict[str, ConfigError] = {}
     claims: dict[tuple[Any, Any], list[str]] = {}  # (project, cluster name) -> owner stacks
     existing: list[tuple[str, tuple[Any, Any]]] = []
     for stack in available_stacks(stacks_dir):
         try:
-            values = decode_engine_values(read_stack_file(stack, stacks_dir))
+            raw = (read or {}).get(stack) or read_stack_file(stack, stacks_dir)
+            values = decode_engine_values(raw)
         except ConfigError as exc:
             errors[stack] = exc
             continue
+        values_of[stack] = values
         gcp, cluster = values.get("gcp"), values.get("cluster")
         project = gcp.get("project") if isinstance(gcp, dict) else None
         cluster = cluster if isinstance(cluster, dict) else {}
@@ -112,25 +129,33 @@ def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
         owners.append(stack)
         claims.setdefault((project, cluster.get("name")), []).append(stack)
     conflicts = [
-        ConfigIssue(
-            "cluster.name",
-            f"stacks {' and '.join(repr(s) for s in stacks)} would both own cluster {name!r} in "
-            f"project {project!r}; keep one owner and make the others team stacks "
-            f"(owner: {stacks[0]}, without gcp, cluster and pools)",
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "cluster.name",
+                f"stacks {' and '.join(repr(s) for s in stacks)} would both own cluster "
+                f"{name!r} in project {project!r}; keep one owner and make the others team "
+                f"stacks (owner: {stacks[0]}, without gcp, cluster and pools)",
+            ),
         )
         for (project, name), stacks in claims.items()
         if len(stacks) > 1 and name is not None
     ]
     conflicts += [
-        ConfigIssue(
-            "cluster.existing",
-            f"stack {stack!r} targets cluster {key[1]!r}, which stack {claims[key][0]!r} owns; "
-            f"make it a team stack (owner: {claims[key][0]}) so the owner's rules and queues "
-            "apply",
+        Conflict(
+            (stack, claims[key][0]),
+            ConfigIssue(
+                "cluster.existing",
+                f"stack {stack!r} targets cluster {key[1]!r}, which stack {claims[key][0]!r} "
+                f"owns; make it a team stack (owner: {claims[key][0]}) so the owner's rules and "
+                "queues apply",
+            ),
         )
         for stack, key in existing
         if key in claims
     ]
+    conflicts += derived_name_conflicts({s: values_of[s] for s in owners})
+    conflicts += namespace_conflicts({s: values_of[s] for s in teams})
     return StackKinds(owners, teams, errors, conflicts)
 
 

@@ -305,11 +305,16 @@ def load_stack(
 
 def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
-    (ConfigError), before anything registers."""
+    (ConfigError), before anything registers; so are the problems between it and the other
+    stacks of the directory (``loader.classify_stacks``: names both would create, a namespace
+    both would own)."""
     raw = read_stack_file(stack, stacks_dir)
     # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
     config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
-    return StackFile(stack, config, raw, stack_path(stack, stacks_dir).name)
+    label = stack_path(stack, stacks_dir).name
+    if conflicts := loader.classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
+        raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")
+    return StackFile(stack, config, raw, label)
 
 
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:

@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from components.config.grammars import covers_every_address
 from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, number, value_at
 from components.policy.model import (
     BASIC_ROLES,
@@ -73,14 +74,26 @@ def _control_plane_access(resource: Resource, _: StackContext) -> Iterator[str]:
 
 def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[str]:
     blocks = value_at(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks")
+    cidrs = []
     for block in as_list(blocks):
         cidr = block.get("cidrBlock") if isinstance(block, Mapping) else None
-        if isinstance(cidr, str) and _is_everywhere(cidr):
+        if not isinstance(cidr, str):
+            continue
+        cidrs.append(cidr)
+        if _is_everywhere(cidr):
             yield (
                 f"masterAuthorizedNetworksConfig.cidrBlocks has {cidr!r}: the control plane's IP "
                 "endpoint would take traffic from the whole internet; list your networks' CIDRs "
                 "or use the IAM-gated DNS endpoint"
             )
+    union = covers_every_address(cidrs)
+    if union is not None and not any(_is_everywhere(cidr) for cidr in cidrs):
+        yield (
+            f"masterAuthorizedNetworksConfig.cidrBlocks together cover {union} "
+            f"({', '.join(cidrs[:4])}{', ...' if len(cidrs) > 4 else ''}): the control plane's "
+            "IP endpoint would take traffic from the whole internet; list your networks' CIDRs "
+            "or use the IAM-gated DNS endpoint"
+        )
 
 
 def _is_everywhere(cidr: str) -> bool:
@@ -344,7 +357,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cluster-authorized-networks-closed",
-        "GKE control planes never list 0.0.0.0/0 (or ::/0) as an authorized network.",
+        "GKE control planes never list 0.0.0.0/0 (or ::/0), or ranges that add up to it, as "
+        "authorized networks.",
         _CLUSTER_TYPES,
         _authorized_networks_closed,
     ),

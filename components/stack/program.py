@@ -39,7 +39,6 @@ from components.addons.installs import (
     ControllerDeployment,
     ControllerPatch,
     ReleaseManifest,
-    jobset_memory_mib,
 )
 from components.addons.kueue import (
     LOCAL_QUEUE,
@@ -83,7 +82,7 @@ from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.spec import wait_for_running
 from components.stack import args
 from components.stack.owner import read_owner_contract
-from components.vocabulary import WorkloadBackend
+from components.vocabulary import WorkloadBackend, jobset_memory_mib
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait_for_started
 from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
@@ -205,7 +204,7 @@ def _installs(
             f"{name}-jobset", args.release_args(addons.jobset, provider, ready), opts=protected
         )
         after_jobset = [jobset.manifest]
-        memory = jobset_memory_mib(planned_node_count(config))
+        memory = jobset_memory_mib(config.max_node_count)
         ControllerPatch(
             f"{name}-jobset-controller",
             args.controller_patch_args(config, JOBSET_CONTROLLER, provider, jobset, memory),
@@ -451,11 +450,3 @@ def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:
         row["hosts"] += pool.slices * shape.hosts
         row["chips"] += pool.slices * shape.chips
     return dict(sorted(summary.items()))
-
-
-def planned_node_count(config: StackConfig) -> int:
-    """The most nodes the stack's pools can have (what the JobSet controller is sized for)."""
-    cpu = config.cpu_pool.max_nodes + (
-        config.system_pool.max_nodes if config.creates_cluster else 0
-    )
-    return cpu + sum(pool.slices * pool.shape.hosts for pool in config.tpu_pools)

@@ -13,8 +13,8 @@ from components.addons.installs import (
     PATHWAYS_JOB_CONTROLLER,
     ControllerPatch,
     ControllerPatchArgs,
-    jobset_memory_mib,
 )
+from components.vocabulary import jobset_memory_mib
 from tests.components.harness import k8s_provider, register, urn
 
 PATCH = "kubernetes:apps/v1:DeploymentPatch"

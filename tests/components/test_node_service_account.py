@@ -46,6 +46,6 @@ def test_a_long_cluster_name_keeps_the_id_within_30_characters():
         return {"email": NodeServiceAccount("nodes", args).email}
 
     long = register(build)
-    # 24 characters of the cluster name (less a trailing '-') + "-nodes"
-    email = "a-very-long-cluster-name-nodes@acme-ml.iam.gserviceaccount.com"
+    # 17 characters of the cluster name, 6 hex digits of its SHA-256, "-nodes": 30 in all
+    email = "a-very-long-clust-1a7375-nodes@acme-ml.iam.gserviceaccount.com"
     assert long.outputs == {"email": email}

@@ -22,6 +22,7 @@ from components.config.schema.contract import SharedCluster
 from components.config.shared_cluster import contract_from_outputs
 from components.errors import ConfigError
 from components.plan.engine import load_stack, plan_stack, run_program
+from components.vocabulary import node_account_id
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -354,6 +355,67 @@ def test_same_cluster_name_in_another_project_is_not_a_second_owner(tmp_path, ca
         'owners=["lab", "lab-other"]',
         'teams=["vision"]',
     ]
+
+
+def test_two_owners_creating_one_scratch_bucket_are_refused(tmp_path):
+    other = {
+        **OWNER,
+        "cluster": {"name": "lab2", "deletionProtection": False},
+        "scratchBucket": {"name": "lab-scratch"},
+    }
+    owner = {**OWNER, "scratchBucket": {"name": "lab-scratch"}}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": owner, "lab2": other})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert (issue.key, issue.message) == (
+        "scratchBucket.name",
+        "stacks 'lab' and 'lab2' would each create scratch bucket 'lab-scratch' (bucket names "
+        "are global); give one of them another scratchBucket.name",
+    )
+
+
+def test_owners_whose_long_cluster_names_share_a_prefix_get_distinct_names(tmp_path, capsys):
+    # The first 56 characters of the default bucket name and the first 24 of the cluster name
+    # are the same: truncation alone made one account and one bucket of the two.
+    gcp = {**OWNER["gcp"], "project": "tpu-pathways-lab-longname-x"}
+    one = {**OWNER, "gcp": gcp, "cluster": {"name": "research-pretraining-large-a"}}
+    two = {**OWNER, "gcp": gcp, "cluster": {"name": "research-pretraining-large-b"}}
+    stacks = write_stacks(tmp_path / "stacks", {"one": one, "two": two})
+    assert cli.main(["stacks", "--stacks-dir", str(stacks)]) == 0
+    capsys.readouterr()
+    assert [load_stack(s, stacks).bucket_name for s in ("one", "two")] == [
+        "tpu-pathways-lab-longname-x-research-pretraining-large-a-38a742",
+        "tpu-pathways-lab-longname-x-research-pretraining-large-b-6f39ef",
+    ]
+    assert [node_account_id(c["cluster"]["name"]) for c in (one, two)] == [
+        "research-pretrain-046c43-nodes",
+        "research-pretrain-22919b-nodes",
+    ]
+
+
+def test_two_team_stacks_claiming_one_namespace_are_refused(tmp_path):
+    other = {**TEAM, "workloads": []}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "vision": TEAM, "vision2": other})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert (issue.key, issue.message) == (
+        "teams",
+        "stacks 'vision' and 'vision2' both list team 'vision' on the cluster of owner stack "
+        "'lab'; each would create and own namespace 'vision' (destroying one deletes the "
+        "other's); give each team stack its own team names",
+    )
+
+
+def test_the_plan_of_a_stack_in_conflict_reports_it_and_others_plan(tmp_path, capsys):
+    other = {**TEAM, "workloads": []}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "vision": TEAM, "vision2": other})
+    assert cli.main(["plan", "--stack", "vision2", "--stacks-dir", str(stacks)]) == 2
+    err = capsys.readouterr().err
+    assert "Pulumi.vision2.yaml (with the other stacks of stacks/)" in err
+    assert "teams: stacks 'vision' and 'vision2' both list team 'vision'" in err
+    assert cli.main(["plan", "--stack", "lab", "--stacks-dir", str(stacks)]) == 0
 
 
 # --- `pulumi up`: the real entry reads the reference before anything else registers ----------

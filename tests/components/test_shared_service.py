@@ -471,12 +471,15 @@ def test_default_is_still_refused_as_a_team(stack_values, config_error):
 # --- slice restarts -------------------------------------------------------------------------
 
 HUGE_V5P = {"name": "huge", "generation": "v5p", "topology": "16x20x28"}  # 2240 hosts
+# A Pod range for its nodes: the default /14 holds 1024 (a /24 per node).
+WIDE_PODS = {"network": {"podsCidr": "10.64.0.0/12"}}
 
 
 def test_slice_restarts_default_to_what_the_backoff_limit_holds(plan_of, stack_values):
     values = stack_values(
         tpuPools=[HUGE_V5P],
         cpuPool={"maxNodes": 2},
+        cluster=WIDE_PODS,
         sharedServices=[{"name": "svc", "pool": "huge"}],
     )
     (job,) = plan_of(values).by_type(PATHWAYS_JOB)
@@ -487,6 +490,7 @@ def test_slice_restarts_default_to_what_the_backoff_limit_holds(plan_of, stack_v
 def test_slice_restarts_that_overflow_the_backoff_limit_are_refused(stack_values, config_error):
     values = stack_values(
         tpuPools=[HUGE_V5P],
+        cluster=WIDE_PODS,
         sharedServices=[{"name": "svc", "pool": "huge", "maxSliceRestarts": 1000000}],
     )
     issues = {i.key: i.message for i in config_error(values).issues}

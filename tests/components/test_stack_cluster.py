@@ -298,7 +298,8 @@ def test_long_cluster_name_gives_a_valid_account_id(plan_of, stack_values):
     # 40 characters (GKE's limit); service account IDs allow 6-30
     plan = plan_of(stack_values(cluster={"name": "pathways-cluster-with-a-long-name-abcdef"}))
     (account,) = plan.by_type(ACCOUNT)
-    assert account.inputs["accountId"] == "pathways-cluster-with-a-nodes"
+    # its first 17 characters (less the trailing '-') and a hash of the whole name
+    assert account.inputs["accountId"] == "pathways-cluster-052541-nodes"
 
 
 # --- Kubernetes provider and kubeconfig -----------------------------------------------------

@@ -259,7 +259,7 @@ def test_production_protects_the_controller_patches(example_plan):
 
 
 def test_jobset_controller_memory_grows_with_the_node_count():
-    from components.addons.installs import jobset_memory_mib
+    from components.vocabulary import jobset_memory_mib
 
     assert jobset_memory_mib(10) == 4096
     assert jobset_memory_mib(4000) == 4800  # 4000 x 1.2 MiB

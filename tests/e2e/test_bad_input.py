@@ -725,6 +725,98 @@ REFUSED = {
         "cluster.deletionProtection",
         "boolean",
     ),
+    # issue 22: accepted though GCP, GKE, Linux or the API server refuse it
+    "command-nul": (
+        lambda v: _train(v).update(command=["sh", "-c", "echo\x00"]),
+        "workloads[0].command[2]",
+        "NUL",
+    ),
+    "command-arg-1.6mb": (
+        lambda v: _train(v).update(command=["x", "y" * 1_600_000]),
+        "workloads[0].command[1]",
+        "MAX_ARG_STRLEN",
+    ),
+    "flag-nul": (
+        lambda v: _train(v).update(customComponents=[{"type": "worker", "flags": ["--a=\x00"]}]),
+        "workloads[0].customComponents[0].flags[0]",
+        "control characters",
+    ),
+    "flag-140kb": (
+        lambda v: _train(v).update(
+            customComponents=[{"type": "worker", "flags": ["--a=" + "b" * 140_000]}]
+        ),
+        "workloads[0].customComponents[0].flags[0]",
+        "MAX_ARG_STRLEN",
+    ),
+    "nodes-range-ipv6": (
+        lambda v: v["cluster"].update(network={"nodesCidr": "2001:db8::/64"}),
+        "cluster.network.nodesCidr",
+        "IPv6",
+    ),
+    "pods-range-link-local": (
+        lambda v: v["cluster"].update(network={"podsCidr": "169.254.0.0/16"}),
+        "cluster.network.podsCidr",
+        "link-local",
+    ),
+    "services-range-slash-32": (
+        lambda v: v["cluster"].update(network={"servicesCidr": "10.8.0.1/32"}),
+        "cluster.network.servicesCidr",
+        "/29",
+    ),
+    "existing-network-newline": (
+        lambda v: v["cluster"].update(
+            network={"existingNetwork": "vpc\nx", "existingSubnetwork": "s"}
+        ),
+        "cluster.network.existingNetwork",
+        "not a VPC network name",
+    ),
+    "existing-subnetwork-100-chars": (
+        lambda v: v["cluster"].update(
+            network={"existingNetwork": "vpc", "existingSubnetwork": "s" * 100}
+        ),
+        "cluster.network.existingSubnetwork",
+        "not a subnetwork name",
+    ),
+    "authorized-101-private": (
+        lambda v: v["cluster"].update(
+            privateNodes=True,
+            authorizedNetworks=[{"cidr": f"10.{i}.0.0/16"} for i in range(101)],
+        ),
+        "cluster.authorizedNetworks",
+        "at most 100",
+    ),
+    "authorized-quarters": (
+        lambda v: v["cluster"].update(
+            authorizedNetworks=[{"cidr": f"{q}.0.0.0/2"} for q in (0, 64, 128, 192)]
+        ),
+        "cluster.authorizedNetworks",
+        "0.0.0.0/0",
+    ),
+    "team-gke-managed": (
+        lambda v: v.update(teams=[{"name": "gke-managed-x"}]),
+        "teams[0].name",
+        "system namespace",
+    ),
+    "team-gmp-system": (
+        lambda v: v.update(teams=[{"name": "gmp-system"}]),
+        "teams[0].name",
+        "system namespace",
+    ),
+    "team-default-service-account": (
+        lambda v: v.update(teams=[{"name": "pathways", "serviceAccount": "default"}]),
+        "teams[0].serviceAccount",
+        "every pod",
+    ),
+    "project-with-google": (
+        lambda v: v["gcp"].update(project="googler-lab"),
+        "gcp.project",
+        "'google'",
+    ),
+    "bucket-g00gle": (
+        lambda v: v.update(scratchBucket={"name": "g00gle-data"}),
+        "scratchBucket.name",
+        "g00gle",
+    ),
 }
 
 
@@ -1679,3 +1771,12 @@ def test_generated_env_blocks_never_trace_back_or_leak(entries, where, tmp_path_
     if code == 2:
         assert_error_report(stderr)
     assert SENTINEL not in stderr
+
+
+def test_a_nul_in_a_command_is_refused_and_never_printed_raw(tmp_path):
+    _write_stack(tmp_path, _with(lambda v: _train(v).update(command=["sh", "-c", "a\x00b"])))
+    done = _process("plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path))
+    assert done.returncode == 2, done.stderr[:2000]
+    assert "Traceback" not in done.stderr
+    assert "\x00" not in done.stdout + done.stderr
+    assert "workloads[0].command[2]: 'a\\x00b' contains a NUL character" in done.stderr

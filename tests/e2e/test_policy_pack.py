@@ -229,6 +229,30 @@ FAILING = [
         "the IAM-gated DNS endpoint",
     ),
     (
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        "masterAuthorizedNetworksConfig",
+        {"cidrBlocks": [{"cidrBlock": "0.0.0.0/1"}, {"cidrBlock": "128.0.0.0/1"}]},
+        "masterAuthorizedNetworksConfig.cidrBlocks together cover 0.0.0.0/0 (0.0.0.0/1, "
+        "128.0.0.0/1): the control plane's IP endpoint would take traffic from the whole "
+        "internet; list your networks' CIDRs or use the IAM-gated DNS endpoint",
+    ),
+    (
+        "cluster-authorized-networks-closed",
+        CLUSTER,
+        "masterAuthorizedNetworksConfig",
+        {
+            "cidrBlocks": [
+                {"cidrBlock": "::/1"},
+                {"cidrBlock": "8000::/2"},
+                {"cidrBlock": "c000::/2"},
+            ]
+        },
+        "masterAuthorizedNetworksConfig.cidrBlocks together cover ::/0 (::/1, 8000::/2, "
+        "c000::/2): the control plane's IP endpoint would take traffic from the whole internet; "
+        "list your networks' CIDRs or use the IAM-gated DNS endpoint",
+    ),
+    (
         "cluster-deletion-protection",
         CLUSTER,
         "deletionProtection",
@@ -344,7 +368,7 @@ FAILING = [
 
 
 def test_every_rule_has_a_failing_case():
-    assert sorted(f[0] for f in FAILING) == sorted(rule.id for rule in RULES)
+    assert sorted({f[0] for f in FAILING}) == sorted(rule.id for rule in RULES)
 
 
 @pytest.mark.parametrize(("rule_id", "type_token", "path", "value", "message"), FAILING)

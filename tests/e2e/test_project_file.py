@@ -31,3 +31,15 @@ def test_default_kubernetes_provider_is_disabled_for_every_stack():
 def test_the_engine_installs_this_project():
     # Pulumi's pip toolchain installs requirements.txt; it must pull in pyproject's dependencies.
     assert (ROOT / "requirements.txt").read_text().split() == ["-e", "."]
+
+
+def test_pulumi_kubernetes_never_adopts_an_existing_namespace():
+    # Before 4.29 a create was a server-side apply that silently took over an existing object
+    # (another team stack's namespace); from 4.29 it fails with AlreadyExists.
+    import tomllib
+    from importlib.metadata import version
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert "pulumi-kubernetes>=4.29,<5" in deps
+    installed = tuple(int(part) for part in version("pulumi_kubernetes").split(".")[:2])
+    assert installed >= (4, 29)

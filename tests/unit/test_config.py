@@ -322,6 +322,190 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         "workloads[0].env.HF_TOKEN",
         ("a number (value not shown) is not allowed", "{configSecret: NAME}"),
     ),
+    # ranges GCP or GKE refuse (issue 22)
+    (
+        "IPv6 pod range",
+        _merge(cluster={"network": {"podsCidr": "fd00::/64"}}),
+        "cluster.network.podsCidr",
+        ("'fd00::/64' is an IPv6 range", "are IPv4", "'10.0.0.0/20'"),
+    ),
+    (
+        "loopback node range",
+        _merge(cluster={"network": {"nodesCidr": "127.0.0.0/20"}}),
+        "cluster.network.nodesCidr",
+        ("'127.0.0.0/20' overlaps loopback (127.0.0.0/8)", "GCP refuses", "10.0.0.0/8"),
+    ),
+    (
+        "link-local service range",
+        _merge(cluster={"network": {"servicesCidr": "169.254.0.0/20"}}),
+        "cluster.network.servicesCidr",
+        ("'169.254.0.0/20' overlaps link-local (169.254.0.0/16)",),
+    ),
+    (
+        "multicast pod range",
+        _merge(cluster={"network": {"podsCidr": "224.0.0.0/14"}}),
+        "cluster.network.podsCidr",
+        ("overlaps multicast (224.0.0.0/4)",),
+    ),
+    (
+        "'this network' node range",
+        _merge(cluster={"network": {"nodesCidr": "0.0.0.0/20"}}),
+        "cluster.network.nodesCidr",
+        ("overlaps 'this network' (0.0.0.0/8)",),
+    ),
+    (
+        "broadcast address in a range",
+        _merge(cluster={"network": {"servicesCidr": "255.255.255.0/24"}}),
+        "cluster.network.servicesCidr",
+        ("overlaps the broadcast address (255.255.255.255/32)",),
+    ),
+    (
+        "subnet range under GCP's minimum",
+        _merge(cluster={"network": {"servicesCidr": "10.8.0.0/30"}}),
+        "cluster.network.servicesCidr",
+        ("'10.8.0.0/30' is smaller than a /29, GCP's smallest subnet range",),
+    ),
+    (
+        "node range too small for the pools",  # 3 CPU + 3 system + 2 v5e hosts
+        _merge(cluster={"network": {"nodesCidr": "10.0.0.0/29"}}),
+        "cluster.network.nodesCidr",
+        (
+            "'10.0.0.0/29' has 4 node addresses (8 less the 4 GCP keeps in every subnet) but the "
+            "pools may scale to 8 nodes; use a /28 or larger",
+        ),
+    ),
+    (
+        "pod range too small for the pools",
+        _merge(cluster={"network": {"podsCidr": "10.4.0.0/24"}}),
+        "cluster.network.podsCidr",
+        (
+            "'10.4.0.0/24' holds the Pod ranges of 1 node(s) (GKE gives each node a /24 at its "
+            "default of 110 Pods per node) but the pools may scale to 8 nodes; use a /21",
+        ),
+    ),
+    (
+        "authorized networks that add up to the internet",
+        _merge(cluster={"authorizedNetworks": [{"cidr": "0.0.0.0/1"}, {"cidr": "128.0.0.0/1"}]}),
+        "cluster.authorizedNetworks",
+        ("together these ranges cover 0.0.0.0/0", "whole internet", "DNS endpoint"),
+    ),
+    (
+        "IPv6 authorized networks that add up to the internet",
+        _merge(cluster={"authorizedNetworks": [{"cidr": "::/1"}, {"cidr": "8000::/1"}]}),
+        "cluster.authorizedNetworks",
+        ("together these ranges cover ::/0",),
+    ),
+    (
+        "more authorized networks than GKE allows",
+        _merge(cluster={"authorizedNetworks": [{"cidr": f"192.0.2.{i}/32"} for i in range(51)]}),
+        "cluster.authorizedNetworks",
+        ("51 ranges; GKE allows at most 50 authorized networks", "100 private"),
+    ),
+    (
+        "existing network name with spaces",
+        _merge(cluster={"network": {"existingNetwork": "my vpc", "existingSubnetwork": "s"}}),
+        "cluster.network.existingNetwork",
+        ("'my vpc' is not a VPC network name", "1-63 lowercase", "projects/<project>/global"),
+    ),
+    (
+        "empty existing subnetwork name",
+        _merge(cluster={"network": {"existingNetwork": "vpc", "existingSubnetwork": ""}}),
+        "cluster.network.existingSubnetwork",
+        ("'' is not a subnetwork name",),
+    ),
+    (
+        "existing network path with a bad project",
+        _merge(
+            cluster={
+                "network": {
+                    "existingNetwork": "projects/Host/global/networks/vpc",
+                    "existingSubnetwork": "s",
+                }
+            }
+        ),
+        "cluster.network.existingNetwork",
+        ("'Host' is not a GCP project ID",),
+    ),
+    # names GCP or Kubernetes refuse or reserve (issue 22)
+    (
+        "project ID containing google",
+        _merge(gcp={"project": "my-google-lab"}),
+        "gcp.project",
+        ("contains 'google'", "google, null, undefined, ssl"),
+    ),
+    (
+        "bucket name close to google",
+        _merge(scratchBucket={"name": "team-g00gle-scratch"}),
+        "scratchBucket.name",
+        ("'team-g00gle-scratch' is not a bucket name", "such as 'g00gle'"),
+    ),
+    (
+        "reservation name longer than a label value",
+        _pool(capacity={"reservation": "r" * 70}),
+        "tpuPools[0].capacity.reservation",
+        ("is not a reservation name (1-63 lowercase",),
+    ),
+    (
+        "shared reservation in an invalid project",
+        _pool(capacity={"reservation": "projects/Not_A_Project/reservations/r"}),
+        "tpuPools[0].capacity.reservation",
+        ("'Not_A_Project' is not a GCP project ID",),
+    ),
+    (
+        "system pool named like a slice's node pool",
+        _merge(systemPool={"name": "v5e-0"}),
+        "systemPool.name",
+        ("'v5e-0' is also the GKE node pool name of a slice of tpuPools[0]",),
+    ),
+    (
+        "team named after a GKE-managed namespace",
+        _merge(teams=[{"name": "gmp-public"}]),
+        "teams[0].name",
+        ("'gmp-public' is a system namespace", "gke-*/kube-*/gmp-*"),
+    ),
+    (
+        "team quota for kube-system",
+        _merge(addons={"kueue": {"teamQuotas": [{"team": "kube-system", "chips": {}}]}}),
+        "addons.kueue.teamQuotas[0].team",
+        ("'kube-system' is a system namespace",),
+    ),
+    (
+        "team service account named default",
+        _merge(teams=[{"name": "nlp", "serviceAccount": "default"}]),
+        "teams[0].serviceAccount",
+        ("'default' is the service account every pod of the namespace runs as",),
+    ),
+    # sizes Linux or the API server refuse (issue 22)
+    (
+        "NUL in a command argument",
+        _workload(command=["python", "-c", "print(1)\x00rm -rf /"]),
+        "workloads[0].command[2]",
+        ("contains a NUL character", "\\x00"),
+    ),
+    (
+        "command argument over Linux's limit",
+        _workload(command=["python", "x" * 140_000]),
+        "workloads[0].command[1]",
+        ("is 140000 bytes", "over 131071 bytes (MAX_ARG_STRLEN)"),
+    ),
+    (
+        "command arguments over the total bound",
+        _workload(command=["python", *["x" * 100_000] * 3]),
+        "workloads[0].command",
+        ("the arguments total 300006 bytes; at most 262144",),
+    ),
+    (
+        "flags of 1.6 MB",
+        _workload(customComponents=[{"type": "worker", "flags": ["--x=" + "y" * 80_000] * 20}]),
+        "workloads[0].customComponents[0].flags",
+        ("the flags total 1600080 bytes; at most 262144",),
+    ),
+    (
+        "NUL in a config secret",
+        _merge(secrets={"pin": "12\x0034"}),
+        "secrets.pin",
+        ("contains a NUL character", "(value not shown)"),
+    ),
     (
         "unknown config secret of a shared service",
         _service(customComponents=[{"type": "proxy_server", "env": {"K": {"configSecret": "x"}}}]),
@@ -505,3 +689,95 @@ def test_authorized_network_everywhere_is_refused(stack_values, config_error, ci
     key, message = only_issue(config_error(values))
     assert key == "cluster.authorizedNetworks[0].cidr"
     assert message.startswith(f"'{cidr}' would open the control plane's IP endpoint to the whole")
+
+
+# --- sizes GKE and the API server refuse (issue 22) ------------------------------------------
+
+
+def test_a_cluster_over_gkes_node_limit_is_refused_with_every_size_it_breaks(
+    stack_values, config_error
+):
+    # v4-4096: 512 hosts a slice; 256 slices (131,072 hosts) + 3 CPU + 3 system nodes.
+    values = stack_values(tpuPools=[{"name": "big", "accelerator": "v4-4096", "slices": 256}])
+    issues = {issue.key: issue.message for issue in config_error(values).issues}
+    assert issues["tpuPools"].startswith(
+        "the pools may scale to 131078 nodes (CPU pools' maxNodes plus the hosts of every TPU "
+        "slice), over GKE's limit of 15000 nodes per Standard cluster"
+    )
+    assert issues["cluster.network.nodesCidr"].startswith(
+        "'10.0.0.0/20' has 4092 node addresses (4096 less the 4 GCP keeps in every subnet)"
+    )
+    assert "holds the Pod ranges of 1024 node(s)" in issues["cluster.network.podsCidr"]
+    assert issues["systemPool.machineType"].startswith(
+        "the JobSet controller is sized for the 131078 nodes the pools may scale to and asks for "
+        "157294 MiB of memory, but 'e2-standard-16'"
+    )
+
+
+def test_a_system_pool_too_small_for_the_jobset_controller_is_refused(stack_values, config_error):
+    # 180 slices of 64 hosts + 3 + 2 nodes: 11525 nodes, 13830 MiB for the JobSet controller.
+    values = stack_values(
+        systemPool={"machineType": "e2-standard-4", "maxNodes": 2},
+        tpuPools=[{"name": "v5e", "accelerator": "v5litepod-256", "slices": 180}],
+        cluster={
+            "network": {
+                "nodesCidr": "10.64.0.0/16",
+                "podsCidr": "10.128.0.0/9",
+                "servicesCidr": "10.8.0.0/20",
+            }
+        },
+    )
+    key, message = only_issue(config_error(values))
+    assert key == "systemPool.machineType"
+    assert message.startswith(
+        "the JobSet controller is sized for the 11525 nodes the pools may scale to and asks for "
+        "13830 MiB of memory, but 'e2-standard-4' leaves "
+    )
+    assert message.endswith(
+        "so the controller would never be scheduled; use a system pool machine type with more "
+        "memory, or fewer nodes"
+    )
+
+
+def test_a_pathwaysjob_over_the_object_limit_is_refused_with_its_size(stack_values, config_error):
+    # Every part within its own bound (32 KiB per env value, 256 KiB per list), the whole over
+    # the API server's 1.5 MiB.
+    arg, value = "a" * 120_000, "v" * 32_000
+    env = {f"V{i}": value for i in range(7)}
+    components = [
+        {"type": kind, "flags": [f"--f={arg}", f"--g={arg}"], "env": env}
+        for kind in ("pathways_server", "worker", "proxy_server", "colocated_python_sidecar")
+    ]
+    workload = {
+        "name": "big",
+        "pool": "v5e",
+        "image": "python:3.12",
+        "command": ["python", arg, arg],
+        "env": env,
+        "customComponents": components,
+    }
+    key, message = only_issue(config_error(stack_values(workloads=[workload])))
+    assert key == "workloads[0]"
+    assert re.fullmatch(
+        r"the PathwaysJob would be about (\d+) bytes \(its spec is \d+\), over the API server's "
+        r"object limit of 1572864 bytes \(1\.5 MiB\), and so would the JobSet the controller makes "
+        r"of it; shorten command, flags and env \(put large data in a file on the scratch bucket "
+        r"or a ConfigMap\)",
+        message,
+    ), message
+    assert int(re.match(r"\D+(\d+)", message)[1]) > 2_000_000
+
+
+def test_derived_names_that_fit_are_unchanged_and_long_ones_stay_distinct():
+    from components.vocabulary import default_bucket_name, node_account_id
+
+    # the example stacks' names fit: unchanged
+    assert node_account_id("pathways-research") == "pathways-research-nodes"
+    assert (
+        default_bucket_name("tpu-pathways-research", "pathways-research")
+        == "tpu-pathways-research-pathways-research-pathways"
+    )
+    # 40-character cluster names that share 24: a 30-character account ID each, not one
+    assert node_account_id("a" * 39 + "x") == "aaaaaaaaaaaaaaaaa-bf691d-nodes"
+    assert node_account_id("a" * 39 + "y") == "aaaaaaaaaaaaaaaaa-7d4b39-nodes"
+    assert len(default_bucket_name("p" * 30, "c" * 40)) == 63

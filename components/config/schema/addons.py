@@ -11,7 +11,8 @@ from pydantic import (
     model_validator,
 )
 
-from components.config.schema.base import DnsLabel, pattern
+from components.config.schema.base import pattern
+from components.config.schema.teams import TeamNamespace
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.vocabulary import KUEUE_API_FIRST_SERVING, KUEUE_API_VERSION
@@ -76,8 +77,9 @@ class PathwaysJobAddon(ReleaseAddon):
 class TeamQuota(ConfigModel):
     """A team's guaranteed share of the cluster's TPUs: its own ClusterQueue in a cohort."""
 
-    team: DnsLabel
-    """Team namespace (of this stack or of a team stack on this cluster)."""
+    team: TeamNamespace
+    """Team namespace (of this stack or of a team stack on this cluster; not a system
+    namespace)."""
     chips: dict[str, Annotated[StrictInt, Field(ge=0)]]
     """Chips per TPU shape, keyed by accelerator name (v5p-16, v5litepod-16, v6e-2x2)."""
     borrowing_limit: StrictInt | None = Field(None, ge=0)

@@ -53,17 +53,14 @@ def _cidr(value: str) -> str:
     try:
         ipaddress.ip_network(value, strict=True)
     except ValueError:
-        raise ValueError(f"{value!r} is not an IPv4 CIDR range such as '10.0.0.0/20'") from None
+        raise ValueError(
+            f"{value!r} is not a CIDR range such as '10.0.0.0/20' (an address with no host "
+            "bits set, a slash and a prefix length)"
+        ) from None
     return value
 
 
-ProjectId = Annotated[
-    str,
-    pattern(
-        r"[a-z][a-z0-9-]{4,28}[a-z0-9]",
-        "a GCP project ID (6-30 lowercase letters, digits or hyphens, starting with a letter)",
-    ),
-]
+ProjectId = Annotated[str, grammar(grammars.project_id_problem)]
 DnsLabel = Annotated[
     str,
     pattern(
@@ -80,6 +77,9 @@ ClusterName = Annotated[
     ),
 ]
 Cidr = Annotated[str, AfterValidator(_cidr)]
+SubnetCidr = Annotated[Cidr, grammar(grammars.subnet_range_problem)]
+"""A range of the cluster's subnetwork: IPv4, allowed in a GCP subnet, at least a /29."""
+CommandArg = Annotated[str, grammar(grammars.command_arg_problem)]
 Label = Annotated[
     str,
     pattern(r"[a-z0-9]([-_a-z0-9]{0,61}[a-z0-9])?|", "a GCP label value (lowercase, at most 63)"),

@@ -6,6 +6,7 @@ import ipaddress
 from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     Field,
     StrictBool,
     StrictInt,
@@ -13,7 +14,15 @@ from pydantic import (
     model_validator,
 )
 
-from components.config.schema.base import Cidr, ClusterName, ProjectId, pattern
+from components.config import grammars
+from components.config.schema.base import (
+    Cidr,
+    ClusterName,
+    ProjectId,
+    SubnetCidr,
+    grammar,
+    pattern,
+)
 from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
@@ -39,20 +48,44 @@ class GcpConfig(ConfigModel):
         return self
 
 
+def _network_name(value: str) -> str:
+    """A VPC as GKE's ``network`` takes it: a name in the stack's project, or the path of one
+    in another project (a Shared VPC host)."""
+    parts = value.split("/")
+    if len(parts) == 5 and parts[0] == "projects" and parts[2:4] == ["global", "networks"]:
+        problem = grammars.project_id_problem(parts[1]) or grammars.gce_name_problem(
+            parts[4], "a VPC network"
+        )
+    else:
+        problem = grammars.gce_name_problem(value, "a VPC network")
+        if problem:
+            problem += ", or projects/<project>/global/networks/<name>"
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 class NetworkConfig(ConfigModel):
     """The VPC the cluster uses: a dedicated one (default) or an existing one."""
 
-    existing_network: str | None = None
-    """Name of an existing VPC to use instead of creating one. Requires existingSubnetwork."""
-    existing_subnetwork: str | None = None
-    """Name of an existing subnetwork in the region (with existingNetwork)."""
+    existing_network: Annotated[str, AfterValidator(_network_name)] | None = None
+    """Name of an existing VPC to use instead of creating one (or
+    projects/<project>/global/networks/<name> in a Shared VPC host). Requires
+    existingSubnetwork."""
+    existing_subnetwork: (
+        Annotated[str, grammar(lambda v: grammars.gce_name_problem(v, "a subnetwork"))] | None
+    ) = None
+    """Name of an existing subnetwork of the stack's project in the region (with
+    existingNetwork)."""
     mtu: StrictInt = Field(8896, ge=1300, le=8896)
     """MTU of the created VPC. 8896 is what large TPU deployments use for DCN traffic."""
-    nodes_cidr: Cidr = "10.0.0.0/20"
-    """Primary range of the created subnetwork (node IPs)."""
-    pods_cidr: Cidr = "10.4.0.0/14"
-    """Secondary range for pod IPs (VPC-native cluster)."""
-    services_cidr: Cidr = "10.8.0.0/20"
+    nodes_cidr: SubnetCidr = "10.0.0.0/20"
+    """Primary range of the created subnetwork (node IPs): IPv4, at least a /29, with room for
+    every node the pools may have (GCP keeps 4 addresses of each subnet)."""
+    pods_cidr: SubnetCidr = "10.4.0.0/14"
+    """Secondary range for pod IPs (VPC-native cluster): a /24 per node (GKE's default of 110
+    Pods per node), so a /14 holds 1024 nodes."""
+    services_cidr: SubnetCidr = "10.8.0.0/20"
     """Secondary range for service IPs."""
 
     @model_validator(mode="after")
@@ -79,7 +112,8 @@ class NetworkConfig(ConfigModel):
 
 class AuthorizedNetwork(ConfigModel):
     cidr: Cidr
-    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0)."""
+    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0, nor ranges that
+    add up to it)."""
     display_name: str = ""
     """A label shown in the console."""
 
@@ -138,7 +172,8 @@ class ClusterConfig(ConfigModel):
     production stacks, false otherwise."""
     authorized_networks: list[AuthorizedNetwork] = []
     """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
-    DNS endpoint)."""
+    DNS endpoint). At most 50 (100 with privateNodes), GKE's limit; together they may not cover
+    the whole internet."""
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
     maintenance: MaintenanceConfig = MaintenanceConfig()
@@ -149,6 +184,18 @@ class ClusterConfig(ConfigModel):
     """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
     authorizedNetworks, deletionProtection, regional, releaseChannel, network and maintenance are
     refused with it (the owning stack sets them)."""
+
+    @field_validator("authorized_networks")
+    @classmethod
+    def _not_the_internet(cls, networks: list[AuthorizedNetwork]) -> list[AuthorizedNetwork]:
+        everything = grammars.covers_every_address([n.cidr for n in networks])
+        if everything is not None:
+            raise ValueError(
+                f"together these ranges cover {everything}: the control plane's IP endpoint "
+                "would take traffic from the whole internet; list your networks' CIDRs, or list "
+                "none and use the IAM-gated DNS endpoint"
+            )
+        return networks
 
     @model_validator(mode="after")
     def _existing_takes_no_cluster_settings(self) -> ClusterConfig:

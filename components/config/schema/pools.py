@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     Field,
     PrivateAttr,
     StrictBool,
@@ -12,7 +13,8 @@ from pydantic import (
     model_validator,
 )
 
-from components.config.schema.base import DnsLabel, pattern
+from components.config import grammars
+from components.config.schema.base import DnsLabel
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
@@ -115,6 +117,23 @@ class SystemPoolConfig(AutoscalingPoolConfig):
         return self
 
 
+def _reservation(value: str) -> str:
+    """A reservation's name (a GCE resource name, also a node label value), or the path of a
+    shared one in another project."""
+    parts = value.split("/")
+    if len(parts) == 4 and parts[0] == "projects" and parts[2] == "reservations":
+        problem = grammars.project_id_problem(parts[1]) or grammars.gce_name_problem(
+            parts[3], "a reservation"
+        )
+    else:
+        problem = grammars.gce_name_problem(value, "a reservation")
+        if problem:
+            problem += ", or projects/<project>/reservations/<name>"
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 class CapacityConfig(ConfigModel):
     """How a TPU pool's VMs are obtained: exactly one of the keys (default: onDemand)."""
 
@@ -122,17 +141,9 @@ class CapacityConfig(ConfigModel):
     """Regular on-demand VMs."""
     spot: StrictBool = False
     """Spot VMs: cheaper, preemptible at any time."""
-    reservation: (
-        Annotated[
-            str,
-            pattern(
-                r"[a-z]([-a-z0-9]*[a-z0-9])?|projects/[a-z][-a-z0-9]*/reservations/[a-z]([-a-z0-9]*[a-z0-9])?",
-                "a reservation name or projects/<project>/reservations/<name>",
-            ),
-        ]
-        | None
-    ) = None
-    """Consume a specific reservation (name, or projects/P/reservations/R when shared)."""
+    reservation: Annotated[str, AfterValidator(_reservation)] | None = None
+    """Consume a specific reservation (name, or projects/P/reservations/R when shared). The name
+    (1-63 characters) also becomes the value of the nodes' tpu-pathways/reservation label."""
     flex_start: StrictBool = False
     """Dynamic Workload Scheduler flex-start: nodes come when capacity frees up (scales 0..N)."""
 

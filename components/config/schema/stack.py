@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.config import grammars
+from components.config import capacity, grammars
 from components.config.schema.addons import AddonsConfig
 from components.config.schema.base import NAMESPACE, ImageTag, Label
 from components.config.schema.cluster import ClusterConfig, GcpConfig
@@ -38,7 +38,14 @@ from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.pathways.jobset import COLOCATED_UNSUPPORTED
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
-from components.vocabulary import Environment, ReleaseChannel, WorkloadBackend, team_prefix
+from components.vocabulary import (
+    Environment,
+    ReleaseChannel,
+    WorkloadBackend,
+    default_bucket_name,
+    jobset_memory_mib,
+    team_prefix,
+)
 
 
 class StackConfig(ConfigModel):
@@ -106,6 +113,9 @@ class StackConfig(ConfigModel):
                 raise KeyedError.at(
                     str(name), f"must be text, not {type(secret).__name__} (value not shown)"
                 )
+            # It reaches a container as an environment value: the same bounds, never shown.
+            if problem := grammars.env_value_problem(secret):
+                raise KeyedError.at(str(name), f"{problem} (value not shown)")
         return value
 
     @model_validator(mode="after")
@@ -115,7 +125,7 @@ class StackConfig(ConfigModel):
         issues += self._team_quota_issues() + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
-        issues += self._latest_pathways() + self._backend_issues()
+        issues += self._latest_pathways() + self._backend_issues() + self._size_issues()
         # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
         # they run after this model validates (``checks.parse_stack_config``).
         if issues:
@@ -133,6 +143,40 @@ class StackConfig(ConfigModel):
     def _unique_teams(cls, teams: list[TeamConfig]) -> list[TeamConfig]:
         _raise_duplicates([t.name for t in teams], "team")
         return teams
+
+    def _size_issues(self) -> list[ConfigIssue]:
+        """What the pools may scale to against GKE's node limit and, in a cluster this stack
+        creates, against its ranges and the system pool (``capacity``)."""
+        nodes = self.max_node_count
+        found = {"tpuPools": capacity.node_count_problem(nodes)}
+        if self.creates_cluster:
+            found |= self._cluster_size_problems(nodes)
+        return [ConfigIssue(key, problem) for key, problem in found.items() if problem]
+
+    def _cluster_size_problems(self, nodes: int) -> dict[str, str | None]:
+        network = self.cluster.network
+        found = {
+            "cluster.network.podsCidr": capacity.pod_range_problem(network.pods_cidr, nodes),
+            "cluster.authorizedNetworks": capacity.authorized_networks_problem(
+                len(self.cluster.authorized_networks), self.private_nodes
+            ),
+        }
+        if network.create:  # an existing subnetwork's primary range is not this stack's
+            found["cluster.network.nodesCidr"] = capacity.node_range_problem(
+                network.nodes_cidr, nodes
+            )
+        if self.addons.jobset.install:  # the patched controller runs on the system pool
+            found["systemPool.machineType"] = capacity.controller_memory_problem(
+                jobset_memory_mib(nodes), self.system_pool.machine, nodes
+            )
+        return found
+
+    @property
+    def max_node_count(self) -> int:
+        """The most nodes the stack's pools can have (what the JobSet controller is sized for
+        and the subnetwork's ranges must hold)."""
+        cpu = self.cpu_pool.max_nodes + (self.system_pool.max_nodes if self.creates_cluster else 0)
+        return cpu + sum(pool.slices * pool.shape.hosts for pool in self.tpu_pools)
 
     def _latest_pathways(self) -> list[ConfigIssue]:
         """An unpinned release lets a restarted worker pull another build than the running
@@ -255,17 +299,20 @@ class StackConfig(ConfigModel):
         ]
         accounts = [(f"teams[{i}]", (t.name, t.service_account)) for i, t in enumerate(self.teams)]
         slices = {n: i for i, p in enumerate(self.tpu_pools) for n in p.node_pool_names()}
-        cpu = self.cpu_pool.name
+        cpu_pools = {"cpuPool.name": self.cpu_pool.name}
+        if self.creates_cluster:
+            cpu_pools["systemPool.name"] = self.system_pool.name
         issues = _collisions(jobs, "team and name")
         issues += _collisions(accounts, "name and serviceAccount")
-        if cpu in slices:
-            issues.append(
-                ConfigIssue(
-                    "cpuPool.name",
-                    f"{cpu!r} is also the GKE node pool name of a slice of tpuPools[{slices[cpu]}]"
-                    " (slices are named <pool>-<index>); rename one of them",
-                )
+        issues += [
+            ConfigIssue(
+                key,
+                f"{name!r} is also the GKE node pool name of a slice of tpuPools[{slices[name]}]"
+                " (slices are named <pool>-<index>); rename one of them",
             )
+            for key, name in cpu_pools.items()
+            if name in slices
+        ]
         return issues
 
     def _config_secret_refs(self) -> list[ConfigIssue]:
@@ -428,8 +475,7 @@ class StackConfig(ConfigModel):
 
     @property
     def bucket_name(self) -> str:
-        default = f"{self.gcp.project}-{self.cluster.name}-pathways"
-        return self.scratch_bucket.name or default[:63].rstrip("-_")
+        return self.scratch_bucket.name or default_bucket_name(self.gcp.project, self.cluster.name)
 
     def team_scratch_url(self, team: str) -> str:
         """gs:// URL of the team's own prefix of the scratch bucket (its pathwaysDir default)."""

@@ -30,7 +30,8 @@ class ScratchBucketConfig(ConfigModel):
     """The GCS bucket Pathways keeps its scratch state in (every PathwaysJob's pathwaysDir)."""
 
     name: BucketName | None = None
-    """Bucket name; default <project>-<cluster>-pathways (truncated to 63)."""
+    """Bucket name; default <project>-<cluster>-pathways (over 63 characters: its first 56 and
+    a hash of the whole)."""
     create: StrictBool = True
     """Create the bucket (false: use an existing bucket of that name; name is then required)."""
     retention_days: StrictInt = Field(30, ge=1, le=3650)
@@ -57,24 +58,43 @@ class DataBucketConfig(ConfigModel):
 
 
 # Namespaces Kubernetes, GKE and the installs own: a team stack would own (and on destroy
-# delete) them and grant their service accounts bucket access.
+# delete) them and grant their service accounts bucket access. GKE manages gmp-public and
+# gmp-system (Managed Service for Prometheus) and the gke-* namespaces (gke-gmp-system,
+# gke-managed-*): cloud.google.com/kubernetes-engine/docs/concepts/namespaces-overview
+# ("GKE-managed namespaces").
 SYSTEM_NAMESPACES = (
     "default",
     "kube-system",
     "kube-public",
     "kube-node-lease",
+    "gmp-public",
+    "gmp-system",
     "jobset-system",
     "pathways-job-system",
     "kueue-system",
 )
-SYSTEM_NAMESPACE_PREFIXES = ("gke-", "kube-")
+SYSTEM_NAMESPACE_PREFIXES = ("gke-", "kube-", "gmp-")
 
 
 def _team_namespace(value: str) -> str:
     if value in SYSTEM_NAMESPACES or value.startswith(SYSTEM_NAMESPACE_PREFIXES):
         raise ValueError(
             f"{value!r} is a system namespace (Kubernetes, GKE or an install owns "
-            f"{', '.join(SYSTEM_NAMESPACES)} and gke-*/kube-*); choose a team name"
+            f"{', '.join(SYSTEM_NAMESPACES)} and gke-*/kube-*/gmp-*); choose a team name"
+        )
+    return value
+
+
+TeamNamespace = Annotated[DnsLabel, AfterValidator(_team_namespace)]
+"""A team's namespace: a DNS label that is no system namespace."""
+
+
+def _service_account(value: str) -> str:
+    if value == "default":
+        raise ValueError(
+            "'default' is the service account every pod of the namespace runs as when it names "
+            "none, so each such pod would get the team's bucket prefix; choose another name "
+            "(default pathways)"
         )
     return value
 
@@ -82,8 +102,9 @@ def _team_namespace(value: str) -> str:
 class TeamConfig(ConfigModel):
     """A team namespace and the Kubernetes service account its Pathways pods run as."""
 
-    name: Annotated[DnsLabel, AfterValidator(_team_namespace)]
-    """Namespace name (not a system namespace such as default, kube-system or gke-*)."""
-    service_account: DnsLabel = "pathways"
+    name: TeamNamespace
+    """Namespace name (not a system namespace such as default, kube-system, gmp-* or gke-*)."""
+    service_account: Annotated[DnsLabel, AfterValidator(_service_account)] = "pathways"
     """Kubernetes service account of the team's workloads (gets read/write on the team's prefix
-    gs://<scratch bucket>/<team>/ of the bucket)."""
+    gs://<scratch bucket>/<team>/ of the bucket); not 'default', which every pod of the
+    namespace without one runs as."""

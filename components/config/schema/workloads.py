@@ -19,6 +19,7 @@ from pydantic import (
 
 from components.config import grammars
 from components.config.schema.base import (
+    CommandArg,
     DnsLabel,
     Flag,
     GcsPath,
@@ -216,13 +217,16 @@ class CustomComponentConfig(ConfigModel):
     image: ImageReference | None = None
     """Image to use instead of the one pathwaysVersion selects."""
     flags: list[Flag] = []
-    """Extra command-line flags (one line each)."""
+    """Extra command-line flags (one line each, at most 128 KiB each and 256 KiB together)."""
     env: dict[EnvName, EnvValue] = {}
     """Extra environment variables: text, {secretKeyRef: ...} or {configSecret: NAME}."""
 
     @model_validator(mode="after")
     def _env(self) -> CustomComponentConfig:
-        if issues := env_issues(self.env):
+        issues = env_issues(self.env)
+        if problem := grammars.args_total_problem(self.flags, "flags"):
+            issues.append(ConfigIssue("flags", problem))
+        if issues:
             raise KeyedError(issues)
         return self
 
@@ -277,8 +281,9 @@ class WorkloadConfig(PathwaysDeployment):
     a node pool of its own) or headless."""
     image: ImageReference | None = None
     """User container image (training and inference)."""
-    command: list[str] = []
-    """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit."""
+    command: list[CommandArg] = []
+    """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit. No NUL
+    characters; at most 128 KiB per argument (Linux's limit) and 256 KiB together."""
     env: dict[EnvName, EnvValue] = {}
     """Environment of the user container: text (at most 32 KiB each, 256 KiB together), a
     Kubernetes Secret {secretKeyRef: {name, key}} or a config secret {configSecret: NAME}.
@@ -328,6 +333,8 @@ class WorkloadConfig(PathwaysDeployment):
             if k in CONTROLLER_ENV
         ]
         issues += env_issues(self.env)
+        if problem := grammars.args_total_problem(self.command, "arguments"):
+            issues.append(ConfigIssue("command", problem))
         issues += self._proxy_credentials_issues()
         if self.elastic_slices is not None and self.elastic_slices > self.slices:
             issues.append(

@@ -1,0 +1,146 @@
+"""Conflicts only the stacks seen together show: names two stacks would both create, and a
+namespace two team stacks would both own. ``loader.classify_stacks`` reads every stack file of
+the project and reports these with its ownership conflicts (``python -m components stacks``,
+which the deploy workflow runs before anything deploys).
+
+Each works on the decoded values of the stack files (not yet validated: a stack whose values
+are malformed is reported on its own, and its names are left out here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from components.config.grammars import parse_owner_ref
+from components.errors import ConfigIssue
+from components.vocabulary import default_bucket_name, node_account_id
+
+DEFAULT_TEAM = "pathways"  # StackConfig.teams' default
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A problem between stacks, and the stacks it involves (each one's plan reports it)."""
+
+    stacks: tuple[str, ...]
+    issue: ConfigIssue
+
+
+def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conflict]:
+    """Owner stacks whose node service accounts (per project) or scratch buckets (global) would
+    have one name. Two owners of one cluster are reported by ``classify_stacks`` already."""
+    accounts: dict[tuple[str, str], list[str]] = {}
+    buckets: dict[str, list[str]] = {}
+    for stack, values in owners.items():
+        project, cluster = _text(values, "gcp", "project"), _text(values, "cluster", "name")
+        if project is None or cluster is None:
+            continue
+        accounts.setdefault((project, node_account_id(cluster)), []).append(stack)
+        if (bucket := _created_bucket(values, project, cluster)) is not None:
+            buckets.setdefault(bucket, []).append(stack)
+    conflicts = [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "cluster.name",
+                f"stacks {_names(stacks)} would each create node service account {account!r} in "
+                f"project {project!r} (derived from their cluster names); rename a cluster",
+            ),
+        )
+        for (project, account), stacks in accounts.items()
+        if len(stacks) > 1 and not _same_cluster(owners, stacks)
+    ]
+    conflicts += [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "scratchBucket.name",
+                f"stacks {_names(stacks)} would each create scratch bucket {bucket!r} (bucket "
+                "names are global); give one of them another scratchBucket.name",
+            ),
+        )
+        for bucket, stacks in buckets.items()
+        if len(stacks) > 1 and not _same_cluster(owners, stacks)
+    ]
+    return conflicts
+
+
+def namespace_conflicts(teams: Mapping[str, Mapping[str, Any]]) -> list[Conflict]:
+    """Team stacks on one cluster (one owner stack, or one existing cluster) that list the same
+    team: each would create and own the namespace, and destroying one deletes the other's."""
+    claims: dict[tuple[str, str], list[str]] = {}
+    for stack, values in teams.items():
+        target = _cluster_of(values)
+        if target is None:
+            continue
+        for team in _team_names(values):
+            claims.setdefault((target, team), []).append(stack)
+    return [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "teams",
+                f"stacks {_names(stacks)} both list team {team!r} on {target}; each would create "
+                f"and own namespace {team!r} (destroying one deletes the other's); give each "
+                "team stack its own team names",
+            ),
+        )
+        for (target, team), stacks in claims.items()
+        if len(stacks) > 1
+    ]
+
+
+def _created_bucket(values: Mapping[str, Any], project: str, cluster: str) -> str | None:
+    scratch = values.get("scratchBucket")
+    scratch = scratch if isinstance(scratch, Mapping) else {}
+    if scratch.get("create") is False:
+        return None
+    name = scratch.get("name")
+    return name if isinstance(name, str) else default_bucket_name(project, cluster)
+
+
+def _cluster_of(values: Mapping[str, Any]) -> str | None:
+    owner = values.get("owner")
+    if isinstance(owner, str):
+        try:
+            return f"the cluster of owner stack {parse_owner_ref(owner)[1]!r}"
+        except ValueError:
+            return None
+    cluster = values.get("cluster")
+    existing = cluster.get("existing") if isinstance(cluster, Mapping) else None
+    if not isinstance(existing, Mapping):
+        return None
+    name, context = existing.get("name"), existing.get("kubeconfigContext")
+    if isinstance(name, str):
+        return f"existing cluster {name!r} of project {_text(values, 'gcp', 'project')!r}"
+    return f"kubeconfig context {context!r}" if isinstance(context, str) else None
+
+
+def _team_names(values: Mapping[str, Any]) -> list[str]:
+    teams = values.get("teams")
+    if teams is None:
+        return [DEFAULT_TEAM]
+    if not isinstance(teams, list):
+        return []
+    names = [t.get("name") for t in teams if isinstance(t, Mapping)]
+    return [n for n in dict.fromkeys(names) if isinstance(n, str)]
+
+
+def _same_cluster(owners: Mapping[str, Mapping[str, Any]], stacks: list[str]) -> bool:
+    """Stacks that name one cluster of one project (reported as two owners of it)."""
+    pairs = {
+        (_text(owners[s], "gcp", "project"), _text(owners[s], "cluster", "name")) for s in stacks
+    }
+    return len(pairs) == 1
+
+
+def _text(values: Mapping[str, Any], section: str, key: str) -> str | None:
+    part = values.get(section)
+    value = part.get(key) if isinstance(part, Mapping) else None
+    return value if isinstance(value, str) else None
+
+
+def _names(stacks: list[str]) -> str:
+    return " and ".join(repr(s) for s in stacks)
