@@ -497,6 +497,43 @@ def test_slice_restarts_that_overflow_the_backoff_limit_are_refused(stack_values
     }
 
 
+def test_workload_slice_restarts_that_overflow_the_backoff_limit_are_refused(
+    stack_values, config_error
+):
+    workload = {
+        "name": "train",
+        "pool": "huge",
+        "image": "example.com/t:1",
+        "command": ["t"],
+        "maxSliceRestarts": 2147483647,
+        "elasticSlices": 1,
+    }
+    issues = {
+        i.key: i.message
+        for i in config_error(stack_values(tpuPools=[HUGE_V5P], workloads=[workload])).issues
+    }
+    assert issues == {
+        "workloads[0].maxSliceRestarts": "2147483647 x the 2240 hosts of a slice of pool "
+        "'huge' overflows the worker Job's backoffLimit (an int32 in the PathwaysJob controller "
+        "v0.1.4); at most 958698"
+    }
+
+
+def test_workload_slice_restarts_without_elastic_slices_do_not_reach_the_backoff_limit(
+    stack_values, config_of
+):
+    # without elasticSlices the controller's backoffLimit is hosts x 4, whatever maxSliceRestarts
+    workload = {
+        "name": "train",
+        "pool": "huge",
+        "image": "example.com/t:1",
+        "command": ["t"],
+        "maxSliceRestarts": 2147483647,
+    }
+    config = config_of(stack_values(tpuPools=[HUGE_V5P], workloads=[workload]))
+    assert config.workloads[0].max_slice_restarts == 2147483647
+
+
 # --- client capacity ------------------------------------------------------------------------
 
 

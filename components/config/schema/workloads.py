@@ -285,7 +285,8 @@ class WorkloadConfig(PathwaysDeployment):
     priority: Priority | None = None
     """Priority class (needs addons.kueue.enabled, which installs the classes)."""
     max_slice_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
-    """Restarts of one slice (elastic training)."""
+    """Restarts of one slice (elastic training); with elasticSlices, hosts x restarts must fit
+    the worker Job's int32 backoffLimit."""
     elastic_slices: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
     """Slices the job may lose and keep running (elastic training)."""
     termination_grace_period_seconds: StrictInt | None = Field(None, ge=0, le=86400)
