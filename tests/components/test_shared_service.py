@@ -459,6 +459,25 @@ def test_a_service_may_not_be_named_kubernetes(stack_values, config_error):
     }
 
 
+@pytest.mark.parametrize("name", ["x-pathways-head", "a-pathways-head-b"])
+def test_a_service_name_containing_the_head_marker_is_refused(stack_values, config_error, name):
+    values = stack_values(sharedServices=[{"name": name, "pool": "v5e"}])
+    issues = {i.key: i.message for i in config_error(values).issues}
+    assert issues == {
+        "sharedServices[0].name": f"'{name}' contains '-pathways-head': pathwaysutils 0.1.13 "
+        "(gke_utils.extract_jobset_name) reads the JobSet name from the service's address up "
+        "to the first '-pathways-head', so clients would look for the wrong JobSet; choose "
+        "another name"
+    }
+
+
+def test_a_service_name_ending_in_pathways_is_kept_whole_by_the_client(plan_of, stack_values):
+    # "svc-pathways" + "-pathways-head-0-0..." still splits back to "svc-pathways"
+    values = stack_values(sharedServices=[{"name": "svc-pathways", "pool": "v5e"}])
+    (job,) = plan_of(values).by_type(PATHWAYS_JOB)
+    assert job.inputs["metadata"]["name"] == "svc-pathways"
+
+
 def test_default_is_still_refused_as_a_team(stack_values, config_error):
     values = stack_values(
         teams=[{"name": "default"}],

@@ -35,6 +35,7 @@ from components.model import ConfigModel
 from components.pathways.head_sizing import PodResources
 from components.pathways.service_client import (
     INSECURE_CREDENTIALS_ENV,
+    HEAD_HOST_MARKER,
     RESERVED_NAMES,
     SERVICE_MAX_RESTARTS,
     SERVICE_NAMESPACE,
@@ -348,6 +349,13 @@ def _service_name(value: str) -> str:
             f"{value!r} is Kubernetes' own Service in namespace {SERVICE_NAMESPACE!r}, where "
             "shared services run (JobSet names a Service after the job); choose another name"
         )
+    if HEAD_HOST_MARKER in value:
+        raise ValueError(
+            f"{value!r} contains {HEAD_HOST_MARKER!r}: pathwaysutils 0.1.13 "
+            f"(gke_utils.extract_jobset_name) reads the JobSet name from the service's address "
+            f"up to the first {HEAD_HOST_MARKER!r}, so clients would look for the wrong JobSet; "
+            "choose another name"
+        )
     return value
 
 
@@ -358,7 +366,8 @@ class SharedServiceConfig(PathwaysDeployment):
 
     name: Annotated[JobName, AfterValidator(_service_name)]
     """PathwaysJob name in namespace default: at most 22 lowercase letters, digits or '-',
-    starting with a letter; unique across the teams of the cluster."""
+    starting with a letter; unique across the teams of the cluster; not containing
+    -pathways-head (pathwaysutils cuts the service's address there to find the JobSet)."""
     team: DnsLabel = "pathways"
     """Team that owns it (its labels, scratch prefix and Kueue quota); one of `teams`. The
     service itself runs in namespace default."""
