@@ -34,8 +34,8 @@ from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import PodResources
 from components.pathways.service_client import (
-    INSECURE_CREDENTIALS_ENV,
     HEAD_HOST_MARKER,
+    INSECURE_CREDENTIALS_ENV,
     RESERVED_NAMES,
     SERVICE_MAX_RESTARTS,
     SERVICE_NAMESPACE,
