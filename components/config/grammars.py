@@ -34,7 +34,9 @@ _DOMAIN = rf"{_HOST}(?::[0-9]+)?"
 _TAG = r"[\w][\w.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
 _NAME = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
-_REFERENCE = re.compile(rf"(?P<name>{_NAME})(?::{_TAG})?(?:@{_DIGEST})?", re.ASCII)
+_REFERENCE = re.compile(
+    rf"(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?", re.ASCII
+)
 _MAX_IMAGE_NAME = 255
 
 
@@ -48,6 +50,19 @@ def image_problem(value: str) -> str | None:
         )
     if len(match["name"]) > _MAX_IMAGE_NAME:
         return f"the image name is {len(match['name'])} characters; at most {_MAX_IMAGE_NAME}"
+    return None
+
+
+def unpinned_image_problem(value: str) -> str | None:
+    """A valid reference that names no fixed build: no tag and no digest (the runtime pulls
+    ``latest``), or the tag ``latest`` in any case."""
+    match = _REFERENCE.fullmatch(value)
+    if match is None or match["digest"]:
+        return None
+    if match["tag"] is None:
+        return f"{_show(value)} has no tag or digest, so it runs whatever 'latest' is"
+    if match["tag"].lower() == "latest":
+        return f"{_show(value)} is tagged {match['tag']!r}, which names no fixed build"
     return None
 
 

@@ -215,7 +215,8 @@ class CustomComponentConfig(ConfigModel):
     type: ComponentType
     """pathways_server, worker, proxy_server or colocated_python_sidecar."""
     image: ImageReference | None = None
-    """Image to use instead of the one pathwaysVersion selects."""
+    """Image to use instead of the one pathwaysVersion selects; outside environment dev it
+    needs a tag other than latest, or a digest."""
     flags: list[Flag] = []
     """Extra command-line flags (one line each)."""
     env: dict[EnvName, EnvValue] = {}
