@@ -8,7 +8,8 @@ validators. Sources:
 - label keys and values, DNS-1123 subdomains: Kubernetes' ``IsQualifiedName`` /
   ``IsValidLabelValue`` / ``IsDNS1123Subdomain`` (k8s.io/apimachinery/pkg/util/validation);
 - bucket names and object names: Cloud Storage's naming rules
-  (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
+  (cloud.google.com/storage/docs/buckets#naming, .../objects#naming; the bucket rule's home is
+  ``components.pathways.gcs_access``, which also reads gs:// paths out of command lines);
 - environment variable names: Kubernetes' ``IsEnvVarName`` checks characters only and sets no
   length, so the bound is ours (``MAX_ENV_NAME``), far under Linux's limit below;
 - environment sizes: Linux's MAX_ARG_STRLEN (128 KiB for one ``NAME=value`` string) and the
@@ -19,8 +20,9 @@ validators. Sources:
 
 from __future__ import annotations
 
-import ipaddress
 import re
+
+from components.pathways.gcs_access import bucket_problem
 
 # --- container image references ----------------------------------------------------------
 _ALNUM = r"[a-z0-9]+"
@@ -95,24 +97,6 @@ def label_value_problem(value: str) -> str | None:
 
 
 # --- Cloud Storage paths -------------------------------------------------------------------
-_BUCKET = re.compile(r"[a-z0-9][-_.a-z0-9]*[a-z0-9]", re.ASCII)
-
-
-def bucket_problem(bucket: str) -> str | None:
-    rules = (
-        "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with "
-        "dots, 63 per dot-separated part), start and end with a letter or digit, are not an IP "
-        "address and neither start with 'goog' nor contain 'google'"
-    )
-    parts = bucket.split(".")
-    too_long = len(bucket) > (222 if len(parts) > 1 else 63) or any(len(p) > 63 for p in parts)
-    if len(bucket) < 3 or too_long or not _BUCKET.fullmatch(bucket) or "" in parts:
-        return f"{_show(bucket)} is not a bucket name; {rules}"
-    if _is_ip(bucket) or bucket.startswith("goog") or "google" in bucket:
-        return f"{_show(bucket)} is not a bucket name; {rules}"
-    return None
-
-
 def gcs_path_problem(value: str) -> str | None:
     """``gs://BUCKET[/OBJECT-PREFIX]``: a bucket by its rules, an object name of at most 1024
     UTF-8 bytes without control characters (carriage return and line feed are forbidden)."""
@@ -224,14 +208,6 @@ def env_total_problem(values: list[str]) -> str | None:
 
 def _has_control(value: str) -> bool:
     return any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-
-
-def _is_ip(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _show(value: str) -> str:
