@@ -12,9 +12,15 @@ Two measures, both only for this entry point (importing ``components.cli.main`` 
   left to release that the OS would not reclaim anyway. Before leaving, ``finish`` does what
   the teardown would do for the user: it runs the ``atexit`` callbacks (``weakref.finalize``
   hooks such as temporary-directory cleanup are among them), flushes stdout and stderr, and
-  keeps the exit status: 0, 1 (a check failed), 2 (a user mistake, also argparse's), an
-  interpreter-style 120 if the output could not be flushed (e.g. a closed pipe). Files the
-  CLI writes are closed by their ``with`` blocks before ``main`` returns.
+  keeps the exit status: 0, 1 (a check failed), 2 (a user mistake, also argparse's), 141 if
+  stdout was closed early (``plan | head``), an interpreter-style 120 if the output could not
+  be flushed for another reason. Files the CLI writes are closed by their ``with`` blocks
+  before ``main`` returns.
+* A reader that closes stdout early (``| head``) ends the command quietly, as the Python docs
+  advise (signal module, "Note on SIGPIPE"): the BrokenPipeError is caught here, stdout is
+  pointed at /dev/null so nothing else fails on it, and the status is 141, the 128 + SIGPIPE a
+  shell reports for a C tool stopped by the same pipe (SIGPIPE itself stays ignored: a closed
+  socket must not kill the process).
 
 An unexpected exception is left to the interpreter: it prints the traceback and exits 1 the
 ordinary way (slow, but only on a bug).
@@ -31,6 +37,8 @@ from components.cli.main import main  # noqa: E402
 
 # The interpreter's status when flushing stdout/stderr at exit fails (Py_RunMain).
 EXIT_FLUSH_FAILED = 120
+# What a shell reports for a process a closed pipe stopped: 128 + SIGPIPE.
+EXIT_BROKEN_PIPE = 128 + 13
 
 
 def exit_status(code: object) -> int:
@@ -43,6 +51,14 @@ def exit_status(code: object) -> int:
     return 1
 
 
+def closed_stdout() -> int:
+    """The reader went away: send the rest of the output to /dev/null (so the final flush
+    succeeds) and report it the way a shell would."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
 def finish(code: object) -> None:
     """Run exit callbacks, flush the output, and end the process without teardown."""
     status = exit_status(code)
@@ -51,7 +67,9 @@ def finish(code: object) -> None:
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: report as the interpreter does
+        except BrokenPipeError:
+            status = closed_stdout() if stream is sys.stdout else EXIT_FLUSH_FAILED
+        except (OSError, ValueError):  # a closed stream, a full disk: as the interpreter does
             status = EXIT_FLUSH_FAILED
     os._exit(status)
 
@@ -61,4 +79,6 @@ if __name__ == "__main__":
         result: object = main()
     except SystemExit as exc:  # argparse (--help, usage errors) and explicit sys.exit
         result = exc.code
+    except BrokenPipeError:
+        result = closed_stdout()
     finish(result)

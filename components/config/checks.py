@@ -130,6 +130,25 @@ def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceCon
         yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams}"
 
 
+def _slice_restarts_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceConfig):
+    """The v0.1.4 controller sets a slice's Job backoffLimit to int32(hosts x maxSliceRestarts)
+    when elasticSlices > 0 (pathwaysjob_controller.go ~692-715; a shared service always has
+    elastic slices): an overflow turns negative and the API server refuses the Job."""
+    pool = config.pool(entry.pool)
+    restarts = entry.max_slice_restarts
+    elastic = entry.elastic_slices if isinstance(entry, WorkloadConfig) else 1
+    if pool is None or restarts is None or not elastic:
+        return
+    hosts = pool.shape.hosts
+    if restarts > slice_restarts_limit(hosts):
+        yield (
+            "maxSliceRestarts",
+            f"{restarts} x the {hosts} hosts of a slice of pool {pool.name!r} overflows the "
+            f"worker Job's backoffLimit (an int32 in the PathwaysJob controller v0.1.4); at most "
+            f"{slice_restarts_limit(hosts)}",
+        )
+
+
 def _whose(config: StackConfig) -> str:
     owner = config.shared_cluster
     return f"owner stack {owner.owner_stack!r}" if owner is not None else "this stack"
@@ -137,6 +156,7 @@ def _whose(config: StackConfig) -> str:
 
 def _workload_problems(config: StackConfig, workload: WorkloadConfig):
     yield from _pool_problems(config, workload)
+    yield from _slice_restarts_problems(config, workload)
     if workload.priority is not None and not config.queues_jobs:
         where = "addons.kueue.enabled: true"
         if config.shared_cluster is not None:
@@ -194,18 +214,7 @@ def _service_problems(config: StackConfig, service: SharedServiceConfig):
             "service accepts (tpuv5e, tpuv5, tpuv6e or tpu7x with a topology); use a v5e, v5p, "
             "v6e or tpu7x pool of 4-chip hosts",
         )
-    restarts = service.max_slice_restarts
-    if (
-        pool is not None
-        and restarts is not None
-        and restarts > slice_restarts_limit(hosts := pool.shape.hosts)
-    ):
-        yield (
-            "maxSliceRestarts",
-            f"{restarts} x the {hosts} hosts of a slice of pool {pool.name!r} overflows the "
-            f"worker Job's backoffLimit (an int32 in the PathwaysJob controller v0.1.4); at most "
-            f"{slice_restarts_limit(hosts)}",
-        )
+    yield from _slice_restarts_problems(config, service)
     owner = config.shared_cluster
     if owner is not None and service.name in owner.shared_services:
         yield (

@@ -8,7 +8,8 @@ validators. Sources:
 - label keys and values, DNS-1123 subdomains: Kubernetes' ``IsQualifiedName`` /
   ``IsValidLabelValue`` / ``IsDNS1123Subdomain`` (k8s.io/apimachinery/pkg/util/validation);
 - bucket names and object names: Cloud Storage's naming rules
-  (cloud.google.com/storage/docs/buckets#naming, .../objects#naming);
+  (cloud.google.com/storage/docs/buckets#naming, .../objects#naming; the bucket rule's home is
+  ``components.pathways.gcs_access``, which also reads gs:// paths out of command lines);
 - environment variable names: Kubernetes' ``IsEnvVarName`` checks characters only and sets no
   length, so the bound is ours (``MAX_ENV_NAME``), far under Linux's limit below;
 - argument and environment sizes: Linux's MAX_ARG_STRLEN (32 pages = 128 KiB for one argument
@@ -29,6 +30,8 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from components.pathways.gcs_access import bucket_problem
+
 # --- container image references ----------------------------------------------------------
 _ALNUM = r"[a-z0-9]+"
 _SEPARATOR = r"(?:[_.]|__|[-]+)"
@@ -41,7 +44,9 @@ _DOMAIN = rf"{_HOST}(?::[0-9]+)?"
 _TAG = r"[\w][\w.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
 _NAME = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
-_REFERENCE = re.compile(rf"(?P<name>{_NAME})(?::{_TAG})?(?:@{_DIGEST})?", re.ASCII)
+_REFERENCE = re.compile(
+    rf"(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?", re.ASCII
+)
 _MAX_IMAGE_NAME = 255
 
 
@@ -55,6 +60,19 @@ def image_problem(value: str) -> str | None:
         )
     if len(match["name"]) > _MAX_IMAGE_NAME:
         return f"the image name is {len(match['name'])} characters; at most {_MAX_IMAGE_NAME}"
+    return None
+
+
+def unpinned_image_problem(value: str) -> str | None:
+    """A valid reference that names no fixed build: no tag and no digest (the runtime pulls
+    ``latest``), or the tag ``latest`` in any case."""
+    match = _REFERENCE.fullmatch(value)
+    if match is None or match["digest"]:
+        return None
+    if match["tag"] is None:
+        return f"{_show(value)} has no tag or digest, so it runs whatever 'latest' is"
+    if match["tag"].lower() == "latest":
+        return f"{_show(value)} is tagged {match['tag']!r}, which names no fixed build"
     return None
 
 
@@ -87,30 +105,6 @@ def label_value_problem(value: str) -> str | None:
 
 
 # --- Cloud Storage paths -------------------------------------------------------------------
-_BUCKET = re.compile(r"[a-z0-9][-_.a-z0-9]*[a-z0-9]", re.ASCII)
-
-
-def bucket_problem(bucket: str) -> str | None:
-    rules = (
-        "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with "
-        "dots, 63 per dot-separated part), start and end with a letter or digit, are not an IP "
-        "address and neither start with 'goog' nor contain 'google' or a close misspelling of "
-        "it such as 'g00gle'"
-    )
-    parts = bucket.split(".")
-    too_long = len(bucket) > (222 if len(parts) > 1 else 63) or any(len(p) > 63 for p in parts)
-    if len(bucket) < 3 or too_long or not _BUCKET.fullmatch(bucket) or "" in parts:
-        return f"{_show(bucket)} is not a bucket name; {rules}"
-    if _is_ip(bucket) or bucket.startswith("goog") or _GOOGLE_LIKE.search(bucket):
-        return f"{_show(bucket)} is not a bucket name; {rules}"
-    return None
-
-
-# "google" and its close misspellings, which Cloud Storage refuses in bucket names ("g00gle"):
-# each letter or a digit that reads as it.
-_GOOGLE_LIKE = re.compile(r"g[o0][o0]g[l1i][e3]")
-
-
 def gcs_path_problem(value: str) -> str | None:
     """``gs://BUCKET[/OBJECT-PREFIX]``: a bucket by its rules, an object name of at most 1024
     UTF-8 bytes without control characters (carriage return and line feed are forbidden)."""
@@ -274,14 +268,6 @@ def env_total_problem(values: list[str]) -> str | None:
 
 def _has_control(value: str) -> bool:
     return any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-
-
-def _is_ip(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _show(value: str) -> str:

@@ -171,7 +171,7 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
     """The stack file's `config:` map in the engine's string form. Raises ConfigError."""
     check_stack_name(stack)
     path = stack_path(stack, stacks_dir)
-    if not path.exists():
+    if not path.is_symlink() and not path.exists():  # a symlink that leads nowhere is read below
         known = ", ".join(available_stacks(stacks_dir)) or "none"
         raise ConfigError(
             [ConfigIssue("--stack", f"unknown stack {stack!r}; available: {known}")], "plan"

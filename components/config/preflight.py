@@ -20,29 +20,38 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
+from components.config.schema.contract import HeldNodePool
 from components.config.workload_specs import (
     deployment_jobset,
     deployment_namespace,
     holds_client_port,
     node_pool_pins,
+    owner_held_node_pools,
     shared_service_address,
     shared_service_connect,
     shared_service_spec,
     workload_endpoints,
     workload_spec,
 )
+from components.errors import ConfigIssue
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
 from components.pathways.gcs_access import Access, BucketGrant, kubernetes_identity
 from components.pathways.preflight import (
     Deployment,
+    Placement,
     PreflightReport,
     StorageCheck,
     check_job,
     oversubscription,
     shared_node_pools,
 )
-from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, PoolIndex
+from components.pathways.scheduler_model import (
+    TPU_TAINT,
+    NodePoolModel,
+    PoolIndex,
+    jobset_bound_topologies,
+)
 from components.pathways.service_client import client_capacity
 from components.tpu.machines import tpu_host
 from components.vocabulary import CapacityType, node_service_account_email, team_prefix
@@ -160,11 +169,54 @@ def preflight(
     index = PoolIndex(pools)  # once: each job then costs what its pods select
     placements = [check_job(deployment, index, storage, report) for deployment in deployments]
     report.issues += shared_node_pools(placements)
+    report.issues += owner_node_pools(config, placements)
     if not config.queues_jobs:
         report.issues += oversubscription(deployments, pools)
     if config.shared_services:
         _service_clients(config, pools, report)
     return report
+
+
+def owner_node_pools(config: StackConfig, placements: Sequence[Placement]) -> list[ConfigIssue]:
+    """A team stack's jobs against the node pools its owner's jobs hold (the owner's preflight
+    checked those among themselves): a colocated job of either stack needs its node pool to
+    itself, so a job that could land on a held node pool where either is colocated never
+    schedules, or keeps the other from scheduling."""
+    owner = config.shared_cluster
+    if owner is None:
+        return []
+    issues = []
+    for placement in placements:
+        colocated = NODE_POOL_LABEL in jobset_bound_topologies(placement.job.workers)
+        held = owner_held_node_pools(config, placement.deployment.pool or "")
+        met = [
+            held[pool.name]
+            for pool in placement.landing()
+            if pool.name in held and (colocated or held[pool.name].colocated)
+        ]
+        if met:
+            issues.append(_owner_meeting(owner.owner_stack, placement, colocated, met))
+    return issues
+
+
+def _owner_meeting(
+    owner: str, placement: Placement, colocated: bool, met: list[HeldNodePool]
+) -> ConfigIssue:
+    deployment = placement.deployment
+    held = "; ".join(f"{h.node_pool!r} by {', '.join(h.jobs)}" for h in met)
+    why = (
+        "it is colocated and needs a node pool to itself (its workers are bound to its head's "
+        "node pool, and the head is kept out of no node pool another job holds)"
+        if colocated
+        else "a colocated job of the owner needs its node pool to itself"
+    )
+    return ConfigIssue(
+        deployment.key,
+        f"{deployment.label} could land on node pools of TPU pool {deployment.pool!r} that "
+        f"jobs of owner stack {owner!r} hold ({held}), and {why}; no free node pool of the pool "
+        "is left to pin it to: add slices to the pool in the owner stack, or use another TPU "
+        "pool",
+    )
 
 
 def _service_clients(

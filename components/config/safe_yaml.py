@@ -15,7 +15,9 @@ holds more, and each extra is a trap here:
   (``true``) and two of them could collapse into one, losing a value;
 - a merge key (``<<``) whose value is not a mapping or a list of mappings, and ``<<`` anywhere
   but as a key;
-- ``.inf`` and ``.nan``, numbers JSON cannot carry.
+- ``.inf`` and ``.nan``, numbers JSON cannot carry;
+- YAML 1.1's base-60 numbers (``maxNodes: 1:30`` is 90 to PyYAML), which Pulumi's Go YAML
+  reader (YAML 1.2) reads as the text ``"1:30"``: the file would mean two things.
 
 All of them are checked on the composed node graph, before any value is constructed, and
 reported as config issues naming the key and the line. Every check is linear in the size of
@@ -257,37 +259,72 @@ def _merge(
     yield from _walk(node, key, depth + 1, path, done, hidden)
 
 
+# Why a key YAML reads as something other than text loses data, by what it reads it as.
+_KEY_LOSS = {
+    "tag:yaml.org,2002:null": "~, null and an empty key would all become null",
+    "tag:yaml.org,2002:bool": "ON and YES would both become true",
+    "tag:yaml.org,2002:int": "1, 01 and 0x1 would all become 1",
+    _FLOAT: "1.0 and 1.00 would both become 1.0",
+}
+_INT = "tag:yaml.org,2002:int"
+
+
 def _key_problem(node: ScalarNode) -> str:
-    text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+    text = _short(node.value)
     return (
         f"line {_line(node)}: YAML reads the key {text!r} as {_KEY_READ_AS[node.tag]}, not as a "
-        f"name (ON and YES would both become true, and one value would be lost); quote it: "
+        f"name ({_KEY_LOSS[node.tag]}, and one value would be lost); quote it: "
         f'"{text}"'
     )
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _scalar_problem(node: ScalarNode) -> str | None:
     if node.tag == _MERGE:
         return 'YAML reads << as a merge key, which only a key can be; quote it: "<<"'
+    if node.tag in (_INT, _FLOAT) and ":" in node.value:
+        return _sexagesimal_problem(node.value)
     if node.tag == _FLOAT and not _finite(node.value):
-        text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        text = _short(node.value)
         return f"{text!r} is not a finite number, which config cannot carry (JSON has none)"
     return None
 
 
-def _finite(text: str) -> bool:
-    """Whether a YAML 1.1 float (``1_000.5``, ``.inf``, sexagesimal ``1:30.5``) is finite."""
+def _sexagesimal_problem(text: str) -> str:
+    """YAML 1.1's base-60 numbers (``1:30`` is 90): PyYAML reads one, Pulumi's Go YAML reader
+    (YAML 1.2: no base 60) reads the text, so the file means two things."""
+    value = _base60(text)
+    number = (
+        f" or write the number ({value:g})" if value is not None and math.isfinite(value) else ""
+    )
+    return (
+        f"YAML 1.1 reads {_short(text)!r} as a base-60 number, Pulumi's YAML reader as the text "
+        f'{_short(text)!r}; quote it ("{_short(text)}"){number}'
+    )
+
+
+def _base60(text: str) -> float | None:
     digits = text.replace("_", "").lower()
-    if digits.lstrip("+-") in (".inf", ".nan"):
-        return False
     sign = -1.0 if digits.startswith("-") else 1.0
     total = 0.0
     try:
-        for part in digits.lstrip("+-").split(":"):  # base 60 when there are colons
+        for part in digits.lstrip("+-").split(":"):
             total = total * 60 + float(part)
     except (ValueError, OverflowError):
+        return None
+    return sign * total
+
+
+def _finite(text: str) -> bool:
+    """Whether a YAML 1.1 float (``1_000.5``, ``.inf``) is finite."""
+    digits = text.replace("_", "").lower()
+    if digits.lstrip("+-") in (".inf", ".nan"):
         return False
-    return math.isfinite(sign * total)
+    value = _base60(digits)
+    return value is not None and math.isfinite(value)
 
 
 def _tag_problem(node: Node, hidden: bool) -> str:

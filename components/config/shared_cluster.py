@@ -25,6 +25,7 @@ project, no network, no credentials): see ``components/plan/engine.py``.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,11 +34,19 @@ from pydantic import ValidationError
 from components.config.schema import StackConfig
 from components.config.schema.contract import (
     CONTRACT_VERSION,
+    HeldNodePool,
     SharedCluster,
     SharedCpuPool,
     SharedQueues,
     SharedTpuPool,
     SharedVersions,
+)
+from components.config.workload_specs import (
+    deployment_namespace,
+    is_colocated,
+    job_key,
+    node_pool_pins,
+    selected_node_pool,
 )
 from components.errors import ConfigError, ConfigIssue
 from components.labels import QUEUE_LABEL, tpu_node_labels
@@ -64,6 +73,7 @@ OWNER_KEYS = {
 def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
     """The `shared_cluster` output of an owner stack (plain JSON)."""
     kueue_addon, addons = config.addons.kueue, config.addons
+    held = held_node_pools(config)
     pools = [
         SharedTpuPool(
             name=pool.name,
@@ -75,6 +85,7 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
             node_labels=tpu_node_labels(pool.shape),
             node_pools=pool.node_pool_names(),
             capacity=pool.capacity,
+            held=held.get(pool.name, []),
         )
         for pool in config.tpu_pools
     ]
@@ -116,6 +127,32 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         ),
     )
     return contract.model_dump(mode="json", exclude_none=True)
+
+
+def held_node_pools(config: StackConfig) -> dict[str, list[HeldNodePool]]:
+    """Per TPU pool, the node pools the stack's jobs are pinned to (``node_pool_pins``) or
+    select, and for a job with neither, every node pool of its TPU pool (it may land on any)."""
+    pins = node_pool_pins(config)
+    jobs: dict[tuple[str, str], list[str]] = defaultdict(list)
+    colocated: set[tuple[str, str]] = set()
+    for _, entry in config.deployments():
+        pool = config.pool(entry.pool)
+        assert pool is not None  # guaranteed by the stack's workload checks
+        pinned = pins.get(job_key(entry)) or selected_node_pool(entry)
+        for node_pool in [pinned] if pinned else pool.node_pool_names():
+            jobs[(pool.name, node_pool)].append(f"{deployment_namespace(entry)}/{entry.name}")
+            if is_colocated(entry):
+                colocated.add((pool.name, node_pool))
+    held: dict[str, list[HeldNodePool]] = defaultdict(list)
+    for pool in config.tpu_pools:
+        for node_pool in pool.node_pool_names():
+            if (where := (pool.name, node_pool)) in jobs:
+                held[pool.name].append(
+                    HeldNodePool(
+                        node_pool=node_pool, jobs=jobs[where], colocated=where in colocated
+                    )
+                )
+    return held
 
 
 def contract_outputs(contract: SharedCluster) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from components.config.schema import (
     WorkloadConfig,
     WorkloadMode,
 )
+from components.config.schema.contract import HeldNodePool
 from components.labels import NODE_POOL_LABEL, standard_labels
 from components.pathways.jobset import render_jobset
 from components.pathways.scheduler_model import TPU_TAINT
@@ -107,15 +108,16 @@ def job_key(entry: PathwaysDeployment) -> str:
 
 def node_pool_pins(config: StackConfig) -> dict[str, str]:
     """The GKE node pool each job is pinned to (``job_key`` -> node pool), in the TPU pools
-    that run an ``inference`` (colocated) workload.
+    that run an ``inference`` (colocated) workload of this stack or of its owner.
 
     A colocated job's workers are bound to the node pool its head lands on, and the head
     (which selects the workers' nodeSelector plus accelerator and topology: controller v0.1.4
     makeTPUNodeSelector) is kept out of no pool another job holds. So each colocated job gets a
     node pool of its own, named in its workers' nodeSelector (which pins the head too), and the
     single-slice jobs beside it get the next ones, in config order: colocated workloads first,
-    then the others, then shared services. A job that already selects a node pool keeps it, and
-    a job of several slices cannot be pinned (a nodeSelector names one pool); the preflight
+    then the others, then shared services. A job that already selects a node pool keeps it, a
+    node pool the owner's jobs hold (a team stack: ``SharedTpuPool.held``) is never handed out,
+    and a job of several slices cannot be pinned (a nodeSelector names one pool); the preflight
     refuses any two jobs still able to meet on a colocated job's pool."""
     by_pool: dict[str, list[PathwaysDeployment]] = defaultdict(list)
     for entry in [*config.workloads, *config.shared_services]:
@@ -123,22 +125,31 @@ def node_pool_pins(config: StackConfig) -> dict[str, str]:
     pools = {p.name: p for p in config.tpu_pools}
     pins: dict[str, str] = {}
     for name, entries in by_pool.items():
-        colocated = [e for e in entries if _colocated(e)]
-        if not colocated or name not in pools:
+        held = owner_held_node_pools(config, name)
+        colocated = [e for e in entries if is_colocated(e)]
+        owner_colocated = any(h.colocated for h in held.values())
+        if not (colocated or owner_colocated) or name not in pools:
             continue
-        chosen = {_selected_node_pool(e) for e in entries} - {None}
-        free = [n for n in pools[name].node_pool_names() if n not in chosen]
-        rest = [e for e in entries if not _colocated(e) and e.slices == 1]
-        pinnable = [e for e in colocated + rest if _selected_node_pool(e) is None]
+        chosen = {selected_node_pool(e) for e in entries} - {None}
+        free = [n for n in pools[name].node_pool_names() if n not in chosen and n not in held]
+        rest = [e for e in entries if not is_colocated(e) and e.slices == 1]
+        pinnable = [e for e in colocated + rest if selected_node_pool(e) is None]
         pins.update((job_key(e), node_pool) for e, node_pool in zip(pinnable, free, strict=False))
     return pins
 
 
-def _colocated(entry: PathwaysDeployment) -> bool:
+def owner_held_node_pools(config: StackConfig, pool: str) -> dict[str, HeldNodePool]:
+    """The node pools of TPU pool ``pool`` the owner's jobs hold (a team stack; else none)."""
+    owner = config.shared_cluster
+    shared = next((p for p in owner.tpu_pools if p.name == pool), None) if owner else None
+    return shared.held_node_pools() if shared else {}
+
+
+def is_colocated(entry: PathwaysDeployment) -> bool:
     return isinstance(entry, WorkloadConfig) and entry.mode is WorkloadMode.INFERENCE
 
 
-def _selected_node_pool(entry: PathwaysDeployment) -> str | None:
+def selected_node_pool(entry: PathwaysDeployment) -> str | None:
     if isinstance(entry, WorkloadConfig):
         return entry.node_selector.get(NODE_POOL_LABEL)
     return None

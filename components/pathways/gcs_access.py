@@ -16,6 +16,7 @@ No Pulumi here: the preflight reads it, and so does the stack layer that knows t
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -24,9 +25,47 @@ from typing import Any
 
 from components.pathways.spec import PathwaysJobSpec
 
-# A bucket name (3-222 characters of lowercase letters, digits, '-', '_' and '.'), then an object
-# path up to the first character that ends a word on a command line.
-_GCS_PATH = re.compile(r"gs://([a-z0-9][-_.a-z0-9]{1,220}[a-z0-9])(/[^\s'\",;]*)?")
+# The scheme in any case (gsutil and gcloud storage lower-case it), then a bucket part and an object
+# path, each ending at the first character that separates words or list items on a command line
+# (whitespace, quotes, ',', ';', ':', brackets). A kubelet reference ``$(VAR)`` is kept whole. Every
+# scheme is a path of its own, so one path cannot hide another (``gs://a/x:gs://b/y``).
+_VAR_NAME = r"[-._a-zA-Z][-._a-zA-Z0-9]*"
+_VAR_REF = re.compile(rf"\$\((?P<var>{_VAR_NAME})\)")
+_WORD = rf"(?:\$\({_VAR_NAME}\)|[^/\s'\"`,;:\[\](){{}}<>])"
+_SCHEME_AT = re.compile(r"gs://", re.IGNORECASE)
+_GCS_PATH = re.compile(rf"gs://(?P<bucket>{_WORD}*)(?P<object>/(?:/|{_WORD})*)?", re.IGNORECASE)
+_SCHEME = len("gs://")
+# The bucket names of a path: Cloud Storage's naming rules
+# (cloud.google.com/storage/docs/buckets#naming), the one rule every bucket name is held to.
+_BUCKET = re.compile(r"[a-z0-9][-_.a-z0-9]*[a-z0-9]", re.ASCII)
+BUCKET_RULES = (
+    "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with "
+    "dots, 63 per dot-separated part), start and end with a letter or digit, are not an IP "
+    "address and neither start with 'goog' nor contain 'google' or a close misspelling of "
+    "it such as 'g00gle'"
+)
+# "google" and its close misspellings, which Cloud Storage refuses in bucket names ("g00gle"):
+# each letter or a digit that reads as it.
+_GOOGLE_LIKE = re.compile(r"g[o0][o0]g[l1i][e3]")
+
+
+def bucket_problem(bucket: str) -> str | None:
+    """None for a valid bucket name, else what is wrong with it."""
+    parts = bucket.split(".")
+    too_long = len(bucket) > (222 if len(parts) > 1 else 63) or any(len(p) > 63 for p in parts)
+    bad = len(bucket) < 3 or too_long or not _BUCKET.fullmatch(bucket) or "" in parts
+    if bad or _is_ip(bucket) or bucket.startswith("goog") or _GOOGLE_LIKE.search(bucket):
+        shown = repr(bucket) if len(bucket) <= 70 else f"{bucket[:67]!r}..."
+        return f"{shown} is not a bucket name; {BUCKET_RULES}"
+    return None
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
 
 
 class Access(StrEnum):
@@ -81,7 +120,18 @@ class GcsUse:
 
     @property
     def bucket(self) -> str:
-        return self.path.removeprefix("gs://").partition("/")[0]
+        return self.path[_SCHEME:].partition("/")[0]
+
+    @property
+    def unresolved(self) -> bool:
+        """The bucket is a ``$(VAR)`` the container's plain env does not define: only the
+        kubelet knows it."""
+        return "$(" in self.bucket
+
+    @property
+    def problem(self) -> str | None:
+        """Why the path is no Cloud Storage path at all (an invalid bucket name)."""
+        return None if self.unresolved else bucket_problem(self.bucket)
 
     @property
     def object_name(self) -> str:
@@ -90,7 +140,31 @@ class GcsUse:
 
 def paths_in(text: str) -> list[str]:
     """Every ``gs://`` path in a string (a flag such as ``--input=gs://b/p`` included)."""
-    return [match.group(0) for match in _GCS_PATH.finditer(text)]
+    found = []
+    for scheme in _SCHEME_AT.finditer(text):
+        match = _GCS_PATH.match(text, scheme.start())
+        assert match is not None  # the scheme alone matches
+        found.append(match.group(0))
+    return found
+
+
+def expand_references(text: str, env: Mapping[str, str]) -> str:
+    """``text`` as the kubelet expands it: ``$(VAR)`` becomes VAR's value where ``env`` has it
+    (else it stays as written), ``$$`` becomes ``$`` (Kubernetes' ``expansion.Expand``)."""
+    out, i = [], 0
+    while i < len(text):
+        if text.startswith("$$", i):
+            out.append("$")
+            i += 2
+            continue
+        match = _VAR_REF.match(text, i)
+        if match is not None:
+            out.append(env.get(match["var"], match.group(0)))
+            i = match.end()
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
 
 
 def gcs_uses(spec: PathwaysJobSpec) -> list[GcsUse]:
@@ -106,17 +180,35 @@ def _uses(spec: PathwaysJobSpec) -> Iterator[GcsUse]:
         yield from _read(spec.pathways_dir, PATHWAYS_DIR, Access.READ_WRITE)
     pod_spec: Mapping[str, Any] = (spec.controller.template or {}).get("spec", {})
     for container in pod_spec.get("containers", []):
+        env = [(e["name"], e.get("value")) for e in container.get("env") or []]
+        plain, env_uses = _expanded_env(env, "env")
         for part in ("command", "args"):
             for text in container.get(part) or []:
-                yield from _read(text, part)
-        for env in container.get("env") or []:
-            yield from _read(env.get("value") or "", f"env.{env['name']}")
+                yield from _read(expand_references(text, plain), part)
+        yield from env_uses
     for component in spec.custom_components or []:
         where = f"customComponents[{component.component_type.value}]"
+        env = [(e.name, e.value) for e in component.custom_env or []]
+        plain, env_uses = _expanded_env(env, f"{where}.env")
         for flag in component.custom_flags or []:
-            yield from _read(flag, f"{where}.flags")
-        for env in component.custom_env or []:
-            yield from _read(env.value or "", f"{where}.env.{env.name}")
+            yield from _read(expand_references(flag, plain), f"{where}.flags")
+        yield from env_uses
+
+
+def _expanded_env(
+    env: list[tuple[str, str | None]], where: str
+) -> tuple[dict[str, str], list[GcsUse]]:
+    """A container's plain env values, each expanded by the ones before it (as the kubelet does;
+    a valueFrom entry is known only to the kubelet), and the paths in them."""
+    plain: dict[str, str] = {}
+    uses: list[GcsUse] = []
+    for name, value in env:
+        if value is None:
+            plain.pop(name, None)
+            continue
+        plain[name] = expand_references(value, plain)
+        uses += _read(plain[name], f"{where}.{name}")
+    return plain, uses
 
 
 def _read(text: str, where: str, needs: Access = Access.READ) -> Iterator[GcsUse]:

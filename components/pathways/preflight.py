@@ -317,28 +317,65 @@ def job_identities(job: ExpandedJob, head: Fit, workers: Fit) -> frozenset[str |
     return frozenset(identities)
 
 
+UNRESOLVED = (
+    "unverified: the bucket is a $(VAR) reference the container's plain env does not define "
+    "(a Secret's value or unset), which only the kubelet resolves"
+)
+INVALID = "refused: not a Cloud Storage path"
+# A job naming thousands of paths gets the first ones reported, then a count.
+MAX_PATH_PROBLEMS = 10
+MAX_REPORTED_PATHS = 50
+
+
 def storage_access(
     uses: Sequence[GcsUse], identities: frozenset[str | None], storage: StorageCheck | None
 ) -> tuple[dict[str, Any], list[str]]:
-    """Each ``gs://`` path of the job against what its identities may do (``job_identities``)."""
-    if storage is None:
-        verdict = "not checked (no bucket grants given)"
-        return _access_summary(uses, verdict, {u: verdict for u in uses}, verdict), []
-    if None in identities or not identities:
-        verdicts = {u: UNKNOWN_IDENTITY for u in uses}
-        return _access_summary(uses, UNKNOWN_IDENTITY, verdicts, UNKNOWN_IDENTITY), []
+    """Each ``gs://`` path of the job against what its identities may do (``job_identities``:
+    host-network pods act as the node's service account, Workload Identity does not apply to
+    them). A path whose bucket is no bucket name is refused whatever the grants; one whose bucket
+    the kubelet fills in from a value this stack cannot see is reported unverified."""
     known = sorted(i for i in identities if i is not None)
-    verdicts, problems = {}, []
+    unchecked = _unchecked(storage, identities)
+    verdicts: dict[GcsUse, str] = {}
+    problems: list[str] = []
     for use in uses:
-        refused = denied(use, known, storage.grants)
-        verdicts[use] = (
-            f"denied to {', '.join(i for i, _ in refused)}"
-            if refused
-            else f"granted to {', '.join(_identity_name(i) for i in known)}"
-        )
-        problems += [_denial(use, identity, have, storage) for identity, have in refused]
+        if use.problem:
+            verdicts[use] = INVALID
+            problems.append(
+                f"{use.path} ({use.where}) is not a valid Cloud Storage path: {use.problem}"
+            )
+        elif use.unresolved:
+            verdicts[use] = UNRESOLVED
+        elif unchecked is not None or storage is None:
+            verdicts[use] = str(unchecked)
+        else:
+            refused = denied(use, known, storage.grants)
+            verdicts[use] = (
+                f"denied to {', '.join(i for i, _ in refused)}"
+                if refused
+                else f"granted to {', '.join(_identity_name(i) for i in known)}"
+            )
+            problems += [_denial(use, identity, have, storage) for identity, have in refused]
+    if unchecked is not None or storage is None:
+        return _access_summary(uses, str(unchecked), verdicts, unchecked), _bounded(problems)
     buckets = reachable_buckets(storage.grants, known)
-    return _access_summary(uses, buckets, verdicts, None), problems
+    return _access_summary(uses, buckets, verdicts, None), _bounded(problems)
+
+
+def _unchecked(storage: StorageCheck | None, identities: set[str | None]) -> str | None:
+    """Why the job's paths cannot be checked against grants (None: they can)."""
+    if storage is None:
+        return "not checked (no bucket grants given)"
+    if None in identities or not identities:
+        return UNKNOWN_IDENTITY
+    return None
+
+
+def _bounded(problems: list[str]) -> list[str]:
+    if len(problems) <= MAX_PATH_PROBLEMS:
+        return problems
+    more = len(problems) - MAX_PATH_PROBLEMS
+    return [*problems[:MAX_PATH_PROBLEMS], f"... and {more} more paths refused"]
 
 
 def _identity_name(identity: str) -> str:
@@ -385,14 +422,17 @@ def _access_summary(
 ) -> dict[str, Any]:
     pathways_dir = next((u for u in uses if u.where == PATHWAYS_DIR), None)
     dir_access = verdicts[pathways_dir] if pathways_dir else fallback or "no pathwaysDir"
-    return {
+    summary = {
         "pathwaysDirAccess": dir_access,
         "buckets": buckets,
         "gcsPaths": [
             {"path": u.path, "in": u.where, "needs": u.needs.value, "access": verdicts[u]}
-            for u in uses
+            for u in uses[:MAX_REPORTED_PATHS]
         ],
     }
+    if len(uses) > MAX_REPORTED_PATHS:
+        summary["gcsPathsNotShown"] = len(uses) - MAX_REPORTED_PATHS
+    return summary
 
 
 def resolves_from(address: str, namespace: str) -> str:

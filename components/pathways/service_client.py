@@ -39,6 +39,9 @@ SERVICE_NAMESPACE = "default"
 # Kubernetes' own Service in `default`; JobSet names the service's headless Service after the
 # job, so a service of this name would collide with it.
 RESERVED_NAMES = ("kubernetes",)
+# ``gke_utils.extract_jobset_name`` (pathwaysutils 0.1.13) takes the JobSet name as the service
+# address's host name up to the first occurrence of this, so a name containing it is cut short.
+HEAD_HOST_MARKER = "-pathways-head"
 # The client runs the Pathways proxy server, on the proxy's own port.
 CLIENT_PROXY_PORT = PROXY_PORT
 CLIENT_PROXY = PodResources(16_000, 100 * 10**9)

@@ -23,6 +23,7 @@ from components.config.shared_cluster import contract_from_outputs
 from components.errors import ConfigError
 from components.plan.engine import load_stack, plan_stack, run_program
 from components.vocabulary import node_account_id
+from tests.helpers import deep_merge
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -118,6 +119,11 @@ def test_owner_exports_its_pools_bucket_queues_and_versions(research):
                 "reservation": "research-v5p-reservation",
                 "flex_start": False,
             },
+            # llm-pretrain (two slices, not pinned) may land on either node pool
+            "held": [
+                {"node_pool": "v5p-0", "jobs": ["research/llm-pretrain"], "colocated": False},
+                {"node_pool": "v5p-1", "jobs": ["research/llm-pretrain"], "colocated": False},
+            ],
         }
     ]
     assert exported["cpu_pool"] == {
@@ -332,7 +338,7 @@ def test_contract_missing_or_from_another_version_is_a_clear_error():
     with pytest.raises(
         ConfigError, match="exports an invalid shared_cluster: owner_stack: Field required"
     ):
-        contract_from_outputs({"contract_version": 1}, "research-v5p")
+        contract_from_outputs({"contract_version": 2}, "research-v5p")
 
 
 def test_two_owners_of_one_cluster_are_refused_naming_both(tmp_path, capsys):
@@ -599,3 +605,84 @@ def test_a_team_stacks_service_queues_in_default_on_the_owners_kueue(tmp_path):
         "tpu-pathways/team": "vision",
         "kueue.x-k8s.io/queue-name": "vision-svc",
     }
+
+
+# --- node pools the owner's jobs hold (review finding 2) ---------------------------------------
+
+V6E_OWNER: dict[str, Any] = {
+    "gcp": {"project": "tpu-pathways-k3", "region": "us-east5", "zone": "us-east5-b"},
+    "cluster": {"name": "k3", "deletionProtection": False},
+    "cpuPool": {"maxNodes": 4},
+    "tpuPools": [{"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 3}],
+    "addons": {"kueue": {"enabled": False}},  # colocated heads cannot be queued
+    "teams": [{"name": "platform"}],
+}
+
+
+def _inference(name: str, team: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "team": team,
+        "pool": "v6e",
+        "mode": "inference",
+        "image": "us-docker.pkg.dev/example/serve:1",
+        "command": ["python3", "serve.py"],
+        "resources": {"cpu": "8", "memory": "32Gi"},
+    }
+
+
+def _v6e_stacks(tmp_path: Path, slices: int, owner_jobs: list[dict[str, Any]]) -> Path:
+    owner = deep_merge(V6E_OWNER, {"tpuPools": [{**V6E_OWNER["tpuPools"][0], "slices": slices}]})
+    owner["workloads"] = owner_jobs
+    team = {
+        "owner": "k3",
+        "teams": [{"name": "serving"}],
+        "workloads": [_inference("inf2", "serving")],
+    }
+    return write_stacks(tmp_path / "stacks", {"k3": owner, "t3": team})
+
+
+def test_owner_exports_the_node_pools_its_jobs_hold(tmp_path):
+    stacks = _v6e_stacks(tmp_path, 3, [_inference("inf1", "platform")])
+    exported = plan_stack(load_stack("k3", stacks), "k3").outputs["shared_cluster"]
+    assert exported["contract_version"] == 2
+    assert exported["tpu_pools"][0]["held"] == [
+        {"node_pool": "v6e-0", "jobs": ["platform/inf1"], "colocated": True}
+    ]
+
+
+def test_team_colocated_job_is_pinned_past_the_owners_node_pools(tmp_path):
+    stacks = _v6e_stacks(tmp_path, 3, [_inference("inf1", "platform")])
+    # the team stack's offline plan reads the contract from the owner's offline plan
+    plan = plan_stack(load_stack("t3", stacks), "t3")
+    (job,) = plan.by_type(PATHWAYS_JOB)
+    selector = job.inputs["spec"]["workers"][0]["nodeSelector"]
+    assert selector == {"cloud.google.com/gke-nodepool": "v6e-1"}
+    assert plan.summary["workloads"]["serving/inf2"]["nodePool"] == "v6e-1"
+
+
+def test_team_colocated_job_without_a_free_node_pool_is_refused_naming_the_owners_jobs(
+    tmp_path, capsys
+):
+    stacks = _v6e_stacks(tmp_path, 1, [_inference("inf1", "platform")])
+    assert cli.main(["plan", "--stacks-dir", str(stacks), "--stack", "t3"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "  - workloads[0]: workload 'serving/inf2' could land on node pools of TPU pool 'v6e' "
+        "that jobs of owner stack 'k3' hold ('v6e-0' by platform/inf1), and it is colocated and "
+        "needs a node pool to itself (its workers are bound to its head's node pool, and the "
+        "head is kept out of no node pool another job holds); no free node pool of the pool is "
+        "left to pin it to: add slices to the pool in the owner stack, or use another TPU pool"
+    ) in err.splitlines()
+
+
+def test_a_team_job_beside_the_owners_colocated_job_is_pinned_off_its_node_pool(tmp_path):
+    stacks = _v6e_stacks(tmp_path, 2, [_inference("inf1", "platform")])
+    team = {
+        "owner": "k3",
+        "teams": [{"name": "serving"}],
+        "workloads": [{"name": "nb", "team": "serving", "pool": "v6e", "mode": "headless"}],
+    }
+    write_stacks(stacks.parent / "stacks", {"t3": team})
+    plan = plan_stack(load_stack("t3", stacks), "t3")
+    assert plan.summary["workloads"]["serving/nb"]["nodePool"] == "v6e-1"

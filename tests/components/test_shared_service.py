@@ -459,6 +459,25 @@ def test_a_service_may_not_be_named_kubernetes(stack_values, config_error):
     }
 
 
+@pytest.mark.parametrize("name", ["x-pathways-head", "a-pathways-head-b"])
+def test_a_service_name_containing_the_head_marker_is_refused(stack_values, config_error, name):
+    values = stack_values(sharedServices=[{"name": name, "pool": "v5e"}])
+    issues = {i.key: i.message for i in config_error(values).issues}
+    assert issues == {
+        "sharedServices[0].name": f"'{name}' contains '-pathways-head': pathwaysutils 0.1.13 "
+        "(gke_utils.extract_jobset_name) reads the JobSet name from the service's address up "
+        "to the first '-pathways-head', so clients would look for the wrong JobSet; choose "
+        "another name"
+    }
+
+
+def test_a_service_name_ending_in_pathways_is_kept_whole_by_the_client(plan_of, stack_values):
+    # "svc-pathways" + "-pathways-head-0-0..." still splits back to "svc-pathways"
+    values = stack_values(sharedServices=[{"name": "svc-pathways", "pool": "v5e"}])
+    (job,) = plan_of(values).by_type(PATHWAYS_JOB)
+    assert job.inputs["metadata"]["name"] == "svc-pathways"
+
+
 def test_default_is_still_refused_as_a_team(stack_values, config_error):
     values = stack_values(
         teams=[{"name": "default"}],
@@ -499,6 +518,45 @@ def test_slice_restarts_that_overflow_the_backoff_limit_are_refused(stack_values
         "'huge' overflows the worker Job's backoffLimit (an int32 in the PathwaysJob controller "
         "v0.1.4); at most 958698"
     }
+
+
+def test_workload_slice_restarts_that_overflow_the_backoff_limit_are_refused(
+    stack_values, config_error
+):
+    workload = {
+        "name": "train",
+        "pool": "huge",
+        "image": "example.com/t:1",
+        "command": ["t"],
+        "maxSliceRestarts": 2147483647,
+        "elasticSlices": 1,
+    }
+    issues = {
+        i.key: i.message
+        for i in config_error(
+            stack_values(tpuPools=[HUGE_V5P], workloads=[workload], cluster=WIDE_PODS)
+        ).issues
+    }
+    assert issues == {
+        "workloads[0].maxSliceRestarts": "2147483647 x the 2240 hosts of a slice of pool "
+        "'huge' overflows the worker Job's backoffLimit (an int32 in the PathwaysJob controller "
+        "v0.1.4); at most 958698"
+    }
+
+
+def test_workload_slice_restarts_without_elastic_slices_do_not_reach_the_backoff_limit(
+    stack_values, config_of
+):
+    # without elasticSlices the controller's backoffLimit is hosts x 4, whatever maxSliceRestarts
+    workload = {
+        "name": "train",
+        "pool": "huge",
+        "image": "example.com/t:1",
+        "command": ["t"],
+        "maxSliceRestarts": 2147483647,
+    }
+    config = config_of(stack_values(tpuPools=[HUGE_V5P], workloads=[workload], cluster=WIDE_PODS))
+    assert config.workloads[0].max_slice_restarts == 2147483647
 
 
 # --- client capacity ------------------------------------------------------------------------

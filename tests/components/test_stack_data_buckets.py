@@ -52,3 +52,34 @@ def test_jobs_wait_for_the_grants(granted):
 
 def test_no_data_buckets_no_component(plan_of, stack_values):
     assert plan_of(stack_values()).by_type(COMPONENT) == []
+
+
+def test_a_dotted_bucket_name_is_granted_like_any_other(plan_of, stack_values):
+    workload = {**TRAIN, "command": ["python3", "train.py", "--data=gs://data.example.com/c4"]}
+    plan = plan_of(stack_values(workloads=[workload], dataBuckets=[{"name": "data.example.com"}]))
+    assert plan.get(MEMBER, "pathways-dev-data-buckets-data.example.com").inputs == {
+        "bucket": "data.example.com",
+        "role": "roles/storage.objectViewer",
+        "member": DEV_NODES,
+    }
+
+
+RULES = (
+    "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with dots, 63 "
+    "per dot-separated part), start and end with a letter or digit, are not an IP address and "
+    "neither start with 'goog' nor contain 'google' or a close misspelling of it such as "
+    "'g00gle'"
+)
+
+
+@pytest.mark.parametrize("name", ["Data-Bucket", "a..b", "ab", "google-data", "a" * 64])
+def test_data_and_scratch_bucket_names_share_the_gcs_naming_rule(stack_values, config_error, name):
+    shown = repr(name)
+    data = config_error(stack_values(dataBuckets=[{"name": name}])).issues
+    assert [(i.key, i.message) for i in data] == [
+        ("dataBuckets[0].name", f"{shown} is not a bucket name; {RULES}")
+    ]
+    scratch = config_error(stack_values(scratchBucket={"create": False, "name": name})).issues
+    assert [(i.key, i.message) for i in scratch] == [
+        ("scratchBucket.name", f"{shown} is not a bucket name; {RULES}")
+    ]

@@ -340,6 +340,32 @@ HOSTILE_YAML = {
         "config:\n  tpu-pathways:secrets:\n    NULL: {secure: x}\n    ~: {secure: y}\n    1: z\n",
         ["secrets.NULL: line 3", "as null", "secrets.~: line 4", "secrets.1: line 5", "a number"],
     ),
+    "number-key-says-what-numbers-lose": (
+        "config:\n  tpu-pathways:secrets:\n    1: z\n",
+        [
+            "tpu-pathways:secrets.1: line 3: YAML reads the key '1' as a number, not as a name "
+            '(1, 01 and 0x1 would all become 1, and one value would be lost); quote it: "1"'
+        ],
+    ),
+    "null-key-says-what-nulls-lose": (
+        "config:\n  tpu-pathways:secrets:\n    ~: z\n",
+        [
+            "tpu-pathways:secrets.~: line 3: YAML reads the key '~' as null, not as a name (~, "
+            "null and an empty key would all become null, and one value would be lost); quote "
+            'it: "~"'
+        ],
+    ),
+    "sexagesimal-number": (
+        "config:\n  tpu-pathways:cpuPool:\n    maxNodes: 1:30\n",
+        [
+            "tpu-pathways:cpuPool.maxNodes: line 3: YAML 1.1 reads '1:30' as a base-60 number, "
+            "Pulumi's YAML reader as the text '1:30'; quote it (\"1:30\") or write the number (90)"
+        ],
+    ),
+    "sexagesimal-float": (
+        "config:\n  tpu-pathways:x: -1:30.5\n",
+        ["tpu-pathways:x: line 2: YAML 1.1 reads '-1:30.5' as a base-60 number", "(-90.5)"],
+    ),
     "infinite-price": (
         "config:\n  tpu-pathways:pricing:\n    tpuChipHour: {v5e: {onDemand: .inf}}\n",
         ["tpu-pathways:pricing.tpuChipHour.v5e.onDemand: line 3", "'.inf' is not a finite"],
@@ -1288,6 +1314,12 @@ def test_a_stack_file_is_read_with_a_bound(tmp_path, monkeypatch):
     code, stderr = _run_cli(["plan", "--stack", "zero", "--stacks-dir", str(directory)])
     assert code == 2
     assert "Pulumi.zero.yaml: 1 problem\n  - is not a regular file" in stderr
+    (directory / "Pulumi.loop.yaml").symlink_to(directory / "Pulumi.loop.yaml")
+    code, stderr = _run_cli(["plan", "--stack", "loop", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert "Pulumi.loop.yaml: 1 problem\n  - cannot be read: Too many levels of symbolic links" in (
+        stderr
+    )
     (directory / "Pulumi.big.yaml").write_text("config: {}\n" + "#" * 2000 + "\n")
     monkeypatch.setattr(stack_file, "MAX_FILE_BYTES", 1000)
     code, stderr = _run_cli(["plan", "--stack", "big", "--stacks-dir", str(directory)])

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from components.plan.render import render_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,3 +49,26 @@ def test_help_exits_0_with_the_whole_text():
     assert done.returncode == 0
     assert done.stdout.startswith(b"usage: python -m components")
     assert done.stdout.endswith(b"show this help message and exit\n")
+
+
+def _closed_early(*argv: str) -> tuple[int, bytes]:
+    """Run the CLI into a pipe whose reader closes before the first byte arrives (as `| head`
+    does once it has its lines): every write of the CLI meets a closed pipe."""
+    command = [sys.executable, "-m", "components", *argv]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    _, err = process.communicate(timeout=180)
+    return process.returncode, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("plan", "--stack", "serving-v6e", "--policy"),
+        ("plan", "--stack", "dev"),
+        ("config-reference",),
+    ],
+)
+def test_a_reader_that_closes_early_ends_the_cli_quietly_with_141(argv):
+    status, err = _closed_early(*argv)
+    assert (status, err) == (141, b"")

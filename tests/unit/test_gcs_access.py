@@ -285,3 +285,131 @@ def test_a_team_stack_asks_its_owner_for_data_buckets():
         "stack 'research-v5p' (host network), which only that stack grants; ask it to add the "
         "buckets to its dataBuckets and remove them here"
     ]
+
+
+# --- what counts as a path (review finding 6) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ("GS://evil/p", ["GS://evil/p"]),
+        ("--in=Gs://evil/p", ["Gs://evil/p"]),
+        ("gs://okbucket/a:gs://evil/b", ["gs://okbucket/a", "gs://evil/b"]),
+        ("gs://okbucket/ags://evil/b", ["gs://okbucket/ags", "gs://evil/b"]),
+        ("[gs://okbucket/a,gs://evil/b]", ["gs://okbucket/a", "gs://evil/b"]),
+        ("{'a': 'gs://q-b/x'}; (gs://r-b/y)", ["gs://q-b/x", "gs://r-b/y"]),
+        ("gs://$(BUCKET)/x", ["gs://$(BUCKET)/x"]),
+        ("gs://b-1/dir//file.name-2_3~", ["gs://b-1/dir//file.name-2_3~"]),
+        ("gs://", ["gs://"]),
+        ("gs:///p", ["gs:///p"]),
+    ],
+)
+def test_every_scheme_in_any_case_starts_a_path_ending_at_a_delimiter(text, paths):
+    assert paths_in(text) == paths
+
+
+RULES = (
+    "bucket names are 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with dots, 63 "
+    "per dot-separated part), start and end with a letter or digit, are not an IP address and "
+    "neither start with 'goog' nor contain 'google' or a close misspelling of it such as "
+    "'g00gle'"
+)
+UNVERIFIED = (
+    "unverified: the bucket is a $(VAR) reference the container's plain env does not define (a "
+    "Secret's value or unset), which only the kubelet resolves"
+)
+
+
+def _denied(path: str, bucket: str) -> str:
+    return (
+        f"workloads[0]: workload 'pathways/train': {path} (command) needs read access, but its "
+        "pods run on the host network, so they act as the node service account "
+        f"{NODES} for GCS, which has no object access to gs://{bucket}; add "
+        f"{{name: {bucket}, access: read}} to dataBuckets (stack config)"
+    )
+
+
+def test_hidden_and_invalid_paths_are_refused_and_env_references_resolved(config_of, stack_values):
+    workload = {
+        **TRAIN,
+        "command": [
+            "python3",
+            "--a=Gs://acme-evil/p",
+            "--b=gs://acme-datasets/a:gs://acme-evil2/b",
+            "--c=gs:///p",
+            "[gs://OKBUCKET/x]",
+            "--in=gs://$(BUCKET)/c4",
+            "--out=gs://$(HIDDEN)/x",
+        ],
+        "env": {"BUCKET": "acme-datasets", "HIDDEN": {"secretKeyRef": {"name": "s", "key": "k"}}},
+    }
+    config = config_of(stack_values(workloads=[workload], dataBuckets=[{"name": "acme-datasets"}]))
+    report = _report(config)
+    assert [str(i) for i in report.issues] == [
+        _denied("Gs://acme-evil/p", "acme-evil"),
+        _denied("gs://acme-evil2/b", "acme-evil2"),
+        "workloads[0]: workload 'pathways/train': gs:///p (command) is not a valid Cloud Storage "
+        f"path: '' is not a bucket name; {RULES}",
+        "workloads[0]: workload 'pathways/train': gs://OKBUCKET/x (command) is not a valid Cloud "
+        f"Storage path: 'OKBUCKET' is not a bucket name; {RULES}",
+    ]
+    granted = f"granted to node service account {NODES}"
+    paths = report.jobs["pathways/train"]["gcsPaths"]
+    assert [(p["path"], p["access"]) for p in paths[1:]] == [
+        ("Gs://acme-evil/p", f"denied to {NODES}"),
+        ("gs://acme-datasets/a", granted),
+        ("gs://acme-evil2/b", f"denied to {NODES}"),
+        ("gs:///p", "refused: not a Cloud Storage path"),
+        ("gs://OKBUCKET/x", "refused: not a Cloud Storage path"),
+        ("gs://acme-datasets/c4", granted),
+        ("gs://$(HIDDEN)/x", UNVERIFIED),
+    ]
+
+
+def test_env_values_expand_earlier_entries_only_and_dollar_dollar_escapes():
+    template = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "i",
+                    "args": ["gs://$(B)/a", "gs://$$(B)/b"],
+                    "env": [
+                        {"name": "EARLY", "value": "gs://$(B)/e"},
+                        {"name": "B", "value": "real-bucket"},
+                        {"name": "LATE", "value": "gs://$(B)/l"},
+                    ],
+                }
+            ]
+        }
+    }
+    spec = PathwaysJobSpec(
+        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
+        controller=Controller(deployment_mode=DeploymentMode.DEFAULT, template=template),
+    )
+    assert [(u.path, u.where, u.unresolved) for u in gcs_uses(spec)] == [
+        ("gs://real-bucket/a", "args", False),
+        ("gs://$(B)/b", "args", True),
+        ("gs://$(B)/e", "env.EARLY", True),
+        ("gs://real-bucket/l", "env.LATE", False),
+    ]
+
+
+# --- bounded reports (review finding 11) ----------------------------------------------------
+
+
+def test_thousands_of_refused_paths_give_ten_problems_and_a_count(config_of, stack_values):
+    many = " ".join(f"gs://evil{n}/x" for n in range(1500))
+    workload = {**TRAIN, "command": ["python3", many], "env": {}}
+    report = _report(config_of(stack_values(workloads=[workload])))
+    messages = [str(i) for i in report.issues]
+    assert len(messages) == 11
+    assert messages[0] == _denied("gs://evil0/x", "evil0")
+    assert messages[9] == _denied("gs://evil9/x", "evil9")
+    assert messages[10] == (
+        "workloads[0]: workload 'pathways/train': ... and 1490 more paths refused"
+    )
+    job = report.jobs["pathways/train"]
+    assert len(job["gcsPaths"]) == 50
+    assert job["gcsPathsNotShown"] == 1451  # 1500 paths and the pathwaysDir

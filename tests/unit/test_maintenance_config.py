@@ -149,6 +149,25 @@ BAD = [
         "21 exclusions; GKE allows at most 20",
         id="over-20-exclusions",
     ),
+    pytest.param(
+        {"window": {"startTime": "2025-06-30T23:59:60Z"}},
+        "cluster.maintenance.window.startTime",
+        "'2025-06-30T23:59:60Z' is not a valid time: second must be in 0..59",
+        id="leap-second",
+    ),
+    pytest.param(
+        {"window": {"endTime": "2025-02-30T04:00:00Z"}},
+        "cluster.maintenance.window.endTime",
+        "'2025-02-30T04:00:00Z' is not a valid time: day is out of range for month",
+        id="february-30",
+    ),
+    pytest.param(
+        {"exclusions": [exclusion(startTime="2025-01-01T24:00:00Z", untilEndOfSupport=True)]},
+        "cluster.maintenance.exclusions[0].startTime",
+        "'2025-01-01T24:00:00Z' is not a valid time: months run 01-12, hours 00-23, minutes and "
+        "seconds 00-59",
+        id="hour-24",
+    ),
 ]
 
 

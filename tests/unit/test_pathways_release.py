@@ -90,3 +90,66 @@ def test_the_plan_lines_name_the_images_and_buckets(example_plan):
         f"               {REGISTRY}/server:jax-0.9.0",
         "      buckets  tpu-pathways-dev-pathways-dev-pathways (readWrite)",
     ]
+
+
+def test_latest_in_any_case_is_refused_outside_dev(config_error, stack_values):
+    values = stack_values(environment="production", pathwaysVersion="LATEST", workloads=[NOTEBOOK])
+    assert [str(i) for i in config_error(values).issues] == [
+        "pathwaysVersion: 'LATEST' is allowed only in environment dev (this stack is "
+        "production): the controller pulls images with imagePullPolicy Always, so a restarted "
+        "worker could run another build than the resource manager; use a Pathways release such "
+        "as 'jax-0.9.0' (the default)"
+    ]
+
+
+UNPINNED = (
+    "an unpinned image is allowed only in environment dev (this stack is production): the "
+    "controller pulls images with imagePullPolicy Always, so a restarted worker could run "
+    "another build than the resource manager; pin a tag or a digest"
+)
+
+
+def test_unpinned_component_images_are_refused_outside_dev_naming_the_key(
+    config_error, stack_values
+):
+    server = f"{REGISTRY}/server"
+    notebook = {
+        **NOTEBOOK,
+        "customComponents": [
+            {"type": "pathways_server", "image": f"{server}:latest"},
+            {"type": "worker", "image": f"{server}:Latest"},
+            {"type": "proxy_server", "image": "localhost:5000/proxy_server"},
+        ],
+    }
+    service = {**SERVICE, "customComponents": [{"type": "worker", "image": server}]}
+    values = stack_values(environment="production", workloads=[notebook], sharedServices=[service])
+    assert [str(i) for i in config_error(values).issues if "unpinned" in str(i)] == [
+        f"workloads[0].customComponents[0].image: '{server}:latest' is tagged 'latest', which "
+        f"names no fixed build; {UNPINNED}",
+        f"workloads[0].customComponents[1].image: '{server}:Latest' is tagged 'Latest', which "
+        f"names no fixed build; {UNPINNED}",
+        "workloads[0].customComponents[2].image: 'localhost:5000/proxy_server' has no tag or "
+        f"digest, so it runs whatever 'latest' is; {UNPINNED}",
+        f"sharedServices[0].customComponents[0].image: '{server}' has no tag or digest, so it "
+        f"runs whatever 'latest' is; {UNPINNED}",
+    ]
+
+
+def test_pinned_component_images_are_accepted_outside_dev(config_of, stack_values):
+    digest = "sha256:" + "a" * 64
+    images = [f"{REGISTRY}/server:jax-0.9.0", f"{REGISTRY}/server@{digest}"]
+    notebook = {
+        **NOTEBOOK,
+        "customComponents": [
+            {"type": "pathways_server", "image": images[0]},
+            {"type": "worker", "image": images[1]},
+        ],
+    }
+    config = config_of(stack_values(environment="production", workloads=[notebook]))
+    assert [c.image for c in config.workloads[0].custom_components] == images
+
+
+def test_unpinned_component_images_are_allowed_in_dev(config_of, stack_values):
+    notebook = {**NOTEBOOK, "customComponents": [{"type": "worker", "image": "gcr.io/a/w"}]}
+    config = config_of(stack_values(workloads=[notebook]))
+    assert config.workloads[0].custom_components[0].image == "gcr.io/a/w"

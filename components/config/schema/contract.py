@@ -10,13 +10,27 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from components.config.schema.pools import CapacityConfig
 
-CONTRACT_VERSION = 1
+# 2: tpu_pools[].held (the node pools the owner's jobs hold). A team stack of version 1 would
+# refuse the new key, and one of version 2 could not tell an old owner's empty list from "none
+# held": the version check makes both deploy from one revision.
+CONTRACT_VERSION = 2
 
 
 class _Contract(BaseModel):
     """Base of the exported documents: snake_case JSON, unknown keys refused, immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class HeldNodePool(_Contract):
+    """A node pool of a TPU pool that jobs of the owner are pinned to or may land on."""
+
+    node_pool: str
+    """GKE node pool name."""
+    jobs: list[str]
+    """The owner's jobs there, as namespace/name."""
+    colocated: bool = False
+    """One of them is colocated (mode inference): it needs the node pool to itself."""
 
 
 class SharedTpuPool(_Contract):
@@ -40,6 +54,12 @@ class SharedTpuPool(_Contract):
     """GKE node pool names, one per slice."""
     capacity: CapacityConfig = CapacityConfig()
     """How the slices' VMs are obtained (on demand, spot, reservation, flex-start)."""
+    held: list[HeldNodePool] = []
+    """Node pools the owner's jobs are pinned to or may land on (a job neither pinned nor
+    selecting one may land on any): a team stack pins its jobs to the others."""
+
+    def held_node_pools(self) -> dict[str, HeldNodePool]:
+        return {h.node_pool: h for h in self.held}
 
 
 class SharedCpuPool(_Contract):

@@ -15,7 +15,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
-from pydantic import StrictBool, model_validator
+from pydantic import AfterValidator, StrictBool, model_validator
 
 from components.config.schema.base import pattern
 from components.errors import ConfigIssue, KeyedError
@@ -28,12 +28,30 @@ from components.vocabulary import (
 )
 
 # RFC 3339 in UTC ("Zulu"): GKE returns times in UTC, so any other form is a permanent diff.
+_UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+_RANGES = "months run 01-12, hours 00-23, minutes and seconds 00-59"
+
+
+def _real_time(value: str) -> str:
+    """A time of the calendar: no 24:00, no February 30, no leap second (:60), which RFC 3339
+    allows but GKE's API does not take."""
+    try:
+        datetime.strptime(value, _UTC_FORMAT)
+    except ValueError as exc:
+        # strptime's own words name the field ("second must be in 0..59") except for a field
+        # out of its format's range (hour 24, minute 60), which it reports as a mismatch.
+        why = str(exc) if not str(exc).startswith("time data") else _RANGES
+        raise ValueError(f"{value!r} is not a valid time: {why}") from None
+    return value
+
+
 UtcTime = Annotated[
     str,
     pattern(
         r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z",
         "an RFC 3339 UTC time such as '2025-01-04T00:00:00Z'",
     ),
+    AfterValidator(_real_time),
 ]
 
 # GKE's limits (see the module docstring).
@@ -54,7 +72,7 @@ DEFAULT_EXCLUSION_START = "2025-01-01T00:00:00Z"
 
 
 def parse_utc(value: str) -> datetime:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return datetime.strptime(value, _UTC_FORMAT).replace(tzinfo=UTC)
 
 
 class MaintenanceWindowConfig(ConfigModel):

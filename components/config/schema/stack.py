@@ -179,29 +179,42 @@ class StackConfig(ConfigModel):
         return cpu + sum(pool.slices * pool.shape.hosts for pool in self.tpu_pools)
 
     def _latest_pathways(self) -> list[ConfigIssue]:
-        """An unpinned release lets a restarted worker pull another build than the running
-        resource manager (the controller pulls with imagePullPolicy Always)."""
+        """An unpinned release or component image lets a restarted worker pull another build
+        than the running resource manager (the controller pulls with imagePullPolicy Always)."""
         if self.environment is Environment.DEV:
             return []
-        keys = [("pathwaysVersion", self.pathways_version)]
-        keys += [
-            (f"workloads[{i}].pathwaysVersion", w.pathways_version)
-            for i, w in enumerate(self.workloads)
-        ]
-        keys += [
-            (f"sharedServices[{i}].pathwaysVersion", s.pathways_version)
-            for i, s in enumerate(self.shared_services)
-        ]
+        why = (
+            f"allowed only in environment dev (this stack is {self.environment.value}): the "
+            "controller pulls images with imagePullPolicy Always, so a restarted worker could "
+            "run another build than the resource manager"
+        )
         return [
             ConfigIssue(
                 key,
-                f"'{LATEST}' is allowed only in environment dev (this stack is "
-                f"{self.environment.value}): the controller pulls images with imagePullPolicy "
-                "Always, so a restarted worker could run another build than the resource "
-                f"manager; use a Pathways release such as '{PATHWAYS_RELEASE}' (the default)",
+                f"{version!r} is {why}; use a Pathways release such as "
+                f"'{PATHWAYS_RELEASE}' (the default)",
             )
-            for key, version in keys
-            if version == LATEST
+            for key, version in self._pathways_versions()
+            if version is not None and version.lower() == LATEST
+        ] + [
+            ConfigIssue(key, f"{problem}; an unpinned image is {why}; pin a tag or a digest")
+            for key, image in self._component_images()
+            if (problem := grammars.unpinned_image_problem(image))
+        ]
+
+    def _pathways_versions(self) -> list[tuple[str, str | None]]:
+        keys = [("pathwaysVersion", self.pathways_version)]
+        keys += [
+            (f"{key}.pathwaysVersion", entry.pathways_version) for key, entry in self.deployments()
+        ]
+        return keys
+
+    def _component_images(self) -> list[tuple[str, str]]:
+        return [
+            (f"{key}.customComponents[{i}].image", custom.image)
+            for key, entry in self.deployments()
+            for i, custom in enumerate(entry.custom_components)
+            if custom.image is not None
         ]
 
     def _backend_issues(self) -> list[ConfigIssue]:

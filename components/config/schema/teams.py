@@ -12,18 +12,14 @@ from pydantic import (
     model_validator,
 )
 
-from components.config.schema.base import DnsLabel, pattern
+from components.config import grammars
+from components.config.schema.base import DnsLabel, grammar
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
 
-BucketName = Annotated[
-    str,
-    pattern(
-        r"[a-z0-9][-_a-z0-9]{1,61}[a-z0-9]",
-        "a bucket name (3-63 lowercase letters, digits, hyphens or underscores)",
-    ),
-]
+# Cloud Storage's naming rules, the one rule every bucket name and gs:// path is checked by.
+BucketName = Annotated[str, grammar(grammars.bucket_problem)]
 
 
 class ScratchBucketConfig(ConfigModel):

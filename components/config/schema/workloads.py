@@ -35,6 +35,7 @@ from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import PodResources
 from components.pathways.service_client import (
+    HEAD_HOST_MARKER,
     INSECURE_CREDENTIALS_ENV,
     RESERVED_NAMES,
     SERVICE_MAX_RESTARTS,
@@ -215,7 +216,8 @@ class CustomComponentConfig(ConfigModel):
     type: ComponentType
     """pathways_server, worker, proxy_server or colocated_python_sidecar."""
     image: ImageReference | None = None
-    """Image to use instead of the one pathwaysVersion selects."""
+    """Image to use instead of the one pathwaysVersion selects; outside environment dev it
+    needs a tag other than latest, or a digest."""
     flags: list[Flag] = []
     """Extra command-line flags (one line each, at most 128 KiB each and 256 KiB together)."""
     env: dict[EnvName, EnvValue] = {}
@@ -293,7 +295,8 @@ class WorkloadConfig(PathwaysDeployment):
     priority: Priority | None = None
     """Priority class (needs addons.kueue.enabled, which installs the classes)."""
     max_slice_restarts: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
-    """Restarts of one slice (elastic training)."""
+    """Restarts of one slice (elastic training); with elasticSlices, hosts x restarts must fit
+    the worker Job's int32 backoffLimit."""
     elastic_slices: StrictInt | None = Field(None, ge=0, le=INT32_MAX)
     """Slices the job may lose and keep running (elastic training)."""
     termination_grace_period_seconds: StrictInt | None = Field(None, ge=0, le=86400)
@@ -362,6 +365,13 @@ def _service_name(value: str) -> str:
             f"{value!r} is Kubernetes' own Service in namespace {SERVICE_NAMESPACE!r}, where "
             "shared services run (JobSet names a Service after the job); choose another name"
         )
+    if HEAD_HOST_MARKER in value:
+        raise ValueError(
+            f"{value!r} contains {HEAD_HOST_MARKER!r}: pathwaysutils 0.1.13 "
+            f"(gke_utils.extract_jobset_name) reads the JobSet name from the service's address "
+            f"up to the first {HEAD_HOST_MARKER!r}, so clients would look for the wrong JobSet; "
+            "choose another name"
+        )
     return value
 
 
@@ -372,7 +382,8 @@ class SharedServiceConfig(PathwaysDeployment):
 
     name: Annotated[JobName, AfterValidator(_service_name)]
     """PathwaysJob name in namespace default: at most 22 lowercase letters, digits or '-',
-    starting with a letter; unique across the teams of the cluster."""
+    starting with a letter; unique across the teams of the cluster; not containing
+    -pathways-head (pathwaysutils cuts the service's address there to find the JobSet)."""
     team: DnsLabel = "pathways"
     """Team that owns it (its labels, scratch prefix and Kueue quota); one of `teams`. The
     service itself runs in namespace default."""
