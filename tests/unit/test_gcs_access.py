@@ -93,8 +93,8 @@ def test_every_place_a_job_names_a_path_is_searched():
 # --- the stack preflight ----------------------------------------------------------------------
 
 
-def test_an_ungranted_bucket_is_refused_naming_path_identity_and_key(config_of, stack_values):
-    report = _report(config_of(stack_values(workloads=[TRAIN])))
+def test_an_ungranted_bucket_is_refused_naming_path_identity_and_key(schema_of, stack_values):
+    report = _report(schema_of(stack_values(workloads=[TRAIN])))
     assert [str(i) for i in report.issues] == [
         "workloads[0]: workload 'pathways/train': gs://acme-datasets/c4/train (command) needs "
         "read access, but its pods run on the host network, so they act as the node service "
@@ -138,10 +138,10 @@ def test_the_grants_are_the_scratch_bucket_and_the_data_buckets(config_of, stack
     )
 
 
-def test_a_custom_component_flag_is_checked_too(config_of, stack_values):
+def test_a_custom_component_flag_is_checked_too(schema_of, stack_values):
     train = {**TRAIN, "command": ["python3", "t.py"], "env": {}}
     train["customComponents"] = [{"type": "worker", "flags": ["--x=gs://acme-cache/xla"]}]
-    (issue,) = _report(config_of(stack_values(workloads=[train]))).issues
+    (issue,) = _report(schema_of(stack_values(workloads=[train]))).issues
     assert "gs://acme-cache/xla (customComponents[worker].flags) needs read access" in str(issue)
 
 
@@ -238,10 +238,7 @@ def test_without_grants_the_python_api_does_not_check_paths():
         ),
         (
             [{"name": "acme-data", "access": "write"}],
-            [
-                "dataBuckets[0].access: 'write' is not allowed: input should be 'read' or "
-                "'readWrite'"
-            ],
+            ["dataBuckets[0].access: 'write' is not allowed: access is one of read or readWrite"],
         ),
     ],
 )
