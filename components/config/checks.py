@@ -9,7 +9,7 @@ rejects, a scratch path the pods cannot write), after TPU capacity has been allo
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,7 +39,10 @@ from components.tpu.machines import tpu_host
 
 
 def parse_stack_config(
-    values: dict[str, Any], source: str = "stack config", owner: SharedCluster | None = None
+    values: dict[str, Any],
+    source: str = "stack config",
+    owner: SharedCluster | None = None,
+    earlier: Sequence[ConfigIssue] = (),
 ) -> StackConfig:
     """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix):
     the schema, the checks across the stack, the workload checks and the preflight, every
@@ -47,8 +50,10 @@ def parse_stack_config(
     (``recovery``); the report then says which checks follow once they are fixed.
 
     A team stack (``owner:``) is validated with its owner's part filled in from ``owner``, the
-    owner stack's exported contract; restating any of that part is an error of its own."""
-    issues: list[ConfigIssue] = []
+    owner stack's exported contract; restating any of that part is an error of its own.
+    ``earlier``: problems the caller found in the config map before (a misspelled namespace),
+    reported with these."""
+    issues = list(earlier)
     if values.get("owner") is not None:
         if owner is None:  # only a malformed reference is left unread
             try:
@@ -56,9 +61,10 @@ def parse_stack_config(
                     values["owner"] if isinstance(values["owner"], str) else ""
                 )
             except ValueError as exc:
-                raise ConfigError([ConfigIssue("owner", str(exc))], source) from None
-            raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
-        issues = owner_problems(values, owner.owner_stack)
+                raise ConfigError([*issues, ConfigIssue("owner", str(exc))], source) from None
+            issue = ConfigIssue("owner", "the owner stack was not read")
+            raise ConfigError([*issues, issue], source)
+        issues += owner_problems(values, owner.owner_stack)
         values = {**values, **owner.team_values()}
     recovery = Recovery.of(values)
     config = _schema(recovery, owner, issues)

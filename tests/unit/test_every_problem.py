@@ -188,3 +188,15 @@ def test_messages_show_the_form_to_write(config_error, stack_values, change, key
     change(values)
     issues = {i.key: i.message for i in config_error(values).issues}
     assert issues[key] == message
+
+
+def test_a_misspelled_namespace_is_reported_with_the_schemas_problems(tmp_path: Path):
+    text = FOUR_MISTAKES.replace("  tpu-pathways:workloads:", "  tpu-pathway:workloads:")
+    (tmp_path / "Pulumi.typo.yaml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        read_stack("typo", tmp_path)
+    assert [i.key for i in caught.value.issues] == [
+        "tpu-pathway:workloads",
+        "cluster.nodeCount",
+        "tpuPools[1].topology",
+    ]
