@@ -78,8 +78,10 @@ class SpecModel(BaseModel):
             issues = issues_from_validation(exc, type(self))
             raise ConfigError(issues, type(self).__name__) from None
 
-    # pydantic's mark of its own __init__: a part validated inside another (a dict in
-    # ``workers``) is then built without this one, so its errors keep their place in the whole.
+    # pydantic's mark of its own __init__ (pydantic 2.x main.py; _model_construction.py reads it
+    # to decide whether nested validation calls a custom __init__): a part validated inside
+    # another (a dict in ``workers``) is then built without this one, so its errors keep their
+    # place in the whole.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
