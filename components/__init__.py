@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "CustomComponent": "components.pathways.spec",
     "ComponentType": "components.pathways.spec",
     "EnvVar": "components.pathways.spec",
+    "UserContainer": "components.pathways.user_container",
     "wait_for_running": "components.pathways.spec",
     # The node pools a PathwaysJob's preflight checks its pods against (``node_pools=``).
     "NodePoolModel": "components.pathways.scheduler_model",
@@ -150,6 +151,7 @@ __all__ = [
     "TpuNodePool",
     "TpuNodePoolArgs",
     "TpuShape",
+    "UserContainer",
     "Worker",
     "WorkerType",
     "WorkloadAccount",
@@ -227,6 +229,7 @@ if TYPE_CHECKING:
         WorkerType,
         wait_for_running,
     )
+    from components.pathways.user_container import UserContainer
     from components.tpu.catalog import TpuShape, resolve_accelerator
     from components.tpu.machines import machine_type
     from components.vocabulary import (

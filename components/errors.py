@@ -47,15 +47,19 @@ def bounded(text: str) -> str:
 class ConfigError(Exception):
     """A configuration that cannot be planned or deployed; carries every issue found."""
 
-    def __init__(self, issues: Sequence[ConfigIssue], source: str = "config") -> None:
+    def __init__(
+        self, issues: Sequence[ConfigIssue], source: str = "config", later: str = ""
+    ) -> None:
         self.issues = [ConfigIssue(bounded(i.key), bounded(i.message)) for i in issues]
         self.source = source
+        self.later = later  # the checks that could not run yet: they run once these are fixed
         super().__init__(str(self))
 
     def __str__(self) -> str:
         count = len(self.issues)
         header = f"{self.source}: {count} problem{'s' if count != 1 else ''}"
-        return header + "".join(f"\n  - {issue}" for issue in self.issues)
+        later = f"\n  {self.later}" if self.later else ""
+        return header + "".join(f"\n  - {issue}" for issue in self.issues) + later
 
 
 class KeyedError(ValueError):
@@ -120,23 +124,37 @@ def issues_from_validation(
     a key ``hides_value`` names (a credential's) is never shown, only its type."""
     issues: list[ConfigIssue] = []
     for err in exc.errors(include_url=False):
-        # '[key]': pydantic's mark of an error in a mapping's key, which the key path names.
-        loc = [p for p in err["loc"] if not _is_union_tag(p) and p != "[key]"]
+        loc = config_loc(err)
         key = format_loc(loc)
         cause = (err.get("ctx") or {}).get("error")
         if isinstance(cause, KeyedError):
             issues.extend(ConfigIssue(join_key(key, i.key), i.message) for i in cause.issues)
             continue
-        message = _describe(err, root, loc)
+        names_a_key = "[key]" in err["loc"] or err["type"] in ("missing", "extra_forbidden")
+        whole_key = ".".join(str(part) for part in loc)  # ``key`` may show a name cut short
+        hidden = hides_value(whole_key) and not names_a_key
+        message = _describe(err, root, loc, hidden)
         value = err.get("input")
         if isinstance(value, str) and len(value) > 80:  # a validator quoted all of it
             message = message.replace(repr(value), _show(value))
-        names_a_key = "[key]" in err["loc"] or err["type"] in ("missing", "extra_forbidden")
-        whole_key = ".".join(str(part) for part in loc)  # ``key`` may show a name cut short
-        if hides_value(whole_key) and not names_a_key:
+        if hidden:
             message = _hidden(message, value)
         issues.append(ConfigIssue(key, message))
     return issues
+
+
+def config_loc(err: dict) -> list[str | int]:
+    """A pydantic error's location as config keys: union member names left out, and '[key]',
+    pydantic's mark of an error in a mapping's key (which the key path names)."""
+    return [p for p in err["loc"] if not _is_union_tag(p) and p != "[key]"]
+
+
+def is_flag(root: type[BaseModel], loc: Sequence[str | int], word: object) -> bool:
+    """``capacity: spot``: ``word`` is a true/false key of the mapping expected at ``loc``."""
+    if not isinstance(word, str) or word not in allowed_keys(root, loc):
+        return False
+    field = field_at(root, [*loc, word])
+    return field is not None and field.annotation is bool
 
 
 _KINDS = {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
@@ -159,7 +177,9 @@ def _is_union_tag(part: str | int) -> bool:
     return isinstance(part, str) and _UNION_TAG.fullmatch(part) is not None
 
 
-def _describe(err: dict, root: type[BaseModel], loc: list[str | int]) -> str:
+def _describe(err: dict, root: type[BaseModel], loc: list[str | int], hidden: bool) -> str:
+    """Our message for a pydantic error; ``hidden``: the value is a credential's, so no form
+    of it is suggested (a credential is not written as text at all)."""
     kind = err["type"]
     value = err.get("input")
     if kind == "missing":
@@ -170,7 +190,102 @@ def _describe(err: dict, root: type[BaseModel], loc: list[str | int]) -> str:
     message = err["msg"].removeprefix("Value error, ")
     if kind == "value_error":
         return message
-    return f"{_show(value)} is not allowed: {message[0].lower()}{message[1:]}"
+    ours = None if hidden else _in_our_words(err, root, loc)
+    if kind in ("too_short", "too_long"):  # about the count, not the entries
+        return ours or message
+    if ours is None:
+        ours = f"{message[0].lower()}{message[1:]}"
+    return f"{_show(value)} is not allowed: {ours}"
+
+
+_RANGES = {
+    "greater_than_equal",
+    "less_than_equal",
+    "greater_than",
+    "less_than",
+    "too_short",
+    "too_long",
+}
+_MAPPING_EXPECTED = {"model_type", "dict_type", "model_attributes_type"}
+_SCALARS = (bool, int, float)
+
+
+def _in_our_words(err: dict, root: type[BaseModel], loc: list[str | int]) -> str | None:
+    """The classes of pydantic errors a stack file meets, said as what to write instead (None:
+    pydantic's message, its documentation URL left out)."""
+    kind, value = err["type"], err.get("input")
+    name = next((str(p) for p in reversed(loc) if isinstance(p, str)), "value")
+    ctx = err.get("ctx") or {}
+    if kind in _MAPPING_EXPECTED:
+        flag = is_flag(root, loc, value)
+        return _mapping_expected(name, value, allowed_keys(root, loc), flag)
+    if kind in ("string_type", "env_value_form") and isinstance(value, _SCALARS):
+        return f'{name} is text; quote it: {name}: "{engine_text(value)}"'
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"{name} is a whole number{_whole_number_hint(name, value)}"
+    if kind == "bool_type":
+        return f"{name} is true or false (unquoted)"
+    if kind in ("enum", "literal_error"):
+        return f"{name} is one of {ctx.get('expected', '').replace(chr(39), '')}"
+    if kind in _RANGES:
+        return _range_message(name, kind, root, loc, ctx)
+    return None
+
+
+def _whole_number_hint(name: str, value: object) -> str:
+    """How to write a number given as text (``"2"``) or with a fraction (``3.0``)."""
+    text = value.strip() if isinstance(value, str) else None
+    if isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    return f" (write {name}: {text}, unquoted)" if text and text.isdigit() else ""
+
+
+def engine_text(value: object) -> str:
+    """A scalar as the text the user meant (YAML's ``true`` as "true")."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _mapping_expected(name: str, value: object, keys: Sequence[str], flag: bool) -> str:
+    listed = ", ".join(keys)
+    if flag:
+        return f"{name} is a mapping; write {name}: {{{value}: true}}"
+    if keys:
+        return f"{name} is a mapping with the keys {listed} (e.g. {name}: {{{keys[0]}: ...}})"
+    return f"{name} is a mapping"
+
+
+def _range_message(
+    name: str, kind: str, root: type[BaseModel], loc: list[str | int], ctx: dict
+) -> str:
+    low, high = _bounds(root, loc)
+    if kind in ("too_short", "too_long"):
+        low, high = ctx.get("min_length", low), ctx.get("max_length", high)
+        count = ctx.get("actual_length")
+        unit = f"entries (it has {count})" if count is not None else "entries"
+        if low is not None and low == high:
+            return f"{name} takes exactly {low} {'entry' if low == 1 else 'entries'}" + (
+                f" (it has {count})" if count is not None else ""
+            )
+        if low is not None and high is not None:
+            return f"{name} takes {low} to {high} {unit}"
+        return f"{name} takes at {'least' if high is None else 'most'} {low or high} {unit}"
+    low = ctx.get("ge", ctx.get("gt", low)) if low is None else low
+    high = ctx.get("le", ctx.get("lt", high)) if high is None else high
+    if low is not None and high is not None:
+        return f"{name} must be from {low} to {high}"
+    return f"{name} must be at least {low}" if high is None else f"{name} must be at most {high}"
+
+
+def _bounds(root: type[BaseModel], loc: Sequence[str | int]) -> tuple[object, object]:
+    """A field's inclusive bounds (Field(ge=..., le=...)), from the model that declares it."""
+    field = field_at(root, loc)
+    low = high = None
+    for rule in getattr(field, "metadata", ()):
+        low = getattr(rule, "ge", low)
+        high = getattr(rule, "le", high)
+        low = getattr(rule, "min_length", low)
+        high = getattr(rule, "max_length", high)
+    return low, high
 
 
 def unknown_key_message(key: str, allowed: Sequence[str]) -> str:
@@ -188,22 +303,33 @@ def _show(value: object) -> str:
 
 def allowed_keys(root: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     """The keys a config model accepts at ``loc`` (walking nested models, lists and dicts)."""
+    current = _unwrap(_walk(root, loc)[0])
+    if not _is_model(current):
+        return []
+    return [f.alias or name for name, f in current.model_fields.items()]
+
+
+def field_at(root: type[BaseModel], loc: Sequence[str | int]):
+    """The pydantic field declared at ``loc`` (None when ``loc`` ends in a list or dict)."""
+    return _walk(root, loc)[1]
+
+
+def _walk(root: type[BaseModel], loc: Sequence[str | int]) -> tuple[object, object]:
+    """The type at ``loc`` and the field that declares it (None past a list index or dict)."""
     current: object = root
+    field = None
     for part in loc:
         current = _unwrap(current)
         if isinstance(part, str) and not _is_model(current):
             current = _member_with(current, part) or current  # a union: the member with it
         if isinstance(part, int) or not _is_model(current):
-            current = _element_type(current)
+            current, field = _element_type(current), None
             continue
         field = _field_by_key(current, part)
         if field is None:
-            return []
+            return None, None
         current = field.annotation
-    current = _unwrap(current)
-    if not _is_model(current):
-        return []
-    return [f.alias or name for name, f in current.model_fields.items()]
+    return current, field
 
 
 def _field_by_key(model: type[BaseModel], key: str):

@@ -67,6 +67,13 @@ def config_of() -> Callable[[dict[str, Any]], StackConfig]:
 
 
 @pytest.fixture(scope="session")
+def schema_of() -> Callable[[dict[str, Any]], StackConfig]:
+    """Factory: values through the schema alone, without the checks across the stack, the
+    workload checks and the preflight ``parse_stack_config`` adds (to test those on their own)."""
+    return StackConfig.model_validate
+
+
+@pytest.fixture(scope="session")
 def config_error() -> Callable[[dict[str, Any]], ConfigError]:
     """Factory: the ConfigError that values raise (fails the test if they are valid)."""
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
 from components.config import grammars
+from components.config.preflight import bucket_grants, planned_pools, preflight
+from components.config.recovery import Recovery
 from components.config.schema import (
     SharedServiceConfig,
     StackConfig,
@@ -44,13 +46,21 @@ from components.tpu.machines import tpu_host
 
 
 def parse_stack_config(
-    values: dict[str, Any], source: str = "stack config", owner: SharedCluster | None = None
+    values: dict[str, Any],
+    source: str = "stack config",
+    owner: SharedCluster | None = None,
+    earlier: Sequence[ConfigIssue] = (),
 ) -> StackConfig:
-    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix).
+    """Validate the ``tpu-pathways:`` values of a stack (keys without the namespace prefix):
+    the schema, the checks across the stack, the workload checks and the preflight, every
+    problem in one ConfigError. Entries the schema refuses are left out of the later checks
+    (``recovery``); the report then says which checks follow once they are fixed.
 
     A team stack (``owner:``) is validated with its owner's part filled in from ``owner``, the
-    owner stack's exported contract; restating any of that part is an error of its own."""
-    issues: list[ConfigIssue] = []
+    owner stack's exported contract; restating any of that part is an error of its own.
+    ``earlier``: problems the caller found in the config map before (a misspelled namespace),
+    reported with these."""
+    issues = list(earlier)
     if values.get("owner") is not None:
         if owner is None:  # only a malformed reference is left unread
             try:
@@ -58,19 +68,76 @@ def parse_stack_config(
                     values["owner"] if isinstance(values["owner"], str) else ""
                 )
             except ValueError as exc:
-                raise ConfigError([ConfigIssue("owner", str(exc))], source) from None
-            raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
-        issues = owner_problems(values, owner.owner_stack)
+                raise ConfigError([*issues, ConfigIssue("owner", str(exc))], source) from None
+            issue = ConfigIssue("owner", "the owner stack was not read")
+            raise ConfigError([*issues, issue], source)
+        issues += owner_problems(values, owner.owner_stack)
         values = {**values, **owner.team_values()}
-    try:
-        config = StackConfig.model_validate(values, context={"owner": owner})
-    except ValidationError as exc:
-        found = issues_from_validation(exc, StackConfig, grammars.hides_value)
-        raise ConfigError([*issues, *found], source) from None
-    issues += workload_issues(config)
+    recovery = Recovery.of(values)
+    config = _schema(recovery, owner, issues)
+    if config is None:
+        raise ConfigError(issues, source, _LATER_CHECKS)
+    across = config.cross_check_issues(whole_pools=not recovery.partial)
+    found = workload_issues(config)
+    skipped = _unchecked_deployments(config, found)
+    if not across:  # a problem across the stack (a pool's name taken) can mislead every job's
+        report = preflight(config, planned_pools(config), bucket_grants(config), skip=skipped)
+        found += report.issues
+    issues += [recovery.original(i) for i in [*across, *found]]
     if issues:
-        raise ConfigError(issues, source)
+        skipped = [recovery.original(ConfigIssue(k, "")).key for k in skipped]
+        raise ConfigError(issues, source, _later(recovery.left_out, skipped, bool(across)))
+    config._preflight = report  # every job checked, nothing found: the plan reuses it
     return config
+
+
+MAX_ROUNDS = 20
+"""Schema rounds: each sets aside at least one refused value, so a file with many mistakes of
+many kinds takes a few; this bounds a hostile one."""
+_LATER_CHECKS = (
+    "more checks run once these are fixed: those across the stack, the workload checks and "
+    "the preflight"
+)
+
+
+def _later(left_out: list[str], skipped: list[str], no_preflight: bool) -> str:
+    """What the report says is checked once its problems are fixed ('' when nothing is)."""
+    parts = [f"those of {_listing(left_out)}"] if left_out else []
+    if no_preflight:
+        parts.append("the preflight")
+    elif skipped:
+        parts.append(f"the preflight of {_listing(skipped)}")
+    return f"more checks run once these are fixed: {'; '.join(parts)}" if parts else ""
+
+
+def _schema(
+    recovery: Recovery, owner: SharedCluster | None, issues: list[ConfigIssue]
+) -> StackConfig | None:
+    """The schema, round after round with the refused values set aside, every issue added to
+    ``issues`` once (None: what is left cannot be validated)."""
+    for _ in range(MAX_ROUNDS):
+        try:
+            return StackConfig.model_validate(recovery.values, context={"owner": owner})
+        except ValidationError as exc:
+            found = issues_from_validation(exc, StackConfig, grammars.hides_value)
+            issues += [i for i in map(recovery.original, found) if i not in issues]
+            errors = exc.errors(include_url=False)
+            if not recovery.set_aside(errors, StackConfig, grammars.hides_value):
+                return None
+    return None
+
+
+def _unchecked_deployments(config: StackConfig, issues: list[ConfigIssue]) -> list[str]:
+    """The deployments a problem was found in: their preflight waits for the fix."""
+    return [
+        key
+        for key, _ in config.deployments()
+        if any(i.key == key or i.key.startswith((f"{key}.", f"{key}[")) for i in issues)
+    ]
+
+
+def _listing(keys: list[str]) -> str:
+    return keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
 
 
 def workload_issues(config: StackConfig) -> list[ConfigIssue]:
@@ -171,7 +238,8 @@ def _workload_problems(config: StackConfig, workload: WorkloadConfig):
             "mode",
             "inference (head colocated with the workers) cannot be queued by Kueue here: Kueue "
             "would place the head's CPU and memory on the CPU-pool flavor while the controller "
-            "pins the head to TPU nodes; use training or headless, or disable Kueue",
+            "pins the head to TPU nodes; use mode training or headless, or set "
+            f"{_kueue_off(config)}",
         )
     prefix = config.team_scratch_url(workload.team)
     if workload.pathways_dir is not None and not workload.pathways_dir.startswith(prefix):
@@ -182,6 +250,12 @@ def _workload_problems(config: StackConfig, workload: WorkloadConfig):
             "under their own prefix)",
         )
     yield from _head_fit(config, workload)
+
+
+def _kueue_off(config: StackConfig) -> str:
+    """Where Kueue is switched off: this stack's addons, or its owner stack's."""
+    where = "addons.kueue.enabled: false"
+    return where if config.shared_cluster is None else f"{where} on {_whose(config)}"
 
 
 def _head_fit(config: StackConfig, workload: WorkloadConfig):

@@ -334,8 +334,7 @@ def load_stack(
     file's config map already read (``read_stack_file``), so it is not read twice."""
     raw = read_stack_file(stack, stacks_dir) if raw is None else raw
     source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
-    if issues := misspelled_namespaces(raw):
-        raise ConfigError(issues, source)
+    misspelled = misspelled_namespaces(raw)  # reported with the rest
     for message in lookalike_key_warnings(raw):
         (warn or _stderr)(f"warning: {stack_path(stack, stacks_dir).name}: {message}")
     values = decode_engine_values(raw)
@@ -345,7 +344,7 @@ def load_stack(
         if read_owner is None:
             raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
         contract = read_contract(read_owner(owner_stack), owner)
-    return parse_stack_config(values, source, contract)
+    return parse_stack_config(values, source, contract, misspelled)
 
 
 def owner_stack_of(stack: str, owner: str, stacks_dir: Path, source: str) -> str | None:

@@ -17,7 +17,7 @@ team stack can pass the owner stack's instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
 from components.config.schema.contract import HeldNodePool
@@ -131,9 +131,12 @@ def how_to_grant(bucket: str, access: Access) -> str:
     return f"add {{name: {bucket}, access: {access.value}}} to dataBuckets (stack config)"
 
 
-def stack_deployments(config: StackConfig) -> list[Deployment]:
+def stack_deployments(config: StackConfig, skip: Collection[str] = ()) -> list[Deployment]:
+    """The stack's PathwaysJobs to check, but those keyed in ``skip`` (a problem found in
+    them already: their preflight waits for the fix)."""
     pins = node_pool_pins(config)
-    return [_deployment(config, key, entry, pins) for key, entry in config.deployments()]
+    entries = [(key, entry) for key, entry in config.deployments() if key not in skip]
+    return [_deployment(config, key, entry, pins) for key, entry in entries]
 
 
 def _deployment(
@@ -160,11 +163,12 @@ def preflight(
     config: StackConfig,
     pools: Sequence[NodePoolModel],
     grants: Iterable[BucketGrant] = (),
+    skip: Collection[str] = (),
 ) -> PreflightReport:
-    """Check every PathwaysJob of the stack against ``pools`` and the bucket ``grants`` their
-    identities hold; never raises (see the report)."""
+    """Check every PathwaysJob of the stack (but those keyed in ``skip``) against ``pools`` and
+    the bucket ``grants`` their identities hold; never raises (see the report)."""
     report = PreflightReport()
-    deployments = stack_deployments(config)
+    deployments = stack_deployments(config, skip)
     storage = StorageCheck(tuple(grants), how_to_grant)
     index = PoolIndex(pools)  # once: each job then costs what its pods select
     placements = [check_job(deployment, index, storage, report) for deployment in deployments]
@@ -228,12 +232,15 @@ def _service_clients(
     capacity = client_capacity(pools, heads)
     for service in config.shared_services:
         key = f"{deployment_namespace(service)}/{service.name}"
+        if key not in report.jobs:  # skipped: a problem was found in it
+            continue
         report.jobs[key]["connect"] = shared_service_connect(config, service)
         report.jobs[key]["clients"] = capacity
 
 
 def run_preflight(config: StackConfig) -> PreflightReport:
-    """The preflight against the pools this stack plans; raises ConfigError on any problem."""
-    report = preflight(config, planned_pools(config), bucket_grants(config))
+    """The preflight against the pools this stack plans; raises ConfigError on any problem.
+    A stack parsed by ``checks.parse_stack_config`` was checked then: that report is reused."""
+    report = config._preflight or preflight(config, planned_pools(config), bucket_grants(config))
     report.raise_if_failed()
     return report

@@ -31,7 +31,6 @@ from components.config.schema import (
 from components.config.schema.contract import HeldNodePool
 from components.labels import NODE_POOL_LABEL, standard_labels
 from components.pathways.jobset import render_jobset
-from components.pathways.scheduler_model import TPU_TAINT
 from components.pathways.service_client import (
     INSECURE_CREDENTIALS_ENV,
     INSECURE_PROXY_OPTION,
@@ -51,17 +50,10 @@ from components.pathways.spec import (
     WorkerType,
     proxy_address,
     resource_manager_address,
-    wrapped_command,
 )
+from components.pathways.user_container import UserContainer
 from components.vocabulary import LOCAL_QUEUE, WorkloadBackend
 
-MAIN_CONTAINER = "main"
-SHARED_TMP = "shared-tmp"
-# Runs the user command as a child, forwards SIGTERM to it and keeps waiting until it exits,
-# so a preempted job spends its whole grace period checkpointing instead of being cut off.
-# A `wait` interrupted by the trap returns 143; waiting again (only then) yields the child's own
-# exit status.
-TPU_TOLERATION = TPU_TAINT.toleration()
 _DEPLOYMENT_MODES = {
     WorkloadMode.TRAINING: DeploymentMode.DEFAULT,
     WorkloadMode.INFERENCE: DeploymentMode.COLOCATE_HEAD_WITH_WORKERS,
@@ -89,16 +81,23 @@ def used_config_secrets(workload: PathwaysDeployment) -> list[str]:
     )
 
 
-def env_entry(workload: PathwaysDeployment, name: str, value: EnvValue) -> dict:
-    """A container env entry: plain text, or a reference the kubelet resolves from a Secret
-    (a config secret's value never enters the PathwaysJob object)."""
+def env_source(workload: PathwaysDeployment, value: EnvValue) -> str | dict:
+    """An env value as the container gets it: plain text, or a reference (valueFrom) the
+    kubelet resolves from a Secret (a config secret's value never enters the PathwaysJob)."""
     if isinstance(value, str):
-        return {"name": name, "value": value}
+        return value
     if isinstance(value, EnvFromSecret):
         ref = value.secret_key_ref
-        return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
-    ref = {"name": config_secrets_name(workload), "key": value.config_secret}
-    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+        return {"secretKeyRef": {"name": ref.name, "key": ref.key}}
+    return {"secretKeyRef": {"name": config_secrets_name(workload), "key": value.config_secret}}
+
+
+def env_entry(workload: PathwaysDeployment, name: str, value: EnvValue) -> dict:
+    """A container env entry (``env_source``)."""
+    source = env_source(workload, value)
+    if isinstance(source, str):
+        return {"name": name, "value": source}
+    return {"name": name, "valueFrom": source}
 
 
 def job_key(entry: PathwaysDeployment) -> str:
@@ -238,16 +237,16 @@ def workload_spec(
         priority_class_name=priority,
         node_selector=pinned_selector(workload.node_selector, workload, pins),
     )
-    template = None
-    if workload.mode is not WorkloadMode.HEADLESS:
-        template = user_pod_template(config, workload)
-    controller = Controller(
-        deployment_mode=_DEPLOYMENT_MODES[workload.mode],
-        main_container_name=MAIN_CONTAINER if template else None,
-        enable_metrics_collection=workload.enable_metrics_collection or None,
-        template=template,
-        elastic_slices=workload.elastic_slices,
-    )
+    options = {
+        "enable_metrics_collection": workload.enable_metrics_collection or None,
+        "elastic_slices": workload.elastic_slices,
+    }
+    mode = _DEPLOYMENT_MODES[workload.mode]
+    if workload.mode is WorkloadMode.HEADLESS:
+        controller = Controller(deployment_mode=mode, **options)
+    else:
+        cpu_pool = config.cpu_pool.name if workload.mode is WorkloadMode.TRAINING else None
+        controller = user_container(config, workload).controller(mode, cpu_pool, **options)
     return PathwaysJobSpec(
         workers=[worker],
         controller=controller,
@@ -259,42 +258,26 @@ def workload_spec(
     )
 
 
+def user_container(config: StackConfig, workload: WorkloadConfig) -> UserContainer:
+    """The workload's user container, with the team's service account."""
+    team = next(t for t in config.teams if t.name == workload.team)
+    return UserContainer(
+        image=workload.image or "",
+        command=workload.command,
+        cpu=workload.resources.cpu,
+        memory=workload.resources.memory,
+        env={k: env_source(workload, v) for k, v in workload.env.items()},
+        service_account=team.service_account,
+        priority_class_name=workload.priority.value if workload.priority else None,
+        termination_grace_period_seconds=workload.termination_grace_period_seconds,
+    )
+
+
 def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
     """The head pod's user part: the controller adds the resource manager and proxy to it."""
-    team = next(t for t in config.teams if t.name == workload.team)
-    resources = {"cpu": workload.resources.cpu, "memory": workload.resources.memory}
-    container = {
-        "name": MAIN_CONTAINER,
-        "image": workload.image,
-        "imagePullPolicy": "IfNotPresent",  # large images: do not pull on every restart
-        "command": wrapped_command(workload.command),
-        "env": [env_entry(workload, k, v) for k, v in workload.env.items()],
-        "resources": {"requests": resources, "limits": resources},
-        # The host's /tmp, as the controller v0.1.4 mounts it in every worker (and its colocated
-        # Python sidecar); the resource manager and proxy do not mount it (google/pathways-job
-        # v0.1.4 internal/controller/pathwaysjob_controller.go, volume "shared-tmp").
-        "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],
-    }
-    spec: dict = {
-        "serviceAccountName": team.service_account,
-        "containers": [container],
-        "volumes": [
-            {"name": SHARED_TMP, "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}
-        ],
-    }
-    if workload.mode is WorkloadMode.TRAINING:
-        spec["nodeSelector"] = {NODE_POOL_LABEL: config.cpu_pool.name}
-    if workload.mode is WorkloadMode.INFERENCE:
-        # The controller pins a colocated head to TPU nodes but it requests no TPU, so GKE adds
-        # no toleration of the TPU taint and (since v0.1.3) neither does the controller.
-        spec["tolerations"] = [TPU_TOLERATION]
-    if workload.priority is not None:
-        spec["priorityClassName"] = workload.priority.value
-    if workload.termination_grace_period_seconds is not None:
-        spec["terminationGracePeriodSeconds"] = workload.termination_grace_period_seconds
-    if not container["env"]:
-        del container["env"]
-    return {"spec": spec}
+    mode = _DEPLOYMENT_MODES[workload.mode]
+    cpu_pool = config.cpu_pool.name if workload.mode is WorkloadMode.TRAINING else None
+    return user_container(config, workload).pod_template(mode, cpu_pool)
 
 
 def port_forward_command(name: str, namespace: str) -> str:

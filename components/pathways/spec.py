@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 
 from components.errors import ConfigError, KeyedError, issues_from_validation
+from components.tpu import catalog
 
 API_VERSION = "pathways-job.pathways.domain/v1"
 KIND = "PathwaysJob"
@@ -37,6 +38,18 @@ class WorkerType(StrEnum):
     CT5LP_HIGHTPU_8T = "ct5lp-hightpu-8t"
     CT4P_HIGHTPU_4T = "ct4p-hightpu-4t"
 
+    @classmethod
+    def _missing_(cls, value: object) -> WorkerType:
+        """``WorkerType('v5p-16')``: refused with the allowed values, and the machine type of an
+        accelerator name (the enum's own error names neither)."""
+        allowed = ", ".join(t.value for t in cls)
+        try:
+            machine = catalog.resolve_accelerator(str(value)).machine_type
+            hint = f"; {value!r} is an accelerator of machine type '{machine}'"
+        except catalog.CatalogError:
+            hint = ""
+        raise ValueError(f"{value!r} is not a worker machine type; allowed: {allowed}{hint}")
+
 
 class DeploymentMode(StrEnum):
     DEFAULT = "default"
@@ -51,9 +64,25 @@ class ComponentType(StrEnum):
 
 
 class SpecModel(BaseModel):
+    """A part of the spec; built in Python with a mistake, it raises ConfigError with every
+    problem in this project's words (the stack file's), not pydantic's."""
+
     model_config = ConfigDict(
         extra="forbid", alias_generator=to_camel, validate_by_name=True, frozen=True
     )
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            issues = issues_from_validation(exc, type(self))
+            raise ConfigError(issues, type(self).__name__) from None
+
+    # pydantic's mark of its own __init__ (pydantic 2.x main.py; _model_construction.py reads it
+    # to decide whether nested validation calls a custom __init__): a part validated inside
+    # another (a dict in ``workers``) is then built without this one, so its errors keep their
+    # place in the whole.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
 Int32 = Field(None, ge=0, le=INT32_MAX)
@@ -73,6 +102,15 @@ class Worker(SpecModel):
     termination_grace_period_seconds: int | None = Field(None, ge=0)
     priority_class_name: str | None = None
     node_selector: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _catalog_shape(self) -> Worker:
+        # The stack file's pools are looked up the same way (TpuPoolConfig, checks._pool_problems).
+        try:
+            catalog.worker_shape(self.type.value, self.topology)
+        except catalog.CatalogError as exc:
+            raise KeyedError.at("topology", str(exc)) from None
+        return self
 
 
 class Controller(SpecModel):

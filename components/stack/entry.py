@@ -25,8 +25,7 @@ def load_from_engine() -> StackConfig:
     A team stack's owner is read through a StackReference first (it registers nothing else)."""
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     source = f"stack config ({NAMESPACE}:)"
-    if issues := misspelled_namespaces(raw):
-        raise ConfigError(issues, source)
+    misspelled = misspelled_namespaces(raw)  # reported with the rest
     for message in lookalike_key_warnings(raw):
         pulumi.log.warn(message)
     if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
@@ -45,4 +44,4 @@ def load_from_engine() -> StackConfig:
             pass  # reported by the schema, before anything is read
         else:
             contract = read_owner_contract(owner)
-    return parse_stack_config(values, source, contract)
+    return parse_stack_config(values, source, contract, misspelled)

@@ -295,6 +295,34 @@ def _needs_machine(gen: TpuGeneration, topology: str) -> str:
     return f" ({topology} needs machine type {' or '.join(machines)})" if machines else ""
 
 
+def worker_shape(machine_type: str, topology: str) -> TpuShape:
+    """The slice a PathwaysJob's worker names (machine type and topology), refused unless the
+    PathwaysJob controller v0.1.4 accepts it; the message names the nearest topologies it does."""
+    generation = generation_of_machine_type(machine_type)
+    if generation is None:
+        raise CatalogError(f"'{machine_type}' is not a TPU machine type of the catalog")
+    shapes = [s for s in _shapes(generation, machine_type) if s.pathways_supported]
+    shape = _INDEX.shapes.get((generation, machine_type, str(topology).strip().lower()))
+    if shape is not None and shape.pathways_supported:
+        return shape
+    what = "is not a topology" if shape is None else "is a topology the PathwaysJob controller"
+    what += f" of {machine_type}" if shape is None else f" v0.1.4 rejects for {machine_type}"
+    nearest = _nearest(topology, [s.topology for s in shapes])
+    raise CatalogError(f"'{topology}' {what}; nearest valid: {nearest}")
+
+
+def _nearest(topology: str, valid: list[str], count: int = 4) -> str:
+    """Up to ``count`` of ``valid`` closest in chips to ``topology``, smallest first."""
+    try:
+        chips = math.prod(_dims(str(topology).strip().lower()))
+    except ValueError:
+        chips = 0
+    close = sorted(valid, key=lambda t: abs(math.log(math.prod(_dims(t)) / max(chips, 1))))
+    nearest = [t for t in valid if t in close[:count]]
+    more = f" ({len(valid)} in all: python -m components shapes)" if len(valid) > count else ""
+    return ", ".join(nearest) + more
+
+
 def resolve_accelerator(name: str) -> TpuShape:
     """An XPK accelerator name ('v5litepod-16', 'v5p-4x4x4', 'v6e-4', 'v4-8', 'tpu7x-128') or a
     catalog '-<N>t' name ('v5litepod-8-8t')."""

@@ -7,7 +7,6 @@ Set the project and location first: ``pulumi config set gcp:project MY-PROJECT``
 import pulumi
 
 from components import (
-    Controller,
     CpuNodePool,
     CpuNodePoolArgs,
     DeploymentMode,
@@ -24,6 +23,7 @@ from components import (
     TeamNamespaceArgs,
     TpuNodePool,
     TpuNodePoolArgs,
+    UserContainer,
     Worker,
     WorkerType,
     resolve_accelerator,
@@ -82,7 +82,15 @@ PathwaysJob(
             workers=[
                 Worker(type=WorkerType(shape.machine_type), topology=shape.topology, num_slices=2)
             ],
-            controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+            # The user code in the head pod, pinned to the CPU pool: the SIGTERM wrapper, the
+            # host's /tmp and requests = limits come with it, as in a stack file's workload.
+            controller=UserContainer(
+                image="us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training:0.2.3",
+                command=["python3", "-c", "import pathwaysutils; pathwaysutils.initialize()"],
+                cpu="8",
+                memory="32Gi",
+                service_account="pathways",  # the team's workload account (TeamNamespace)
+            ).controller(DeploymentMode.DEFAULT, cpu_pool="cpu-np"),
             pathways_dir=f"gs://{bucket_name}/research/",
             pathways_version="jax-0.9.0",  # a pinned Pathways release, not the controller's latest
         ),

@@ -284,7 +284,11 @@ def test_team_stack_asking_for_what_the_owner_owns_is_refused(tmp_path, key, val
 
 
 def test_team_stack_may_not_claim_the_owners_namespace(tmp_path):
-    (issue,) = team_error(tmp_path, {**TEAM, "teams": [{"name": "platform"}]}).issues
+    # The workload's own check runs in the same report: its team is no longer declared.
+    issue, workload = team_error(tmp_path, {**TEAM, "teams": [{"name": "platform"}]}).issues
+    assert (
+        str(workload) == "workloads[0].team: 'vision' is not a team of this stack; teams: platform"
+    )
     assert issue.key == "teams[0].name"
     assert issue.message.startswith("namespace 'platform' belongs to owner stack 'lab'")
 

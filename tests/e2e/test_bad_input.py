@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from components.cli import main as cli
 from components.config.checks import parse_stack_config
+from components.config.schema import StackConfig
 from components.config.workload_specs import user_pod_template
 from components.errors import ConfigError
 from components.pathways.spec import PathwaysJobSpec
@@ -734,22 +735,26 @@ REFUSED = {
         "workloads[0].resources.memory",
         "not a memory quantity",
     ),
-    "slices-true": (lambda v: _train(v).update(slices=True), "workloads[0].slices", "integer"),
-    "slices-string": (lambda v: _train(v).update(slices="2"), "workloads[0].slices", "integer"),
+    "slices-true": (lambda v: _train(v).update(slices=True), "workloads[0].slices", "whole number"),
+    "slices-string": (
+        lambda v: _train(v).update(slices="2"),
+        "workloads[0].slices",
+        "slices is a whole number (write slices: 2, unquoted)",
+    ),
     "pool-slices-true": (
         lambda v: v["tpuPools"][1].update(slices=True),
         "tpuPools[1].slices",
-        "integer",
+        "whole number",
     ),
     "max-nodes-float": (
         lambda v: v["cpuPool"].update(maxNodes=3.0),
         "cpuPool.maxNodes",
-        "integer",
+        "maxNodes is a whole number (write maxNodes: 3, unquoted)",
     ),
     "bool-as-string": (
         lambda v: v["cluster"].update(deletionProtection="no"),
         "cluster.deletionProtection",
-        "boolean",
+        "'no' is not allowed: deletionProtection is true or false (unquoted)",
     ),
     # issue 22: accepted though GCP, GKE, Linux or the API server refuse it
     "command-nul": (
@@ -873,7 +878,8 @@ def test_valid_image_references_are_accepted(image):
 
 
 def test_valid_node_selector_and_pathways_dir_are_accepted():
-    config = parse_stack_config(
+    # The grammar only: no node of the stack carries the selector, which the preflight refuses.
+    config = StackConfig.model_validate(
         _with(
             lambda v: _train(v).update(
                 nodeSelector={"cloud.google.com/reservation-name": "res-1", "team": ""},
@@ -1065,7 +1071,8 @@ def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
             load_from_engine()
     finally:
         runtime_config.CONFIG.reset(token)
-    assert [i.key for i in caught.value.issues] == ["tpu-pathway:secrets"]
+    # Reported with the rest of the config's problems (it has nothing else).
+    assert [i.key for i in caught.value.issues] == ["tpu-pathway:secrets", "gcp", "cluster"]
     assert PLAINTEXT not in str(caught.value)
 
 

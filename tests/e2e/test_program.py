@@ -82,7 +82,7 @@ def test_a_missing_program_is_a_clean_error(tmp_path, capsys):
 def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(monkeypatch):
     """The engine hands the map it read to the loader, and summarizes the preflight report the
     program's build_stack made instead of running the preflight again."""
-    from components.config import loader
+    from components.config import checks, loader
     from components.config import preflight as stack_preflight
     from components.plan import engine
 
@@ -93,16 +93,19 @@ def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(mon
         reads.append(stack)
         return real_read(stack, *args)
 
-    def preflight(*args):
+    def preflight(*args, **kwargs):
         runs.append(args[0].cluster.name)
-        return real_preflight(*args)
+        return real_preflight(*args, **kwargs)
 
     monkeypatch.setattr(loader, "read_stack_file", read)
     monkeypatch.setattr(engine, "read_stack_file", read)
     monkeypatch.setattr(stack_preflight, "preflight", preflight)
+    monkeypatch.setattr(checks, "preflight", preflight)  # the parse's run, reused by the program
     plan = engine.plan_file("research-v5p")
     # this stack once; every other stack once, for the conflicts between stacks
     assert len(reads) == len(set(reads))  # each file once
     assert set(reads) == {p.stem.removeprefix("Pulumi.") for p in (ROOT / "stacks").glob("*.yaml")}
-    assert runs == ["pathways-research"]  # the program's, once
+    # The engine's parse of the file and the program's parse of the engine's config each run
+    # it (every problem in one report, on either path); build_stack reuses the program's.
+    assert runs == ["pathways-research", "pathways-research"]
     assert plan.summary["workloads"]

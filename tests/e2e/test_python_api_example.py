@@ -62,6 +62,28 @@ def test_the_pathways_job(planned):
         {"type": "ct5p-hightpu-4t", "topology": "2x2x2", "numSlices": 2}
     ]
     assert job.inputs["spec"]["pathwaysDir"] == "gs://acme-ml-pathways-scratch/research/"
+    head = job.inputs["spec"]["controller"]  # UserContainer(...).controller(...)
+    assert (head["deploymentMode"], head["mainContainerName"]) == ("default", "main")
+    pod = head["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "cpu-np"}
+    assert pod["serviceAccountName"] == "pathways"
+    (main,) = pod["containers"]
+    assert main["command"][:2] == ["/bin/sh", "-c"]  # the SIGTERM wrapper
+    assert main["command"][3:] == [
+        "pathways-main",
+        "python3",
+        "-c",
+        "import pathwaysutils; pathwaysutils.initialize()",
+    ]
+    assert (
+        main["resources"]["requests"]
+        == main["resources"]["limits"]
+        == {
+            "cpu": "8",
+            "memory": "32Gi",
+        }
+    )
+    assert main["volumeMounts"] == [{"name": "shared-tmp", "mountPath": "/tmp"}]
     controller = "urn:pulumi:example::pathways-python-api::tpu-pathways:installs:ReleaseManifest"
     assert any(d.startswith(controller) and d.endswith("::pathways-job") for d in job.dependencies)
     assert job.provider.endswith("pulumi:providers:kubernetes::pathways-k8s")

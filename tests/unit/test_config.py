@@ -144,7 +144,7 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         "zero slices",
         _pool(slices=0),
         "tpuPools[0].slices",
-        ("0 is not allowed", "greater than or equal to 1"),
+        ("0 is not allowed: slices must be from 1 to 256",),
     ),
     (
         "two capacity types",
@@ -243,7 +243,7 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         "bad environment",
         _merge(environment="prod"),
         "environment",
-        ("'prod'", "'dev', 'staging' or 'production'"),
+        ("'prod' is not allowed: environment is one of dev, staging or production",),
     ),
     (
         "overlapping CIDRs",

@@ -93,8 +93,8 @@ def test_every_place_a_job_names_a_path_is_searched():
 # --- the stack preflight ----------------------------------------------------------------------
 
 
-def test_an_ungranted_bucket_is_refused_naming_path_identity_and_key(config_of, stack_values):
-    report = _report(config_of(stack_values(workloads=[TRAIN])))
+def test_an_ungranted_bucket_is_refused_naming_path_identity_and_key(schema_of, stack_values):
+    report = _report(schema_of(stack_values(workloads=[TRAIN])))
     assert [str(i) for i in report.issues] == [
         "workloads[0]: workload 'pathways/train': gs://acme-datasets/c4/train (command) needs "
         "read access, but its pods run on the host network, so they act as the node service "
@@ -140,10 +140,10 @@ def test_the_grants_are_the_scratch_bucket_and_the_data_buckets(config_of, stack
     )
 
 
-def test_a_custom_component_flag_is_checked_too(config_of, stack_values):
+def test_a_custom_component_flag_is_checked_too(schema_of, stack_values):
     train = {**TRAIN, "command": ["python3", "t.py"], "env": {}}
     train["customComponents"] = [{"type": "worker", "flags": ["--x=gs://acme-cache/xla"]}]
-    (issue,) = _report(config_of(stack_values(workloads=[train]))).issues
+    (issue,) = _report(schema_of(stack_values(workloads=[train]))).issues
     assert "gs://acme-cache/xla (customComponents[worker].flags) needs read access" in str(issue)
 
 
@@ -240,10 +240,7 @@ def test_without_grants_the_python_api_does_not_check_paths():
         ),
         (
             [{"name": "acme-data", "access": "write"}],
-            [
-                "dataBuckets[0].access: 'write' is not allowed: input should be 'read' or "
-                "'readWrite'"
-            ],
+            ["dataBuckets[0].access: 'write' is not allowed: access is one of read or readWrite"],
         ),
     ],
 )
@@ -330,7 +327,7 @@ def _denied(path: str, bucket: str) -> str:
     )
 
 
-def test_hidden_and_invalid_paths_are_refused_and_env_references_resolved(config_of, stack_values):
+def test_hidden_and_invalid_paths_are_refused_and_env_references_resolved(schema_of, stack_values):
     workload = {
         **TRAIN,
         "command": [
@@ -344,7 +341,7 @@ def test_hidden_and_invalid_paths_are_refused_and_env_references_resolved(config
         ],
         "env": {"BUCKET": "acme-datasets", "HIDDEN": {"secretKeyRef": {"name": "s", "key": "k"}}},
     }
-    config = config_of(stack_values(workloads=[workload], dataBuckets=[{"name": "acme-datasets"}]))
+    config = schema_of(stack_values(workloads=[workload], dataBuckets=[{"name": "acme-datasets"}]))
     report = _report(config)
     assert [str(i) for i in report.issues] == [
         _denied("Gs://acme-evil/p", "acme-evil"),
@@ -399,10 +396,10 @@ def test_env_values_expand_earlier_entries_only_and_dollar_dollar_escapes():
 # --- bounded reports (review finding 11) ----------------------------------------------------
 
 
-def test_thousands_of_refused_paths_give_ten_problems_and_a_count(config_of, stack_values):
+def test_thousands_of_refused_paths_give_ten_problems_and_a_count(schema_of, stack_values):
     many = " ".join(f"gs://evil{n}/x" for n in range(1500))
     workload = {**TRAIN, "command": ["python3", many], "env": {}}
-    report = _report(config_of(stack_values(workloads=[workload])))
+    report = _report(schema_of(stack_values(workloads=[workload])))
     messages = [str(i) for i in report.issues]
     assert len(messages) == 11
     assert messages[0] == _denied("gs://evil0/x", "evil0")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.checks import parse_stack_config
 from components.config.preflight import bucket_grants, planned_pools, preflight
 from components.errors import ConfigError
 from components.pathways.controller_model import expand
@@ -86,7 +85,14 @@ def test_eight_chip_hosts_and_sub_host_slices():
 
     assert vms(WorkerType.CT5LP_HIGHTPU_8T, "2x4") == (1, 8)
     assert vms(WorkerType.CT5LP_HIGHTPU_4T, "2x4") == (2, 4)
-    assert vms(WorkerType.CT6E_STANDARD_4T, "1x1") == (1, 4)
+    # The controller's list has 1x1 for ct6e-standard-4t, but GKE has no such node (v6e 1x1 is
+    # ct6e-standard-1t): the spec refuses it, as the stack file's pools do.
+    with pytest.raises(ConfigError) as refused:
+        vms(WorkerType.CT6E_STANDARD_4T, "1x1")
+    assert str(refused.value) == (
+        "Worker: 1 problem\n  - topology: '1x1' is not a topology of ct6e-standard-4t; nearest "
+        "valid: 2x2, 2x4, 4x4, 4x8 (7 in all: python -m components shapes)"
+    )
 
 
 # --- the planned pools --------------------------------------------------------------------------
@@ -143,9 +149,9 @@ def test_plan_text_shows_each_workloads_pods(plan_of, stack_values):
 # --- refusals -----------------------------------------------------------------------------------
 
 
-def test_worker_selector_no_node_carries_is_refused_at_plan_time(config_of, stack_values):
+def test_worker_selector_no_node_carries_is_refused_at_plan_time(schema_of, stack_values):
     bad = {**TRAIN, "nodeSelector": {"tpu-pathways/reservation": "someone-elses"}}
-    config = config_of(stack_values(workloads=[bad]))
+    config = schema_of(stack_values(workloads=[bad]))
     (issue,) = _issues(config)
     assert issue.startswith("workloads[0]: workload 'pathways/train':")
     assert "tpu-pathways/reservation=someone-elses matches none of its node labels" in issue
@@ -160,9 +166,9 @@ def test_reservation_pool_nodes_carry_the_reservation_label(config_of, stack_val
     assert _issues(config_of(stack_values(tpuPools=pools, workloads=[good]))) == []
 
 
-def test_oversubscribed_pool_without_kueue_is_refused(config_of, stack_values):
+def test_oversubscribed_pool_without_kueue_is_refused(schema_of, stack_values):
     values = stack_values(workloads=[TRAIN, NOTEBOOK], addons={"kueue": {"enabled": False}})
-    (issue,) = _issues(config_of(values))
+    (issue,) = _issues(schema_of(values))
     assert issue.startswith("addons.kueue.enabled: pool 'v5e' has 1 slice(s)")
     assert "workload 'pathways/train' asks for 1" in issue
     assert "workload 'pathways/notebook' asks for 1" in issue
@@ -281,8 +287,9 @@ def test_team_stack_identity_is_reported_unverified():
     assert access.startswith("unverified")
 
 
-def test_preflight_runs_in_every_stack(config_of):
-    # A stack file's parse is not enough: build_stack refuses before registering anything.
+def test_preflight_runs_in_every_stack(config_error, schema_of):
+    # The parse runs it with every other check; build_stack runs it again before registering
+    # anything, for a config that did not come through the parse.
     values = {
         "gcp": {"project": "tpu-pathways-dev", "region": "us-west4", "zone": "us-west4-a"},
         "cluster": {"name": "c"},
@@ -293,9 +300,13 @@ def test_preflight_runs_in_every_stack(config_of):
             {**NOTEBOOK, "pool": "p"},
         ],
     }
+    (issue,) = config_error(values).issues
+    assert issue.key == "addons.kueue.enabled"
+    assert issue.message.startswith("pool 'p' has 1 slice(s) but its jobs ask for 2 in all")
     with pytest.raises(ConfigError) as raised:
-        build_stack(parse_stack_config(values))
+        build_stack(schema_of(values))
     assert raised.value.source == "preflight"
+    assert raised.value.issues == [issue]
 
 
 def test_a_selector_on_one_slices_node_pool_name_fits_that_slice_only(config_of, stack_values):
@@ -373,8 +384,8 @@ def test_affinity_to_its_jobset_with_exclusive_placement_leaves_room_for_one_sli
     assert schedulable_groups(job(DeploymentMode.DEFAULT)) == 3
 
 
-def test_inference_with_several_slices_is_refused_naming_the_keys(config_of, stack_values):
-    config = config_of(_colocated_values(stack_values, [{**INFER, "slices": 2}]))
+def test_inference_with_several_slices_is_refused_naming_the_keys(schema_of, stack_values):
+    config = schema_of(_colocated_values(stack_values, [{**INFER, "slices": 2}]))
     (issue,) = _issues(config)
     assert issue.startswith(
         "workloads[0].slices: workload 'pathways/infer': slices 2 with mode inference never "
@@ -452,8 +463,8 @@ def test_a_node_pool_the_user_selects_is_kept_and_not_handed_out(config_of, stac
     assert _issues(config) == []
 
 
-def test_a_job_of_several_slices_beside_a_colocated_job_is_refused(config_of, stack_values):
-    config = config_of(_colocated_values(stack_values, [INFER, {**TRAIN, "slices": 2}]))
+def test_a_job_of_several_slices_beside_a_colocated_job_is_refused(schema_of, stack_values):
+    config = schema_of(_colocated_values(stack_values, [INFER, {**TRAIN, "slices": 2}]))
     (issue,) = _issues(config)
     assert issue.startswith(
         "workloads[1]: workload 'pathways/infer' (colocated: it needs its node pool to itself) "
@@ -464,11 +475,11 @@ def test_a_job_of_several_slices_beside_a_colocated_job_is_refused(config_of, st
         build_stack(config)
 
 
-def test_two_colocated_jobs_on_one_node_pool_are_refused_once(config_of, stack_values):
+def test_two_colocated_jobs_on_one_node_pool_are_refused_once(schema_of, stack_values):
     pinned = {NODE_POOL: "v5e-1"}
     first = {**INFER, "name": "infer-a", "nodeSelector": pinned}
     second = {**INFER, "name": "infer-b", "nodeSelector": pinned}
-    (issue,) = _issues(config_of(_colocated_values(stack_values, [first, second])))
+    (issue,) = _issues(schema_of(_colocated_values(stack_values, [first, second])))
     assert issue.startswith(
         "workloads[1]: workload 'pathways/infer-a' (colocated: it needs its node pool to itself) "
         "and workload 'pathways/infer-b' could both land on node pool 'v5e-1':"

@@ -92,7 +92,9 @@ def test_an_unknown_backend_is_refused_naming_the_choices(config_error, values):
     error = config_error(values("kubeflow"))
     (issue,) = error.issues
     assert issue.key == "workloadBackend"
-    assert "'pathwaysjob'" in issue.message and "'jobset'" in issue.message
+    assert issue.message == (
+        "'kubeflow' is not allowed: workloadBackend is one of pathwaysjob or jobset"
+    )
 
 
 # --- one model of the pods, two renderers, through the stack ---------------------------------
@@ -174,11 +176,11 @@ def test_the_teams_account_holds_its_prefix_only(config_of, values):
     assert access_of(grants, "ns/research/sa/trainer", SCRATCH, "other/train") is None
 
 
-def test_data_buckets_are_not_granted_to_the_teams_account(config_of, values):
+def test_data_buckets_are_not_granted_to_the_teams_account(schema_of, values):
     """Least privilege: dataBuckets go to the node service account only, so a job off the host
     network that reads one is refused, naming the bucket and both ways out."""
     reader = {**TRAIN, "hostNetwork": False, "command": ["python3", "t.py", "gs://acme-data/x"]}
-    config = config_of(values("jobset", workloads=[reader], dataBuckets=[{"name": "acme-data"}]))
+    config = schema_of(values("jobset", workloads=[reader], dataBuckets=[{"name": "acme-data"}]))
     (issue,) = preflight(config, planned_pools(config), bucket_grants(config)).issues
     assert issue.key == "workloads[0]"
     assert (

@@ -36,6 +36,7 @@ from components.errors import ConfigIssue, KeyedError, key_part
 from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.pathways.jobset import COLOCATED_UNSUPPORTED
+from components.pathways.preflight import PreflightReport
 from components.tpu import catalog
 from components.tpu.pricing import PricingOverrides
 from components.vocabulary import (
@@ -96,6 +97,9 @@ class StackConfig(ConfigModel):
     this stack then owns only its team namespaces and what is in them."""
 
     _owner: SharedCluster | None = PrivateAttr(None)
+    # The preflight the parse ran against this stack's own pools and grants (None: not run, or
+    # run with jobs left out); ``preflight.run_preflight`` reuses it, so a plan runs it once.
+    _preflight: PreflightReport | None = PrivateAttr(None)
 
     secrets: dict[SecretName, SecretStr] = {}
     """Pulumi config secrets that env values name with {configSecret: NAME}; set each with
@@ -119,18 +123,22 @@ class StackConfig(ConfigModel):
         return value
 
     @model_validator(mode="after")
-    def _cross_checks(self, info: ValidationInfo) -> StackConfig:
+    def _read_owner(self, info: ValidationInfo) -> StackConfig:
         self._owner = (info.context or {}).get("owner") if self.owner is not None else None
-        issues = [*self._pool_named_like_cpu_pool(), *self._kueue_quota(), *self._shared_bucket()]
-        issues += self._team_quota_issues() + self._ownership_issues()
+        return self
+
+    def cross_check_issues(self, whole_pools: bool = True) -> list[ConfigIssue]:
+        """The checks across the stack's keys. ``checks.parse_stack_config`` runs them, with the
+        workload checks and the preflight, also when entries of a list were refused and left
+        out; ``whole_pools`` False then skips the checks that add up every TPU pool."""
+        issues = [*self._pool_named_like_cpu_pool(), *self._shared_bucket()]
+        if whole_pools:
+            issues += self._kueue_quota()
+        issues += self._team_quota_issues(whole_pools) + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
         issues += self._latest_pathways() + self._backend_issues() + self._size_issues()
-        # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
-        # they run after this model validates (``checks.parse_stack_config``).
-        if issues:
-            raise KeyedError(issues)
-        return self
+        return issues
 
     @field_validator("tpu_pools")
     @classmethod
@@ -410,7 +418,7 @@ class StackConfig(ConfigModel):
             )
         ]
 
-    def _team_quota_issues(self) -> list[ConfigIssue]:
+    def _team_quota_issues(self, whole_pools: bool = True) -> list[ConfigIssue]:
         """Quotas name shapes the stack provisions and add up to at most what it provisions."""
         kueue, issues = self.addons.kueue, []
         if kueue.team_quotas and not self.kueue_enabled:
@@ -418,6 +426,8 @@ class StackConfig(ConfigModel):
         _duplicate_quota_teams(
             issues, [q.team for q in kueue.team_quotas], "addons.kueue.teamQuotas"
         )
+        if not whole_pools:
+            return issues
         provisioned: dict[catalog.TpuShape, int] = {}
         for pool in self.tpu_pools:
             provisioned[pool.shape] = (
