@@ -1055,7 +1055,7 @@ PRODUCTION_STATE = [
     ("gcp:compute/firewall:Firewall", "pathways-serving-pathways-ports-deny"),
     ("gcp:compute/routerNat:RouterNat", "pathways-serving-net-nat"),
     ("gcp:serviceaccount/account:Account", "pathways-serving-nodes"),
-    (PROJECT_IAM_MEMBER, "pathways-serving-nodes-logging-logWriter"),
+    (PROJECT_IAM_MEMBER, "pathways-serving-nodes-default-node-sa"),
     ("kubernetes:yaml/v2:ConfigFile", "pathways-serving-pathways-job"),
 ]
 

@@ -109,7 +109,7 @@ class StackConfig(ConfigModel):
         issues += self._team_quota_issues() + self._ownership_issues()
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
-        issues += self._latest_pathways()
+        issues += self._latest_pathways() + self._isolation_issues()
         # The workload checks (``checks.workload_issues``) read the pools and the CPU pool, so
         # they run after this model validates (``checks.parse_stack_config``).
         if issues:
@@ -153,6 +153,33 @@ class StackConfig(ConfigModel):
             for key, version in keys
             if version == LATEST
         ]
+
+    def _isolation_issues(self) -> list[ConfigIssue]:
+        """What a cluster this stack creates needs for the isolation it promises: a KMS key for
+        Secrets in production, and Google Groups for RBAC where a team names its group."""
+        if not self.creates_cluster:
+            return []
+        issues = []
+        if self.environment is Environment.PRODUCTION and self.cluster.secrets_encryption is None:
+            issues.append(
+                ConfigIssue(
+                    "cluster.secretsEncryption",
+                    "required in production: set kmsKey to a Cloud KMS key "
+                    "(projects/<project>/locations/<region>/keyRings/<ring>/cryptoKeys/<key>) "
+                    "so Secrets are encrypted in etcd with a key you control",
+                )
+            )
+        if self.cluster.security_group is None:
+            issues += [
+                ConfigIssue(
+                    f"teams[{i}].group",
+                    f"{team.group!r} matches nobody unless the cluster has Google Groups for "
+                    "RBAC: set cluster.securityGroup to gke-security-groups@<your domain>",
+                )
+                for i, team in enumerate(self.teams)
+                if team.group is not None
+            ]
+        return issues
 
     def _data_bucket_issues(self) -> list[ConfigIssue]:
         """One grant per bucket, not the scratch bucket (granted already: a second binding of the
