@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -200,3 +201,23 @@ def test_deploy_listing_fails_when_two_stacks_own_one_cluster(tmp_path):
     # `up` and `up-teams` need the listing job: nothing deploys
     jobs = load("deploy.yml")["jobs"]
     assert jobs["up"]["needs"] == "stacks" and "stacks" in jobs["up-teams"]["needs"]
+
+
+def test_every_action_is_pinned_to_a_commit():
+    """A tag can be moved to other code; a commit cannot. Local actions (./...) are this
+    repository's own code."""
+    files = [*WORKFLOWS.glob("*.yml"), *(ROOT / ".github" / "actions").rglob("*.yml")]
+    uses = [
+        (path.name, line.split("uses:", 1)[1].strip())
+        for path in files
+        for line in path.read_text().splitlines()
+        if line.strip().removeprefix("- ").startswith("uses:")
+    ]
+    assert len(uses) > 10
+    unpinned = [
+        (name, use)
+        for name, use in uses
+        if not use.startswith("./")
+        and not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}( # v\S+)?", use)
+    ]
+    assert unpinned == []
