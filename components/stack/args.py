@@ -133,7 +133,11 @@ def release_args(
     addon: ReleaseAddon, provider: k8s.Provider, depends_on: Sequence[pulumi.Resource]
 ) -> ReleaseManifestArgs:
     return ReleaseManifestArgs(
-        url=addon.url, version=addon.version, provider=provider, depends_on=tuple(depends_on)
+        url=addon.url,
+        version=addon.version,
+        provider=provider,
+        depends_on=tuple(depends_on),
+        sha256=addon.sha256,
     )
 
 
