@@ -85,10 +85,31 @@ class StackKinds:
     conflicts: list[ConfigIssue]
 
 
+def _clusters_sharing_a_project(claims: dict[tuple[Any, Any], list[str]]) -> list[ConfigIssue]:
+    by_project: dict[Any, list[str]] = {}
+    for (project, name), stacks in claims.items():
+        if project is not None and name is not None:
+            by_project.setdefault(project, []).append(stacks[0])
+    return [
+        ConfigIssue(
+            "gcp.project",
+            f"stacks {' and '.join(repr(s) for s in stacks)} would each create a cluster in "
+            f"project {project!r}: a team's Workload Identity grant (its bucket prefix) would "
+            "then hold for the same namespace in the other cluster too; give each cluster its "
+            "own project",
+        )
+        for project, stacks in by_project.items()
+        if len(stacks) > 1
+    ]
+
+
 def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
     """Refuses (in ``conflicts``) two stacks that would own one cluster (same project and
-    cluster name), and a stack that reaches an owner's cluster through `cluster.existing`
-    instead of `owner:` (it would bypass the owner's rules and queues)."""
+    cluster name), two clusters in one project (a Workload Identity grant names the project's
+    pool, `serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]`, so it holds for that
+    namespace and account in every cluster of the project: GKE "Workload Identity Federation
+    for GKE", identity sameness), and a stack that reaches an owner's cluster through
+    `cluster.existing` instead of `owner:` (it would bypass the owner's rules and queues)."""
     owners: list[str] = []
     teams: list[str] = []
     errors: dict[str, ConfigError] = {}
@@ -121,6 +142,7 @@ def classify_stacks(stacks_dir: Path = STACKS_DIR) -> StackKinds:
         for (project, name), stacks in claims.items()
         if len(stacks) > 1 and name is not None
     ]
+    conflicts += _clusters_sharing_a_project(claims)
     conflicts += [
         ConfigIssue(
             "cluster.existing",

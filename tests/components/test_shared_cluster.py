@@ -356,6 +356,22 @@ def test_same_cluster_name_in_another_project_is_not_a_second_owner(tmp_path, ca
     ]
 
 
+def test_two_clusters_in_one_project_are_refused(tmp_path, capsys):
+    # A Workload Identity principal names the project's pool, not a cluster: team `platform`'s
+    # grant would hold for namespace `platform` of the second cluster too.
+    other = {**OWNER, "cluster": {"name": "lab-2", "deletionProtection": False}}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "lab-2": other})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert issue.key == "gcp.project"
+    assert issue.message == (
+        "stacks 'lab' and 'lab-2' would each create a cluster in project 'tpu-pathways-lab': a "
+        "team's Workload Identity grant (its bucket prefix) would then hold for the same "
+        "namespace in the other cluster too; give each cluster its own project"
+    )
+
+
 # --- `pulumi up`: the real entry reads the reference before anything else registers ----------
 
 
