@@ -35,6 +35,12 @@ TEAM_ROLE = "edit"
 # kube-dns on GKE: pods labelled k8s-app=kube-dns in kube-system, port 53.
 DNS_NAMESPACE = "kube-system"
 DNS_POD_LABELS = {"k8s-app": "kube-dns"}
+# Workload Identity pods reach the GKE metadata server (169.254.169.254:80, served on Dataplane V2
+# at 169.254.169.252:988; GKE "Workload Identity Federation for GKE": allow both where network
+# policies apply) and Google APIs on 443 (public addresses; Private Google Access too). Private
+# ranges, where nodes, pods and services live, stay denied.
+METADATA_SERVERS = (("169.254.169.254/32", 80), ("169.254.169.252/32", 988))
+PRIVATE_RANGES = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
 
 
 @dataclass(frozen=True)
@@ -233,7 +239,8 @@ class TeamIsolation(pulumi.ComponentResource):
         name: str, args: TeamIsolationArgs, labels: dict[str, str], child: pulumi.ResourceOptions
     ) -> None:
         """Deny all ingress and egress of the team's pods (those not on the host network), then
-        allow traffic within the namespace and DNS lookups."""
+        allow traffic within the namespace, DNS lookups, the metadata server and HTTPS outside
+        the private ranges (Google APIs)."""
         net = k8s.networking.v1
         every_pod = k8s.meta.v1.LabelSelectorArgs()
         same_namespace = net.NetworkPolicyPeerArgs(pod_selector=every_pod)
@@ -253,6 +260,32 @@ class TeamIsolation(pulumi.ComponentResource):
                 policy_types=["Ingress", "Egress"],
                 ingress=[net.NetworkPolicyIngressRuleArgs(from_=[same_namespace])],
                 egress=[net.NetworkPolicyEgressRuleArgs(to=[same_namespace])],
+            ),
+            opts=child,
+        )
+        net.NetworkPolicy(
+            f"{name}-google-apis",
+            metadata=_meta("allow-google-apis", args, labels),
+            spec=net.NetworkPolicySpecArgs(
+                pod_selector=every_pod,
+                policy_types=["Egress"],
+                egress=[
+                    *(
+                        net.NetworkPolicyEgressRuleArgs(
+                            to=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=cidr))],
+                            ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=port)],
+                        )
+                        for cidr, port in METADATA_SERVERS
+                    ),
+                    net.NetworkPolicyEgressRuleArgs(
+                        to=[
+                            net.NetworkPolicyPeerArgs(
+                                ip_block=net.IPBlockArgs(cidr="0.0.0.0/0", except_=PRIVATE_RANGES)
+                            )
+                        ],
+                        ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=443)],
+                    ),
+                ],
             ),
             opts=child,
         )

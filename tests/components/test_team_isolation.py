@@ -111,7 +111,12 @@ def test_the_groups_edit_binding(team):
 
 
 def test_default_deny_then_the_namespace_and_dns(team):
-    assert team.names(NETWORK_POLICY) == ["iso-default-deny", "iso-dns", "iso-same-namespace"]
+    assert team.names(NETWORK_POLICY) == [
+        "iso-default-deny",
+        "iso-dns",
+        "iso-google-apis",
+        "iso-same-namespace",
+    ]
     deny = team.one(NETWORK_POLICY, "iso-default-deny")
     assert deny.inputs["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
     same = team.one(NETWORK_POLICY, "iso-same-namespace")
@@ -143,6 +148,35 @@ def test_default_deny_then_the_namespace_and_dns(team):
         "name": "allow-dns",
         "namespace": "research",
         "labels": LABELS,
+    }
+
+
+def test_workload_identity_and_google_apis_but_no_private_range(team):
+    apis = team.one(NETWORK_POLICY, "iso-google-apis")
+    assert apis.inputs["spec"] == {
+        "podSelector": {},
+        "policyTypes": ["Egress"],
+        "egress": [
+            {
+                "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
+                "ports": [{"protocol": "TCP", "port": 80}],
+            },
+            {
+                "to": [{"ipBlock": {"cidr": "169.254.169.252/32"}}],
+                "ports": [{"protocol": "TCP", "port": 988}],
+            },
+            {
+                "to": [
+                    {
+                        "ipBlock": {
+                            "cidr": "0.0.0.0/0",
+                            "except": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"],
+                        }
+                    }
+                ],
+                "ports": [{"protocol": "TCP", "port": 443}],
+            },
+        ],
     }
 
 

@@ -73,6 +73,7 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "localqueue-pathways-multislice-queue.yaml",
         "namespace-pathways.yaml",
         "networkpolicy-pathways-allow-dns.yaml",
+        "networkpolicy-pathways-allow-google-apis.yaml",
         "networkpolicy-pathways-allow-same-namespace.yaml",
         "networkpolicy-pathways-default-deny.yaml",
         "patch-deployment-jobset-system-jobset-controller-manager.yaml",
@@ -94,7 +95,7 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "validatingadmissionpolicybinding-tpu-pathways-pods-pathways.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 23 files to {out_dir}: 19 Kubernetes objects, 3 server-side patches, "
+        f"wrote 24 files to {out_dir}: 20 Kubernetes objects, 3 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL)"
     )
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
