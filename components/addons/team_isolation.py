@@ -6,8 +6,9 @@ internal/controller/pathwaysjob_controller.go: ``HostNetwork: true`` on the work
 the head, l.862/873; the ``shared-tmp`` hostPath ``/tmp``, l.768; no securityContext anywhere, so
 nothing privileged; this project's pods mount the host's ``/tmp`` too). Pod Security
 ``baseline`` forbids both, so a team namespace can only *enforce* ``privileged``
-(``TeamNamespace`` labels it, and warns and audits at stricter levels); the ValidatingAdmissionPolicy here enforces what
-``baseline`` would, except the host network for Pathways' pods and the ``/tmp`` hostPath.
+(``TeamNamespace`` labels it, and warns and audits at stricter levels); the
+ValidatingAdmissionPolicy here enforces what ``baseline`` would, except the host network for
+Pathways' pods and the ``/tmp`` hostPath.
 ValidatingAdmissionPolicy is GA in admissionregistration.k8s.io/v1 since Kubernetes 1.30.
 
 NetworkPolicy does not govern pods on the host network (they use the node's network
