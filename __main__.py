@@ -2,6 +2,7 @@
 
 import pulumi
 
+from components.addons.installs import ManifestDigestError
 from components.errors import ConfigError
 from components.stack.entry import load_from_engine
 from components.stack.program import build_stack
@@ -11,7 +12,7 @@ try:
     # A team stack's owner was read (StackReference) while loading its config; the preflight
     # runs before anything else registers.
     outputs = build_stack(config, owner_read=True)
-except ConfigError as exc:
+except (ConfigError, ManifestDigestError) as exc:
     # RunError is reported to the user as a message, without a Python traceback.
     raise pulumi.RunError(str(exc)) from None
 

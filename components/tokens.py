@@ -54,6 +54,14 @@ KUBERNETES_YAML_PREFIX = "kubernetes:yaml"
 # A release manifest applied by URL (pulumi-kubernetes' remote ConfigFile component).
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+K8S_SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+ADMISSION_POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+ADMISSION_POLICY_BINDING = (
+    "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+)
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 # A Pathways workload on the JobSet backend (components/workloads/jobset.py).
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"

@@ -30,6 +30,8 @@ from components.plan.model import Plan  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
+# A Cloud KMS key for production test stacks (production requires Secrets encryption).
+PRODUCTION_KMS = "projects/tpu-pathways-dev/locations/us-west4/keyRings/gke/cryptoKeys/secrets"
 
 # The dev stack's values (stacks/Pulumi.dev.yaml), written out so tests do not depend on the file.
 DEV_VALUES: dict[str, Any] = {
@@ -52,10 +54,14 @@ DEV_VALUES: dict[str, Any] = {
 
 @pytest.fixture(scope="session")
 def stack_values() -> Callable[..., dict[str, Any]]:
-    """Factory: a fresh dev-like values dict, e.g. ``stack_values(cluster={"regional": False})``."""
+    """Factory: a fresh dev-like values dict, e.g. ``stack_values(cluster={"regional": False})``.
+    Production values get the KMS key production requires (PRODUCTION_KMS) unless they set one."""
 
     def make(**overrides: Any) -> dict[str, Any]:
-        return deep_merge(DEV_VALUES, overrides)
+        values = deep_merge(DEV_VALUES, overrides)
+        if values["environment"] == "production":
+            values["cluster"].setdefault("secretsEncryption", {"kmsKey": PRODUCTION_KMS})
+        return values
 
     return make
 

@@ -12,11 +12,52 @@ per release, `helm.v4.Chart` children do not inherit the chart's explicit provid
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi.runtime import is_dry_run
+
+# Where `pulumi up` keeps the manifests it verified (content-addressed; relative to the project
+# directory, the program's working directory, so every run names the same file).
+VERIFIED_DIR = Path(".manifests")
+_FETCH_TIMEOUT_S = 60
+_MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+
+
+class ManifestDigestError(Exception):
+    """A fetched release manifest is not the one its sha256 pins."""
+
+
+def fetch_manifest(url: str) -> bytes:
+    """The manifest's bytes, over https (at most 16 MiB)."""
+    with urllib.request.urlopen(url, timeout=_FETCH_TIMEOUT_S) as response:
+        body = response.read(_MAX_MANIFEST_BYTES + 1)
+    if len(body) > _MAX_MANIFEST_BYTES:
+        raise ManifestDigestError(f"{url} is larger than {_MAX_MANIFEST_BYTES} bytes")
+    return body
+
+
+def verified_manifest(
+    url: str, sha256: str, fetch: Callable[[str], bytes], directory: Path
+) -> Path:
+    """Fetch ``url``, check its sha256 and keep it as ``<directory>/<sha256>.yaml``: the file
+    the manifest is applied from, so what is applied is what was checked."""
+    body = fetch(url)
+    actual = hashlib.sha256(body).hexdigest()
+    if actual != sha256:
+        raise ManifestDigestError(
+            f"{url} has sha256 {actual}, not the pinned {sha256}: the release was changed or "
+            "the mirror serves something else; nothing was applied"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{sha256}.yaml"
+    path.write_bytes(body)
+    return path
 
 
 @dataclass(frozen=True)
@@ -31,6 +72,11 @@ class ReleaseManifestArgs:
     """The cluster's explicit Kubernetes provider."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the manifest's objects wait for (the control plane, the system pool)."""
+    sha256: str | None = None
+    """The manifest's pinned digest: `pulumi up` fetches it, refuses any other content and
+    applies the verified copy. None: applied from the URL as served."""
+    fetch: Callable[[str], bytes] = fetch_manifest
+    """How the manifest is fetched for verification."""
 
 
 class ReleaseManifest(pulumi.ComponentResource):
@@ -41,16 +87,21 @@ class ReleaseManifest(pulumi.ComponentResource):
     ) -> None:
         super().__init__("tpu-pathways:installs:ReleaseManifest", name, None, opts)
         url, version, provider, depends_on = args.url, args.version, args.provider, args.depends_on
+        # A preview applies nothing and reads the URL as served; `pulumi up` applies only the
+        # content whose digest was checked, before any object of it is registered.
+        source = url
+        if args.sha256 is not None and not is_dry_run():
+            source = str(verified_manifest(url, args.sha256, args.fetch, VERIFIED_DIR))
         # Awaited (no skip_await): dependents wait until the controller Deployment is available,
         # which matters because JobSet's webhooks fail closed until then.
         self.manifest = k8s.yaml.v2.ConfigFile(
             name,
-            file=url,
+            file=source,
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider, depends_on=list(depends_on)
             ),
         )
-        self.register_outputs({"url": url, "version": version})
+        self.register_outputs({"url": url, "version": version, "sha256": args.sha256})
 
 
 @dataclass(frozen=True)

@@ -94,15 +94,40 @@ class StackKinds:
         return [conflict.issue for conflict in self.found if stack in conflict.stacks]
 
 
+def _clusters_sharing_a_project(claims: dict[tuple[Any, Any], list[str]]) -> list[Conflict]:
+    """Two clusters in one project: a Workload Identity grant names the project's pool,
+    `serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]`, so it holds for that namespace
+    and account in every cluster of the project (GKE "Workload Identity Federation for GKE",
+    identity sameness)."""
+    by_project: dict[Any, list[str]] = {}
+    for (project, name), stacks in claims.items():
+        if project is not None and name is not None:
+            by_project.setdefault(project, []).append(stacks[0])
+    return [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "gcp.project",
+                f"stacks {' and '.join(repr(s) for s in stacks)} would each create a cluster in "
+                f"project {project!r}: a team's Workload Identity grant (its bucket prefix) "
+                "would then hold for the same namespace in the other cluster too; give each "
+                "cluster its own project",
+            ),
+        )
+        for project, stacks in by_project.items()
+        if len(stacks) > 1
+    ]
+
+
 def classify_stacks(
     stacks_dir: Path = STACKS_DIR, read: Mapping[str, Mapping[str, str]] | None = None
 ) -> StackKinds:
     """Refuses (in ``conflicts``) two stacks that would own one cluster (same project and
-    cluster name), a stack that reaches an owner's cluster through `cluster.existing`
-    instead of `owner:` (it would bypass the owner's rules and queues), and the conflicts of
-    ``cross_stack``: names two owners would both create, a namespace two team stacks would both
-    own. ``read``: config maps of stack files already read (``read_stack_file``), not read
-    again."""
+    cluster name), two clusters in one project (``_clusters_sharing_a_project``), a stack that
+    reaches an owner's cluster through `cluster.existing` instead of `owner:` (it would bypass
+    the owner's rules and queues), and the conflicts of ``cross_stack``: names two owners would
+    both create, a namespace two team stacks would both own. ``read``: config maps of stack
+    files already read (``read_stack_file``), not read again."""
     owners: list[str] = []
     teams: list[str] = []
     values_of: dict[str, dict[str, Any]] = {}
@@ -141,6 +166,7 @@ def classify_stacks(
         for (project, name), stacks in claims.items()
         if len(stacks) > 1 and name is not None
     ]
+    conflicts += _clusters_sharing_a_project(claims)
     conflicts += [
         Conflict(
             (stack, claims[key][0]),

@@ -29,7 +29,11 @@ from components.gke.network import (
     PathwaysPortsFirewallArgs,
 )
 from components.gke.node_config import CLOUD_PLATFORM_SCOPE, PoolTarget
-from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
+from components.gke.node_identity import (
+    ImageRepository,
+    NodeServiceAccount,
+    NodeServiceAccountArgs,
+)
 from components.gke.operations import cluster_timeouts
 from components.labels import gcp_resource_labels
 from components.vocabulary import Environment, ReleaseChannel
@@ -85,6 +89,14 @@ class GkeClusterArgs:
     """How many node pools the stack creates in the cluster: sizes the timeouts of a pool's
     operation queued behind the others, and of a cluster update, which waits for them
     (``operations``)."""
+    security_group: str | None = None
+    """Google Groups for RBAC: ``gke-security-groups@<domain>`` (None: groups are not read)."""
+    secrets_kms_key: str | None = None
+    """Cloud KMS key that encrypts Secrets in etcd (None: GKE's default encryption)."""
+    binary_authorization: bool = False
+    """Enforce the project's Binary Authorization policy on every image."""
+    image_repositories: Sequence[ImageRepository] = ()
+    """Artifact Registry repositories the nodes may pull from (read on each, nothing more)."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +188,9 @@ class GkeCluster(ClusterTarget):
                 name=args.existing_subnetwork, region=args.region, project=project
             ).ip_cidr_range
         node_sa = NodeServiceAccount(
-            f"{name}-nodes", NodeServiceAccountArgs(project, args.name), opts=protected
+            f"{name}-nodes",
+            NodeServiceAccountArgs(project, args.name, args.image_repositories),
+            opts=protected,
         )
         PathwaysPortsFirewall(
             f"{name}-pathways-ports",
@@ -236,11 +250,7 @@ class GkeCluster(ClusterTarget):
                     enabled=True
                 ),
             ),
-            control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
-                dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
-                    allow_external_traffic=True
-                ),
-            ),
+            control_plane_endpoints_config=_control_plane_endpoints(args.authorized_networks),
             private_cluster_config=(
                 gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True)
                 if args.private_nodes
@@ -249,6 +259,21 @@ class GkeCluster(ClusterTarget):
             master_authorized_networks_config=_authorized_networks(args.authorized_networks),
             enable_shielded_nodes=True,
             enable_legacy_abac=False,
+            authenticator_groups_config=(
+                gcp.container.ClusterAuthenticatorGroupsConfigArgs(
+                    security_group=args.security_group
+                )
+                if args.security_group
+                else None
+            ),
+            database_encryption=_secrets_encryption(args.secrets_kms_key),
+            binary_authorization=(
+                gcp.container.ClusterBinaryAuthorizationArgs(
+                    evaluation_mode="PROJECT_SINGLETON_POLICY_ENFORCE"
+                )
+                if args.binary_authorization
+                else None
+            ),
             resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -329,14 +354,40 @@ class ExistingCluster(ClusterTarget):
         self._finish()
 
 
+def _control_plane_endpoints(networks: Sequence[AuthorizedNetwork]):
+    """The IAM-gated DNS endpoint always; the IP endpoint only when networks are listed to
+    reach it (CIS GKE Benchmark v2.0.0, 5.6.4: prefer DNS-based access, disable the IP-based
+    endpoint where it is not needed)."""
+    return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+        dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+            allow_external_traffic=True
+        ),
+        ip_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigIpEndpointsConfigArgs(
+            enabled=bool(networks)
+        ),
+    )
+
+
 def _authorized_networks(networks: Sequence[AuthorizedNetwork]):
-    """Authorized networks are always on: with none listed, the IP endpoint takes no traffic
-    from outside Google Cloud and the IAM-gated DNS endpoint is the way in."""
+    """Only the listed networks reach the IP endpoint: not Google Cloud's public IPs either
+    (gcp_public_cidrs_access_enabled, on by GKE's default, would let any VM in any project
+    try). With no network listed the IP endpoint is off and there is nothing to configure."""
+    if not networks:
+        return None
     return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
         cidr_blocks=[
             gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
                 cidr_block=n.cidr, display_name=n.display_name or None
             )
             for n in networks
-        ]
+        ],
+        gcp_public_cidrs_access_enabled=False,
     )
+
+
+def _secrets_encryption(kms_key: str | None):
+    """Application-layer Secrets encryption with the given key (pulumi-gcp database_encryption:
+    state ENCRYPTED + key_name)."""
+    if kms_key is None:
+        return None
+    return gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=kms_key)

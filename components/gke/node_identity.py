@@ -1,11 +1,15 @@
 """The dedicated, least-privilege service account every node of the cluster runs as.
 
 GKE nodes otherwise run as the Compute Engine default service account, which has Editor on the
-project. Nodes only need to write logs and metrics and pull images.
+project. Nodes only need to write logs and metrics and pull images: GKE's predefined
+roles/container.defaultNodeServiceAccount holds the first (GKE docs "Use least privileged IAM
+service accounts for nodes", 2024+), and image pulls are granted per Artifact Registry repository,
+not project-wide.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -13,15 +17,20 @@ import pulumi_gcp as gcp
 
 from components.vocabulary import node_account_id
 
-# Roles GKE documents for a minimally privileged node service account, plus image pulls.
-NODE_ROLES: tuple[str, ...] = (
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/monitoring.viewer",
-    "roles/stackdriver.resourceMetadata.writer",
-    "roles/autoscaling.metricsWriter",
-    "roles/artifactregistry.reader",
-)
+# The role GKE documents for a minimally privileged node service account (logs, metrics,
+# resource metadata, autoscaling metrics), granted on the project.
+NODE_ROLE = "roles/container.defaultNodeServiceAccount"
+# Image pulls, granted on each named repository only.
+IMAGE_READER_ROLE = "roles/artifactregistry.reader"
+
+
+@dataclass(frozen=True)
+class ImageRepository:
+    """An Artifact Registry repository the nodes pull images from."""
+
+    project: str
+    location: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,8 @@ class NodeServiceAccountArgs:
     project: str
     cluster_name: str
     """The GKE cluster's name: the account ID is derived from it (``<name>-nodes``)."""
+    image_repositories: Sequence[ImageRepository] = ()
+    """Repositories the nodes may read (public images, such as Pathways', need no grant)."""
 
 
 class NodeServiceAccount(pulumi.ComponentResource):
@@ -51,13 +62,19 @@ class NodeServiceAccount(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         member = account.email.apply(lambda email: f"serviceAccount:{email}")
-        for role in NODE_ROLES:
-            gcp.projects.IAMMember(
-                f"{name}-{role.removeprefix('roles/').replace('.', '-')}",
-                project=project,
-                role=role,
+        child = pulumi.ResourceOptions(parent=self)
+        gcp.projects.IAMMember(
+            f"{name}-default-node-sa", project=project, role=NODE_ROLE, member=member, opts=child
+        )
+        for repo in args.image_repositories:
+            gcp.artifactregistry.RepositoryIamMember(
+                f"{name}-pull-{repo.project}-{repo.location}-{repo.name}",
+                project=repo.project,
+                location=repo.location,
+                repository=repo.name,
+                role=IMAGE_READER_ROLE,
                 member=member,
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=child,
             )
         self.email = account.email
         self.register_outputs({"email": self.email})

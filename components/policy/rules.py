@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from components.config.grammars import covers_every_address
+from components.labels import TEAM_LABEL
 from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, number, value_at
 from components.policy.model import (
     BASIC_ROLES,
@@ -44,7 +45,18 @@ from components.policy.model import (
     policy_bindings,
     show,
 )
-from components.tokens import BUCKET, CLUSTER, KUEUE_TYPE_PREFIX, NODE_POOL
+from components.tokens import (
+    ADMISSION_POLICY,
+    ADMISSION_POLICY_BINDING,
+    BUCKET,
+    CLUSTER,
+    CLUSTER_ROLE_BINDING,
+    K8S_SERVICE_ACCOUNT,
+    KUEUE_TYPE_PREFIX,
+    NAMESPACE,
+    NODE_POOL,
+    ROLE_BINDING,
+)
 from components.tpu import catalog
 from components.vocabulary import UpgradeStrategy
 
@@ -93,6 +105,26 @@ def _authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator
             f"({', '.join(cidrs[:4])}{', ...' if len(cidrs) > 4 else ''}): the control plane's "
             "IP endpoint would take traffic from the whole internet; list your networks' CIDRs "
             "or use the IAM-gated DNS endpoint"
+        )
+
+
+def _control_plane_endpoints(resource: Resource, _: StackContext) -> Iterator[str]:
+    authorized = value_at(resource.inputs, "masterAuthorizedNetworksConfig")
+    if is_unknown(authorized):
+        return
+    blocks = as_list(value_at(resource.inputs, "masterAuthorizedNetworksConfig.cidrBlocks"))
+    public = value_at(resource.inputs, "masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled")
+    if authorized is not MISSING and public is not False and not is_unknown(public):
+        yield (
+            f"masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled is {show(public)}, must "
+            "be false (GKE's default lets every Google Cloud public IP reach the IP endpoint)"
+        )
+    ip_endpoint = value_at(resource.inputs, "controlPlaneEndpointsConfig.ipEndpointsConfig.enabled")
+    if not blocks and ip_endpoint is not False and not is_unknown(ip_endpoint):
+        yield (
+            "no authorized network is listed but controlPlaneEndpointsConfig.ipEndpointsConfig."
+            f"enabled is {show(ip_endpoint)}: turn the IP endpoint off (false) and use the "
+            "IAM-gated DNS endpoint"
         )
 
 
@@ -325,6 +357,53 @@ def _no_basic_roles(resource: Resource, _: StackContext) -> Iterator[str]:
         )
 
 
+def _is_team_namespace(resource: Resource) -> bool:
+    labels = value_at(resource.inputs, "metadata.labels")
+    return isinstance(labels, Mapping) and TEAM_LABEL in labels
+
+
+def _pod_security_labels(resource: Resource, _: StackContext) -> Iterator[str]:
+    if not _is_team_namespace(resource):
+        return
+    labels = value_at(resource.inputs, "metadata.labels")
+    for mode in ("enforce", "warn", "audit"):
+        key = f"pod-security.kubernetes.io/{mode}"
+        if key not in labels:
+            yield f"metadata.labels has no {key!r} (Pod Security admission's {mode} level)"
+
+
+def _admission_denies(resource: Resource, _: StackContext) -> Iterator[str]:
+    if resource.type == ADMISSION_POLICY:
+        failure = value_at(resource.inputs, "spec.failurePolicy")
+        if failure == "Ignore":
+            yield "spec.failurePolicy is 'Ignore': a pod the policy cannot evaluate is admitted"
+        return
+    actions = value_at(resource.inputs, "spec.validationActions")
+    if not is_unknown(actions) and "Deny" not in as_list(actions):
+        yield f"spec.validationActions is {show(actions)}: without 'Deny' nothing is refused"
+
+
+def _no_cluster_admin(resource: Resource, _: StackContext) -> Iterator[str]:
+    role = value_at(resource.inputs, "roleRef.name")
+    if role in ("cluster-admin", "admin"):
+        yield (
+            f"roleRef.name is {role!r}: it may change RBAC, quotas and policies of the "
+            "namespace (or cluster); teams get 'edit'"
+        )
+
+
+def _team_token_not_mounted(resource: Resource, _: StackContext) -> Iterator[str]:
+    namespace = value_at(resource.inputs, "metadata.namespace")
+    if namespace in ("default", "kube-system") or is_unknown(namespace):
+        return
+    mounted = value_at(resource.inputs, "automountServiceAccountToken")
+    if mounted is not False and not is_unknown(mounted):
+        yield (
+            f"automountServiceAccountToken is {show(mounted)}, must be false: every pod of the "
+            "account would carry a Kubernetes API token it does not need"
+        )
+
+
 # --- the rules ----------------------------------------------------------------------------
 
 _NODE_TYPES = frozenset({NODE_POOL})
@@ -361,6 +440,13 @@ RULES: tuple[Rule, ...] = (
         "authorized networks.",
         _CLUSTER_TYPES,
         _authorized_networks_closed,
+    ),
+    Rule(
+        "cluster-control-plane-endpoints",
+        "GKE control planes keep Google Cloud's public IPs off the IP endpoint, and turn the "
+        "IP endpoint off when no authorized network is listed.",
+        _CLUSTER_TYPES,
+        _control_plane_endpoints,
     ),
     Rule(
         "cluster-maintenance-window",
@@ -479,6 +565,30 @@ RULES: tuple[Rule, ...] = (
         "Bucket IAM and ACLs never grant allUsers or allAuthenticatedUsers.",
         frozenset(BUCKET_ACCESS_TYPES),
         _no_public_access,
+    ),
+    Rule(
+        "team-namespace-pod-security",
+        "Team namespaces carry Pod Security admission's enforce, warn and audit labels.",
+        frozenset({NAMESPACE}),
+        _pod_security_labels,
+    ),
+    Rule(
+        "admission-policy-denies",
+        "Admission policies fail closed and their bindings deny.",
+        frozenset({ADMISSION_POLICY, ADMISSION_POLICY_BINDING}),
+        _admission_denies,
+    ),
+    Rule(
+        "rbac-no-admin",
+        "RoleBindings and ClusterRoleBindings grant neither cluster-admin nor admin.",
+        frozenset({ROLE_BINDING, CLUSTER_ROLE_BINDING}),
+        _no_cluster_admin,
+    ),
+    Rule(
+        "service-account-token-not-mounted",
+        "Service accounts outside default and kube-system do not automount their token.",
+        frozenset({K8S_SERVICE_ACCOUNT}),
+        _team_token_not_mounted,
     ),
     Rule(
         "project-iam-no-basic-roles",

@@ -22,6 +22,7 @@ from components.addons.kueue import (
     tpu_flavors,
 )
 from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
+from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespaceArgs
 from components.config.schema import (
     AutoscalingPoolConfig,
@@ -37,6 +38,7 @@ from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeCl
 from components.gke.cpu_pool import CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
+from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL
 
@@ -70,7 +72,17 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         protect=config.protects_state,
         # the system pool, the CPU pool, one per TPU slice
         node_pools=2 + sum(pool.slices for pool in config.tpu_pools),
+        security_group=cluster.security_group,
+        secrets_kms_key=cluster.secrets_encryption.kms_key if cluster.secrets_encryption else None,
+        binary_authorization=cluster.binary_authorization,
+        image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
     )
+
+
+def image_repository(name: str) -> ImageRepository:
+    """``projects/P/locations/L/repositories/R`` (validated) as the component's value."""
+    _, project, _, location, _, repository = name.split("/")
+    return ImageRepository(project, location, repository)
 
 
 def maintenance_window(window: MaintenanceWindowConfig) -> MaintenanceWindow:
@@ -123,7 +135,11 @@ def release_args(
     addon: ReleaseAddon, provider: k8s.Provider, depends_on: Sequence[pulumi.Resource]
 ) -> ReleaseManifestArgs:
     return ReleaseManifestArgs(
-        url=addon.url, version=addon.version, provider=provider, depends_on=tuple(depends_on)
+        url=addon.url,
+        version=addon.version,
+        provider=provider,
+        depends_on=tuple(depends_on),
+        sha256=addon.sha256,
     )
 
 
@@ -147,8 +163,20 @@ def controller_patch_args(
 
 
 def team_namespace_args(team: TeamConfig, provider: k8s.Provider) -> TeamNamespaceArgs:
+    quota = team.resource_quota
     return TeamNamespaceArgs(
-        name=team.name, provider=provider, service_account=team.service_account
+        name=team.name,
+        provider=provider,
+        service_account=team.service_account,
+        group=team.group,
+        quota=TeamQuota(
+            pods=quota.pods,
+            cpu=quota.cpu,
+            memory_gib=quota.memory_gib,
+            tpu_chips=quota.tpu_chips,
+            load_balancers=quota.load_balancers,
+            node_ports=quota.node_ports,
+        ),
     )
 
 

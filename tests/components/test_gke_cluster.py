@@ -8,6 +8,7 @@ import pytest
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
+from components.gke.node_identity import ImageRepository
 from components.vocabulary import Environment, ExclusionScope, ReleaseChannel
 from tests.components.harness import register, urn
 
@@ -62,6 +63,10 @@ def production():
         environment=Environment.PRODUCTION,
         team="research",
         protect=True,
+        security_group="gke-security-groups@example.com",
+        secrets_kms_key="projects/p/locations/us-east5/keyRings/gke/cryptoKeys/secrets",
+        binary_authorization=True,
+        image_repositories=(ImageRepository("p", "us-east5", "trainers"),),
     )
 
 
@@ -73,8 +78,15 @@ def test_a_regional_cluster_with_nodes_in_the_zone(default):
     assert gke.inputs["releaseChannel"] == {"channel": "RAPID"}
     assert gke.inputs["deletionProtection"] is True
     assert gke.inputs["resourceLabels"] == {"managed-by": "tpu-pathways", "environment": "dev"}
-    assert gke.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
+    # no authorized network: the IP endpoint is off, the IAM-gated DNS endpoint the way in
+    assert "masterAuthorizedNetworksConfig" not in gke.inputs
+    assert gke.inputs["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True},
+        "ipEndpointsConfig": {"enabled": False},
+    }
     assert "privateClusterConfig" not in gke.inputs
+    for optional in ("authenticatorGroupsConfig", "databaseEncryption", "binaryAuthorization"):
+        assert optional not in gke.inputs
     assert default.outputs == {"name": "pathways", "location": "us-east5", "nodes": NODES}
 
 
@@ -100,7 +112,22 @@ def test_a_zonal_private_production_cluster(production):
     assert gke.inputs["releaseChannel"] == {"channel": "STABLE"}
     assert gke.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
     assert gke.inputs["masterAuthorizedNetworksConfig"] == {
-        "cidrBlocks": [{"cidrBlock": "192.0.2.0/24", "displayName": "office"}]
+        "cidrBlocks": [{"cidrBlock": "192.0.2.0/24", "displayName": "office"}],
+        "gcpPublicCidrsAccessEnabled": False,
+    }
+    assert gke.inputs["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True},
+        "ipEndpointsConfig": {"enabled": True},
+    }
+    assert gke.inputs["authenticatorGroupsConfig"] == {
+        "securityGroup": "gke-security-groups@example.com"
+    }
+    assert gke.inputs["databaseEncryption"] == {
+        "state": "ENCRYPTED",
+        "keyName": "projects/p/locations/us-east5/keyRings/gke/cryptoKeys/secrets",
+    }
+    assert gke.inputs["binaryAuthorization"] == {
+        "evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"
     }
     assert gke.inputs["resourceLabels"] == {
         "managed-by": "tpu-pathways",

@@ -1,20 +1,31 @@
-"""NodeServiceAccount from its Args: a dedicated account with the node roles, and no others."""
+"""NodeServiceAccount from its Args: a dedicated account with GKE's node role on the project,
+image pulls granted per repository, and nothing else."""
 
 from __future__ import annotations
 
 import pytest
 
-from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
+from components.gke.node_identity import (
+    ImageRepository,
+    NodeServiceAccount,
+    NodeServiceAccountArgs,
+)
 from tests.components.harness import register
 
 EMAIL = "pathways-dev-nodes@acme-ml.iam.gserviceaccount.com"
+PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
+REPOSITORY_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
 
 
 @pytest.fixture(scope="module")
 def identity():
     def build():
-        account = NodeServiceAccount("nodes", NodeServiceAccountArgs("acme-ml", "pathways-dev"))
-        return {"email": account.email}
+        repositories = (
+            ImageRepository("acme-ml", "us", "trainers"),
+            ImageRepository("acme-shared", "us-east5", "base"),
+        )
+        args = NodeServiceAccountArgs("acme-ml", "pathways-dev", repositories)
+        return {"email": NodeServiceAccount("nodes", args).email}
 
     return register(build)
 
@@ -26,18 +37,28 @@ def test_the_account(identity):
     assert identity.outputs == {"email": EMAIL}
 
 
-def test_its_roles(identity):
-    members = identity.of_type("gcp:projects/iAMMember:IAMMember")
-    assert sorted(m.inputs["role"] for m in members) == [
-        "roles/artifactregistry.reader",
-        "roles/autoscaling.metricsWriter",
-        "roles/logging.logWriter",
-        "roles/monitoring.metricWriter",
-        "roles/monitoring.viewer",
-        "roles/stackdriver.resourceMetadata.writer",
+def test_one_project_role_gkes_default_node_role(identity):
+    (member,) = identity.of_type(PROJECT_MEMBER)
+    assert member.name == "nodes-default-node-sa"
+    assert member.inputs == {
+        "project": "acme-ml",
+        "role": "roles/container.defaultNodeServiceAccount",
+        "member": f"serviceAccount:{EMAIL}",
+    }
+
+
+def test_image_pulls_only_from_the_named_repositories(identity):
+    assert identity.names(REPOSITORY_MEMBER) == [
+        "nodes-pull-acme-ml-us-trainers",
+        "nodes-pull-acme-shared-us-east5-base",
     ]
-    assert {m.inputs["member"] for m in members} == {f"serviceAccount:{EMAIL}"}
-    assert identity.one("gcp:projects/iAMMember:IAMMember", "nodes-logging-logWriter")
+    assert identity.one(REPOSITORY_MEMBER, "nodes-pull-acme-shared-us-east5-base").inputs == {
+        "project": "acme-shared",
+        "location": "us-east5",
+        "repository": "base",
+        "role": "roles/artifactregistry.reader",
+        "member": f"serviceAccount:{EMAIL}",
+    }
 
 
 def test_a_long_cluster_name_keeps_the_id_within_30_characters():
@@ -49,3 +70,4 @@ def test_a_long_cluster_name_keeps_the_id_within_30_characters():
     # 17 characters of the cluster name, 6 hex digits of its SHA-256, "-nodes": 30 in all
     email = "a-very-long-clust-1a7375-nodes@acme-ml.iam.gserviceaccount.com"
     assert long.outputs == {"email": email}
+    assert long.of_type(REPOSITORY_MEMBER) == []

@@ -370,6 +370,8 @@ def test_same_cluster_name_in_another_project_is_not_a_second_owner(tmp_path, ca
 def test_two_owners_creating_one_scratch_bucket_are_refused(tmp_path):
     other = {
         **OWNER,
+        # another project: two clusters in one project are refused on their own
+        "gcp": {**OWNER["gcp"], "project": "tpu-pathways-lab2"},
         "cluster": {"name": "lab2", "deletionProtection": False},
         "scratchBucket": {"name": "lab-scratch"},
     }
@@ -391,10 +393,9 @@ def test_owners_whose_long_cluster_names_share_a_prefix_get_distinct_names(tmp_p
     gcp = {**OWNER["gcp"], "project": "tpu-pathways-lab-longname-x"}
     one = {**OWNER, "gcp": gcp, "cluster": {"name": "research-pretraining-large-a"}}
     two = {**OWNER, "gcp": gcp, "cluster": {"name": "research-pretraining-large-b"}}
-    stacks = write_stacks(tmp_path / "stacks", {"one": one, "two": two})
-    assert cli.main(["stacks", "--stacks-dir", str(stacks)]) == 0
-    capsys.readouterr()
-    assert [load_stack(s, stacks).bucket_name for s in ("one", "two")] == [
+    # Each in a directory of its own: two clusters of one project are refused together.
+    dirs = {s: write_stacks(tmp_path / s, {s: c}) for s, c in (("one", one), ("two", two))}
+    assert [load_stack(s, d).bucket_name for s, d in dirs.items()] == [
         "tpu-pathways-lab-longname-x-research-pretraining-large-a-38a742",
         "tpu-pathways-lab-longname-x-research-pretraining-large-b-6f39ef",
     ]
@@ -426,6 +427,22 @@ def test_the_plan_of_a_stack_in_conflict_reports_it_and_others_plan(tmp_path, ca
     assert "Pulumi.vision2.yaml (with the other stacks of stacks/)" in err
     assert "teams: stacks 'vision' and 'vision2' both list team 'vision'" in err
     assert cli.main(["plan", "--stack", "lab", "--stacks-dir", str(stacks)]) == 0
+
+
+def test_two_clusters_in_one_project_are_refused(tmp_path, capsys):
+    # A Workload Identity principal names the project's pool, not a cluster: team `platform`'s
+    # grant would hold for namespace `platform` of the second cluster too.
+    other = {**OWNER, "cluster": {"name": "lab-2", "deletionProtection": False}}
+    stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "lab-2": other})
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert issue.key == "gcp.project"
+    assert issue.message == (
+        "stacks 'lab' and 'lab-2' would each create a cluster in project 'tpu-pathways-lab': a "
+        "team's Workload Identity grant (its bucket prefix) would then hold for the same "
+        "namespace in the other cluster too; give each cluster its own project"
+    )
 
 
 # --- `pulumi up`: the real entry reads the reference before anything else registers ----------

@@ -96,7 +96,8 @@ def test_security_and_networking_settings(dev):
     assert inputs["networkingMode"] == "VPC_NATIVE"
     assert inputs["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert inputs["controlPlaneEndpointsConfig"] == {
-        "dnsEndpointConfig": {"allowExternalTraffic": True}
+        "dnsEndpointConfig": {"allowExternalTraffic": True},
+        "ipEndpointsConfig": {"enabled": False},
     }
     assert inputs["enableShieldedNodes"] is True
     assert inputs["enableLegacyAbac"] is False
@@ -120,11 +121,14 @@ def test_production_protects_the_cluster(plan_of, stack_values, dev):
 
 def test_authorized_networks(dev, zonal):
     # none listed: no CIDR may reach the IP endpoint (the IAM-gated DNS endpoint is the way in)
-    authorized = cluster_of(dev).inputs.get("masterAuthorizedNetworksConfig", {})
-    assert authorized.get("cidrBlocks", []) == []
+    assert "masterAuthorizedNetworksConfig" not in cluster_of(dev).inputs
+    # listed: only they reach it, not every Google Cloud address
     assert cluster_of(zonal).inputs["masterAuthorizedNetworksConfig"] == {
-        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "office"}]
+        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "office"}],
+        "gcpPublicCidrsAccessEnabled": False,
     }
+    endpoints = cluster_of(zonal).inputs["controlPlaneEndpointsConfig"]
+    assert endpoints["ipEndpointsConfig"] == {"enabled": True}
 
 
 def test_cluster_depends_on_its_network_and_service_account(dev):
@@ -252,21 +256,12 @@ def test_production_protects_network_and_node_identity(plan_of, stack_values, de
     production = plan_of(stack_values(environment="production", cluster={"privateNodes": True}))
     tokens = (NETWORK, SUBNETWORK, FIREWALL, ROUTER, NAT, ACCOUNT, IAM_MEMBER)
     stateful = [r for r in production.resources if r.type in tokens]
-    assert len(stateful) == 14  # VPC, subnet, 3 firewalls, router, NAT, account, 6 grants
+    assert len(stateful) == 9  # VPC, subnet, 3 firewalls, router, NAT, account, its grant
     assert {r.name: r.options.get("protect") for r in stateful} == {r.name: True for r in stateful}
     assert not any(r.options.get("protect") for r in dev.resources if r.type in tokens)
 
 
 # --- node service account -------------------------------------------------------------------
-
-NODE_ROLES = {
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/monitoring.viewer",
-    "roles/stackdriver.resourceMetadata.writer",
-    "roles/autoscaling.metricsWriter",
-    "roles/artifactregistry.reader",
-}
 
 
 def test_node_service_account(dev):
@@ -275,11 +270,11 @@ def test_node_service_account(dev):
     assert account.inputs["project"] == "tpu-pathways-dev"
 
 
-def test_node_service_account_roles_are_exactly_the_minimal_six(dev):
+def test_node_service_account_has_only_gkes_default_node_role(dev):
     component = next(r for r in dev.resources if r.type == "tpu-pathways:iam:NodeServiceAccount")
     members = [r for r in dev.by_type(IAM_MEMBER) if r.parent == component.urn]
-    assert len(members) == 6
-    assert {m.inputs["role"] for m in members} == NODE_ROLES
+    assert [m.inputs["role"] for m in members] == ["roles/container.defaultNodeServiceAccount"]
+    assert dev.by_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember") == []
     account = dev.get(ACCOUNT, "pathways-dev-nodes")
     for member in members:
         assert member.inputs["member"] == f"serviceAccount:{NODE_SA}"

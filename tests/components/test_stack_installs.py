@@ -25,6 +25,9 @@ KUEUE_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/
 
 NOTEBOOK = {"name": "notebook", "pool": "v5e", "mode": "headless"}
 
+# A manifest digest (sha256 of some content; only its form matters to a plan).
+DIGEST = "3f" * 32
+
 
 def config_files(plan) -> dict[str, object]:
     """URL -> the ConfigFile resource applying it (each URL exactly once)."""
@@ -297,18 +300,25 @@ def test_manifest_mirrors_are_used_verbatim(plan_of, stack_values):
     jobset = "https://mirror.example.com/k8s/jobset-v0.10.1/manifests.yaml"
     pathways = "https://mirror.example.com/k8s/pathways-job-v0.1.4/install.yml"
     kueue = "https://mirror.example.com/k8s/kueue/v0.17.1.yaml"
+    mirror = {"allowAnyManifestHost": True, "sha256": DIGEST}
     plan = plan_of(
         stack_values(
             addons={
-                "jobset": {"manifestUrl": jobset},
-                "pathwaysJob": {"manifestUrl": pathways},
-                "kueue": {"enabled": True, "manifestUrl": kueue},
+                "jobset": {"manifestUrl": jobset, **mirror},
+                "pathwaysJob": {"manifestUrl": pathways, **mirror},
+                "kueue": {"enabled": True, "manifestUrl": kueue, **mirror},
             }
         )
     )
     files = config_files(plan)
     assert set(files) == {jobset, pathways, kueue}
     assert files[jobset].urn in files[pathways].dependencies
+
+
+def test_a_github_release_mirror_needs_no_host_override(plan_of, stack_values):
+    fork = "https://github.com/acme/jobset/releases/download/v0.10.1/manifests.yaml"
+    plan = plan_of(stack_values(addons={"jobset": {"manifestUrl": fork, "sha256": DIGEST}}))
+    assert fork in config_files(plan)
 
 
 def test_jobset_install_false(plan_of, stack_values):
@@ -391,6 +401,34 @@ BAD_ADDONS = [
         "addons.jobset.manifestUrl",
         "https://",
         id="mirror-not-https",
+    ),
+    pytest.param(
+        {"addons": {"jobset": {"manifestUrl": "https://mirror.example.com/manifests.yaml"}}},
+        "addons.jobset.sha256",
+        "required with manifestUrl: a mirror's content must be pinned (sha256sum of the "
+        "manifest you mirrored)",
+        id="mirror-without-digest",
+    ),
+    pytest.param(
+        {
+            "addons": {
+                "kueue": {
+                    "manifestUrl": "https://mirror.example.com/kueue.yaml",
+                    "sha256": "a" * 64,
+                }
+            }
+        },
+        "addons.kueue.manifestUrl",
+        "'https://mirror.example.com/kueue.yaml' is not a GitHub release asset "
+        "(https://github.com/<org>/<repo>/releases/download/<tag>/<file>); set "
+        "allowAnyManifestHost: true to use another host",
+        id="mirror-on-another-host",
+    ),
+    pytest.param(
+        {"addons": {"pathwaysJob": {"sha256": "A" * 64}}},
+        "addons.pathwaysJob.sha256",
+        "is not a sha256 digest (64 lowercase hex digits)",
+        id="digest-not-hex",
     ),
 ]
 

@@ -120,8 +120,8 @@ def test_a_stack_without_multi_host_ironwood_registers_no_resource_policy(plan_o
     assert plan.by_type(RESOURCE_POLICY) == []
 
 
-def test_production_protects_the_workload_policy(plan_of, values):
-    plan = plan_of({**values, "environment": "production"})
+def test_production_protects_the_workload_policy(plan_of, values, stack_values):
+    plan = plan_of(stack_values(**{**values, "environment": "production"}))
     for policy in plan.by_type(RESOURCE_POLICY):
         assert policy.options.get("protect") is True
 

@@ -7,6 +7,9 @@ import pytest
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +23,15 @@ def test_a_namespace_per_team(teams):
     namespaces = {r.inputs["metadata"]["name"]: r for r in teams.by_type(NAMESPACE)}
     assert set(namespaces) == {"research", "serving"}
     for name, namespace in namespaces.items():
-        assert namespace.inputs["metadata"]["labels"] == {"tpu-pathways/team": name}
+        assert namespace.inputs["metadata"]["labels"] == {
+            "tpu-pathways/team": name,
+            "pod-security.kubernetes.io/enforce": "privileged",
+            "pod-security.kubernetes.io/enforce-version": "latest",
+            "pod-security.kubernetes.io/warn": "baseline",
+            "pod-security.kubernetes.io/warn-version": "latest",
+            "pod-security.kubernetes.io/audit": "restricted",
+            "pod-security.kubernetes.io/audit-version": "latest",
+        }
 
 
 def test_a_service_account_per_team_in_its_namespace(teams):
@@ -52,6 +63,80 @@ def test_default_team(plan_of, stack_values):
     assert [r.inputs["metadata"]["name"] for r in plan.by_type(NAMESPACE)] == ["pathways"]
     (account,) = plan.by_type(SERVICE_ACCOUNT)
     assert account.inputs["metadata"] == {"name": "pathways", "namespace": "pathways"}
+    assert account.inputs["automountServiceAccountToken"] is False
+    # isolated by default: the pod policy, default-deny, a quota; no group, so no RoleBinding
+    assert plan.by_type(ROLE_BINDING) == []
+    (quota,) = plan.by_type(QUOTA)
+    assert quota.inputs["spec"] == {
+        "hard": {"services.loadbalancers": "0", "services.nodeports": "0"}
+    }
+    assert len(plan.by_type(VAP)) == 1
+
+
+def test_a_teams_group_and_quota(plan_of, stack_values):
+    team = {
+        "name": "research",
+        "group": "ml-research@example.com",
+        "resourceQuota": {"pods": 50, "cpu": 640, "memoryGib": 2048, "tpuChips": 32},
+    }
+    cluster = {"securityGroup": "gke-security-groups@example.com"}
+    plan = plan_of(stack_values(teams=[team], cluster=cluster))
+    (binding,) = plan.by_type(ROLE_BINDING)
+    assert binding.inputs["subjects"] == [
+        {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Group",
+            "name": "ml-research@example.com",
+        }
+    ]
+    (quota,) = plan.by_type(QUOTA)
+    assert quota.inputs["spec"]["hard"] == {
+        "pods": "50",
+        "requests.cpu": "640",
+        "requests.memory": "2048Gi",
+        "requests.google.com/tpu": "32",
+        "services.loadbalancers": "0",
+        "services.nodeports": "0",
+    }
+    (cluster_resource,) = plan.by_type("gcp:container/cluster:Cluster")
+    assert cluster_resource.inputs["authenticatorGroupsConfig"] == {
+        "securityGroup": "gke-security-groups@example.com"
+    }
+
+
+def test_a_group_needs_the_clusters_security_group(stack_values, config_error):
+    error = config_error(stack_values(teams=[{"name": "ml", "group": "ml@example.com"}]))
+    assert [i.key for i in error.issues] == ["teams[0].group"]
+    assert "cluster.securityGroup" in error.issues[0].message
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        ({"teams": [{"name": "ml", "group": "not-an-email"}]}, "teams[0].group"),
+        ({"teams": [{"name": "ml", "resourceQuota": {"pods": 0}}]}, "teams[0].resourceQuota.pods"),
+        ({"cluster": {"securityGroup": "admins@example.com"}}, "cluster.securityGroup"),
+        (
+            {"cluster": {"imageRepositories": ["us-docker.pkg.dev/p/r"]}},
+            "cluster.imageRepositories[0]",
+        ),
+        (
+            {"cluster": {"secretsEncryption": {"kmsKey": "my-key"}}},
+            "cluster.secretsEncryption.kmsKey",
+        ),
+    ],
+)
+def test_isolation_keys_are_checked(stack_values, config_error, values, key):
+    error = config_error(stack_values(**values))
+    assert key in [i.key for i in error.issues]
+
+
+def test_production_requires_a_kms_key_for_secrets(stack_values, config_error):
+    values = stack_values(environment="production")
+    del values["cluster"]["secretsEncryption"]
+    error = config_error(values)
+    assert [i.key for i in error.issues] == ["cluster.secretsEncryption"]
+    assert "required in production" in error.issues[0].message
 
 
 def test_duplicate_team_names_are_an_error(stack_values, config_error):

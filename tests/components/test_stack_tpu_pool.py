@@ -242,8 +242,8 @@ def test_delete_before_replace_and_no_protect_in_dev(pools):
         assert "protect" not in resource.options
 
 
-def test_production_protects_node_pools(plan_of, values):
-    production = dict(values, environment="production")
+def test_production_protects_node_pools(plan_of, values, stack_values):
+    production = stack_values(**dict(values, environment="production"))
     plan = plan_of(production)
     node_pools = plan.by_type(NODE_POOL)
     assert len(node_pools) == len(EXPECTED) + 2  # + the CPU pool and the system pool

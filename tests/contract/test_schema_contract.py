@@ -173,6 +173,11 @@ def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
         "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
         "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob",
         "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+        "kubernetes:core/v1:ResourceQuota",
     } <= kinds
 
 

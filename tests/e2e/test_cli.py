@@ -66,11 +66,16 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
     # default in a stack that owns its cluster), the patches that pin each controller to the
     # system pool (JobSet's also sets its memory), and the JobSet, PathwaysJob and Kueue release
-    # manifests
+    # manifests; the team's isolation: its pod admission policy and binding, NetworkPolicies
+    # and ResourceQuota
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
         "localqueue-pathways-multislice-queue.yaml",
         "namespace-pathways.yaml",
+        "networkpolicy-pathways-allow-dns.yaml",
+        "networkpolicy-pathways-allow-google-apis.yaml",
+        "networkpolicy-pathways-allow-same-namespace.yaml",
+        "networkpolicy-pathways-default-deny.yaml",
         "patch-deployment-jobset-system-jobset-controller-manager.yaml",
         "patch-deployment-kueue-system-kueue-controller-manager.yaml",
         "patch-deployment-pathways-job-system-pathways-job-controller-manager.yaml",
@@ -84,10 +89,13 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "release-manifests.txt",
         "resourceflavor-cpu-cpu-np.yaml",
         "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
+        "resourcequota-pathways-pathways-quota.yaml",
         "serviceaccount-pathways-pathways.yaml",
+        "validatingadmissionpolicy-tpu-pathways-pods-pathways.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-pods-pathways.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 17 files to {out_dir}: 13 Kubernetes objects, 3 server-side patches, "
+        f"wrote 24 files to {out_dir}: 20 Kubernetes objects, 3 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL)"
     )
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]

@@ -44,7 +44,8 @@ def test_pulumi_up_gets_the_steps_output():
     steps = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
     (pulumi,) = [s for s in steps if str(s.get("uses", "")).startswith("pulumi/actions")]
     assert pulumi["with"]["parallel"] == "${{ steps.parallel.outputs.parallel }}"
-    assert pulumi["uses"] == "pulumi/actions@v6"  # pinned as before
+    # pinned to v6.6.1's commit, as every action is (tests/e2e/test_workflows.py)
+    assert pulumi["uses"] == "pulumi/actions@8582a9e8cc630786854029b4e09281acd6794b58"
 
 
 @pytest.fixture(scope="module")

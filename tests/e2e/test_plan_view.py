@@ -91,11 +91,13 @@ def test_outputs_are_one_entry_per_line_when_long(example_plan):
 
 def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
     lines = render_text(example_plan("dev")).splitlines()
-    assert lines[-4:] == [
-        "Creates 38 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 6 IAMMember, 3 "
+    assert lines[-5:] == [
+        "Creates 40 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
         "Firewall, 3 NodePool, 3 ConfigFile,",
         "  3 DeploymentPatch, 1 ClusterQueue, 1 Namespace, 1 LocalQueue, 2 ResourceFlavor, 5 "
-        "PriorityClass, 1 ServiceAccount, 1",
+        "PriorityClass, 1",
+        "  ValidatingAdmissionPolicy, 1 ValidatingAdmissionPolicyBinding, 1 ResourceQuota, 4 "
+        "NetworkPolicy, 1 ServiceAccount, 1",
         "  Bucket, 2 BucketIAMMember, 2 PathwaysJob",
         "Total: 8 TPU chips (v5e), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list prices)",
     ]

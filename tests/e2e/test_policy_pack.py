@@ -46,6 +46,11 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 BUCKET = "gcp:storage/bucket:Bucket"
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 PROJECT_IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+KSA = "kubernetes:core/v1:ServiceAccount"
 NODE_SA = "nodes@tpu-pathways-serving.iam.gserviceaccount.com"
 
 # Compliant resources in the engine's wire form: numbers are floats.
@@ -55,7 +60,10 @@ GOOD: dict[str, dict[str, Any]] = {
         "workloadIdentityConfig": {"workloadPool": "tpu-pathways-serving.svc.id.goog"},
         "enableShieldedNodes": True,
         "enableLegacyAbac": False,
-        "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": True}},
+        "controlPlaneEndpointsConfig": {
+            "dnsEndpointConfig": {"allowExternalTraffic": True},
+            "ipEndpointsConfig": {"enabled": False},
+        },
         "nodeConfig": {"serviceAccount": NODE_SA},
         "deletionProtection": True,
         "initialNodeCount": 1.0,
@@ -107,8 +115,32 @@ GOOD: dict[str, dict[str, Any]] = {
     },
     PROJECT_IAM_MEMBER: {
         "project": "tpu-pathways-serving",
-        "role": "roles/logging.logWriter",
+        "role": "roles/container.defaultNodeServiceAccount",
         "member": f"serviceAccount:{NODE_SA}",
+    },
+    NAMESPACE: {
+        "metadata": {
+            "name": "serving",
+            "labels": {
+                "tpu-pathways/team": "serving",
+                "pod-security.kubernetes.io/enforce": "privileged",
+                "pod-security.kubernetes.io/warn": "baseline",
+                "pod-security.kubernetes.io/audit": "restricted",
+            },
+        }
+    },
+    VAP: {"metadata": {"name": "tpu-pathways-pods-serving"}, "spec": {"failurePolicy": "Fail"}},
+    VAP_BINDING: {
+        "metadata": {"name": "tpu-pathways-pods-serving"},
+        "spec": {"policyName": "tpu-pathways-pods-serving", "validationActions": ["Deny"]},
+    },
+    ROLE_BINDING: {
+        "metadata": {"name": "serving-edit", "namespace": "serving"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+    },
+    KSA: {
+        "metadata": {"name": "infer", "namespace": "serving"},
+        "automountServiceAccountToken": False,
     },
 }
 RULE_TYPES = {rule.id: sorted(rule.types & set(GOOD)) for rule in RULES}
@@ -251,6 +283,49 @@ FAILING = [
         "masterAuthorizedNetworksConfig.cidrBlocks together cover ::/0 (::/1, 8000::/2, "
         "c000::/2): the control plane's IP endpoint would take traffic from the whole internet; "
         "list your networks' CIDRs or use the IAM-gated DNS endpoint",
+    ),
+    (
+        "cluster-control-plane-endpoints",
+        CLUSTER,
+        "controlPlaneEndpointsConfig.ipEndpointsConfig",
+        {"enabled": True},
+        "no authorized network is listed but controlPlaneEndpointsConfig.ipEndpointsConfig."
+        "enabled is true: turn the IP endpoint off (false) and use the IAM-gated DNS endpoint",
+    ),
+    (
+        "team-namespace-pod-security",
+        NAMESPACE,
+        "metadata.labels",
+        {
+            "tpu-pathways/team": "serving",
+            "pod-security.kubernetes.io/enforce": "privileged",
+            "pod-security.kubernetes.io/warn": "baseline",
+        },
+        "metadata.labels has no 'pod-security.kubernetes.io/audit' (Pod Security admission's "
+        "audit level)",
+    ),
+    (
+        "admission-policy-denies",
+        VAP_BINDING,
+        "spec.validationActions",
+        ["Audit"],
+        "spec.validationActions is [\"Audit\"]: without 'Deny' nothing is refused",
+    ),
+    (
+        "rbac-no-admin",
+        ROLE_BINDING,
+        "roleRef.name",
+        "admin",
+        "roleRef.name is 'admin': it may change RBAC, quotas and policies of the namespace (or "
+        "cluster); teams get 'edit'",
+    ),
+    (
+        "service-account-token-not-mounted",
+        KSA,
+        "automountServiceAccountToken",
+        True,
+        "automountServiceAccountToken is true, must be false: every pod of the account would "
+        "carry a Kubernetes API token it does not need",
     ),
     (
         "cluster-deletion-protection",

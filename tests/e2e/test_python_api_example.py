@@ -116,7 +116,7 @@ def test_the_cli_plans_the_example_with_its_config(capsys):
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == (
-        "Plan for stack 'dev' of pathways-python-api: 34 resources (10 components); --verbose: "
+        "Plan for stack 'dev' of pathways-python-api: 37 resources (11 components); --verbose: "
         "every input, --json: all"
     )
     assert (

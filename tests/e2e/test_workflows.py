@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,11 @@ from components.plan.diff_render import MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
+PREVIEW_VARS = (
+    "vars.GCP_WORKLOAD_IDENTITY_PROVIDER",
+    "vars.GCP_PREVIEW_SERVICE_ACCOUNT",
+    "vars.PULUMI_BACKEND_URL",
+)
 CREDENTIAL_VARS = (
     "vars.GCP_WORKLOAD_IDENTITY_PROVIDER",
     "vars.GCP_SERVICE_ACCOUNT",
@@ -96,7 +102,7 @@ def test_preview_is_credentialed_and_skipped_without_the_variables():
     assert "pull_request" in document["on"]
     assert document["permissions"]["id-token"] == "write"
     gate = document["jobs"]["stacks"]["if"]
-    assert all(f"{var} != ''" in gate for var in CREDENTIAL_VARS)
+    assert all(f"{var} != ''" in gate for var in PREVIEW_VARS)
     assert "github.event.pull_request.head.repo.full_name == github.repository" in gate
     job = document["jobs"]["preview"]
     assert job["needs"] == "stacks"
@@ -104,13 +110,26 @@ def test_preview_is_credentialed_and_skipped_without_the_variables():
     auth = step_using(job, "google-github-actions/auth")["with"]
     assert auth == {
         "workload_identity_provider": "${{ vars.GCP_WORKLOAD_IDENTITY_PROVIDER }}",
-        "service_account": "${{ vars.GCP_SERVICE_ACCOUNT }}",
+        "service_account": "${{ vars.GCP_PREVIEW_SERVICE_ACCOUNT }}",
     }
     pulumi = step_using(job, "pulumi/actions")["with"]
     assert pulumi["command"] == "preview"
     assert pulumi["stack-name"] == "${{ matrix.stack }}"
     assert pulumi["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
     assert pulumi["comment-on-pr"] is True and pulumi["diff"] is True
+
+
+def test_a_preview_runs_branch_code_gated_read_only_and_without_secrets():
+    """Any branch's code runs in a preview: it waits in the `preview` environment, acts as the
+    read-only preview identity, and no secret but the PR token reaches it (deploy.yml's
+    environments alone hold the state passphrase)."""
+    text = (WORKFLOWS / "preview.yml").read_text()
+    job = load("preview.yml")["jobs"]["preview"]
+    assert job["environment"] == {"name": "preview"}
+    assert "GCP_SERVICE_ACCOUNT }}" not in text
+    assert re.findall(r"secrets\.\w+", text) == ["secrets.GITHUB_TOKEN"]
+    assert "PULUMI_CONFIG_PASSPHRASE" not in text.split("\njobs:", 1)[1]
+    assert "secrets.PULUMI_CONFIG_PASSPHRASE" in (WORKFLOWS / "deploy.yml").read_text()
 
 
 def test_deploy_runs_up_per_stack_behind_its_environment():
@@ -200,3 +219,23 @@ def test_deploy_listing_fails_when_two_stacks_own_one_cluster(tmp_path):
     # `up` and `up-teams` need the listing job: nothing deploys
     jobs = load("deploy.yml")["jobs"]
     assert jobs["up"]["needs"] == "stacks" and "stacks" in jobs["up-teams"]["needs"]
+
+
+def test_every_action_is_pinned_to_a_commit():
+    """A tag can be moved to other code; a commit cannot. Local actions (./...) are this
+    repository's own code."""
+    files = [*WORKFLOWS.glob("*.yml"), *(ROOT / ".github" / "actions").rglob("*.yml")]
+    uses = [
+        (path.name, line.split("uses:", 1)[1].strip())
+        for path in files
+        for line in path.read_text().splitlines()
+        if line.strip().removeprefix("- ").startswith("uses:")
+    ]
+    assert len(uses) > 10
+    unpinned = [
+        (name, use)
+        for name, use in uses
+        if not use.startswith("./")
+        and not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}( # v\S+)?", use)
+    ]
+    assert unpinned == []

@@ -41,7 +41,10 @@ CLUSTER_OK: dict[str, Any] = {
     "workloadIdentityConfig": {"workloadPool": "tpu-pathways-dev.svc.id.goog"},
     "enableShieldedNodes": True,
     "enableLegacyAbac": False,
-    "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": True}},
+    "controlPlaneEndpointsConfig": {
+        "dnsEndpointConfig": {"allowExternalTraffic": True},
+        "ipEndpointsConfig": {"enabled": False},
+    },
     "nodeConfig": {"serviceAccount": NODE_SA},
     "deletionProtection": True,
     "maintenancePolicy": {
@@ -112,6 +115,22 @@ def case(rule_id, type_token, inputs, expected, options=None, environment="dev",
 
 
 C = "gcp:container/cluster:Cluster 'res': "
+NAMESPACE = "kubernetes:core/v1:Namespace"
+N = f"{NAMESPACE} 'res': "
+VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+VAP_LABEL = f"{VAP} 'res': "
+VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+VAP_BINDING_LABEL = f"{VAP_BINDING} 'res': "
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+RB = f"{ROLE_BINDING} 'res': "
+KSA = "kubernetes:core/v1:ServiceAccount"
+KSA_LABEL = f"{KSA} 'res': "
+TEAM_NAMESPACE_LABELS = {
+    "tpu-pathways/team": "ml",
+    "pod-security.kubernetes.io/enforce": "privileged",
+    "pod-security.kubernetes.io/warn": "baseline",
+    "pod-security.kubernetes.io/audit": "restricted",
+}
 P = "gcp:container/nodePool:NodePool 'res': "
 B = "gcp:storage/bucket:Bucket 'res': "
 SECURE_BOOT = "nodeConfig.shieldedInstanceConfig.enableSecureBoot"
@@ -884,6 +903,141 @@ CASES = [
         ],
         id="policy-owner",
     ),
+    # cluster-control-plane-endpoints
+    case("cluster-control-plane-endpoints", CLUSTER, CLUSTER_OK, [], id="dns-only"),
+    case(
+        "cluster-control-plane-endpoints",
+        CLUSTER,
+        edit(
+            CLUSTER_OK,
+            masterAuthorizedNetworksConfig={
+                "cidrBlocks": [{"cidrBlock": "192.0.2.0/24"}],
+                "gcpPublicCidrsAccessEnabled": False,
+            },
+            controlPlaneEndpointsConfig__ipEndpointsConfig__enabled=True,
+        ),
+        [],
+        id="listed-networks-only",
+    ),
+    case(
+        "cluster-control-plane-endpoints",
+        CLUSTER,
+        edit(
+            CLUSTER_OK,
+            masterAuthorizedNetworksConfig={"cidrBlocks": [{"cidrBlock": "192.0.2.0/24"}]},
+            controlPlaneEndpointsConfig__ipEndpointsConfig__enabled=True,
+        ),
+        [
+            C + "masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled is not set, must be "
+            "false (GKE's default lets every Google Cloud public IP reach the IP endpoint)"
+        ],
+        id="google-cloud-public-ips",
+    ),
+    case(
+        "cluster-control-plane-endpoints",
+        CLUSTER,
+        edit(CLUSTER_OK, controlPlaneEndpointsConfig__ipEndpointsConfig=DELETE),
+        [
+            C + "no authorized network is listed but controlPlaneEndpointsConfig."
+            "ipEndpointsConfig.enabled is not set: turn the IP endpoint off (false) and use the "
+            "IAM-gated DNS endpoint"
+        ],
+        id="ip-endpoint-open-to-nobody",
+    ),
+    # team-namespace-pod-security
+    case(
+        "team-namespace-pod-security",
+        NAMESPACE,
+        {"metadata": {"name": "ml", "labels": TEAM_NAMESPACE_LABELS}},
+        [],
+        id="labelled",
+    ),
+    case(
+        "team-namespace-pod-security",
+        NAMESPACE,
+        {"metadata": {"name": "other"}},
+        [],
+        id="not-a-team-namespace",
+    ),
+    case(
+        "team-namespace-pod-security",
+        NAMESPACE,
+        {"metadata": {"name": "ml", "labels": {"tpu-pathways/team": "ml"}}},
+        [
+            N + f"metadata.labels has no 'pod-security.kubernetes.io/{mode}' (Pod Security "
+            f"admission's {mode} level)"
+            for mode in ("enforce", "warn", "audit")
+        ],
+        id="unlabelled",
+    ),
+    # admission-policy-denies
+    case(
+        "admission-policy-denies", VAP, {"spec": {"failurePolicy": "Fail"}}, [], id="fails-closed"
+    ),
+    case(
+        "admission-policy-denies",
+        VAP,
+        {"spec": {"failurePolicy": "Ignore"}},
+        [
+            VAP_LABEL
+            + "spec.failurePolicy is 'Ignore': a pod the policy cannot evaluate is admitted"
+        ],
+        id="fails-open",
+    ),
+    case(
+        "admission-policy-denies",
+        VAP_BINDING,
+        {"spec": {"policyName": "p", "validationActions": ["Deny"]}},
+        [],
+        id="binding-denies",
+    ),
+    case(
+        "admission-policy-denies",
+        VAP_BINDING,
+        {"spec": {"policyName": "p", "validationActions": ["Warn", "Audit"]}},
+        [
+            VAP_BINDING_LABEL + 'spec.validationActions is ["Warn", "Audit"]: without '
+            "'Deny' nothing is refused"
+        ],
+        id="binding-only-warns",
+    ),
+    # rbac-no-admin
+    case("rbac-no-admin", ROLE_BINDING, {"roleRef": {"name": "edit"}}, [], id="edit"),
+    case(
+        "rbac-no-admin",
+        ROLE_BINDING,
+        {"roleRef": {"name": "cluster-admin"}},
+        [
+            RB + "roleRef.name is 'cluster-admin': it may change RBAC, quotas and policies of the "
+            "namespace (or cluster); teams get 'edit'"
+        ],
+        id="cluster-admin",
+    ),
+    # service-account-token-not-mounted
+    case(
+        "service-account-token-not-mounted",
+        KSA,
+        {"metadata": {"namespace": "ml"}, "automountServiceAccountToken": False},
+        [],
+        id="not-mounted",
+    ),
+    case(
+        "service-account-token-not-mounted",
+        KSA,
+        {"metadata": {"namespace": "default"}},
+        [],
+        id="default-namespace",
+    ),
+    case(
+        "service-account-token-not-mounted",
+        KSA,
+        {"metadata": {"namespace": "ml"}},
+        [
+            KSA_LABEL + "automountServiceAccountToken is not set, must be false: every pod of the "
+            "account would carry a Kubernetes API token it does not need"
+        ],
+        id="mounted",
+    ),
 ]
 
 
@@ -898,7 +1052,7 @@ def test_every_rule_has_a_passing_and_a_failing_case():
     passing = {p.values[0] for p in CASES if not p.values[5]}
     failing = {p.values[0] for p in CASES if p.values[5]}
     ids = {r.id for r in RULES}
-    assert len(ids) == len(RULES) == 19
+    assert len(ids) == len(RULES) == 24
     assert ids - passing == set()
     assert ids - failing == set()
 
@@ -1055,7 +1209,7 @@ PRODUCTION_STATE = [
     ("gcp:compute/firewall:Firewall", "pathways-serving-pathways-ports-deny"),
     ("gcp:compute/routerNat:RouterNat", "pathways-serving-net-nat"),
     ("gcp:serviceaccount/account:Account", "pathways-serving-nodes"),
-    (PROJECT_IAM_MEMBER, "pathways-serving-nodes-logging-logWriter"),
+    (PROJECT_IAM_MEMBER, "pathways-serving-nodes-default-node-sa"),
     ("kubernetes:yaml/v2:ConfigFile", "pathways-serving-pathways-job"),
 ]
 
@@ -1090,7 +1244,7 @@ def test_production_protects_kueue_objects_of_any_version(type_token):
 
 def test_cli_policy_passes_the_dev_stack(capsys):
     assert main(["plan", "--stack", "dev", "--policy"]) == 0
-    assert "Policy for stack 'dev' (dev environment): no violations of 19 rules" in (
+    assert "Policy for stack 'dev' (dev environment): no violations of 24 rules" in (
         capsys.readouterr().out
     )
 

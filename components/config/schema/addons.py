@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, ClassVar
 
 from pydantic import (
@@ -19,6 +20,9 @@ from components.vocabulary import KUEUE_API_FIRST_SERVING, KUEUE_API_VERSION
 
 Version = Annotated[str, pattern(r"v\d+\.\d+\.\d+", "a release tag such as 'v0.10.1'")]
 ManifestUrl = Annotated[str, pattern(r"https://\S+\.ya?ml", "an https:// URL of a YAML manifest")]
+Sha256 = Annotated[str, pattern(r"[0-9a-f]{64}", "a sha256 digest (64 lowercase hex digits)")]
+# Upstream release assets: https://github.com/<org>/<repo>/releases/download/<tag>/<file>.
+RELEASE_HOST = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/releases/download/[^/\s]+/[^/\s]+")
 
 
 def _version_tuple(tag: str) -> tuple[int, ...]:
@@ -32,7 +36,32 @@ class ReleaseAddon(ConfigModel):
     RELEASE_URL: ClassVar[str]
     version: Version
     manifest_url: ManifestUrl | None = None
-    """Mirror of the release manifest (clusters without internet egress)."""
+    """Mirror of the release manifest: a GitHub release asset URL unless allowAnyManifestHost;
+    requires sha256."""
+    sha256: Sha256 | None = None
+    """sha256 of the manifest: `pulumi up` fetches it, fails on any other content and applies
+    the checked copy. Unset: the upstream release is applied as served."""
+    allow_any_manifest_host: StrictBool = False
+    """Let manifestUrl name a host other than github.com/<org>/<repo>/releases/download/."""
+
+    @model_validator(mode="after")
+    def _pinned_mirror(self) -> ReleaseAddon:
+        if self.manifest_url is None:
+            return self
+        if self.sha256 is None:
+            raise KeyedError.at(
+                "sha256",
+                "required with manifestUrl: a mirror's content must be pinned (sha256sum of the "
+                "manifest you mirrored)",
+            )
+        if not self.allow_any_manifest_host and not RELEASE_HOST.fullmatch(self.manifest_url):
+            raise KeyedError.at(
+                "manifestUrl",
+                f"{self.manifest_url!r} is not a GitHub release asset "
+                "(https://github.com/<org>/<repo>/releases/download/<tag>/<file>); set "
+                "allowAnyManifestHost: true to use another host",
+            )
+        return self
 
     @property
     def url(self) -> str:

@@ -84,3 +84,12 @@ Label = Annotated[
     str,
     pattern(r"[a-z0-9]([-_a-z0-9]{0,61}[a-z0-9])?|", "a GCP label value (lowercase, at most 63)"),
 ]
+
+# A Google group's address (Google Groups for RBAC binds Kubernetes RBAC to groups by it).
+GroupEmail = Annotated[
+    str,
+    pattern(
+        r"[a-z0-9][a-z0-9._+-]{0,63}@[a-z0-9][-a-z0-9]{0,62}(\.[a-z0-9][-a-z0-9]{0,62})+",
+        "a Google group's email address such as 'ml-research@example.com' (lowercase)",
+    ),
+]

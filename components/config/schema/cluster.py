@@ -18,6 +18,7 @@ from components.config import grammars
 from components.config.schema.base import (
     Cidr,
     ClusterName,
+    GroupEmail,
     ProjectId,
     SubnetCidr,
     grammar,
@@ -154,6 +155,44 @@ class ExistingClusterConfig(ConfigModel):
         return self
 
 
+# Google Groups for RBAC reads group membership from this one group's nested groups (GKE
+# "Configure Google Groups for RBAC": the group must be named gke-security-groups@<domain>).
+SecurityGroup = Annotated[
+    GroupEmail,
+    pattern(r"gke-security-groups@.+", "named gke-security-groups@<your domain>"),
+]
+# A Cloud KMS key (pulumi-gcp database_encryption.key_name).
+KmsKey = Annotated[
+    str,
+    pattern(
+        r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/locations/[a-z0-9-]{1,63}/keyRings/"
+        r"[-_a-zA-Z0-9]{1,63}/cryptoKeys/[-_a-zA-Z0-9]{1,63}",
+        "a Cloud KMS key: projects/<project>/locations/<location>/keyRings/<ring>/cryptoKeys/<key>",
+    ),
+]
+
+
+# An Artifact Registry repository by its resource name.
+RepositoryName = Annotated[
+    str,
+    pattern(
+        r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/locations/[a-z0-9-]{1,63}/repositories/"
+        r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?",
+        "an Artifact Registry repository: projects/<project>/locations/<location>/"
+        "repositories/<name>",
+    ),
+]
+
+
+class SecretsEncryptionConfig(ConfigModel):
+    """Application-layer encryption of Kubernetes Secrets with a Cloud KMS key you hold."""
+
+    kms_key: KmsKey
+    """The key (in the cluster's region); GKE's service agent
+    service-<project number>@container-engine-robot.iam.gserviceaccount.com needs
+    roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
+
+
 class ClusterConfig(ConfigModel):
     """The GKE Standard cluster."""
 
@@ -180,6 +219,17 @@ class ClusterConfig(ConfigModel):
     """When GKE may upgrade the cluster and its nodes: a recurring window (default: weekends
     00:00-08:00 UTC) and exclusions (staging and production default to no minor or node
     upgrades)."""
+    security_group: SecurityGroup | None = None
+    """Google Groups for RBAC: gke-security-groups@<your domain>, the group whose member groups
+    (such as a team's `group`) RoleBindings may name. Unset: group RoleBindings match nobody."""
+    secrets_encryption: SecretsEncryptionConfig | None = None
+    """Encrypt Secrets in etcd with a Cloud KMS key (required in production)."""
+    image_repositories: list[RepositoryName] = []
+    """Artifact Registry repositories the nodes may pull private images from (read on each
+    repository, none project-wide). Public images, such as Pathways' own, need none."""
+    binary_authorization: StrictBool = False
+    """Admit only images the project's Binary Authorization policy allows
+    (PROJECT_SINGLETON_POLICY_ENFORCE)."""
     existing: ExistingClusterConfig | None = None
     """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
     authorizedNetworks, deletionProtection, regional, releaseChannel, network and maintenance are
@@ -210,6 +260,10 @@ class ClusterConfig(ConfigModel):
             "regional",
             "release_channel",
             "maintenance",
+            "security_group",
+            "secrets_encryption",
+            "binary_authorization",
+            "image_repositories",
         )
         issues = [
             ConfigIssue(

@@ -138,6 +138,7 @@ class StackConfig(ConfigModel):
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
         issues += self._latest_pathways() + self._backend_issues() + self._size_issues()
+        issues += self._isolation_issues()
         return issues
 
     @field_validator("tpu_pools")
@@ -265,6 +266,33 @@ class StackConfig(ConfigModel):
         backends = {self.backend_of(entry) for _, entry in self.deployments()}
         backends.add(self.workload_backend)
         return WorkloadBackend.PATHWAYS_JOB in backends
+
+    def _isolation_issues(self) -> list[ConfigIssue]:
+        """What a cluster this stack creates needs for the isolation it promises: a KMS key for
+        Secrets in production, and Google Groups for RBAC where a team names its group."""
+        if not self.creates_cluster:
+            return []
+        issues = []
+        if self.environment is Environment.PRODUCTION and self.cluster.secrets_encryption is None:
+            issues.append(
+                ConfigIssue(
+                    "cluster.secretsEncryption",
+                    "required in production: set kmsKey to a Cloud KMS key "
+                    "(projects/<project>/locations/<region>/keyRings/<ring>/cryptoKeys/<key>) "
+                    "so Secrets are encrypted in etcd with a key you control",
+                )
+            )
+        if self.cluster.security_group is None:
+            issues += [
+                ConfigIssue(
+                    f"teams[{i}].group",
+                    f"{team.group!r} matches nobody unless the cluster has Google Groups for "
+                    "RBAC: set cluster.securityGroup to gke-security-groups@<your domain>",
+                )
+                for i, team in enumerate(self.teams)
+                if team.group is not None
+            ]
+        return issues
 
     def _data_bucket_issues(self) -> list[ConfigIssue]:
         """One grant per bucket, not the scratch bucket (granted already: a second binding of the

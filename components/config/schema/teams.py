@@ -13,7 +13,7 @@ from pydantic import (
 )
 
 from components.config import grammars
-from components.config.schema.base import DnsLabel, grammar
+from components.config.schema.base import DnsLabel, GroupEmail, grammar
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
@@ -95,6 +95,29 @@ def _service_account(value: str) -> str:
     return value
 
 
+class TeamResourceQuotaConfig(ConfigModel):
+    """What a team's namespace may hold. Pathways pods run on the host network, so a quota
+    bounds how many of them and what they request, not what they reach. CPU and memory are
+    unbounded by default: a quota on them refuses every pod that does not request them (the
+    controllers' containers may not). Kueue's teamQuotas already bound the chips of queued
+    jobs; tpuChips also bounds pods that bypass Kueue."""
+
+    pods: StrictInt | None = Field(None, ge=1, le=100_000)
+    """Most pods (not finished) at a time; unset: unbounded."""
+    cpu: StrictInt | None = Field(None, ge=1, le=10_000_000)
+    """Most CPU cores the team's pods may request in all (requests.cpu); unset: unbounded.
+    Every container then has to request CPU."""
+    memory_gib: StrictInt | None = Field(None, ge=1, le=100_000_000)
+    """Most memory (GiB) the team's pods may request in all (requests.memory); unset:
+    unbounded. Every container then has to request memory."""
+    tpu_chips: StrictInt | None = Field(None, ge=1, le=1_000_000)
+    """Most TPU chips (requests.google.com/tpu) the team's pods may hold; unset: unbounded."""
+    load_balancers: StrictInt = Field(0, ge=0, le=1000)
+    """LoadBalancer Services (default 0: nothing of the team is exposed outside the VPC)."""
+    node_ports: StrictInt = Field(0, ge=0, le=1000)
+    """NodePort Services (default 0: Pathways pods already listen on the nodes' ports)."""
+
+
 class TeamConfig(ConfigModel):
     """A team namespace and the Kubernetes service account its Pathways pods run as."""
 
@@ -104,3 +127,10 @@ class TeamConfig(ConfigModel):
     """Kubernetes service account of the team's workloads (gets read/write on the team's prefix
     gs://<scratch bucket>/<team>/ of the bucket); not 'default', which every pod of the
     namespace without one runs as."""
+    group: GroupEmail | None = None
+    """Google group whose members may manage the team's namespace (a RoleBinding of the `edit`
+    ClusterRole). GKE honours groups only with Google Groups for RBAC: the owner stack's
+    `cluster.securityGroup` (gke-security-groups@<your domain>) must contain this group."""
+    resource_quota: TeamResourceQuotaConfig = TeamResourceQuotaConfig()
+    """A ResourceQuota on the team's namespace (default: no LoadBalancer or NodePort Services;
+    pods, CPU, memory and TPU chips unbounded unless set)."""
