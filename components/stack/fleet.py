@@ -19,9 +19,16 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from components.addons.installs import ReleaseManifest
-from components.addons.kueue import LOCAL_QUEUE, PriorityClasses, PriorityClassesArgs, tpu_flavors
+from components.addons.kueue import (
+    LOCAL_QUEUE,
+    PriorityClasses,
+    PriorityClassesArgs,
+    TpuFlavor,
+    tpu_flavors,
+)
 from components.addons.multikueue import (
     MULTIKUEUE_CONTROLLER,
     MultiKueueManager,
@@ -116,7 +123,7 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     }
 
 
-def manager_flavors(fleet: FleetStack):
+def manager_flavors(fleet: FleetStack) -> list[TpuFlavor]:
     """One TPU flavor per shape over every worker, its chips summed."""
     pools = [(p.shape, p.slices) for c in fleet.worker_clusters().values() for p in c.tpu_pools]
     return tpu_flavors(pools)
@@ -132,7 +139,13 @@ def heads_quota(fleet: FleetStack) -> tuple[str, str]:
     return format_cpu(cpu), format_memory(memory)
 
 
-def manager_args(fleet, provider, kueue_install, secrets, namespaces) -> MultiKueueManagerArgs:
+def manager_args(
+    fleet: FleetStack,
+    provider: k8s.Provider,
+    kueue_install: pulumi.Resource,
+    secrets: list[pulumi.Resource],
+    namespaces: dict[str, pulumi.Output[str]],
+) -> MultiKueueManagerArgs:
     cpu, memory = heads_quota(fleet)
     return MultiKueueManagerArgs(
         provider=provider,
