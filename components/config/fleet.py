@@ -138,6 +138,9 @@ def parse_fleet_config(
     if issues:
         raise ConfigError(issues, source)
     workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
+    issues += contract_issues(workers)
+    if issues:
+        raise ConfigError(issues, source)
     placements: dict[int, dict[str, StackConfig]] = {}
     for i, workload in enumerate(config.workloads):
         found, problems = placements_of(config, workload, workers)
@@ -165,6 +168,30 @@ def manager_values(config: FleetStackConfig) -> dict[str, Any]:
         "workloadBackend": WorkloadBackend.JOBSET.value,
         "addons": {"kueue": {"enabled": True}},
     }
+
+
+def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
+    """What MultiKueue needs of a worker: its own Kueue (it admits the dispatched JobSet
+    through the LocalQueue of the same name in the same namespace) and JobSet installed."""
+    issues = []
+    for i, (name, contract) in enumerate(workers.items()):
+        missing = [
+            what
+            for what, ok in (
+                ("Kueue (addons.kueue.enabled: true)", contract.queues.enabled),
+                ("JobSet (addons.jobset.install: true)", contract.versions.jobset is not None),
+            )
+            if not ok
+        ]
+        if missing:
+            issues.append(
+                ConfigIssue(
+                    f"fleet.workers[{i}]",
+                    f"{name!r} runs no {' and no '.join(missing)}; MultiKueue dispatches to a "
+                    "worker's own Kueue and JobSet: enable them in that stack first",
+                )
+            )
+    return issues
 
 
 def backend_issues(config: FleetStackConfig) -> list[ConfigIssue]:

@@ -157,3 +157,18 @@ def test_every_problem_is_reported_at_once(stacks, worker_outputs):
         "fleet.workers[1]",
         "workloadBackend",
     ]
+
+
+def test_a_worker_without_kueue_is_refused(stacks):
+    # serving-v6e turns Kueue off (inference): MultiKueue would have nothing to dispatch to.
+    shutil.copy(STACKS / "Pulumi.serving-v6e.yaml", stacks)
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["serving-v6e"]
+    config["tpu-pathways:workloads"] = []
+    write_fleet(stacks, config)
+    outputs = {"serving-v6e": plan_file("serving-v6e", STACKS).outputs}
+    error = refusal(stacks, outputs)
+    assert [i.key for i in error.issues] == ["fleet.workers[0]"]
+    assert error.issues[0].message.startswith(
+        "'serving-v6e' runs no Kueue (addons.kueue.enabled: true); MultiKueue dispatches"
+    )
