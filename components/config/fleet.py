@@ -37,6 +37,7 @@ from components.config.schema import StackConfig
 from components.config.schema.contract import SharedCluster
 from components.config.schema.fleet import FleetStackConfig, FleetWorkloadConfig
 from components.config.shared_cluster import contract_outputs, read_contract
+from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.vocabulary import WorkloadBackend
 
@@ -231,6 +232,15 @@ def placements_of(
         else:
             refusals.append(f"{name}: {problem}")
     problems: list[tuple[str, str]] = []
+    if len(found) > 1 and len({_rendering(v) for v in found.values()}) > 1:
+        problems.append(
+            (
+                ".worker",
+                f"the workers that can run it ({', '.join(found)}) would need different JobSets "
+                "(CPU pool or node pool names differ), and MultiKueue may dispatch it to any of "
+                "them; pin it to one with `worker:`",
+            )
+        )
     if not found:
         problems.append(("", _fits_no_worker(workload, refusals, workers, candidates)))
     if workload.worker is None and workload.pathways_dir is None:
@@ -244,6 +254,15 @@ def placements_of(
             )
         )
     return found, problems
+
+
+def _rendering(view: StackConfig) -> str:
+    """What of a worker shapes the workload's JobSet (pathwaysDir aside): its spec and where
+    its head runs."""
+    workload = view.workloads[0]
+    spec = workload_spec(view, workload, node_pool_pins(view))
+    spec = spec.model_copy(update={"pathways_dir": ""})
+    return repr((spec.model_dump(mode="json"), cpu_pool_selector(view)))
 
 
 def _fits_no_worker(

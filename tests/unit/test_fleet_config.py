@@ -172,3 +172,28 @@ def test_a_worker_without_kueue_is_refused(stacks):
     assert error.issues[0].message.startswith(
         "'serving-v6e' runs no Kueue (addons.kueue.enabled: true); MultiKueue dispatches"
     )
+
+
+def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
+    stacks, worker_outputs
+):
+    # dev-b: dev's v5e slice in another region with its CPU pool named differently, so the head's
+    # nodeSelector would differ between the two workers MultiKueue may choose.
+    other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
+    other["config"]["tpu-pathways:gcp"] = {
+        "project": "tpu-pathways-dev",
+        "region": "us-east1",
+        "zone": "us-east1-c",
+    }
+    other["config"]["tpu-pathways:cluster"]["name"] = "pathways-dev-b"
+    other["config"]["tpu-pathways:cpuPool"]["name"] = "heads"
+    (stacks / "Pulumi.dev-b.yaml").write_text(yaml.safe_dump(other))
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "dev", "dev-b"]
+    write_fleet(stacks, config)
+    outputs = {**worker_outputs, "dev-b": plan_file("dev-b", stacks).outputs}
+    error = refusal(stacks, outputs)
+    assert [i.key for i in error.issues] == ["workloads[1].worker"]
+    assert error.issues[0].message.startswith(
+        "the workers that can run it (dev, dev-b) would need different JobSets"
+    )
