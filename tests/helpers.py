@@ -58,6 +58,12 @@ def uses_jobset_backend(stack: str) -> bool:
     return stack_file_values(stack).get("workloadBackend") == "jobset"
 
 
+def is_fleet_stack(stack: str) -> bool:
+    """Whether the example stack is a fleet (``tpu-pathways:fleet``): it owns a manager cluster
+    from ``fleet.manager``, not from gcp/cluster keys (tests/e2e/test_fleet_stack.py)."""
+    return "fleet" in stack_file_values(stack)
+
+
 def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """``base`` with ``overrides`` merged in: nested dicts merge, anything else replaces."""
     merged = copy.deepcopy(base)

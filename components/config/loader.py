@@ -146,7 +146,8 @@ def classify_stacks(
         project = gcp.get("project") if isinstance(gcp, dict) else None
         cluster = cluster if isinstance(cluster, dict) else {}
         target = cluster.get("existing")
-        if values.get("owner") is not None or target is not None:
+        # A fleet reads its workers' contracts, so it deploys after them, as team stacks do.
+        if values.get("owner") is not None or target is not None or values.get("fleet"):
             teams.append(stack)
             if values.get("owner") is None and isinstance(target, dict):
                 existing.append((stack, (project, target.get("name"))))

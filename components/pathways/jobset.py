@@ -158,6 +158,7 @@ def render_jobset(
     service_account: str | None = None,
     head_node_selector: Mapping[str, str] | None = None,
     head_proxy: bool = True,
+    managed_by: str | None = None,
 ) -> dict[str, Any]:
     """The JobSet that runs ``spec``.
 
@@ -168,7 +169,9 @@ def render_jobset(
     ``head_node_selector`` places a head whose template names no nodes (a headless head).
     ``head_proxy=False`` leaves the proxy out of a headless head: a shared service's head runs
     the resource manager only, as pathwaysutils 0.1.13's deployer runs it (each client brings
-    its own proxy). Raises ``ColocatedModeUnsupported`` for the colocated mode.
+    its own proxy). ``managed_by`` sets ``spec.managedBy`` (JobSet v0.10.1): a fleet's JobSets
+    name ``kueue.x-k8s.io/multikueue``, so MultiKueue runs them on a worker, not the manager.
+    Raises ``ColocatedModeUnsupported`` for the colocated mode.
     """
     if spec.controller.deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS:
         raise ColocatedModeUnsupported(name)
@@ -189,6 +192,8 @@ def render_jobset(
     if spec.controller.template is not None:
         # The job is done when the user's program is; headless jobs run until deleted.
         jobset_spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": [HEAD_JOB]}
+    if managed_by is not None:
+        jobset_spec["managedBy"] = managed_by
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": jobset_spec}
 
 

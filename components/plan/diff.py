@@ -275,7 +275,14 @@ def diff_plans(
         cluster=_cluster_name([*new.values(), *old.values()]),
         path_before=_critical_path(before),
         path_after=_critical_path(after),
+        fleet=_fleet(after),
     )
+
+
+def _fleet(plan: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A fleet stack's ``fleet`` output (its workers and where each workload may run)."""
+    fleet = ((plan or {}).get("outputs") or {}).get("fleet")
+    return fleet if isinstance(fleet, dict) else None
 
 
 def _cluster_name(resources: list[dict[str, Any]]) -> str | None:

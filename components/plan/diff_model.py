@@ -106,6 +106,7 @@ class StackDiff:
     cluster: str | None = None  # the name of the GKE cluster the stack creates, if it does
     path_before: CriticalPath | None = None  # modeled `pulumi up` critical path of each plan
     path_after: CriticalPath | None = None
+    fleet: dict[str, Any] | None = None  # a fleet stack's `fleet` output (mermaid.fleet_flowchart)
 
     def count(self, kind: str) -> int:
         return sum(1 for r in self.resources if r.kind == kind)

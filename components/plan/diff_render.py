@@ -319,6 +319,8 @@ def _md_pictures(diff: StackDiff) -> list[str]:
     flowchart = mermaid.change_flowchart(changed, diff.cluster)
     if flowchart:
         lines += ["", *flowchart]
+    if diff.fleet is not None:
+        lines += ["", *mermaid.fleet_flowchart(diff.cluster, diff.fleet)]
     if mermaid.timeline_changed(diff.path_before, diff.path_after):
         lines += [
             "",

@@ -25,11 +25,13 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config import loader
+from components.config.fleet import is_fleet, load_fleet, worker_outputs
 from components.config.loader import (
     PROJECT,
     PROJECT_DIR,
     SECRETS_KEY,
     STACKS_DIR,
+    decode_engine_values,
     read_stack_file,
     stack_path,
 )
@@ -287,6 +289,8 @@ class StackFile:
     config: StackConfig
     raw: dict[str, str]
     label: str
+    references: dict[str, dict[str, Any]] | None = None
+    """What the stack's StackReferences answer (a fleet's workers); None: its owner's, if any."""
 
 
 def load_stack(
@@ -309,6 +313,10 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     stacks of the directory (``loader.classify_stacks``: names both would create, a namespace
     both would own)."""
     raw = read_stack_file(stack, stacks_dir)
+    if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
+        fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
+        label = stack_path(stack, stacks_dir).name
+        return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet))
     # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
     config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
     label = stack_path(stack, stacks_dir).name
@@ -320,7 +328,14 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
     """The offline plan of a stack file read by ``read_stack``: ``program`` (default: the
     project's `__main__.py`) run under the mock engine with that stack's config."""
-    return plan_stack(source.config, source.stack, source.raw, program, ProgramLog(source.label))
+    return plan_stack(
+        source.config,
+        source.stack,
+        source.raw,
+        program,
+        ProgramLog(source.label),
+        source.references,
+    )
 
 
 def plan_file(stack: str, stacks_dir: Path = STACKS_DIR, program: Path = PROGRAM) -> Plan:
@@ -355,13 +370,14 @@ def plan_stack(
     raw: Mapping[str, str] | None = None,
     program: Path = PROGRAM,
     log: ProgramLog | None = None,
+    references: dict[str, dict[str, Any]] | None = None,
 ) -> Plan:
     """The offline plan of one validated stack config.
 
     With ``raw`` (the stack's config map in the engine's string form, ``read_stack_file``),
     ``program`` runs with it, as `pulumi up` would run it. Without it (a config built in
     Python, e.g. by a test), the project's program function runs on ``config`` directly."""
-    references = owner_outputs(config)
+    references = owner_outputs(config) if references is None else references
     reports: list[PreflightReport] = []
     with preflight_reports(reports.append):
         if raw is None:

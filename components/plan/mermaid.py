@@ -2,6 +2,8 @@
 
 - ``change_flowchart``: what a stack's change touches, as cluster -> node pools / in-cluster
   installs -> workloads, each changed resource a node marked add / replace / remove / update.
+- ``fleet_flowchart``: a fleet stack's manager, its workers (with their regions) and the
+  dispatch edges of its workloads (to the worker each may run on).
 - ``timeline_gantt``: the modeled critical path of `pulumi up` (components/plan/critical_path.py)
   before and after, one section each, on one time axis.
 
@@ -139,6 +141,23 @@ def change_flowchart(changes: Sequence[Changed], cluster: str | None) -> list[st
     for kind, nodes in classes.items():
         lines.append(f"  classDef {kind} {_STYLES[kind]}")
         lines.append(f"  class {','.join(nodes)} {kind}")
+    lines.append("```")
+    return lines
+
+
+def fleet_flowchart(manager: str | None, fleet: dict) -> list[str]:
+    """Lines of a ```mermaid flowchart of a fleet (its ``fleet`` output): the manager cluster,
+    each worker with its region, each workload dispatched to the workers that can run it."""
+    workers = fleet.get("workers") or {}
+    placements = fleet.get("placements") or {}
+    ids = {worker: f"w{i}" for i, worker in enumerate(workers)}
+    text = f"MultiKueue manager {manager}" if manager else "MultiKueue manager"
+    lines = ["```mermaid", "flowchart LR", f'  manager["{label(text)}"]']
+    lines += [f'  {ids[w]}["{label(f"worker {w} ({region})")}"]' for w, region in workers.items()]
+    for i, (workload, targets) in enumerate(list(placements.items())[:MAX_NODES]):
+        lines.append(f'  j{i}["{label(workload)}"]')
+        lines.append(f"  manager --> j{i}")
+        lines += [f"  j{i} -.->|dispatch| {ids[t]}" for t in targets if t in ids]
     lines.append("```")
     return lines
 

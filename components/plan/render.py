@@ -255,6 +255,14 @@ def _file_text(resource: PlannedResource) -> str:
     return text
 
 
+def provider_dir(resource: PlannedResource) -> str:
+    """The name of the Kubernetes provider an object is created through (its cluster)."""
+    # A provider reference is its URN, whose last part is its name (an ``::<id>`` may follow).
+    parts = (resource.provider or "").split("::")
+    name = parts[3] if len(parts) > 3 else ""
+    return re.sub(r"[^a-z0-9.-]+", "-", name.lower()) or "default"
+
+
 def check_out_dir(out_dir: Path) -> None:
     """``--out`` must be new or an empty directory (nothing is ever overwritten): checked
     before the plan runs, and again before writing."""
@@ -278,8 +286,14 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
         if r.type.startswith(KUBERNETES_YAML_PREFIX) and "file" in r.inputs
     ]
     by_file: dict[str, PlannedResource] = {}
-    for resource in (r for r in plan.resources if r.is_kubernetes_object):
+    objects_ = [r for r in plan.resources if r.is_kubernetes_object]
+    # A stack reaching several clusters (a fleet: manager and workers) writes one directory
+    # per cluster, named after its Kubernetes provider.
+    several = len({r.provider for r in objects_}) > 1
+    for resource in objects_:
         filename = manifest_filename(resource)
+        if several:
+            filename = f"{provider_dir(resource)}/{filename}"
         if filename in by_file:
             raise OutputExists(
                 f"{by_file[filename].urn} and {resource.urn} would both be written to {filename}"
@@ -292,6 +306,7 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
     placeholders: list[Path] = []
     for filename, resource in by_file.items():
         path = out_dir / filename
+        path.parent.mkdir(exist_ok=True)
         with path.open("x") as stream:  # "x": fails rather than replace a file
             stream.write(_file_text(resource))
         if holds_placeholder(resource.inputs):

@@ -7,6 +7,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.config.checks import parse_stack_config
+from components.config.fleet import FleetStack, is_fleet, parse_fleet_config
 from components.config.grammars import parse_owner_ref
 from components.config.loader import (
     SECRETS_KEY,
@@ -17,10 +18,10 @@ from components.config.loader import (
 )
 from components.config.schema import NAMESPACE, StackConfig
 from components.errors import ConfigError, ConfigIssue
-from components.stack.owner import read_owner_contract
+from components.stack.owner import read_owner_contract, read_worker_outputs
 
 
-def load_from_engine() -> StackConfig:
+def load_from_engine() -> StackConfig | FleetStack:
     """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry).
     A team stack's owner is read through a StackReference first (it registers nothing else)."""
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
@@ -35,6 +36,8 @@ def load_from_engine() -> StackConfig:
         )
         raise ConfigError([issue], source)
     values = decode_engine_values(raw)
+    if is_fleet(values):  # its workers' contracts read through StackReferences first
+        return parse_fleet_config(pulumi.get_stack(), values, read_worker_outputs)
     contract = None
     owner = values.get("owner")
     if isinstance(owner, str):

@@ -28,3 +28,12 @@ def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
 def read_owner_contract(owner: str) -> SharedCluster:
     """A team stack's first registration: the StackReference to its owner, read and validated."""
     return read_owner(owner_reference(owner, owner), owner)
+
+
+def read_worker_outputs(worker: str) -> dict:
+    """A fleet's read of worker stack ``worker``: its ``shared_cluster`` output (validated by
+    the fleet's loader), through a StackReference named after the worker."""
+    reference = owner_reference(f"worker-{worker}", worker)
+    details = _sync_await(reference.get_output_details(OUTPUT))
+    value = details.value if details.value is not None else details.secret_value
+    return {OUTPUT: value} if value is not None else {}

@@ -69,6 +69,8 @@ class PathwaysJobSetArgs:
     head_proxy: bool = True
     prerequisites: Sequence[pulumi.Resource] = ()
     node_pools: Sequence[NodePoolModel] | None = None
+    managed_by: str | None = None
+    """spec.managedBy (a fleet's JobSets: kueue.x-k8s.io/multikueue)."""
 
 
 class PathwaysJobSet(k8s.apiextensions.CustomResource):
@@ -98,6 +100,7 @@ class PathwaysJobSet(k8s.apiextensions.CustomResource):
             service_account=args.service_account,
             head_node_selector=args.head_node_selector,
             head_proxy=args.head_proxy,
+            managed_by=args.managed_by,
         )
         if args.node_pools is not None and isinstance(args.namespace, str):
             preflight_job(

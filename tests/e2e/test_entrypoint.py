@@ -27,6 +27,9 @@ def run_entrypoint(stack: str, config: dict[str, str], references=None):
 def owner_outputs(config: dict[str, str]) -> dict[str, dict]:
     """What the engine's StackReference would read: the owner stack's exported outputs."""
     owner = config.get("tpu-pathways:owner")
+    fleet = config.get("tpu-pathways:fleet")
+    if fleet is not None:  # a fleet reads each of its workers
+        return {w: plan_file(w).outputs for w in json.loads(fleet)["workers"]}
     if owner is None:
         return {}
     return {owner: plan_file(owner).outputs}

@@ -16,6 +16,7 @@ EXAMPLE_STACKS = sorted(
 def test_the_examples_are_all_here():
     assert EXAMPLE_STACKS == [
         "dev",
+        "fleet",
         "research-jobset",
         "research-v5p",
         "serving-v6e",

@@ -196,7 +196,7 @@ def test_deploy_lists_cluster_owners_before_team_stacks(tmp_path):
     listing = run_stack_listing("deploy.yml", ROOT, tmp_path)
     assert listing == {
         "owners": ["dev", "research-jobset", "research-v5p", "serving-v6e"],
-        "teams": ["team-research"],
+        "teams": ["fleet", "team-research"],
     }
 
 

@@ -499,6 +499,7 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
     summaries = dict(re.findall(r"<summary><b>([^<]+)</b>: (.*)</summary>", out))
     assert sorted(summaries) == [
         "dev",
+        "fleet",
         "research-jobset",
         "research-v5p",
         "retired",

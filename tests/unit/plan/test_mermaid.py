@@ -8,6 +8,7 @@ from components.plan.mermaid import (
     MAX_NODES,
     Changed,
     change_flowchart,
+    fleet_flowchart,
     label,
     task_name,
     timeline_changed,
@@ -131,3 +132,28 @@ def test_no_gantt_when_the_critical_path_is_the_same():
     assert not timeline_changed(None, AFTER)  # a new stack: nothing to compare with
     long = path(4000, step(0, "GKE Standard cluster", "c", 0, 4000))
     assert "    axisFormat %H:%M" in timeline_gantt(BEFORE, long)
+
+
+def test_fleet_flowchart_shows_manager_workers_and_dispatch_edges():
+    fleet = {
+        "workers": {"research-v5p": "us-east5", "dev": "us-west4"},
+        "placements": {
+            "research/v5p-train": ["research-v5p"],
+            "pathways/nb": ["research-v5p", "dev"],
+        },
+    }
+    assert fleet_flowchart("pathways-fleet", fleet) == [
+        "```mermaid",
+        "flowchart LR",
+        '  manager["MultiKueue manager pathways-fleet"]',
+        '  w0["worker research-v5p (us-east5)"]',
+        '  w1["worker dev (us-west4)"]',
+        '  j0["research/v5p-train"]',
+        "  manager --> j0",
+        "  j0 -.->|dispatch| w0",
+        '  j1["pathways/nb"]',
+        "  manager --> j1",
+        "  j1 -.->|dispatch| w0",
+        "  j1 -.->|dispatch| w1",
+        "```",
+    ]

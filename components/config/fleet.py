@@ -1,0 +1,328 @@
+"""A fleet stack validated as a whole: its schema (``schema/fleet.py``), its workers (stacks of
+this project that own their cluster) and each workload against every worker's pools, read from
+the workers' ``shared_cluster`` contracts exactly as a team stack reads its owner's.
+
+How a workload is checked against a worker: the worker's contract becomes the cluster part of a
+stack config (``SharedCluster.team_values``, the owner part of a team stack) and the workload is
+validated in it with every check a stack's own workloads get (pool, slices, head fit on the
+worker's CPU pool). A workload no worker accepts is refused, naming each worker's shapes.
+
+Where ``pathwaysDir`` resolves: MultiKueue picks the worker at admission, after the JobSet was
+written, and one JobSet has one pathwaysDir; so a workload pinned to a worker (``worker:``)
+defaults to that worker's scratch bucket (its regional bucket), and an unpinned one must name a
+pathwaysDir on a bucket every worker's node identities can write (granted outside the fleet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from components.config import grammars
+from components.config.checks import parse_stack_config
+from components.config.loader import (
+    STACKS_DIR,
+    available_stacks,
+    decode_engine_values,
+    read_stack_file,
+    stack_path,
+    targets_existing_cluster,
+)
+from components.config.preflight import run_preflight
+from components.config.schema import StackConfig
+from components.config.schema.contract import SharedCluster
+from components.config.schema.fleet import FleetStackConfig, FleetWorkloadConfig
+from components.config.shared_cluster import contract_outputs, read_contract
+from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
+from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.vocabulary import WorkloadBackend
+
+FLEET_KEY = "fleet"
+WorkerReader = Callable[[str], Mapping[str, Any] | None]
+"""A worker stack's name -> its exported outputs (the offline plan: its own offline plan)."""
+
+
+@dataclass(frozen=True)
+class FleetStack:
+    """A validated fleet: its config, each worker's contract, and where each workload may run
+    (workload index -> the worker stacks that accept it, with their view of it)."""
+
+    config: FleetStackConfig
+    manager: StackConfig
+    """The manager cluster as a stack config (system pool only is built; no TPU pools)."""
+    workers: dict[str, SharedCluster]
+    placements: dict[int, dict[str, StackConfig]]
+
+    def worker_clusters(self) -> dict[str, StackConfig]:
+        """Each worker's cluster as a stack config (pools with their TPU shapes)."""
+        return {name: worker_cluster(name, c) for name, c in self.workers.items()}
+
+    @property
+    def regions(self) -> dict[str, str]:
+        """Worker stack -> its region."""
+        return {name: c.region for name, c in self.workers.items()}
+
+
+def is_fleet(values: Mapping[str, Any]) -> bool:
+    """Whether decoded stack values are a fleet stack's."""
+    return values.get(FLEET_KEY) is not None
+
+
+def worker_issues(
+    stack: str, workers: list[str], stacks_dir: Path = STACKS_DIR
+) -> list[ConfigIssue]:
+    """Each worker is another stack of this project that owns its cluster (not a team stack, not
+    a stack on an existing cluster, not a fleet)."""
+    issues = []
+    for i, worker in enumerate(workers):
+        key = f"fleet.workers[{i}]"
+        problem = _worker_problem(stack, worker, stacks_dir)
+        if problem:
+            issues.append(ConfigIssue(key, f"{worker!r}: {problem}"))
+    return issues
+
+
+def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
+    if worker == stack:
+        return "is this fleet stack; name the cluster-owning stacks it dispatches to"
+    if not stack_path(worker, stacks_dir).is_file():
+        return f"no such stack in this project; stacks: {', '.join(available_stacks(stacks_dir))}"
+    if is_fleet(decode_engine_values(read_stack_file(worker, stacks_dir))):
+        return "is a fleet stack; a worker must be a stack that owns its TPU cluster"
+    if targets_existing_cluster(worker, stacks_dir):
+        return (
+            "does not own a cluster (it is a team stack or targets an existing cluster); name "
+            "its owner stack instead"
+        )
+    return None
+
+
+def load_fleet(
+    stack: str,
+    read_worker: WorkerReader,
+    stacks_dir: Path = STACKS_DIR,
+    raw: Mapping[str, str] | None = None,
+) -> FleetStack:
+    """Read and validate fleet stack ``stack`` (``raw``: its config map already read)."""
+    raw = read_stack_file(stack, stacks_dir) if raw is None else raw
+    return parse_fleet_config(stack, decode_engine_values(dict(raw)), read_worker, stacks_dir)
+
+
+def worker_outputs(fleet: FleetStack) -> dict[str, dict[str, Any]]:
+    """The StackReference answers of a fleet's workers (their contracts, as read)."""
+    return {name: contract_outputs(c) for name, c in fleet.workers.items()}
+
+
+def parse_fleet_config(
+    stack: str, values: dict[str, Any], read_worker: WorkerReader, stacks_dir: Path = STACKS_DIR
+) -> FleetStack:
+    """Validate a fleet stack's decoded values: every problem at once (ConfigError)."""
+    source = f"{stack_path(stack, stacks_dir).name} (tpu-pathways:)"
+    try:
+        config = FleetStackConfig.model_validate(values)
+    except ValidationError as exc:
+        issues = issues_from_validation(exc, FleetStackConfig, grammars.hides_value)
+        fleet = values.get(FLEET_KEY)
+        names = fleet.get("workers") if isinstance(fleet, dict) else None
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            issues += worker_issues(stack, names, stacks_dir)
+        raise ConfigError(issues, source) from None
+    issues = worker_issues(stack, config.fleet.workers, stacks_dir) + backend_issues(config)
+    try:
+        manager = parse_stack_config(manager_values(config), source)
+    except ConfigError as exc:
+        issues += [ConfigIssue(f"fleet.manager ({i.key})", i.message) for i in exc.issues]
+    if issues:
+        raise ConfigError(issues, source)
+    workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
+    issues += contract_issues(workers)
+    if issues:
+        raise ConfigError(issues, source)
+    placements: dict[int, dict[str, StackConfig]] = {}
+    for i, workload in enumerate(config.workloads):
+        found, problems = placements_of(config, workload, workers)
+        placements[i] = found
+        issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
+    if issues:
+        raise ConfigError(issues, source)
+    return FleetStack(config, manager, workers, placements)
+
+
+def manager_values(config: FleetStackConfig) -> dict[str, Any]:
+    """The manager cluster as stack values: its project, location and system pool; no TPU
+    pools (MultiKueue's manager is never a worker)."""
+    manager = config.fleet.manager
+    return {
+        "environment": config.environment.value,
+        "gcp": {"project": manager.project, "region": manager.region, "zone": manager.zone},
+        "cluster": {"name": manager.cluster_name},
+        "systemPool": {
+            "machineType": manager.machine_type,
+            "minNodes": manager.nodes,
+            "maxNodes": manager.nodes,
+        },
+        "teams": [t.model_dump(mode="json", by_alias=True) for t in config.teams],
+        "workloadBackend": WorkloadBackend.JOBSET.value,
+        "addons": {"kueue": {"enabled": True}},
+    }
+
+
+def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
+    """What MultiKueue needs of a worker: its own Kueue (it admits the dispatched JobSet
+    through the LocalQueue of the same name in the same namespace) and JobSet installed."""
+    issues = []
+    for i, (name, contract) in enumerate(workers.items()):
+        missing = [
+            what
+            for what, ok in (
+                ("Kueue (addons.kueue.enabled: true)", contract.queues.enabled),
+                ("JobSet (addons.jobset.install: true)", contract.versions.jobset is not None),
+            )
+            if not ok
+        ]
+        if missing:
+            issues.append(
+                ConfigIssue(
+                    f"fleet.workers[{i}]",
+                    f"{name!r} runs no {' and no '.join(missing)}; MultiKueue dispatches to a "
+                    "worker's own Kueue and JobSet: enable them in that stack first",
+                )
+            )
+    return issues
+
+
+def backend_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """MultiKueue dispatches a JobSet (spec.managedBy); a PathwaysJob has no managedBy."""
+    why = (
+        "MultiKueue dispatches JobSets only (spec.managedBy: kueue.x-k8s.io/multikueue); the "
+        "PathwaysJob CRD has no managedBy, so a fleet cannot dispatch it; use jobset"
+    )
+    issues = []
+    if config.workload_backend is not WorkloadBackend.JOBSET:
+        issues.append(
+            ConfigIssue("workloadBackend", f"{config.workload_backend.value!r} in a fleet: {why}")
+        )
+    issues += [
+        ConfigIssue(f"workloads[{i}].backend", f"{w.backend.value!r} in a fleet: {why}")
+        for i, w in enumerate(config.workloads)
+        if w.backend is not None and w.backend is not WorkloadBackend.JOBSET
+    ]
+    return issues
+
+
+def placements_of(
+    config: FleetStackConfig, workload: FleetWorkloadConfig, workers: dict[str, SharedCluster]
+) -> tuple[dict[str, StackConfig], list[tuple[str, str]]]:
+    """The workers that can run ``workload`` (worker -> its view) and the problems, as
+    (key suffix, message), when none can or the pin or pathwaysDir is wrong."""
+    if workload.worker is not None and workload.worker not in workers:
+        known = ", ".join(workers)
+        return {}, [(".worker", f"{workload.worker!r} is not one of fleet.workers ({known})")]
+    candidates = [workload.worker] if workload.worker else list(workers)
+    found: dict[str, StackConfig] = {}
+    refusals: list[str] = []
+    for name in candidates:
+        view, problem = worker_view(config, workload, name, workers[name])
+        if view is not None:
+            found[name] = view
+        else:
+            refusals.append(f"{name}: {problem}")
+    problems: list[tuple[str, str]] = []
+    if len(found) > 1 and len({_rendering(v) for v in found.values()}) > 1:
+        problems.append(
+            (
+                ".worker",
+                f"the workers that can run it ({', '.join(found)}) would need different JobSets "
+                "(CPU pool or node pool names differ), and MultiKueue may dispatch it to any of "
+                "them; pin it to one with `worker:`",
+            )
+        )
+    if not found:
+        problems.append(("", _fits_no_worker(workload, refusals, workers, candidates)))
+    if workload.worker is None and workload.pathways_dir is None:
+        problems.append(
+            (
+                ".pathwaysDir",
+                "is required for a workload without `worker:`: MultiKueue chooses the worker at "
+                "admission and one JobSet has one pathwaysDir; name a gs:// path every worker's "
+                "nodes can write, or pin the workload with `worker:` to use that worker's "
+                "scratch bucket",
+            )
+        )
+    return found, problems
+
+
+def _rendering(view: StackConfig) -> str:
+    """What of a worker shapes the workload's JobSet (pathwaysDir aside): its spec and where
+    its head runs."""
+    workload = view.workloads[0]
+    spec = workload_spec(view, workload, node_pool_pins(view))
+    spec = spec.model_copy(update={"pathways_dir": ""})
+    return repr((spec.model_dump(mode="json"), cpu_pool_selector(view)))
+
+
+def _fits_no_worker(
+    workload: FleetWorkloadConfig,
+    refusals: list[str],
+    workers: dict[str, SharedCluster],
+    candidates: list[str],
+) -> str:
+    shapes = "; ".join(f"{name}: {worker_shapes(workers[name])}" for name in candidates)
+    return (
+        f"{workload.name!r} (pool {workload.pool!r}, {workload.slices} slice(s)) fits no worker "
+        f"({' | '.join(refusals)}); the workers have {shapes}"
+    )
+
+
+def worker_shapes(contract: SharedCluster) -> str:
+    """A worker's TPU pools as `pool (accelerator generation-topology x slices)`."""
+    pools = [
+        f"pool {p.name!r} ({p.generation} {p.topology} x{p.slices})" for p in contract.tpu_pools
+    ]
+    return ", ".join(pools) or "no TPU pools"
+
+
+def worker_view(
+    config: FleetStackConfig,
+    workload: FleetWorkloadConfig,
+    name: str,
+    contract: SharedCluster,
+) -> tuple[StackConfig | None, str]:
+    """The workload validated as a stack on worker ``name``'s cluster (its pools, CPU pool and
+    bucket from the contract), or None and why it cannot run there."""
+    teams = [t for t in config.teams if t.name == workload.team]
+    if workload.team not in contract.team_namespaces:
+        owned = ", ".join(contract.team_namespaces) or "none"
+        return None, f"has no team namespace {workload.team!r} (it has {owned})"
+    # Unpinned, its pathwaysDir is a bucket outside every worker's scratch bucket (module doc).
+    dropped = {"worker"} if workload.worker else {"worker", "pathways_dir"}
+    values = {
+        **contract.team_values(),
+        "environment": config.environment.value,
+        "teams": [t.model_dump(mode="json", by_alias=True) for t in teams],
+        "workloadBackend": WorkloadBackend.JOBSET.value,
+        "workloads": [
+            workload.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=dropped)
+        ],
+    }
+    # The manager's Kueue queues the JobSet (and installs the priority classes).
+    values["addons"] = {**values["addons"], "kueue": {"enabled": True}}
+    try:
+        view = parse_stack_config(values, f"worker {name!r}")
+        # Its pods scheduled on the worker's pools, as the stack's own preflight does.
+        run_preflight(view)
+        return view, ""
+    except ConfigError as exc:
+        return None, "; ".join(
+            f"{i.key.removeprefix('workloads[0]')}: {i.message}".lstrip(": ") for i in exc.issues
+        )
+
+
+def worker_cluster(name: str, contract: SharedCluster) -> StackConfig:
+    """Worker ``name``'s cluster as a stack config (its pools and CPU pool, no workloads): what
+    the manager's quota and flavors are computed from."""
+    return parse_stack_config(contract.team_values(), f"worker {name!r}")

@@ -1,0 +1,73 @@
+"""A fleet stack's config: worker stacks (cluster-owning stacks of this project) whose TPUs a
+small manager cluster dispatches to with Kueue MultiKueue, and the workloads it dispatches.
+
+Checks that need the workers' contracts (a workload fits some worker, the team namespaces exist
+there) are ``components.config.fleet``; this module is the schema only.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, StrictInt, model_validator
+
+from components.config.schema.base import ClusterName, DnsLabel, ProjectId
+from components.config.schema.teams import TeamConfig
+from components.config.schema.workloads import WorkloadConfig
+from components.model import ConfigModel
+from components.vocabulary import Environment, WorkloadBackend
+
+
+class ManagerConfig(ConfigModel):
+    """The manager cluster: CPU only. MultiKueue does not let the manager be a worker
+    (kueue v0.17.1 site/content/en/docs/concepts/multikueue.md), so it runs no TPU pool."""
+
+    project: ProjectId
+    """GCP project of the manager cluster."""
+    region: str = Field(min_length=1)
+    """Region of the manager's control plane."""
+    zone: str = Field(min_length=1)
+    """Zone of its system pool."""
+    cluster_name: ClusterName = "pathways-fleet"
+    """GKE cluster name of the manager."""
+    machine_type: str = "e2-standard-4"
+    """Machine type of its system pool (Kueue, JobSet controllers)."""
+    nodes: StrictInt = Field(1, ge=1, le=10)
+    """Nodes of its system pool."""
+
+
+class FleetConfig(ConfigModel):
+    """`tpu-pathways:fleet`: the worker stacks and the manager cluster."""
+
+    workers: list[DnsLabel] = Field(min_length=1, max_length=32)
+    """Cluster-owning stacks of this project (stacks/Pulumi.<name>.yaml) whose TPUs the manager
+    dispatches to; their `shared_cluster` contracts are read as team stacks read their owner."""
+    manager: ManagerConfig
+    """The small CPU-only cluster that runs Kueue with MultiKueue."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> FleetConfig:
+        seen = [w for i, w in enumerate(self.workers) if w in self.workers[:i]]
+        if seen:
+            raise ValueError(f"workers {sorted(set(seen))} are listed more than once")
+        return self
+
+
+class FleetWorkloadConfig(WorkloadConfig):
+    """A fleet workload: a JobSet the manager queues and MultiKueue dispatches to a worker."""
+
+    worker: DnsLabel | None = None
+    """Pin to this worker (one of fleet.workers): its pools and its scratch bucket (the default
+    pathwaysDir). Unpinned, the worker is chosen at admission, so pathwaysDir must be given."""
+
+
+class FleetStackConfig(ConfigModel):
+    """A fleet stack: `fleet`, the teams whose namespaces and LocalQueues it mirrors on the
+    manager, and the workloads it dispatches."""
+
+    environment: Environment = Environment.DEV
+    fleet: FleetConfig
+    teams: list[TeamConfig] = Field(min_length=1)
+    """Teams whose workloads the fleet dispatches; each must be a team namespace of the workers
+    its workloads may run on (MultiKueue creates the JobSet in the same namespace there)."""
+    workload_backend: WorkloadBackend = WorkloadBackend.JOBSET
+    """Must be jobset: MultiKueue dispatches JobSets (spec.managedBy), not PathwaysJobs."""
+    workloads: list[FleetWorkloadConfig] = []

@@ -1,0 +1,190 @@
+"""The program of a fleet stack (``tpu-pathways:fleet``): a CPU-only manager cluster whose Kueue
+dispatches the fleet's JobSets to its worker stacks' clusters through MultiKueue.
+
+Registered, in order of need: the manager cluster and its system pool; JobSet and Kueue on it
+(MultiKueue is a Beta feature gate on by default since Kueue v0.9, and Kueue's default
+integrations include JobSet: kubernetes-sigs/kueue v0.17.1 pkg/features/kube_features.go,
+config/components/manager/controller_manager_config.yaml); the team namespaces; per worker, its
+provider (from its contract: project, cluster name, location) and the manager's access to it
+(``WorkerAccess``); the MultiKueue objects and queues (``MultiKueueManager``), whose TPU quota is
+the sum of the workers' chips per flavor; then each workload as a JobSet with
+``spec.managedBy: kueue.x-k8s.io/multikueue`` on the manager's LocalQueue.
+
+Each worker owns its cluster, pools, bucket, Kueue and the team namespaces and LocalQueues a
+dispatched JobSet lands in: deploy the workers first, then the fleet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.addons.installs import ReleaseManifest
+from components.addons.kueue import (
+    LOCAL_QUEUE,
+    PriorityClasses,
+    PriorityClassesArgs,
+    TpuFlavor,
+    tpu_flavors,
+)
+from components.addons.multikueue import (
+    MULTIKUEUE_CONTROLLER,
+    MultiKueueManager,
+    MultiKueueManagerArgs,
+    WorkerAccess,
+    WorkerAccessArgs,
+)
+from components.addons.teams import TeamNamespace
+from components.config.fleet import FleetStack
+from components.config.schema import StackConfig
+from components.config.workload_specs import (
+    cpu_pool_selector,
+    node_pool_pins,
+    team_service_account,
+    workload_spec,
+)
+from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.stack import args
+from components.tpu.machines import machine_type
+from components.tpu.quantities import format_cpu, format_memory
+from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs
+
+FLEET_OUTPUT = "fleet"
+
+
+def build_fleet(fleet: FleetStack) -> dict[str, Any]:
+    """Register the fleet's resources; returns its stack outputs."""
+    manager = fleet.manager
+    name = manager.cluster.name
+    cluster = GkeCluster(name, args.gke_cluster_args(manager))
+    system = CpuNodePool(
+        f"{name}-{manager.system_pool.name}",
+        args.cpu_pool_args(manager.system_pool, cluster.pool_target()),
+    )
+    ready = [*cluster.control_plane, system]
+    addons, provider = manager.addons, cluster.provider
+    jobset = ReleaseManifest(f"{name}-jobset", args.release_args(addons.jobset, provider, ready))
+    kueue = ReleaseManifest(
+        f"{name}-kueue", args.release_args(addons.kueue, provider, [*ready, jobset.manifest])
+    )
+    namespaces = {
+        team.name: TeamNamespace(
+            f"{name}-{team.name}", args.team_namespace_args(team, provider)
+        ).namespace
+        for team in manager.teams
+    }
+    secrets = [
+        _worker_access(name, worker, contract_cluster, cluster, kueue, fleet)
+        for worker, contract_cluster in fleet.worker_clusters().items()
+    ]
+    queues = MultiKueueManager(
+        f"{name}-multikueue",
+        manager_args(fleet, provider, kueue.manifest, secrets, namespaces),
+    )
+    priorities = PriorityClasses(f"{name}-priorities", PriorityClassesArgs(provider))
+    for i, workload in enumerate(fleet.config.workloads):
+        view = next(iter(fleet.placements[i].values()))
+        entry = view.workloads[0]
+        spec = workload_spec(view, entry, node_pool_pins(view))
+        if workload.pathways_dir is not None:
+            spec = spec.model_copy(update={"pathways_dir": workload.pathways_dir})
+        PathwaysJobSet(
+            f"{name}-{workload.team}-{workload.name}",
+            PathwaysJobSetArgs(
+                name=workload.name,
+                namespace=namespaces[workload.team],
+                spec=spec,
+                provider=provider,
+                jobset_install=jobset.manifest,
+                queue_name=LOCAL_QUEUE,
+                host_network=entry.host_network,
+                service_account=None if entry.host_network else team_service_account(view, entry),
+                head_node_selector=cpu_pool_selector(view),
+                prerequisites=[queues, priorities],
+                managed_by=MULTIKUEUE_CONTROLLER,
+            ),
+        )
+    return {
+        "cluster_name": cluster.cluster_name,
+        "cluster_location": cluster.location,
+        "kubeconfig": cluster.kubeconfig,
+        "team_namespaces": namespaces,
+        FLEET_OUTPUT: {
+            "workers": fleet.regions,
+            "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet)},
+            "placements": {
+                f"{w.team}/{w.name}": sorted(fleet.placements[i])
+                for i, w in enumerate(fleet.config.workloads)
+            },
+        },
+    }
+
+
+def manager_flavors(fleet: FleetStack) -> list[TpuFlavor]:
+    """One TPU flavor per shape over every worker, its chips summed."""
+    pools = [(p.shape, p.slices) for c in fleet.worker_clusters().values() for p in c.tpu_pools]
+    return tpu_flavors(pools)
+
+
+def heads_quota(fleet: FleetStack) -> tuple[str, str]:
+    """CPU and memory of every worker's CPU pool at its maximum size (where heads run)."""
+    cpu = memory = 0
+    for worker in fleet.worker_clusters().values():
+        machine = machine_type(worker.cpu_pool.machine_type)
+        cpu += machine.allocatable_cpu_millicores * worker.cpu_pool.max_nodes
+        memory += machine.allocatable_memory_bytes * worker.cpu_pool.max_nodes
+    return format_cpu(cpu), format_memory(memory)
+
+
+def manager_args(
+    fleet: FleetStack,
+    provider: k8s.Provider,
+    kueue_install: pulumi.Resource,
+    secrets: list[pulumi.Resource],
+    namespaces: dict[str, pulumi.Output[str]],
+) -> MultiKueueManagerArgs:
+    cpu, memory = heads_quota(fleet)
+    return MultiKueueManagerArgs(
+        provider=provider,
+        kueue_install=kueue_install,
+        workers=tuple(fleet.workers),
+        kubeconfigs=tuple(secrets),
+        tpu_flavors=tuple(manager_flavors(fleet)),
+        cpu_quota=cpu,
+        memory_quota=memory,
+        namespaces=dict(namespaces),
+    )
+
+
+def _worker_access(
+    prefix: str,
+    worker: str,
+    config: StackConfig,
+    manager: GkeCluster,
+    kueue: ReleaseManifest,
+    fleet: FleetStack,
+) -> pulumi.Resource:
+    """The worker's provider and the manager's access to it; returns the kubeconfig Secret."""
+    target = ExistingCluster(
+        f"{prefix}-worker-{worker}",
+        ExistingClusterArgs(
+            project=config.gcp.project, name=config.cluster.name, location=config.cluster_location
+        ),
+    )
+    teams = {t.name for t in fleet.config.teams}
+    access = WorkerAccess(
+        f"{prefix}-access-{worker}",
+        WorkerAccessArgs(
+            worker=worker,
+            worker_provider=target.provider,
+            manager_provider=manager.provider,
+            namespaces=tuple(n for n in fleet.workers[worker].team_namespaces if n in teams),
+            server=target.endpoint.apply(lambda endpoint: f"https://{endpoint}"),
+            ca_data=target.ca_certificate,
+            manager_kueue=kueue.manifest,
+        ),
+    )
+    return access.kubeconfig_secret

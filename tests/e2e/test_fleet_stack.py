@@ -1,0 +1,54 @@
+"""The example fleet stack plans offline: a CPU-only manager cluster, its workers read from their
+own offline plans, no credential in plain text anywhere in the plan or its --out manifests."""
+
+from __future__ import annotations
+
+from components.plan.engine import plan_file
+from tests.helpers import run_cli
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def test_the_manager_is_one_cpu_only_cluster(example_plan):
+    plan = example_plan("fleet")
+    (cluster,) = plan.by_type(CLUSTER)
+    assert cluster.inputs["name"] == "pathways-fleet"
+    assert cluster.inputs["location"] == "us-central1"
+    (pool,) = plan.by_type(NODE_POOL)
+    assert pool.inputs["name"] == "system-np"
+    assert pool.inputs["nodeConfig"]["machineType"] == "e2-standard-4"
+    assert plan.summary["tpu"] == {}
+
+
+def test_the_fleet_outputs_its_workers_regions_quota_and_placements(example_plan):
+    assert example_plan("fleet").outputs["fleet"] == {
+        "workers": {"research-v5p": "us-east5", "dev": "us-west4"},
+        "tpu_chips": {"tpu-v5-lite-podslice-2x4-4t": 8, "tpu-v5p-slice-2x2x2-4t": 16},
+        "placements": {"research/v5p-train": ["research-v5p"], "pathways/v5e-notebook": ["dev"]},
+    }
+
+
+def test_each_worker_is_reached_through_its_own_provider(example_plan):
+    providers = {
+        r.name for r in example_plan("fleet").resources if r.type == "pulumi:providers:kubernetes"
+    }
+    assert providers == {
+        "pathways-fleet-k8s",
+        "pathways-fleet-worker-research-v5p-k8s",
+        "pathways-fleet-worker-dev-k8s",
+    }
+
+
+def test_the_worker_plans_are_unchanged_by_the_fleet(example_plan):
+    # The fleet reads its workers; it adds nothing to their own stacks.
+    assert plan_file("dev").resources == example_plan("dev").resources
+
+
+def test_out_writes_no_token_or_kubeconfig_in_plain_text(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, _ = run_cli(capsys, "plan", "--stack", "fleet", "--out", str(out))
+    assert code == 0
+    text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    assert "multikueue-research-v5p" in text
+    assert "token:" not in text and "certificate-authority-data" not in text

@@ -1,0 +1,199 @@
+"""Fleet stacks (tpu-pathways:fleet): the workers a fleet may name, the workloads it may
+dispatch, and the manager's quota as the sum of its workers' chips."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.config.fleet import load_fleet
+from components.errors import ConfigError
+from components.plan.engine import plan_file
+from components.stack.fleet import manager_flavors
+
+STACKS = Path(__file__).resolve().parents[2] / "stacks"
+
+
+@pytest.fixture(scope="module")
+def worker_outputs():
+    """The example workers' offline plans' outputs (planned once)."""
+    return {name: plan_file(name, STACKS).outputs for name in ("research-v5p", "dev")}
+
+
+@pytest.fixture
+def stacks(tmp_path):
+    for name in ("research-v5p", "dev", "team-research", "fleet"):
+        shutil.copy(STACKS / f"Pulumi.{name}.yaml", tmp_path)
+    return tmp_path
+
+
+def fleet_values() -> dict:
+    return yaml.safe_load((STACKS / "Pulumi.fleet.yaml").read_text())["config"]
+
+
+def write_fleet(stacks: Path, config: dict, name: str = "fleet") -> None:
+    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def refusal(stacks: Path, worker_outputs, name: str = "fleet") -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        load_fleet(name, lambda w: worker_outputs[w], stacks)
+    return caught.value
+
+
+def test_the_example_fleet_places_each_workload(stacks, worker_outputs):
+    fleet = load_fleet("fleet", lambda w: worker_outputs[w], stacks)
+    assert fleet.regions == {"research-v5p": "us-east5", "dev": "us-west4"}
+    assert {i: sorted(p) for i, p in fleet.placements.items()} == {
+        0: ["research-v5p"],
+        1: ["dev"],
+    }
+
+
+def test_manager_quota_is_the_sum_of_the_workers_chips_per_flavor(stacks, worker_outputs):
+    # A second v5p worker: research-v5p's pools (2 slices of v5p-16, 8 chips each) in another
+    # region and cluster, so the v5p flavor sums 16 + 16 chips; dev adds 8 v5e chips.
+    west = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
+    west["config"]["tpu-pathways:gcp"] = {
+        "project": "tpu-pathways-research-west",  # one cluster per project
+        "region": "us-west1",
+        "zone": "us-west1-c",
+    }
+    west["config"]["tpu-pathways:cluster"]["name"] = "pathways-research-west"
+    (stacks / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "research-west", "dev"]
+    write_fleet(stacks, config)
+    outputs = {**worker_outputs, "research-west": plan_file("research-west", stacks).outputs}
+    fleet = load_fleet("fleet", lambda w: outputs[w], stacks)
+    assert {f.name: f.chips for f in manager_flavors(fleet)} == {
+        "tpu-v5-lite-podslice-2x4-4t": 8,
+        "tpu-v5p-slice-2x2x2-4t": 32,
+    }
+
+
+def test_a_workload_no_worker_can_run_is_refused_naming_each_workers_shapes(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:workloads"][1]["pool"] = "v6e"
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["workloads[1]"]
+    message = error.issues[0].message
+    assert "'v5e-notebook' (pool 'v6e', 1 slice(s)) fits no worker" in message
+    assert "research-v5p: pool 'v5p' (v5p 2x2x2 x2)" in message
+    assert "dev: pool 'v5e' (v5e 2x4 x1)" in message
+
+
+def test_a_worker_that_is_a_team_stack_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "team-research"]
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["fleet.workers[1]"]
+    assert error.issues[0].message.startswith("'team-research': does not own a cluster")
+
+
+def test_a_worker_that_is_not_a_stack_of_the_project_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "nowhere"]
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["fleet.workers[1]"]
+    assert "'nowhere': no such stack in this project" in error.issues[0].message
+
+
+def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["fleet", "dev"]
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["fleet.workers[0]"]
+    assert error.issues[0].message == (
+        "'fleet': is this fleet stack; name the cluster-owning stacks it dispatches to"
+    )
+
+
+def test_a_fleet_naming_another_fleet_is_refused(stacks, worker_outputs):
+    write_fleet(stacks, fleet_values(), "fleet-b")
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["fleet-b"]
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["fleet.workers[0]"]
+    assert "is a fleet stack" in error.issues[0].message
+
+
+def test_a_pathwaysjob_backend_workload_in_a_fleet_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:workloads"][0]["backend"] = "pathwaysjob"
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["workloads[0].backend"]
+    assert error.issues[0].message.startswith(
+        "'pathwaysjob' in a fleet: MultiKueue dispatches JobSets only"
+    )
+
+
+def test_an_unpinned_workload_without_pathways_dir_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    del config["tpu-pathways:workloads"][1]["pathwaysDir"]
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["workloads[1].pathwaysDir"]
+    assert "MultiKueue chooses the worker at admission" in error.issues[0].message
+
+
+def test_every_problem_is_reported_at_once(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["fleet", "team-research"]
+    config["tpu-pathways:workloadBackend"] = "pathwaysjob"
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == [
+        "fleet.workers[0]",
+        "fleet.workers[1]",
+        "workloadBackend",
+    ]
+
+
+def test_a_worker_without_kueue_is_refused(stacks):
+    # serving-v6e turns Kueue off (inference): MultiKueue would have nothing to dispatch to.
+    shutil.copy(STACKS / "Pulumi.serving-v6e.yaml", stacks)
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["serving-v6e"]
+    config["tpu-pathways:workloads"] = []
+    write_fleet(stacks, config)
+    outputs = {"serving-v6e": plan_file("serving-v6e", STACKS).outputs}
+    error = refusal(stacks, outputs)
+    assert [i.key for i in error.issues] == ["fleet.workers[0]"]
+    assert error.issues[0].message.startswith(
+        "'serving-v6e' runs no Kueue (addons.kueue.enabled: true); MultiKueue dispatches"
+    )
+
+
+def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
+    stacks, worker_outputs
+):
+    # dev-b: dev's v5e slice in another region with its CPU pool named differently, so the head's
+    # nodeSelector would differ between the two workers MultiKueue may choose.
+    other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
+    other["config"]["tpu-pathways:gcp"] = {
+        "project": "tpu-pathways-dev-b",  # one cluster per project
+        "region": "us-east1",
+        "zone": "us-east1-c",
+    }
+    other["config"]["tpu-pathways:cluster"]["name"] = "pathways-dev-b"
+    other["config"]["tpu-pathways:cpuPool"]["name"] = "heads"
+    (stacks / "Pulumi.dev-b.yaml").write_text(yaml.safe_dump(other))
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "dev", "dev-b"]
+    write_fleet(stacks, config)
+    outputs = {**worker_outputs, "dev-b": plan_file("dev-b", stacks).outputs}
+    error = refusal(stacks, outputs)
+    assert [i.key for i in error.issues] == ["workloads[1].worker"]
+    assert error.issues[0].message.startswith(
+        "the workers that can run it (dev, dev-b) would need different JobSets"
+    )

@@ -1,0 +1,136 @@
+"""The MultiKueue objects of a fleet's manager, as the fleet example plans them, against the
+field structure of Kueue v0.17.1's v1beta2 Go types (kubernetes-sigs/kueue v0.17.1,
+apis/kueue/v1beta2/multikueue_types.go and admissioncheck_types.go). These three kinds are not
+in tests/data/kueue-v0.17.1-openapi-schemas.json, so the contract test cannot validate them
+against the CRD; the expected manifests here are written out from the Go types' json tags."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.addons.multikueue import worker_kubeconfig, worker_role_rules
+from components.config.workload_specs import workload_spec
+from components.pathways.jobset import render_jobset
+from components.plan.engine import read_stack
+from components.plan.render import manifest
+
+
+@pytest.fixture(scope="module")
+def fleet_objects(example_plan):
+    return {
+        (r.type.rsplit(":", 1)[-1], manifest(r)["metadata"]["name"]): manifest(r)
+        for r in example_plan("fleet").resources
+        if r.is_kubernetes_object
+    }
+
+
+def test_multikueue_cluster_reads_the_worker_kubeconfig_secret(fleet_objects):
+    assert fleet_objects[("MultiKueueCluster", "research-v5p")] == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueCluster",
+        "metadata": {"name": "research-v5p"},
+        "spec": {
+            "clusterSource": {
+                "kubeConfig": {"locationType": "Secret", "location": "multikueue-research-v5p"}
+            }
+        },
+    }
+
+
+def test_multikueue_config_lists_every_worker(fleet_objects):
+    assert fleet_objects[("MultiKueueConfig", "fleet")] == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueConfig",
+        "metadata": {"name": "fleet"},
+        "spec": {"clusters": ["research-v5p", "dev"]},
+    }
+
+
+def test_admission_check_is_multikueue_with_the_config(fleet_objects):
+    assert fleet_objects[("AdmissionCheck", "multikueue")] == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "AdmissionCheck",
+        "metadata": {"name": "multikueue"},
+        "spec": {
+            "controllerName": "kueue.x-k8s.io/multikueue",
+            "parameters": {
+                "apiGroup": "kueue.x-k8s.io",
+                "kind": "MultiKueueConfig",
+                "name": "fleet",
+            },
+        },
+    }
+
+
+def test_manager_cluster_queue_sums_the_workers_and_names_the_check(fleet_objects):
+    spec = fleet_objects[("ClusterQueue", "cluster-queue")]["spec"]
+    assert spec["admissionChecksStrategy"] == {"admissionChecks": [{"name": "multikueue"}]}
+    # research-v5p: 2 slices of v5p 2x2x2 (8 chips each); dev: 1 slice of v5e 2x4 (8 chips).
+    assert spec["resourceGroups"][0] == {
+        "coveredResources": ["google.com/tpu"],
+        "flavors": [
+            {
+                "name": "tpu-v5-lite-podslice-2x4-4t",
+                "resources": [{"name": "google.com/tpu", "nominalQuota": 8}],
+            },
+            {
+                "name": "tpu-v5p-slice-2x2x2-4t",
+                "resources": [{"name": "google.com/tpu", "nominalQuota": 16}],
+            },
+        ],
+    }
+
+
+def test_the_manager_credentials_are_secret_in_the_plan(fleet_objects):
+    secret = fleet_objects[("Secret", "multikueue-dev")]
+    assert secret["metadata"] == {"name": "multikueue-dev", "namespace": "kueue-system"}
+    assert secret["stringData"] == "[secret]"
+    token = fleet_objects[("Secret", "multikueue-manager-token")]
+    assert token["type"] == "kubernetes.io/service-account-token"
+    assert token["metadata"]["annotations"] == {
+        "kubernetes.io/service-account.name": "multikueue-manager"
+    }
+
+
+def test_fleet_jobsets_are_managed_by_multikueue_on_the_manager_queue(fleet_objects):
+    jobset = fleet_objects[("JobSet", "v5e-notebook")]
+    assert jobset["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    assert jobset["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}
+
+
+def test_worker_role_grants_only_what_multikueue_needs_for_jobsets():
+    manage = ["create", "delete", "get", "list", "watch"]
+    assert worker_role_rules() == [
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": manage},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": manage},
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads/status"],
+            "verbs": ["get", "patch", "update"],
+        },
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+    ]
+
+
+def test_worker_kubeconfig_uses_a_token_not_an_exec_plugin():
+    # Kueue v0.17.1 refuses exec plugins in a MultiKueue kubeconfig.
+    document = json.loads(worker_kubeconfig("dev", "https://dev.example", "Q0E=", "t0ken"))
+    assert document["users"] == [{"name": "multikueue-manager", "user": {"token": "t0ken"}}]
+    assert document["clusters"] == [
+        {
+            "name": "dev",
+            "cluster": {"server": "https://dev.example", "certificate-authority-data": "Q0E="},
+        }
+    ]
+
+
+def test_render_jobset_sets_managed_by_only_when_asked():
+    config = read_stack("dev").config
+    spec = workload_spec(config, config.workloads[0], {})
+    assert "managedBy" not in render_jobset("a", "default", spec)["spec"]
+    managed = render_jobset("a", "default", spec, managed_by="kueue.x-k8s.io/multikueue")
+    assert managed["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
