@@ -530,17 +530,23 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
         "(typical = midpoint of each low-high range in components/plan/data/durations.yaml)",
     ]
     lines.append("")
-    lines.append(f"  {'start':>7} {'finish':>7}  {'takes (low-high)':<19} resource")
-    for step in path.chain:
-        took = f"{minutes(step.finish - step.start)} ({minutes(step.low)}-{minutes(step.high)})"
+    took = [
+        f"{minutes(step.finish - step.start)} ({minutes(step.low)}-{minutes(step.high)})"
+        for step in path.chain
+    ]
+    width = max([len("takes (low-high)"), *map(len, took)])  # the column fits its longest cell
+    lines.append(f"  {'start':>8} {'finish':>8}  {'takes (low-high)':<{width}} resource")
+    for step, taken in zip(path.chain, took, strict=True):
         lines.append(
-            f"  {minutes(step.start):>7} {minutes(step.finish):>7}  {took:<19} "
+            f"  {minutes(step.start):>8} {minutes(step.finish):>8}  {taken:<{width}} "
             f"{step.label}: {step.type} {step.name}"
         )
     stages = path.milestones
     prose = [
-        "Stages finish at (typical): "
-        + ", ".join(f"{stage} {minutes(t)}" for stage, t in stages.items())
+        "Stages finish at (typical): "  # in the order they finish
+        + ", ".join(
+            f"{stage} {minutes(t)}" for stage, t in sorted(stages.items(), key=lambda kv: kv[1])
+        )
         + "."
     ]
     if "workloads submitted" in stages and "tpu node pools" in stages:

@@ -312,6 +312,25 @@ def test_cli_prints_the_critical_path(stack, capsys):
     assert "Structure: ok" in out
 
 
+def test_research_critical_path_columns_line_up_and_stages_come_in_finishing_order(capsys):
+    assert main(["plan", "--stack", "research-v5p", "--critical-path"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.strip().startswith("start"))
+    rows = lines[header + 1 : lines.index("", header)]
+    column = lines[header].index("resource")
+    # every row's resource starts under the header, whatever the width of its duration cell
+    # ("0m40s (0m20s-1m00s)" or "10m00s (5m00s-15m00s)")
+    assert len(rows) > 3
+    assert all(row[column - 1] == " " and row[column] != " " for row in rows), rows
+    assert any("10m00s (5m00s-15m00s) TPU slice node pool:" in row for row in rows)
+    text = " ".join(lines)
+    stages = text.split("Stages finish at (typical): ")[1].split(".")[0]
+    assert stages == (
+        "cluster 10m00s, cpu node pools 14m02s, installs 17m00s, workloads submitted 17m07s, "
+        "tpu node pools 20m02s"
+    )
+
+
 def test_duration_data_is_sourced_and_covers_the_example_stacks(example_plan):
     data = yaml.safe_load(DURATIONS_PATH.read_text())
     for type_token, rules in data["types"].items():
