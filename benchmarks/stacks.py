@@ -55,8 +55,19 @@ def stack_config(slices: int) -> dict[str, Any]:
     return {
         f"{ns}:environment": "dev",
         f"{ns}:team": "bench",
-        f"{ns}:gcp": {"project": "tpu-pathways-bench", "region": "us-east5", "zone": "us-east5-a"},
-        f"{ns}:cluster": {"name": f"bench-{slices}", "deletionProtection": False},
+        # A project per stack: the benchmark's stacks share a directory, and two clusters of one
+        # project are refused (Workload Identity grants name a project, not a cluster).
+        f"{ns}:gcp": {
+            "project": f"tpu-pathways-bench-{slices}",
+            "region": "us-east5",
+            "zone": "us-east5-a",
+        },
+        # Pod ranges for up to ~4,000 nodes at GKE's /24 per node (2,048 slices of 4 hosts).
+        f"{ns}:cluster": {
+            "name": f"bench-{slices}",
+            "deletionProtection": False,
+            "network": {"podsCidr": "10.16.0.0/12"},
+        },
         f"{ns}:cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 8},
         f"{ns}:tpuPools": pools,
         f"{ns}:workloads": workloads,
