@@ -120,6 +120,7 @@ def _first_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_critical_path(args)
     if args.program is not None and args.program.is_dir():
         return _run_program_dir(args)
     if args.config:
@@ -203,14 +204,31 @@ def _critical_path(plan: Plan, as_json: bool, parallel: int | None = None) -> in
     return EXIT_CHECK_FAILED if path.violations else 0
 
 
+def _check_critical_path(args: argparse.Namespace) -> None:
+    """``--critical-path`` prints the modeled deploy time instead of the plan: what would be
+    dropped silently with it is refused."""
+    if not args.critical_path:
+        return
+    for flag in ("--policy", "--out", "--diff", "--diff-dir"):
+        if getattr(args, flag.removeprefix("--").replace("-", "_")):
+            raise _error(
+                "--critical-path",
+                f"prints the modeled deploy time instead of the plan, so {flag} would do "
+                f"nothing with it; run {flag} on its own",
+            )
+
+
 def _check_out(out: Path) -> None:
+    """Before the plan runs: a refused --out prints no plan. The directory is made here, so one
+    that cannot be made (a read-only or virtual file system) is refused now too."""
     from components.plan import render
 
     try:
         render.check_out_dir(out)
+        out.mkdir(parents=True, exist_ok=True)
     except render.OutputExists as exc:
         raise _error("--out", str(exc)) from None
-    except OSError as exc:  # e.g. a directory it may not list
+    except OSError as exc:  # e.g. a directory it may not list or create
         raise _error("--out", f"cannot use {str(out)!r}: {exc}") from None
 
 

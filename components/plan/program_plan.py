@@ -24,6 +24,7 @@ from components.files import FileProblem, read_regular_file
 from components.plan.cost import cost_summary
 from components.plan.engine import ProgramLog, exported_tpu_summary, run_program
 from components.plan.model import Plan
+from components.tpu.catalog import CatalogError
 
 PROJECT_FILE = "Pulumi.yaml"
 PROGRAM_FILE = "__main__.py"
@@ -130,6 +131,11 @@ def directory_program(project: Project) -> Callable[[], None]:
         except pulumi.RunError as exc:
             if isinstance(exc.__context__, ConfigError):
                 raise exc.__context__ from None
+            raise ConfigError([ConfigIssue("", str(exc))], project.name) from None
+        except SyntaxError as exc:
+            where = f"line {exc.lineno}" if exc.lineno else "its source"
+            raise _error(_ARGUMENT, f"{PROGRAM_FILE} is not Python ({exc.msg}, {where})") from None
+        except CatalogError as exc:  # a TPU name the program looked up: the user's mistake
             raise ConfigError([ConfigIssue("", str(exc))], project.name) from None
 
     return run

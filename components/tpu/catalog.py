@@ -301,10 +301,10 @@ def worker_shape(machine_type: str, topology: str) -> TpuShape:
     generation = generation_of_machine_type(machine_type)
     if generation is None:
         raise CatalogError(f"'{machine_type}' is not a TPU machine type of the catalog")
-    shapes = [s for s in _shapes(generation, machine_type) if s.pathways_supported]
     shape = _INDEX.shapes.get((generation, machine_type, str(topology).strip().lower()))
     if shape is not None and shape.pathways_supported:
-        return shape
+        return shape  # one lookup: every PathwaysJob spec built passes here
+    shapes = [s for s in _shapes(generation, machine_type) if s.pathways_supported]
     what = "is not a topology" if shape is None else "is a topology the PathwaysJob controller"
     what += f" of {machine_type}" if shape is None else f" v0.1.4 rejects for {machine_type}"
     nearest = _nearest(topology, [s.topology for s in shapes])

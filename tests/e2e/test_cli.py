@@ -257,9 +257,10 @@ def test_shapes_suggestion_stays_in_the_generation(capsys):
 def test_plan_out_to_an_unwritable_place_is_a_clean_error(capsys, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(blocker / "manifests"))
+    code, out, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(blocker / "manifests"))
     assert code == 2
-    assert "--out: cannot write manifests to" in err
+    assert out == ""  # refused before the plan runs
+    assert f"--out: cannot use '{blocker / 'manifests'}'" in err
     assert_error_report(err)
 
 
@@ -330,3 +331,38 @@ def test_shapes_chip_count_must_be_a_whole_number_from_1(capsys, value):
         cli.main(["shapes", "--chips", value])
     assert exc.value.code == 2
     assert f"argument --chips: invalid chip count value: '{value}'" in capsys.readouterr().err
+
+
+# --- flags that would be dropped or fail after the plan printed ------------------------------
+
+
+@pytest.mark.parametrize("flag", [["--policy"], ["--out", "OUT"]])
+def test_critical_path_refuses_what_it_would_drop(flag, tmp_path, capsys):
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in flag]
+    assert cli.main(["plan", "--stack", "dev", "--critical-path", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        f"--critical-path: prints the modeled deploy time instead of the plan, so {flag[0]} "
+        f"would do nothing with it; run {flag[0]} on its own"
+    ) in captured.err
+
+
+def test_a_program_directory_with_a_syntax_error_is_a_clean_error(tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text("def (\n")
+    assert cli.main(["plan", "--program", str(tmp_path)]) == 2
+    assert "--program: __main__.py is not Python (invalid syntax, line 1)" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_program_looking_up_an_unknown_tpu_is_a_clean_error(tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        "from components import resolve_accelerator\nresolve_accelerator('v9-16')\n"
+    )
+    assert cli.main(["plan", "--program", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "'v9-16' is not a known TPU accelerator" in err
+    assert "Traceback" not in err

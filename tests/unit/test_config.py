@@ -781,3 +781,50 @@ def test_derived_names_that_fit_are_unchanged_and_long_ones_stay_distinct():
     assert node_account_id("a" * 39 + "x") == "aaaaaaaaaaaaaaaaa-bf691d-nodes"
     assert node_account_id("a" * 39 + "y") == "aaaaaaaaaaaaaaaaa-7d4b39-nodes"
     assert len(default_bucket_name("p" * 30, "c" * 40)) == 63
+
+
+# --- team ResourceQuotas the team's own workloads could never fit -----------------------------
+
+_QUOTA_JOB = {"name": "train", "pool": "v5e", "image": "example.com/t:1", "command": ["t"]}
+
+
+@pytest.mark.parametrize(
+    ("quota", "expected"),
+    [
+        (
+            {"cpu": 1000},
+            [
+                "teams[0].resourceQuota.cpu: 1000 would refuse the team's Pathways worker pods, "
+                "which request no CPU or memory (a quota on requests refuses every pod that does "
+                "not make one); remove it and bound pods or tpuChips instead"
+            ],
+        ),
+        (
+            # v5e 2x4 on 4-chip hosts: 2 hosts, 8 chips, 3 pods with the head
+            {"tpuChips": 4, "pods": 2},
+            [
+                "teams[0].resourceQuota.tpuChips: 4 is less than workload 'train' needs at once "
+                "(8: its head and 2 worker pod(s) on 1 slice(s) of pool 'v5e'); it would never "
+                "start",
+                "teams[0].resourceQuota.pods: 2 is less than workload 'train' needs at once "
+                "(3: its head and 2 worker pod(s) on 1 slice(s) of pool 'v5e'); it would never "
+                "start",
+            ],
+        ),
+    ],
+)
+def test_a_team_quota_its_own_workloads_cannot_fit_is_refused(
+    stack_values, config_error, quota, expected
+):
+    values = stack_values(
+        teams=[{"name": "pathways", "resourceQuota": quota}], workloads=[_QUOTA_JOB]
+    )
+    assert [str(i) for i in config_error(values).issues] == expected
+
+
+def test_a_team_quota_that_fits_its_workloads_is_accepted(stack_values, config_of):
+    quota = {"tpuChips": 8, "pods": 3}
+    values = stack_values(
+        teams=[{"name": "pathways", "resourceQuota": quota}], workloads=[_QUOTA_JOB]
+    )
+    assert config_of(values).teams[0].resource_quota.tpu_chips == 8

@@ -138,7 +138,7 @@ class StackConfig(ConfigModel):
         issues += self._config_secret_refs() + self._joined_name_collisions()
         issues += self._bucket_name_rules() + self._data_bucket_issues()
         issues += self._latest_pathways() + self._backend_issues() + self._size_issues()
-        issues += self._isolation_issues()
+        issues += self._isolation_issues() + self._namespace_quota_issues()
         return issues
 
     @field_validator("tpu_pools")
@@ -266,6 +266,46 @@ class StackConfig(ConfigModel):
         backends = {self.backend_of(entry) for _, entry in self.deployments()}
         backends.add(self.workload_backend)
         return WorkloadBackend.PATHWAYS_JOB in backends
+
+    def _namespace_quota_issues(self) -> list[ConfigIssue]:
+        """A team's ResourceQuota its own workloads could never fit. Pathways worker pods request
+        no CPU or memory (PathwaysJob controller v0.1.4, and XPK's JobSet: google.com/tpu only),
+        and a quota on requests.cpu or requests.memory refuses every pod that does not request
+        them; a job needs its head and every worker pod, and every chip of its slices, at once."""
+        issues = []
+        for i, team in enumerate(self.teams):
+            quota, key = team.resource_quota, f"teams[{i}].resourceQuota"
+            jobs = [w for w in self.workloads if w.team == team.name]
+            if not jobs:
+                continue
+            for name, value in (("cpu", quota.cpu), ("memoryGib", quota.memory_gib)):
+                if value is not None:
+                    issues.append(
+                        ConfigIssue(
+                            f"{key}.{name}",
+                            f"{value} would refuse the team's Pathways worker pods, which request "
+                            "no CPU or memory (a quota on requests refuses every pod that does "
+                            "not make one); remove it and bound pods or tpuChips instead",
+                        )
+                    )
+            for job in jobs:
+                pool = self.pool(job.pool)
+                if pool is None:
+                    continue
+                hosts = job.slices * pool.shape.hosts
+                needs = {"tpuChips": hosts * pool.shape.chips_per_host, "pods": hosts + 1}
+                have = {"tpuChips": quota.tpu_chips, "pods": quota.pods}
+                issues += [
+                    ConfigIssue(
+                        f"{key}.{name}",
+                        f"{have[name]} is less than workload {job.name!r} needs at once "
+                        f"({needs[name]}: its head and {hosts} worker pod(s) on {job.slices} "
+                        f"slice(s) of pool {job.pool!r}); it would never start",
+                    )
+                    for name in needs
+                    if have[name] is not None and needs[name] > have[name]
+                ]
+        return issues
 
     def _isolation_issues(self) -> list[ConfigIssue]:
         """What a cluster this stack creates needs for the isolation it promises: a KMS key for
