@@ -159,7 +159,15 @@ def manager_values(config: FleetStackConfig) -> dict[str, Any]:
     return {
         "environment": config.environment.value,
         "gcp": {"project": manager.project, "region": manager.region, "zone": manager.zone},
-        "cluster": {"name": manager.cluster_name},
+        "cluster": {
+            "name": manager.cluster_name,
+            **manager.model_dump(
+                mode="json",
+                by_alias=True,
+                include={"security_group", "secrets_encryption"},
+                exclude_none=True,
+            ),
+        },
         "systemPool": {
             "machineType": manager.machine_type,
             "minNodes": manager.nodes,

@@ -197,3 +197,23 @@ def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
     assert error.issues[0].message.startswith(
         "the workers that can run it (dev, dev-b) would need different JobSets"
     )
+
+
+def test_a_production_fleet_with_groups_takes_the_managers_kms_key_and_security_group(
+    stacks, worker_outputs
+):
+    config = fleet_values()
+    config["tpu-pathways:environment"] = "production"
+    config["tpu-pathways:teams"][0]["group"] = "ml-research@example.com"
+    write_fleet(stacks, config)
+    assert [i.key for i in refusal(stacks, worker_outputs).issues] == [
+        "fleet.manager (cluster.secretsEncryption)",
+        "fleet.manager (teams[0].group)",
+    ]
+    key = "projects/tpu-pathways-fleet/locations/us-central1/keyRings/gke/cryptoKeys/secrets"
+    config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {"kmsKey": key}
+    config["tpu-pathways:fleet"]["manager"]["securityGroup"] = "gke-security-groups@example.com"
+    write_fleet(stacks, config)
+    fleet = load_fleet("fleet", lambda w: worker_outputs[w], stacks)
+    assert fleet.manager.cluster.secrets_encryption.kms_key == key
+    assert fleet.manager.cluster.security_group == "gke-security-groups@example.com"

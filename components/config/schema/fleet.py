@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field, StrictInt, model_validator
 
 from components.config.schema.base import ClusterName, DnsLabel, ProjectId
+from components.config.schema.cluster import SecretsEncryptionConfig, SecurityGroup
 from components.config.schema.teams import TeamConfig
 from components.config.schema.workloads import WorkloadConfig
 from components.model import ConfigModel
@@ -32,6 +33,12 @@ class ManagerConfig(ConfigModel):
     """Machine type of its system pool (Kueue, JobSet controllers)."""
     nodes: StrictInt = Field(1, ge=1, le=10)
     """Nodes of its system pool."""
+    security_group: SecurityGroup | None = None
+    """Google Groups for RBAC on the manager (gke-security-groups@<your domain>): needed for
+    `teams[].group`, as on a cluster a stack owns."""
+    secrets_encryption: SecretsEncryptionConfig | None = None
+    """Cloud KMS key for Secrets in the manager's etcd (its workers' kubeconfigs): required in
+    production, as on a cluster a stack owns."""
 
 
 class FleetConfig(ConfigModel):
