@@ -145,13 +145,8 @@ def local_queues(
     opts: pulumi.ResourceOptions,
 ) -> None:
     for team, namespace in namespaces.items():
-        k8s.apiextensions.CustomResource(
-            f"{name}-{team}-{LOCAL_QUEUE}",
-            api_version=KUEUE_API_VERSION,
-            kind="LocalQueue",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=LOCAL_QUEUE, namespace=namespace),
-            spec={"clusterQueue": cluster_queues[team]},
-            opts=opts,
+        _local_queue(
+            f"{name}-{team}-{LOCAL_QUEUE}", LOCAL_QUEUE, namespace, cluster_queues[team], opts
         )
 
 
@@ -163,14 +158,31 @@ def service_local_queues(
 ) -> None:
     """Each shared service's LocalQueue in ``default``, on its team's ClusterQueue (its quota)."""
     for queue, team in service_queues.items():
-        k8s.apiextensions.CustomResource(
+        _local_queue(
             f"{name}-{SERVICE_NAMESPACE}-{queue}",
-            api_version=KUEUE_API_VERSION,
-            kind="LocalQueue",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=queue, namespace=SERVICE_NAMESPACE),
-            spec={"clusterQueue": cluster_queues[team]},
-            opts=opts,
+            queue,
+            SERVICE_NAMESPACE,
+            cluster_queues[team],
+            opts,
         )
+
+
+def _local_queue(
+    resource_name: str,
+    queue: str,
+    namespace: pulumi.Input[str],
+    cluster_queue: str,
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """One LocalQueue: where a namespace's jobs are queued on a ClusterQueue."""
+    k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=KUEUE_API_VERSION,
+        kind="LocalQueue",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=queue, namespace=namespace),
+        spec={"clusterQueue": cluster_queue},
+        opts=opts,
+    )
 
 
 class KueueQueues(pulumi.ComponentResource):
