@@ -13,6 +13,11 @@ them). ``--only`` refreshes some files without downloading the other releases. K
 file holds, per kind, the schema of the version the release stores (the one the program must
 emit) and names the versions it still serves but marks deprecated, so a test can say why an old
 apiVersion is refused. The tests only read the files; they never download anything.
+
+Kueue's MultiKueueCluster, MultiKueueConfig and AdmissionCheck were added to the wanted kinds
+after the last refresh: until the manifest is at hand their schemas live in a hand-written file
+(kueue-<version>-multikueue-schemas.json, from the Go types); a refresh that extracts every kind
+of that file removes it, so each schema keeps one home.
 """
 
 from __future__ import annotations
@@ -50,7 +55,15 @@ KUEUE = Release(
     "kubernetes-sigs/kueue",
     KueueAddon().version,
     KueueAddon().url,
-    ("ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"),
+    (
+        "ClusterQueue",
+        "LocalQueue",
+        "ResourceFlavor",
+        "WorkloadPriorityClass",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+        "AdmissionCheck",
+    ),
 )
 PATHWAYS_JOB = Release(
     "pathways-job",
@@ -70,6 +83,10 @@ JOBSET = Release(
 
 def kueue_schema_file(version: str) -> Path:
     return DATA / f"kueue-{version}-openapi-schemas.json"
+
+
+def kueue_hand_written_file(version: str) -> Path:
+    return DATA / f"kueue-{version}-multikueue-schemas.json"
 
 
 def pathways_job_schema_file(version: str) -> Path:
@@ -145,6 +162,16 @@ def refresh_kueue(documents: list[Any]) -> None:
             "deprecated": deprecated,
         },
     )
+    remove_superseded(kueue_hand_written_file(release.version), schemas)
+
+
+def remove_superseded(hand_written: Path, extracted: dict[str, Any]) -> None:
+    """Delete the hand-written schemas once every kind they cover has been extracted."""
+    if not hand_written.exists():
+        return
+    if set(json.loads(hand_written.read_text())["schemas"]) <= set(extracted):
+        hand_written.unlink()
+        print(f"removed {hand_written.relative_to(ROOT)} (its kinds are extracted now)")
 
 
 def refresh_single_crd(release: Release, documents: list[Any], path: Path) -> None:

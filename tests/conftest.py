@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -173,17 +174,24 @@ def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list
 
     The schema is checked with a Draft 7 validator plus what the API server enforces beyond JSON
     Schema: int32/int64 bounds (``format``), unknown fields (structural schemas have no unknown
-    fields unless x-kubernetes-preserve-unknown-fields), and unique keys of
-    x-kubernetes-list-type: map lists. CEL rules (x-kubernetes-validations) are not evaluated.
+    fields unless x-kubernetes-preserve-unknown-fields), unique keys of x-kubernetes-list-type:
+    map lists and unique items of set lists. Patterns are the API server's (Go RE2) regexes; a
+    leading ``^(?i)`` (RE2 takes flags anywhere, Python only first) is read as ``(?i)^``. CEL
+    rules (x-kubernetes-validations) are not evaluated.
     """
     from jsonschema import Draft7Validator, FormatChecker
 
     schema = copy.deepcopy(schema)
-    map_lists: list[tuple[tuple[str, ...], list[str]]] = []
+    # (path, keys): a map list's items are unique by those keys; a set list's (keys None) whole
+    unique_lists: list[tuple[tuple[str, ...], list[str] | None]] = []
 
     def strict(node: dict[str, Any], path: tuple[str, ...]) -> None:
         if node.get("x-kubernetes-list-type") == "map":
-            map_lists.append((path, node["x-kubernetes-list-map-keys"]))
+            unique_lists.append((path, node["x-kubernetes-list-map-keys"]))
+        if node.get("x-kubernetes-list-type") == "set":
+            unique_lists.append((path, None))
+        if isinstance(node.get("pattern"), str):
+            node["pattern"] = re.sub(r"^\^(\(\?[a-z]+\))", r"\1^", node["pattern"])
         props = node.get("properties")
         if (
             props is not None
@@ -227,14 +235,25 @@ def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list
             f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
             for e in validator.iter_errors(document)
         ]
-        for path, keys in map_lists:
-            for items in at(document, path):
-                seen = [tuple(item.get(k) for k in keys) for item in items]
-                if len(seen) != len(set(seen)):
-                    found.append(f"{'.'.join(path)}: duplicate {keys} in a list-type map")
+        for path, keys in unique_lists:
+            what = "items in a list-type set" if keys is None else f"{keys} in a list-type map"
+            found += [
+                f"{'.'.join(path)}: duplicate {what}"
+                for items in at(document, path)
+                if _has_duplicates(items, keys)
+            ]
         return found
 
     return errors
+
+
+def _has_duplicates(items: list[Any], keys: list[str] | None) -> bool:
+    """Whether a map list repeats a key tuple (keys) or a set list an item (keys None)."""
+    if keys is None:
+        seen = [json.dumps(item, sort_keys=True) for item in items]
+    else:
+        seen = [tuple(json.dumps(item.get(k)) for k in keys) for item in items]
+    return len(seen) != len(set(seen))
 
 
 @pytest.fixture(scope="session")

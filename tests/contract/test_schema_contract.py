@@ -8,12 +8,18 @@ what the cluster runs, not just against our own models.
   2026): Rapid 1.34 to 1.37, Regular 1.34 to 1.36, Stable 1.34 to 1.35.
 - Kueue's kinds: the openAPIV3Schema of the version Kueue v0.17.1 stores
   (tests/data/kueue-v0.17.1-openapi-schemas.json); a served-but-deprecated version is refused.
+  MultiKueueCluster, MultiKueueConfig and AdmissionCheck are not in that file (it is extracted
+  from the release manifest, not available offline): their v1beta2 schemas are hand-written
+  from the Go types at kubernetes-sigs/kueue v0.17.1 (apis/kueue/v1beta2/multikueue_types.go,
+  admissioncheck_types.go) in tests/data/kueue-v0.17.1-multikueue-schemas.json; an extracted
+  schema, once the file holds one, is preferred.
 - PathwaysJobs: the v0.1.4 CRD (tests/data/pathwaysjob-v0.1.4-openapi-schema.json).
 - JobSets (the JobSet backend): the v0.10.1 CRD (tests/data/jobset-v0.10.1-openapi-schema.json).
 - Patches (``*Patch`` types, applied server-side to objects an install created): the same
   schemas, except that a partial object need not carry the required fields.
 
-The schema files come from scripts/refresh_crd_schemas.py; nothing here touches the network.
+The extracted schema files come from scripts/refresh_crd_schemas.py; nothing here touches the
+network.
 CEL rules (x-kubernetes-validations) are not evaluated.
 """
 
@@ -42,6 +48,7 @@ from components.vocabulary import KUEUE_API_VERSION
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
 KUEUE_SCHEMAS = DATA / f"kueue-{KueueAddon().version}-openapi-schemas.json"
+KUEUE_HAND_WRITTEN = DATA / f"kueue-{KueueAddon().version}-multikueue-schemas.json"
 PATHWAYS_JOB_SCHEMA = DATA / f"pathwaysjob-{PathwaysJobAddon().version}-openapi-schema.json"
 PATHWAYS_JOB_API = "pathways-job.pathways.domain/v1"
 JOBSET_SCHEMA = DATA / f"jobset-{JobSetAddon().version}-openapi-schema.json"
@@ -98,8 +105,24 @@ def object_meta_errors(document: dict[str, Any]) -> list[str]:
 
 
 @cache
-def kueue_file() -> dict[str, Any]:
+def kueue_extracted() -> dict[str, Any]:
     return json.loads(KUEUE_SCHEMAS.read_text())
+
+
+@cache
+def kueue_hand_written() -> dict[str, Any]:
+    """The MultiKueue kinds' hand-written schemas (the refresh script removes the file once it
+    has extracted them)."""
+    if not KUEUE_HAND_WRITTEN.exists():
+        return {"schemas": {}, "deprecated": {}}
+    return json.loads(KUEUE_HAND_WRITTEN.read_text())
+
+
+@cache
+def kueue_file() -> dict[str, Any]:
+    """Schemas and deprecated versions of both files; the extracted one wins a key both have."""
+    extracted, hand_written = kueue_extracted(), kueue_hand_written()
+    return {part: {**hand_written[part], **extracted[part]} for part in ("schemas", "deprecated")}
 
 
 @cache
@@ -117,26 +140,16 @@ def jobset_validator() -> Callable[[dict[str, Any]], list[str]]:
     return crd_schema_errors(json.loads(JOBSET_SCHEMA.read_text()))
 
 
-# Kinds Kueue v0.17.1 serves (apis/kueue/v1beta2/multikueue_types.go, admissioncheck_types.go)
-# that the schema file lacks: it can only be regenerated from Kueue's release manifest, which is
-# not available offline. tests/unit/test_multikueue.py checks their fields against the Go types.
-KUEUE_KINDS_WITHOUT_SCHEMA = {
-    f"{KUEUE_API_VERSION}/{kind}"
-    for kind in ("MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck")
-}
-
-
 def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
     """Problems of a Kueue object, PathwaysJob or JobSet; None for any other kind."""
     api_version, kind = document["apiVersion"], document["kind"]
     if api_version.split("/")[0] == KUEUE_API_VERSION.split("/")[0]:
         key = f"{api_version}/{kind}"
-        if key in KUEUE_KINDS_WITHOUT_SCHEMA and key not in kueue_file()["schemas"]:
-            return []
         if key in kueue_file()["deprecated"]:
             return [f"{key}: deprecated in Kueue: {kueue_file()['deprecated'][key]}"]
         if key not in kueue_file()["schemas"]:
-            return [f"{key}: Kueue {KueueAddon().version} serves no such kind and version"]
+            # (v1beta1 MultiKueueConfig is served, not deprecated, but not the stored version)
+            return [f"{key}: Kueue {KueueAddon().version} stores no such kind and version"]
         return kueue_validator(key)(document) + object_meta_errors(document)
     if api_version.split("/")[0] == PATHWAYS_JOB_API.split("/")[0]:
         if (api_version, kind) != (PATHWAYS_JOB_API, "PathwaysJob"):
@@ -185,6 +198,9 @@ def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
         "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
         "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
         "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig",
+        "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
         "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob",
         "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
         "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
@@ -195,17 +211,57 @@ def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
     } <= kinds
 
 
-def test_the_fleet_managers_queues_and_flavors_are_valid(example_plan):
-    """The fleet's ClusterQueue (admissionChecksStrategy, summed quota), LocalQueues and
-    ResourceFlavors against the v0.17.1 v1beta2 schemas."""
-    kinds = ("ClusterQueue", "LocalQueue", "ResourceFlavor")
+def kind_of(resource: PlannedResource) -> str:
+    return resource.type.rsplit(":", 1)[-1]
+
+
+def test_the_fleet_managers_kueue_objects_are_valid(example_plan):
+    """The fleet's MultiKueueClusters (one per worker), MultiKueueConfig, AdmissionCheck,
+    ClusterQueue (admissionChecksStrategy, summed quota), LocalQueues and ResourceFlavors against
+    the v0.17.1 v1beta2 schemas, the MultiKueue ones hand-written from the Go types
+    (kubernetes-sigs/kueue v0.17.1 apis/kueue/v1beta2/multikueue_types.go,
+    admissioncheck_types.go)."""
     objects = [
         r
         for r in example_plan("fleet").resources
-        if r.is_kubernetes_object and r.type.rsplit(":", 1)[-1] in kinds
+        if r.is_kubernetes_object and r.type.startswith("kubernetes:kueue.x-k8s.io/")
     ]
-    assert sorted({r.type.rsplit(":", 1)[-1] for r in objects}) == sorted(kinds)
+    multikueue = ("AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig")
+    assert sorted(kind_of(r) for r in objects if kind_of(r) in multikueue) == [
+        "AdmissionCheck",
+        "MultiKueueCluster",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+    ]
+    assert {"ClusterQueue", "LocalQueue", "ResourceFlavor"} <= {kind_of(r) for r in objects}
     assert {r.name: errors for r in objects if (errors := schema_errors(r))} == {}
+
+
+def test_each_multikueue_cluster_reads_a_kubeconfig_secret_the_fleet_puts_beside_kueue(
+    example_plan,
+):
+    """The schema cannot see it: a MultiKueueCluster's kubeConfig.location names a Secret in the
+    namespace Kueue runs in (locationType Secret, its default: multikueue_types.go), on the same
+    cluster."""
+    resources = [r for r in example_plan("fleet").resources if r.is_kubernetes_object]
+    secrets = {
+        (manifest(r)["metadata"]["name"], manifest(r)["metadata"]["namespace"], r.provider)
+        for r in resources
+        if kind_of(r) == "Secret"
+    }
+    kube_configs = [
+        (manifest(r)["spec"]["clusterSource"]["kubeConfig"], r.provider)
+        for r in resources
+        if kind_of(r) == "MultiKueueCluster"
+    ]
+    resolved = [
+        kube_config["location"]
+        for kube_config, provider in kube_configs
+        if kube_config.get("locationType", "Secret") == "Secret"
+        and (kube_config["location"], "kueue-system", provider) in secrets
+    ]
+    assert sorted(resolved) == ["multikueue-dev", "multikueue-research-v5p"]
+    assert len(kube_configs) == 2
 
 
 def test_gke_minors_are_all_shipped_by_kubernetes_validate():
@@ -217,7 +273,7 @@ def test_gke_minors_are_all_shipped_by_kubernetes_validate():
 
 
 def test_kueue_schemas_are_v0_17_1_v1beta2():
-    document = kueue_file()
+    document = kueue_extracted()
     assert "kubernetes-sigs/kueue release v0.17.1" in document["$comment"]
     assert sorted(document["schemas"]) == [
         "kueue.x-k8s.io/v1beta2/ClusterQueue",
@@ -230,6 +286,31 @@ def test_kueue_schemas_are_v0_17_1_v1beta2():
     )
     spec = document["schemas"]["kueue.x-k8s.io/v1beta2/ClusterQueue"]["properties"]["spec"]
     assert "cohortName" in spec["properties"] and "cohort" not in spec["properties"]
+
+
+def test_the_multikueue_schemas_are_hand_written_from_the_v0_17_1_go_types():
+    document = kueue_hand_written()
+    for fact in (
+        "HAND-WRITTEN",
+        "kubernetes-sigs/kueue v0.17.1",
+        "apis/kueue/v1beta2/multikueue_types.go",
+        "apis/kueue/v1beta2/admissioncheck_types.go",
+        "NOT extracted from the release manifest",
+        "scripts/refresh_crd_schemas.py --manifest kueue=FILE",
+    ):
+        assert fact in document["$comment"]
+    assert sorted(document["schemas"]) == [
+        "kueue.x-k8s.io/v1beta2/AdmissionCheck",
+        "kueue.x-k8s.io/v1beta2/MultiKueueCluster",
+        "kueue.x-k8s.io/v1beta2/MultiKueueConfig",
+    ]
+    assert document["deprecated"] == {
+        "kueue.x-k8s.io/v1beta1/AdmissionCheck": "This version is deprecated. Use v1beta2 instead.",
+        "kueue.x-k8s.io/v1beta1/MultiKueueCluster": (
+            "This version is deprecated. Use v1beta2 instead."
+        ),
+    }
+    assert len(kueue_file()["schemas"]) == 7
 
 
 # --- the contract does fail ------------------------------------------------------------------
@@ -288,6 +369,77 @@ BROKEN = [
         _set("spec.resourceGroups.0.flavors.0.resources.0.nominalQuota", "lots"),
         "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota: 'lots' does not match",
         id="kueue-bad-quantity",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+        _set("spec.clusterSource.kubeconfig", {"location": "multikueue-dev"}),
+        "spec.clusterSource: Additional properties are not allowed ('kubeconfig' was unexpected)",
+        id="multikueue-cluster-misspelt-field",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+        _set("spec.clusterSource.kubeConfig.locationType", "ConfigMap"),
+        "spec.clusterSource.kubeConfig.locationType: 'ConfigMap' is not one of ['Secret', 'Path']",
+        id="multikueue-cluster-bad-enum",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+        _set("spec.clusterSource.kubeConfig.location", ""),
+        "spec.clusterSource.kubeConfig.location: '' should be non-empty",
+        id="multikueue-cluster-empty-location",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+        _set("apiVersion", "kueue.x-k8s.io/v1beta1"),
+        "kueue.x-k8s.io/v1beta1/MultiKueueCluster: deprecated in Kueue: This version is "
+        "deprecated. Use v1beta2 instead.",
+        id="multikueue-cluster-v1beta1",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig",
+        _set("spec.clusters", ["dev", "dev"]),
+        "spec.clusters: duplicate items in a list-type set",
+        id="multikueue-config-duplicate-cluster",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig",
+        _set("spec.clusters", []),
+        "spec.clusters: [] should be non-empty",
+        id="multikueue-config-no-cluster",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig",
+        _set("apiVersion", "kueue.x-k8s.io/v1beta1"),
+        "kueue.x-k8s.io/v1beta1/MultiKueueConfig: Kueue v0.17.1 stores no such kind and version",
+        id="multikueue-config-v1beta1",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+        _set("spec.controller", "kueue.x-k8s.io/multikueue"),
+        "spec: Additional properties are not allowed ('controller' was unexpected)",
+        id="admission-check-misspelt-field",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+        _set("spec.parameters.kind", "MultiKueue_Config"),
+        "spec.parameters.kind: 'MultiKueue_Config' does not match",
+        id="admission-check-bad-kind",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+        _set("spec.parameters", {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig"}),
+        "spec.parameters: 'name' is a required property",
+        id="admission-check-parameters-without-name",
     ),
     pytest.param(
         "research-v5p",

@@ -1,8 +1,8 @@
-"""The MultiKueue objects of a fleet's manager, as the fleet example plans them, against the
-field structure of Kueue v0.17.1's v1beta2 Go types (kubernetes-sigs/kueue v0.17.1,
-apis/kueue/v1beta2/multikueue_types.go and admissioncheck_types.go). These three kinds are not
-in tests/data/kueue-v0.17.1-openapi-schemas.json, so the contract test cannot validate them
-against the CRD; the expected manifests here are written out from the Go types' json tags."""
+"""The MultiKueue objects of a fleet's manager, as the fleet example plans them: which Secret,
+which clusters, which config, which quota. Their field structure (names, enums, required
+fields) is the contract test's: tests/contract/test_schema_contract.py validates them against
+schemas of Kueue v0.17.1's v1beta2 Go types (kubernetes-sigs/kueue v0.17.1,
+apis/kueue/v1beta2/multikueue_types.go and admissioncheck_types.go)."""
 
 from __future__ import annotations
 
