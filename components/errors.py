@@ -132,11 +132,11 @@ def issues_from_validation(
             continue
         names_a_key = "[key]" in err["loc"] or err["type"] in ("missing", "extra_forbidden")
         whole_key = ".".join(str(part) for part in loc)  # ``key`` may show a name cut short
-        hidden = hides_value(whole_key) and not names_a_key
-        message = _describe(err, root, loc, hidden)
         value = err.get("input")
+        hidden = hides_value(whole_key) and not names_a_key and value is not None
+        message = _describe(err, root, loc, hidden)
         if isinstance(value, str) and len(value) > 80:  # a validator quoted all of it
-            message = message.replace(repr(value), _show(value))
+            message = message.replace(repr(value), shown_value(value))
         if hidden:
             message = _hidden(message, value)
         issues.append(ConfigIssue(key, message))
@@ -164,10 +164,10 @@ def _hidden(message: str, value: object) -> str:
     """``message`` with the value it is about taken out: the leading value of ``_describe``'s
     messages, and a text value wherever a validator quoted it."""
     kind = f"{_KINDS.get(type(value), 'text')} (value not shown)"
-    if message.startswith(_show(value)):
-        message = kind + message[len(_show(value)) :]
+    if message.startswith(shown_value(value)):
+        message = kind + message[len(shown_value(value)) :]
     if isinstance(value, str):
-        for shown in (repr(value), _show(value)):
+        for shown in (repr(value), shown_value(value)):
             message = message.replace(shown, kind)
     return message
 
@@ -190,12 +190,17 @@ def _describe(err: dict, root: type[BaseModel], loc: list[str | int], hidden: bo
     message = err["msg"].removeprefix("Value error, ")
     if kind == "value_error":
         return message
-    ours = None if hidden else _in_our_words(err, root, loc)
+    ours = _in_our_words(err, root, loc, hidden)
     if kind in ("too_short", "too_long"):  # about the count, not the entries
         return ours or message
     if ours is None:
-        ours = f"{message[0].lower()}{message[1:]}"
-    return f"{_show(value)} is not allowed: {ours}"
+        ours = _CLASS_NAME.sub("", f"{message[0].lower()}{message[1:]}")
+    return f"{shown_value(value)} is not allowed: {ours}"
+
+
+# pydantic names the model class it expected ("a valid dictionary or instance of
+# SecretKeySelector"); a stack file has no classes, so that part never reaches a report.
+_CLASS_NAME = re.compile(r" or (an )?instance of \w+")
 
 
 _RANGES = {
@@ -210,19 +215,28 @@ _MAPPING_EXPECTED = {"model_type", "dict_type", "model_attributes_type"}
 _SCALARS = (bool, int, float)
 
 
-def _in_our_words(err: dict, root: type[BaseModel], loc: list[str | int]) -> str | None:
+def _in_our_words(
+    err: dict, root: type[BaseModel], loc: list[str | int], hidden: bool = False
+) -> str | None:
     """The classes of pydantic errors a stack file meets, said as what to write instead (None:
-    pydantic's message, its documentation URL left out)."""
+    pydantic's message, its documentation URL left out). ``hidden``: nothing said quotes the
+    value or suggests writing it as text."""
     kind, value = err["type"], err.get("input")
-    name = next((str(p) for p in reversed(loc) if isinstance(p, str)), "value")
+    name, written = _subject(loc)
     ctx = err.get("ctx") or {}
     if kind in _MAPPING_EXPECTED:
-        flag = is_flag(root, loc, value)
-        return _mapping_expected(name, value, allowed_keys(root, loc), flag)
-    if kind in ("string_type", "env_value_form") and isinstance(value, _SCALARS):
-        return f'{name} is text; quote it: {name}: "{engine_text(value)}"'
+        flag = not hidden and is_flag(root, loc, value)
+        return _mapping_expected(name, written, value, allowed_keys(root, loc), flag)
+    if kind == "list_type":
+        return f"{name} is a list (e.g. {written('[...]')})"
+    if kind == "string_type" and value is None:
+        return f"{name} is text, not null"
+    text_form = kind in ("string_type", "env_value_form") and isinstance(value, _SCALARS)
+    if text_form and not hidden:
+        quoted = f'"{engine_text(value)}"'
+        return f"{name} is text; quote it: {written(quoted)}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"{name} is a whole number{_whole_number_hint(name, value)}"
+        return f"{name} is a whole number{'' if hidden else _whole_number_hint(written, value)}"
     if kind == "bool_type":
         return f"{name} is true or false (unquoted)"
     if kind in ("enum", "literal_error"):
@@ -232,12 +246,22 @@ def _in_our_words(err: dict, root: type[BaseModel], loc: list[str | int]) -> str
     return None
 
 
-def _whole_number_hint(name: str, value: object) -> str:
+def _subject(loc: Sequence[str | int]) -> tuple[str, Callable[[str], str]]:
+    """How a message names the value at ``loc``, and how the stack file writes a value there:
+    ``capacity`` / ``capacity: X`` for a key, ``each teams entry`` / ``teams: [X]`` for an
+    entry of a list."""
+    name = next((str(p) for p in reversed(loc) if isinstance(p, str)), "value")
+    if loc and isinstance(loc[-1], int):
+        return f"each {name} entry", lambda text: f"{name}: [{text}]"
+    return name, lambda text: f"{name}: {text}"
+
+
+def _whole_number_hint(written: Callable[[str], str], value: object) -> str:
     """How to write a number given as text (``"2"``) or with a fraction (``3.0``)."""
     text = value.strip() if isinstance(value, str) else None
     if isinstance(value, float) and value.is_integer():
         text = str(int(value))
-    return f" (write {name}: {text}, unquoted)" if text and text.isdigit() else ""
+    return f" (write {written(text)}, unquoted)" if text and text.isdigit() else ""
 
 
 def engine_text(value: object) -> str:
@@ -245,12 +269,14 @@ def engine_text(value: object) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def _mapping_expected(name: str, value: object, keys: Sequence[str], flag: bool) -> str:
-    listed = ", ".join(keys)
+def _mapping_expected(
+    name: str, written: Callable[[str], str], value: object, keys: Sequence[str], flag: bool
+) -> str:
     if flag:
-        return f"{name} is a mapping; write {name}: {{{value}: true}}"
+        return f"{name} is a mapping; write {written(f'{{{value}: true}}')}"
     if keys:
-        return f"{name} is a mapping with the keys {listed} (e.g. {name}: {{{keys[0]}: ...}})"
+        example = written(f"{{{keys[0]}: ...}}")
+        return f"{name} is a mapping with the keys {', '.join(keys)} (e.g. {example})"
     return f"{name} is a mapping"
 
 
@@ -296,9 +322,38 @@ def unknown_key_message(key: str, allowed: Sequence[str]) -> str:
     return f"unknown key {key!r}{did_you_mean or ('.' if listed else '')}{listed}"
 
 
-def _show(value: object) -> str:
-    text = repr(value)
+def shown_value(value: object) -> str:
+    """A value as a report quotes it, in the stack file's own (YAML) terms: null, true/false,
+    [a, b] and {key: value}; text quoted. Cut at 80 characters."""
+    text = _yaml_form(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _yaml_form(value: object, depth: int = 0) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return engine_text(value)
+    if depth > 8:  # a deeply nested value is cut at 80 characters anyway
+        return "..."
+    if isinstance(value, dict):
+        items = (f"{_key_form(k)}: {_yaml_form(v, depth + 1)}" for k, v in value.items())
+        return "{" + ", ".join(_first(items)) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_first(_yaml_form(v, depth + 1) for v in value)) + "]"
+    return repr(value)
+
+
+def _key_form(key: object) -> str:
+    if isinstance(key, str):
+        return key if _PLAIN_KEY.fullmatch(key) else repr(key)
+    return _yaml_form(key)
+
+
+def _first(parts: Iterable[str], limit: int = 20) -> list[str]:
+    """At most ``limit`` parts (a 100,000-entry list is shown cut anyway), then '...'."""
+    kept = [part for _, part in zip(range(limit + 1), parts, strict=False)]
+    return kept if len(kept) <= limit else [*kept[:limit], "..."]
 
 
 def allowed_keys(root: type[BaseModel], loc: Sequence[str | int]) -> list[str]:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from components.cli import path_argument
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.files import FileProblem, read_regular_file
 
@@ -34,11 +35,11 @@ _PLAN_JSON = "give a file written by `python -m components plan --stack NAME --j
 def add_arguments(plan: argparse.ArgumentParser) -> None:
     """The diff options, on the `plan` subcommand's parser."""
     plan.add_argument(
-        "--diff", type=Path, metavar="BASE.json", help="compare with a saved `plan --json`"
+        "--diff", type=path_argument, metavar="BASE.json", help="compare with a saved `plan --json`"
     )
     plan.add_argument(
         "--diff-dir",
-        type=Path,
+        type=path_argument,
         metavar="BASE_DIR",
         help="compare with BASE_DIR/<stack>.json (with --all: every stack)",
     )
@@ -59,10 +60,15 @@ def _error(key: str, message: str) -> ConfigError:
 
 
 def stacks_dir(args: argparse.Namespace) -> Path:
-    """The directory of stack files (``--stacks-dir``, default stacks/)."""
+    """The directory of stack files (``--stacks-dir``, default stacks/), refused when it is
+    not a directory (every stack would otherwise be reported unknown)."""
     from components.config.loader import STACKS_DIR
 
-    return args.stacks_dir or STACKS_DIR
+    directory = args.stacks_dir or STACKS_DIR
+    if not directory.is_dir():
+        issue = ConfigIssue("--stacks-dir", f"{str(directory)!r} is not a directory of stack files")
+        raise ConfigError([issue], args.command)
+    return directory
 
 
 def run(args: argparse.Namespace) -> int:

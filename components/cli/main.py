@@ -11,9 +11,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from importlib import import_module
-from pathlib import Path
 
-from components.errors import ConfigError, ConfigIssue
+from components.cli import path_argument
+from components.errors import ConfigError
 
 EXIT_USAGE = 2
 
@@ -58,7 +58,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     stacks = commands.add_parser(
         "stacks", help="list the stacks: owners (create a cluster) first, then team stacks"
     )
-    stacks.add_argument("--stacks-dir", type=Path, default=None, help="default: stacks/")
+    stacks.add_argument("--stacks-dir", type=path_argument, default=None, help="default: stacks/")
     stacks.add_argument(
         "--github-output", action="store_true", help="print owners=[...] and teams=[...] lines"
     )
@@ -70,14 +70,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _stacks(args: argparse.Namespace) -> int:
-    from components.config.loader import STACKS_DIR, classify_stacks
+    from components.cli.diff import stacks_dir
+    from components.config.loader import classify_stacks
 
-    stacks_dir = args.stacks_dir or STACKS_DIR
-    if not stacks_dir.is_dir():
-        where = f"{str(stacks_dir)!r} is not a directory of stack files"
-        issue = ConfigIssue("--stacks-dir", where)
-        raise ConfigError([issue], "stacks")
-    kinds = classify_stacks(stacks_dir)
+    kinds = classify_stacks(stacks_dir(args))
     if kinds.conflicts:  # two owners of one cluster: nothing may deploy until it is fixed
         raise ConfigError(kinds.conflicts, "stacks")
     owners, teams = kinds.owners, kinds.teams

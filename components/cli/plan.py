@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
+from components.cli import path_argument
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
 
@@ -39,16 +40,16 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
     )
     plan.add_argument(
         "--out",
-        type=Path,
+        type=path_argument,
         help="write every Kubernetes object, patch and release manifest URL of the stack here",
     )
     plan.add_argument(
         "--policy", action="store_true", help="check the guardrail rules; exit 1 on violations"
     )
-    plan.add_argument("--stacks-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    plan.add_argument("--stacks-dir", type=path_argument, default=None, help=argparse.SUPPRESS)
     plan.add_argument(
         "--program",
-        type=Path,
+        type=path_argument,
         default=None,
         metavar="DIR|FILE",
         help="plan your own Pulumi program: a project directory (Pulumi.yaml and __main__.py, "

@@ -69,6 +69,20 @@ class ChipFilter:
             and (self.most is None or chips <= self.most)
         )
 
+    def contradiction(self) -> str | None:
+        """Why no chip count can pass these bounds (None: some can)."""
+        if self.least is not None and self.most is not None and self.least > self.most:
+            return (
+                f"--min-chips {self.least} is more than --max-chips {self.most}, so no shape "
+                "can match; give a --min-chips no larger than --max-chips"
+            )
+        exact, alone = self.exact, "so no shape can match; give --chips alone"
+        if exact is not None and self.least is not None and exact < self.least:
+            return f"--chips {exact} is less than --min-chips {self.least}, {alone}"
+        if exact is not None and self.most is not None and exact > self.most:
+            return f"--chips {exact} is more than --max-chips {self.most}, {alone}"
+        return None
+
     def describe(self) -> str:
         parts = [f"--chips {self.exact}"] if self.exact is not None else []
         parts += [f"--min-chips {self.least}"] if self.least is not None else []
@@ -82,6 +96,10 @@ def _error(key: str, message: str) -> ConfigError:
 
 def selected(name: str | None, chips: ChipFilter) -> tuple[list[catalog.TpuShape], bool]:
     """The shapes asked for, and whether it is one resolved name (printed as one object)."""
+    if contradiction := chips.contradiction():
+        raise _error(chips.describe(), contradiction)
+    if name is not None and not name.strip():
+        raise _error("name", f"{name!r} names nothing; give an accelerator name or a generation")
     generation = next((g for g in TpuGeneration if g.value == name), None)
     if name and generation is None:
         if chips.active:

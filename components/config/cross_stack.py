@@ -9,7 +9,7 @@ are malformed is reported on its own, and its names are left out here).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conf
             tuple(stacks),
             ConfigIssue(
                 "cluster.name",
-                f"stacks {_names(stacks)} would each create node service account {account!r} in "
+                f"stacks {names(stacks)} would each create node service account {account!r} in "
                 f"project {project!r} (derived from their cluster names); rename a cluster",
             ),
         )
@@ -57,7 +57,7 @@ def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conf
             tuple(stacks),
             ConfigIssue(
                 "scratchBucket.name",
-                f"stacks {_names(stacks)} would each create scratch bucket {bucket!r} (bucket "
+                f"stacks {names(stacks)} would each create scratch bucket {bucket!r} (bucket "
                 "names are global); give one of them another scratchBucket.name",
             ),
         )
@@ -82,9 +82,9 @@ def namespace_conflicts(teams: Mapping[str, Mapping[str, Any]]) -> list[Conflict
             tuple(stacks),
             ConfigIssue(
                 "teams",
-                f"stacks {_names(stacks)} both list team {team!r} on {target}; each would create "
-                f"and own namespace {team!r} (destroying one deletes the other's); give each "
-                "team stack its own team names",
+                f"stacks {names(stacks)} {both(stacks)} list team {team!r} on {target}; each "
+                f"would create and own namespace {team!r} (destroying one deletes the "
+                "other's); give each team stack its own team names",
             ),
         )
         for (target, team), stacks in claims.items()
@@ -142,5 +142,11 @@ def _text(values: Mapping[str, Any], section: str, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _names(stacks: list[str]) -> str:
-    return " and ".join(repr(s) for s in stacks)
+def names(stacks: Sequence[str]) -> str:
+    """``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    quoted = [repr(s) for s in stacks]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
+def both(stacks: Sequence[str]) -> str:
+    return "both" if len(stacks) == 2 else "all"

@@ -253,10 +253,19 @@ def credential_name(name: str) -> bool:
     return suffix or any(word in upper for word in _CREDENTIAL_WORDS)
 
 
+# Keys of the schema whose names hold a credential word but whose values are resource names
+# (``cluster.secretsEncryption.kmsKey`` names a Cloud KMS key): a report shows them.
+_SCHEMA_KEYS_NOT_CREDENTIALS = frozenset({"secretsEncryption"})
+
+
 def hides_value(key: str) -> bool:
     """Whether the value at a config key (``workloads[0].env.HF_TOKEN``, ``secrets.pin``) may
     be a credential, so no message may show it."""
-    return any(credential_name(part) for part in _KEY_PARTS.split(key) if part)
+    return any(
+        credential_name(part)
+        for part in _KEY_PARTS.split(key)
+        if part and part not in _SCHEMA_KEYS_NOT_CREDENTIALS
+    )
 
 
 def env_total_problem(values: list[str]) -> str | None:

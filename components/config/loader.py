@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from components.config.checks import parse_stack_config
-from components.config.cross_stack import Conflict, derived_name_conflicts, namespace_conflicts
+from components.config.cross_stack import (
+    Conflict,
+    both,
+    derived_name_conflicts,
+    names,
+    namespace_conflicts,
+)
 from components.config.grammars import parse_owner_ref
 from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
 from components.config.schema import NAMESPACE, StackConfig, namespace_values
@@ -108,7 +114,7 @@ def _clusters_sharing_a_project(claims: dict[tuple[Any, Any], list[str]]) -> lis
             tuple(stacks),
             ConfigIssue(
                 "gcp.project",
-                f"stacks {' and '.join(repr(s) for s in stacks)} would each create a cluster in "
+                f"stacks {names(stacks)} would each create a cluster in "
                 f"project {project!r}: a team's Workload Identity grant (its bucket prefix) "
                 "would then hold for the same namespace in the other cluster too; give each "
                 "cluster its own project",
@@ -159,7 +165,7 @@ def classify_stacks(
             tuple(stacks),
             ConfigIssue(
                 "cluster.name",
-                f"stacks {' and '.join(repr(s) for s in stacks)} would both own cluster "
+                f"stacks {names(stacks)} would {both(stacks)} own cluster "
                 f"{name!r} in project {project!r}; keep one owner and make the others team "
                 f"stacks (owner: {stacks[0]}, without gcp, cluster and pools)",
             ),
@@ -216,7 +222,7 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
     if not isinstance(config, dict):
         raise ConfigError([ConfigIssue("config", "must be a mapping of keys to values")], str(path))
     config = {str(k): v for k, v in config.items()}
-    issues = secure_value_issues(config)
+    issues = secure_value_issues(config) + top_level_null_issues(config)
     if issues:
         raise ConfigError(issues, str(path))
     if SECRETS_KEY in config:
@@ -267,6 +273,23 @@ def secure_value_issues(config: dict[str, Any]) -> list[ConfigIssue]:
                 for where in _secure_locations(value, key)
             ]
     return issues
+
+
+def top_level_null_issues(config: dict[str, Any]) -> list[ConfigIssue]:
+    """A top-level ``tpu-pathways:<key>: null`` (or ``~``, or nothing after the colon): the
+    engine hands it to the program as empty text, which this program could not tell from ''
+    (Pulumi's config.Value reads a YAML null into an empty string: pulumi/pulumi
+    sdk/go/common/resource/config/value.go, unmarshalValue). Refused here, where the file shows
+    what was written."""
+    return [
+        ConfigIssue(
+            key,
+            "null is not allowed: Pulumi passes a top-level null to the program as empty text "
+            "(''); remove the key to take its default, or give it a value",
+        )
+        for key, value in config.items()
+        if value is None and key.startswith(f"{NAMESPACE}:")
+    ]
 
 
 def _secure_locations(value: Any, key: str) -> list[str]:

@@ -58,15 +58,16 @@ from components.vocabulary import (
 )
 
 OUTPUT = "shared_cluster"
-# Keys of a team stack that belong to its owner: restating them is how they drifted.
+# Keys of a team stack that belong to its owner (what each holds, with its verb): restating
+# them is how they drifted.
 OWNER_KEYS = {
-    "gcp": "the project, region and zone",
-    "cluster": "the cluster",
-    "cpuPool": "the CPU pool",
-    "tpuPools": "the TPU pools",
-    "scratchBucket": "the scratch bucket",
+    "gcp": "the project, region and zone belong",
+    "cluster": "the cluster belongs",
+    "cpuPool": "the CPU pool belongs",
+    "tpuPools": "the TPU pools belong",
+    "scratchBucket": "the scratch bucket belongs",
     "addons": "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, "
-    "ResourceFlavors and PriorityClasses",
+    "ResourceFlavors and PriorityClasses belong",
 }
 
 
@@ -170,8 +171,8 @@ def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:
     return [
         ConfigIssue(
             key,
-            f"{what} belong to owner stack {owner!r} and are read from it; remove {key} "
-            "from this team stack",
+            f"{what} to owner stack {owner!r}, and a team stack reads {key} from it; remove "
+            f"{key} from this team stack",
         )
         for key, what in OWNER_KEYS.items()
         if key in values

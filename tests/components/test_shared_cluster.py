@@ -263,24 +263,43 @@ def test_without_the_owners_kueue_no_queue_label_and_no_priorities(tmp_path):
 # --- ownership rules ---------------------------------------------------------------------------
 
 
+_ADDONS_BELONG = (
+    "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, ResourceFlavors and "
+    "PriorityClasses belong to owner stack 'lab'"
+)
+
+
 @pytest.mark.parametrize(
-    ("key", "value"),
+    ("key", "value", "said"),
     [
-        ("addons", {"kueue": {"enabled": True}}),
-        ("addons", {"jobset": {"install": True}}),
-        ("addons", {"pathwaysJob": {"install": True}}),
-        ("tpuPools", [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}]),
-        ("cpuPool", {"machineType": "n2-standard-64"}),
-        ("scratchBucket", {"create": False, "name": RESEARCH_BUCKET}),
-        ("cluster", {"name": "lab", "existing": {"name": "lab", "location": "us-east5"}}),
-        ("gcp", OWNER["gcp"]),
+        ("addons", {"kueue": {"enabled": True}}, _ADDONS_BELONG),
+        ("addons", {"jobset": {"install": True}}, _ADDONS_BELONG),
+        ("addons", {"pathwaysJob": {"install": True}}, _ADDONS_BELONG),
+        (
+            "tpuPools",
+            [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}],
+            "the TPU pools belong to owner stack 'lab'",
+        ),
+        ("cpuPool", {"machineType": "n2-standard-64"}, "the CPU pool belongs to owner stack 'lab'"),
+        (
+            "scratchBucket",
+            {"create": False, "name": RESEARCH_BUCKET},
+            "the scratch bucket belongs to owner stack 'lab'",
+        ),
+        (
+            "cluster",
+            {"name": "lab", "existing": {"name": "lab", "location": "us-east5"}},
+            "the cluster belongs to owner stack 'lab', and a team stack reads cluster from it; "
+            "remove cluster from this team stack",
+        ),
+        ("gcp", OWNER["gcp"], "the project, region and zone belong to owner stack 'lab'"),
     ],
 )
-def test_team_stack_asking_for_what_the_owner_owns_is_refused(tmp_path, key, value):
+def test_team_stack_asking_for_what_the_owner_owns_is_refused(tmp_path, key, value, said):
     error = team_error(tmp_path, {**TEAM, key: value})
     (issue,) = error.issues
     assert issue.key == key
-    assert "belong to owner stack 'lab'" in issue.message
+    assert said in issue.message
 
 
 def test_team_stack_may_not_claim_the_owners_namespace(tmp_path):
@@ -355,6 +374,20 @@ def test_two_owners_of_one_cluster_are_refused_naming_both(tmp_path, capsys):
     assert "project 'tpu-pathways-lab'" in issue.message
     assert cli.main(["stacks", "--stacks-dir", str(stacks), "--github-output"]) == 2
     assert "'lab' and 'lab-twin'" in capsys.readouterr().err
+
+
+def test_three_owners_of_one_cluster_are_listed_in_one_sentence(tmp_path):
+    twin = {**OWNER, "tpuPools": [{"name": "v6e", "accelerator": "v6e-4"}], "addons": {}}
+    stacks = write_stacks(
+        tmp_path / "stacks", {"lab": OWNER, "lab-twin": twin, "lab-three": twin, "vision": TEAM}
+    )
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    assert issue.message.startswith(
+        "stacks 'lab', 'lab-three' and 'lab-twin' would all own cluster 'lab' in project "
+        "'tpu-pathways-lab'"
+    )
 
 
 def test_same_cluster_name_in_another_project_is_not_a_second_owner(tmp_path, capsys):

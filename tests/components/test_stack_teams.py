@@ -139,6 +139,51 @@ def test_production_requires_a_kms_key_for_secrets(stack_values, config_error):
     assert "required in production" in error.issues[0].message
 
 
+@pytest.mark.parametrize(
+    ("location", "regional", "allowed"),
+    [
+        ("europe-west4", True, "the cluster's region 'us-west4'"),
+        ("global", True, "the cluster's region 'us-west4'"),
+        ("us", False, "'us-west4', the region of the cluster's zone 'us-west4-a'"),
+    ],
+)
+def test_a_kms_key_outside_the_clusters_region_is_refused(
+    stack_values, config_error, location, regional, allowed
+):
+    # GKE, "Encrypt secrets at the application layer": the key is in the cluster's location.
+    key = f"projects/tpu-pathways-dev/locations/{location}/keyRings/gke/cryptoKeys/secrets"
+    values = stack_values(cluster={"regional": regional, "secretsEncryption": {"kmsKey": key}})
+    error = config_error(values)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "cluster.secretsEncryption.kmsKey",
+            f"{key!r} is in location {location!r}; GKE encrypts Secrets only with a key in the "
+            f"cluster's location, so its key ring must be in {allowed} (not 'global' nor a "
+            "multi-region): projects/<project>/locations/us-west4/keyRings/<ring>/cryptoKeys/"
+            "<key>",
+        )
+    ]
+
+
+@pytest.mark.parametrize("regional", [True, False])
+def test_a_kms_key_in_the_clusters_region_is_accepted(stack_values, config_of, regional):
+    key = "projects/keys-project/locations/us-west4/keyRings/gke/cryptoKeys/secrets"
+    values = stack_values(cluster={"regional": regional, "secretsEncryption": {"kmsKey": key}})
+    assert config_of(values).cluster.secrets_encryption.kms_key == key
+
+
+def test_a_malformed_kms_key_is_quoted_in_the_report(stack_values, config_error):
+    # Under a key named secretsEncryption, but a key's resource name is no credential.
+    error = config_error(stack_values(cluster={"secretsEncryption": {"kmsKey": "my-key"}}))
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "cluster.secretsEncryption.kmsKey",
+            "'my-key' is not a Cloud KMS key: projects/<project>/locations/<location>/"
+            "keyRings/<ring>/cryptoKeys/<key>",
+        )
+    ]
+
+
 def test_duplicate_team_names_are_an_error(stack_values, config_error):
     error = config_error(
         stack_values(teams=[{"name": "ml"}, {"name": "ml", "serviceAccount": "x"}])

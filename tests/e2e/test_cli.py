@@ -325,6 +325,70 @@ def test_shapes_chip_filter_with_one_name_is_refused(capsys):
     assert "  - --max-chips 4: filters a listing, not the one shape 'v5p-16' names" in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--min-chips", "64", "--max-chips", "8"],
+            "  - --min-chips 64 --max-chips 8: --min-chips 64 is more than --max-chips 8, so no "
+            "shape can match; give a --min-chips no larger than --max-chips\n",
+        ),
+        (
+            ["v5p", "--chips", "4", "--min-chips", "8"],
+            "  - --chips 4 --min-chips 8: --chips 4 is less than --min-chips 8, so no shape can "
+            "match; give --chips alone\n",
+        ),
+        (
+            ["--chips", "16", "--max-chips", "8"],
+            "  - --chips 16 --max-chips 8: --chips 16 is more than --max-chips 8, so no shape can "
+            "match; give --chips alone\n",
+        ),
+    ],
+)
+def test_shapes_chip_bounds_that_exclude_each_other_are_a_usage_error(capsys, argv, message):
+    code, out, err = run_cli(capsys, "shapes", *argv)
+    assert (code, out) == (2, "")
+    assert err == "error: shapes: 1 problem\n" + message
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_shapes_of_a_blank_name_is_refused_not_the_whole_catalog(capsys, name):
+    code, out, err = run_cli(capsys, "shapes", name)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: shapes: 1 problem\n  - name: {name!r} names nothing; give an accelerator name "
+        "or a generation\n"
+    )
+
+
+def test_plan_from_a_stacks_dir_that_does_not_exist_names_the_directory(capsys, tmp_path):
+    missing = tmp_path / "nope"
+    code, out, err = run_cli(capsys, "plan", "--stack", "dev", "--stacks-dir", str(missing))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: plan: 1 problem\n  - --stacks-dir: {str(missing)!r} is not a directory of "
+        "stack files\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "--stack", "dev", "--out", ""],
+        ["plan", "--stack", "dev", "--stacks-dir", " "],
+        ["plan", "--stack", "dev", "--diff", ""],
+        ["stacks", "--stacks-dir", ""],
+    ],
+)
+def test_a_blank_path_is_a_usage_error_not_the_current_directory(capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {argv[-2]}: {argv[-1]!r} names no file or directory" in err
+    assert_error_report(err)
+
+
 @pytest.mark.parametrize("value", ["0", "-4", "eight"])
 def test_shapes_chip_count_must_be_a_whole_number_from_1(capsys, value):
     with pytest.raises(SystemExit) as exc:

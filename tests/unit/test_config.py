@@ -506,6 +506,89 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         "secrets.pin",
         ("contains a NUL character", "(value not shown)"),
     ),
+    # values in the stack file's own terms, and no class of the schema named (review)
+    (
+        "null text",
+        _merge(cluster={"name": None}),
+        "cluster.name",
+        ("null is not allowed: name is text, not null",),
+    ),
+    (
+        "null number",
+        _pool(slices=None),
+        "tpuPools[0].slices",
+        ("null is not allowed: slices is a whole number",),
+    ),
+    (
+        "true for a mapping",
+        _merge(addons={"jobset": True}),
+        "addons.jobset",
+        ("true is not allowed: jobset is a mapping with the keys version, manifestUrl",),
+    ),
+    (
+        "mapping shown as YAML",
+        _workload(env={"W": {"foo": "bar", "b": [None, True]}}),
+        "workloads[0].env.W",
+        ("{foo: 'bar', b: [null, true]} is not allowed: an env value is text",),
+    ),
+    (
+        "text for secretsEncryption",
+        _merge(cluster={"secretsEncryption": "x"}),
+        "cluster.secretsEncryption",
+        (
+            "'x' is not allowed: secretsEncryption is a mapping with the keys kmsKey (e.g. "
+            "secretsEncryption: {kmsKey: ...})",
+        ),
+    ),
+    (
+        "text for a secretKeyRef",
+        _workload(env={"X": {"secretKeyRef": "a"}}),
+        "workloads[0].env.X.secretKeyRef",
+        (
+            "text (value not shown) is not allowed: secretKeyRef is a mapping with the keys "
+            "name, key (e.g. secretKeyRef: {name: ...})",
+        ),
+    ),
+    (
+        "number for a team",
+        _merge(teams=[1]),
+        "teams[0]",
+        (
+            "1 is not allowed: each teams entry is a mapping with the keys name, "
+            "serviceAccount, group, resourceQuota (e.g. teams: [{name: ...}])",
+        ),
+    ),
+    (
+        "text for the pools",
+        _merge(tpuPools="v5e"),
+        "tpuPools",
+        ("'v5e' is not allowed: tpuPools is a list (e.g. tpuPools: [...])",),
+    ),
+    (
+        "number in a command",
+        _workload(command=[5]),
+        "workloads[0].command[0]",
+        ('5 is not allowed: each command entry is text; quote it: command: ["5"]',),
+    ),
+    # settings of an install that does not happen (review)
+    (
+        "Kueue version with Kueue off",
+        _merge(addons={"kueue": {"enabled": False, "version": "v0.18.0"}}),
+        "addons.kueue.version",
+        (
+            "'v0.18.0' is not used: addons.kueue.enabled is false, so this stack installs no "
+            "Kueue; remove it",
+        ),
+    ),
+    (
+        "JobSet manifest without the install",
+        _merge(addons={"jobset": {"install": False, "allowAnyManifestHost": True}}),
+        "addons.jobset.allowAnyManifestHost",
+        (
+            "true is not used: addons.jobset.install is false, so this stack installs no "
+            "JobSet; remove it",
+        ),
+    ),
     (
         "unknown config secret of a shared service",
         _service(customComponents=[{"type": "proxy_server", "env": {"K": {"configSecret": "x"}}}]),
@@ -529,6 +612,63 @@ def test_one_mistake_names_its_key_value_and_what_is_allowed(
     assert reported_key == key
     for fragment in fragments:
         assert fragment in message, (fragment, message)
+
+
+def _config_model_names() -> set[str]:
+    from pydantic import BaseModel
+
+    from components.config.schema import StackConfig  # every model is reachable from it
+
+    seen: set[str] = set()
+    pending: list[type] = [StackConfig, BaseModel]
+    while pending:
+        model = pending.pop()
+        seen.add(model.__name__)
+        pending += model.__subclasses__()
+    return seen - {"BaseModel"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _merge(cluster={"network": "x"}),
+        _merge(cluster={"maintenance": 5}),
+        _merge(cluster={"existing": [1]}),
+        _merge(cluster={"secretsEncryption": "x"}),
+        _merge(scratchBucket=True),
+        _merge(waitForRunning="yes"),
+        _merge(pricing=7),
+        _merge(addons={"kueue": "on", "pathwaysJob": [1]}),
+        _merge(teams=[{"name": "ml", "resourceQuota": "none"}]),
+        _workload(resources="8", env={"X": {"secretKeyRef": "a"}}),
+        _service(customComponents=["proxy_server"]),
+    ],
+    ids=[
+        "network",
+        "maintenance",
+        "existing",
+        "secretsEncryption",
+        "scratchBucket",
+        "waitForRunning",
+        "pricing",
+        "addons",
+        "resourceQuota",
+        "resources-and-secretKeyRef",
+        "customComponents",
+    ],
+)
+def test_a_wrong_type_for_a_mapping_names_no_class_of_the_schema(
+    stack_values, config_error, change
+):
+    values = stack_values()
+    change(values)
+    error = config_error(values)
+    classes = _config_model_names()
+    assert {"SecretsEncryptionConfig", "SecretKeySelector", "NetworkConfig"} <= classes
+    for issue in error.issues:
+        assert "is a mapping" in issue.message, issue
+        assert "instance of" not in issue.message, issue
+        assert not [name for name in classes if name in issue.message], issue
 
 
 def test_unknown_key_without_a_close_match_suggests_none(stack_values, config_error):
@@ -681,6 +821,26 @@ def test_cli_unknown_key_in_stack_file(tmp_path, capsys):
     code, _, err = run_cli(capsys, "plan", "--stack", "typo", "--stacks-dir", str(tmp_path))
     assert code == 2
     assert "cpuPol: unknown key 'cpuPol'; did you mean 'cpuPool'?" in err
+
+
+def test_cli_top_level_null_is_reported_as_null(tmp_path, capsys, registrations):
+    # Pulumi hands a top-level null to the program as '': the file is where null still shows.
+    text = BAD_STACK.replace("4x5", "2x4")
+    text += "  tpu-pathways:team: null\n  tpu-pathways:environment: ~\n"
+    text += "  tpu-pathways:pathwaysVersion:\n"
+    (tmp_path / "Pulumi.nulls.yaml").write_text(text)
+    code, out, err = run_cli(capsys, "plan", "--stack", "nulls", "--stacks-dir", str(tmp_path))
+    assert (code, out, registrations) == (2, "", [])
+    because = (
+        "null is not allowed: Pulumi passes a top-level null to the program as empty text (''); "
+        "remove the key to take its default, or give it a value"
+    )
+    assert err == (
+        f"error: {tmp_path / 'Pulumi.nulls.yaml'}: 3 problems\n"
+        f"  - tpu-pathways:team: {because}\n"
+        f"  - tpu-pathways:environment: {because}\n"
+        f"  - tpu-pathways:pathwaysVersion: {because}\n"
+    )
 
 
 @pytest.mark.parametrize("cidr", ["0.0.0.0/0", "::/0"])

@@ -217,3 +217,16 @@ def test_a_production_fleet_with_groups_takes_the_managers_kms_key_and_security_
     fleet = load_fleet("fleet", lambda w: worker_outputs[w], stacks)
     assert fleet.manager.cluster.secrets_encryption.kms_key == key
     assert fleet.manager.cluster.security_group == "gke-security-groups@example.com"
+
+
+def test_a_fleet_managers_kms_key_in_another_region_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    key = "projects/tpu-pathways-fleet/locations/global/keyRings/gke/cryptoKeys/secrets"
+    config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {"kmsKey": key}
+    write_fleet(stacks, config)
+    (issue,) = refusal(stacks, worker_outputs).issues
+    assert issue.key == "fleet.manager (cluster.secretsEncryption.kmsKey)"
+    assert issue.message.startswith(
+        f"{key!r} is in location 'global'; GKE encrypts Secrets only with a key in the "
+        "cluster's location, so its key ring must be in the cluster's region 'us-central1'"
+    )

@@ -97,6 +97,37 @@ def test_an_unknown_backend_is_refused_naming_the_choices(config_error, values):
     )
 
 
+_MIRROR = {
+    "manifestUrl": "https://github.com/acme/pathways-job/releases/download/v0.1.4/install.yaml",
+    "sha256": "ab" * 32,
+}
+
+
+def test_pathwaysjob_addon_settings_on_a_jobset_only_stack_are_refused(config_error, values):
+    # research-jobset's shape: every job a JobSet, so no PathwaysJob controller is installed.
+    error = config_error(values("jobset", addons={"pathwaysJob": {**_MIRROR, "install": True}}))
+    because = (
+        "is not used: every workload and shared service of this stack runs on the JobSet "
+        "backend (workloadBackend: jobset), so no PathwaysJob controller is installed; remove "
+        "addons.pathwaysJob, or set backend: pathwaysjob on a job that needs the controller"
+    )
+    assert [(i.key, i.message) for i in error.issues] == [
+        ("addons.pathwaysJob.manifestUrl", f"{_MIRROR['manifestUrl']!r} {because}"),
+        ("addons.pathwaysJob.sha256", f"'{'ab' * 32}' {because}"),
+        ("addons.pathwaysJob.install", f"true {because}"),
+    ]
+
+
+def test_pathwaysjob_addon_settings_are_used_where_a_job_needs_the_controller(config_of, values):
+    overridden = [TRAIN, {**NOTEBOOK, "backend": "pathwaysjob"}]
+    mirror = {"pathwaysJob": _MIRROR}
+    config = config_of(values("jobset", workloads=overridden, addons=mirror))
+    assert config.addons.pathways_job.url == _MIRROR["manifestUrl"]
+    # install: false asks for what a JobSet-only stack does anyway
+    off = config_of(values("jobset", addons={"pathwaysJob": {"install": False}}))
+    assert not off.needs_pathways_controller
+
+
 # --- one model of the pods, two renderers, through the stack ---------------------------------
 
 

@@ -188,9 +188,15 @@ class SecretsEncryptionConfig(ConfigModel):
     """Application-layer encryption of Kubernetes Secrets with a Cloud KMS key you hold."""
 
     kms_key: KmsKey
-    """The key (in the cluster's region); GKE's service agent
+    """The key, in a key ring of the cluster's region (gcp.region; not 'global' nor a
+    multi-region); GKE's service agent
     service-<project number>@container-engine-robot.iam.gserviceaccount.com needs
     roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
+
+    @property
+    def location(self) -> str:
+        """The key ring's location: projects/<p>/locations/<location>/keyRings/..."""
+        return self.kms_key.split("/")[3]
 
 
 class ClusterConfig(ConfigModel):

@@ -37,8 +37,8 @@ class ManagerConfig(ConfigModel):
     """Google Groups for RBAC on the manager (gke-security-groups@<your domain>): needed for
     `teams[].group`, as on a cluster a stack owns."""
     secrets_encryption: SecretsEncryptionConfig | None = None
-    """Cloud KMS key for Secrets in the manager's etcd (its workers' kubeconfigs): required in
-    production, as on a cluster a stack owns."""
+    """Cloud KMS key for Secrets in the manager's etcd (its workers' kubeconfigs), in a key ring
+    of the manager's region: required in production, as on a cluster a stack owns."""
 
 
 class FleetConfig(ConfigModel):

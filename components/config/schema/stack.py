@@ -32,7 +32,7 @@ from components.config.schema.workloads import (
     WorkloadConfig,
     WorkloadMode,
 )
-from components.errors import ConfigIssue, KeyedError, key_part
+from components.errors import ConfigIssue, KeyedError, key_part, shown_value
 from components.model import ConfigModel
 from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.pathways.jobset import COLOCATED_UNSUPPORTED
@@ -139,6 +139,7 @@ class StackConfig(ConfigModel):
         issues += self._bucket_name_rules() + self._data_bucket_issues()
         issues += self._latest_pathways() + self._backend_issues() + self._size_issues()
         issues += self._isolation_issues() + self._namespace_quota_issues()
+        issues += self._unused_addon_settings()
         return issues
 
     @field_validator("tpu_pools")
@@ -267,6 +268,63 @@ class StackConfig(ConfigModel):
         backends.add(self.workload_backend)
         return WorkloadBackend.PATHWAYS_JOB in backends
 
+    def _unused_addon_settings(self) -> list[ConfigIssue]:
+        """Settings of an install that does not happen are refused, not silently ignored
+        (install: false and enabled: false themselves agree with it; teamQuotas without Kueue
+        is refused by ``_team_quota_issues``)."""
+        addons = self.addons
+        skipped = {
+            "jobset": (addons.jobset, self._jobset_skipped()),
+            "pathwaysJob": (addons.pathways_job, self._pathways_job_skipped()),
+            "kueue": (addons.kueue, self._kueue_skipped()),
+        }
+        issues = []
+        for key, (addon, why) in skipped.items():
+            if why is None:
+                continue
+            fields = type(addon).model_fields
+            issues += [
+                ConfigIssue(
+                    f"addons.{key}.{fields[field].alias or field}",
+                    f"{shown_value(value)} is not used: {why}",
+                )
+                for field in fields
+                if field in addon.model_fields_set
+                and field not in ("enabled", "team_quotas")
+                and (value := getattr(addon, field)) is not False  # install: false asks for nothing
+            ]
+        return issues
+
+    def _jobset_skipped(self) -> str | None:
+        if self.addons.jobset.install:
+            return None
+        return "addons.jobset.install is false, so this stack installs no JobSet; remove it"
+
+    def _pathways_job_skipped(self) -> str | None:
+        if not self.addons.pathways_job.install:
+            return (
+                "addons.pathwaysJob.install is false, so this stack installs no PathwaysJob "
+                "controller; remove it"
+            )
+        if self.needs_pathways_controller:
+            return None
+        return (
+            "every workload and shared service of this stack runs on the JobSet backend "
+            f"(workloadBackend: {WorkloadBackend.JOBSET.value}), so no PathwaysJob controller is "
+            "installed; remove addons.pathwaysJob, or set backend: "
+            f"{WorkloadBackend.PATHWAYS_JOB.value} on a job that needs the controller"
+        )
+
+    def _kueue_skipped(self) -> str | None:
+        if self.kueue_enabled:
+            return None
+        if self.addons.kueue.enabled is False:
+            return "addons.kueue.enabled is false, so this stack installs no Kueue; remove it"
+        return (
+            "Kueue is off on a cluster this stack does not create (addons.kueue.enabled "
+            "defaults to false there); remove it, or set enabled: true"
+        )
+
     def _namespace_quota_issues(self) -> list[ConfigIssue]:
         """A team's ResourceQuota its own workloads could never fit. Pathways worker pods request
         no CPU or memory (PathwaysJob controller v0.1.4, and XPK's JobSet: google.com/tpu only),
@@ -322,6 +380,7 @@ class StackConfig(ConfigModel):
                     "so Secrets are encrypted in etcd with a key you control",
                 )
             )
+        issues += self._kms_location_issues()
         if self.cluster.security_group is None:
             issues += [
                 ConfigIssue(
@@ -333,6 +392,30 @@ class StackConfig(ConfigModel):
                 if team.group is not None
             ]
         return issues
+
+    def _kms_location_issues(self) -> list[ConfigIssue]:
+        """GKE encrypts Secrets only with a key in the cluster's location (GKE docs, "Encrypt
+        secrets at the application layer": the key must be in the same location as the
+        cluster). A regional cluster is in gcp.region, and a zonal one's zone is in it too:
+        Cloud KMS has no zonal locations, so gcp.region is the one place that fits."""
+        encryption = self.cluster.secrets_encryption
+        if encryption is None or encryption.location == self.gcp.region:
+            return []
+        region = repr(self.gcp.region)
+        where = (
+            f"the cluster's region {region}"
+            if self.cluster.regional
+            else f"{region}, the region of the cluster's zone {self.gcp.zone!r}"
+        )
+        return [
+            ConfigIssue(
+                "cluster.secretsEncryption.kmsKey",
+                f"{encryption.kms_key!r} is in location {encryption.location!r}; GKE encrypts "
+                "Secrets only with a key in the cluster's location, so its key ring must be in "
+                f"{where} (not 'global' nor a multi-region): projects/<project>/locations/"
+                f"{self.gcp.region}/keyRings/<ring>/cryptoKeys/<key>",
+            )
+        ]
 
     def _data_bucket_issues(self) -> list[ConfigIssue]:
         """One grant per bucket, not the scratch bucket (granted already: a second binding of the
