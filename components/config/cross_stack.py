@@ -4,7 +4,9 @@ the project and reports these with its ownership conflicts (``python -m componen
 which the deploy workflow runs before anything deploys).
 
 Each works on the decoded values of the stack files (not yet validated: a stack whose values
-are malformed is reported on its own, and its names are left out here).
+are malformed is reported on its own, and its names are left out here). A fleet stack owns a
+cluster too, its manager (``fleet.manager``): ``manager_values`` gives it an owner's shape, so
+every check between owners covers it, and ``Conflict.issue_of`` names its own keys.
 """
 
 from __future__ import annotations
@@ -14,23 +16,85 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config.grammars import parse_owner_ref
+from components.config.schema.fleet import FLEET_KEY, MANAGER_CLUSTER
 from components.errors import ConfigIssue
 from components.vocabulary import default_bucket_name, node_account_id
 
 DEFAULT_TEAM = "pathways"  # StackConfig.teams' default
 
 
+# An owner's key -> where a fleet stack sets the same thing of its manager cluster.
+MANAGER_KEYS = {"gcp.project": "fleet.manager.project", "cluster.name": "fleet.manager.clusterName"}
+
+
 @dataclass(frozen=True)
 class Conflict:
-    """A problem between stacks, and the stacks it involves (each one's plan reports it)."""
+    """A problem between stacks, and the stacks it involves (each one's plan reports it);
+    ``fleets``: those of them that are fleet stacks (their manager is the cluster involved)."""
 
     stacks: tuple[str, ...]
     issue: ConfigIssue
+    fleets: frozenset[str] = frozenset()
+
+    def issue_of(self, stack: str) -> ConfigIssue:
+        """The issue at ``stack``'s own key (a fleet sets its manager's under fleet.manager)."""
+        if stack not in self.fleets:
+            return self.issue
+        return ConfigIssue(MANAGER_KEYS.get(self.issue.key, self.issue.key), self.issue.message)
 
 
-def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conflict]:
+def manager_values(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A fleet stack's manager cluster in an owner stack's shape (project, cluster name; it
+    creates no scratch bucket); None for a stack that is not a fleet."""
+    fleet = values.get(FLEET_KEY)
+    if not isinstance(fleet, Mapping):
+        return None
+    manager = fleet.get("manager")
+    manager = manager if isinstance(manager, Mapping) else {}
+    return {
+        "gcp": {"project": manager.get("project")},
+        "cluster": {"name": manager.get("clusterName", MANAGER_CLUSTER)},
+        "scratchBucket": {"create": False},
+    }
+
+
+def fleet_workers(values: Mapping[str, Any]) -> list[str]:
+    """The worker stacks a fleet stack's values name (none for another stack)."""
+    fleet = values.get(FLEET_KEY)
+    workers = fleet.get("workers") if isinstance(fleet, Mapping) else None
+    return [w for w in workers if isinstance(w, str)] if isinstance(workers, list) else []
+
+
+def stack_names(stacks: Sequence[str], fleets: Mapping[str, Any]) -> str:
+    """``'dev' and 'fleet' (its fleet.manager)``, ``'a', 'b' and 'c'``: a fleet is named with
+    the key of its cluster."""
+    quoted = [f"{s!r} (its fleet.manager)" if s in fleets else repr(s) for s in stacks]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
+def manager_remedy(stacks: list[str], fleets: Mapping[str, list[str]]) -> str:
+    """Why a fleet's manager must be a cluster of its own, and what to change."""
+    for fleet in (s for s in stacks if s in fleets):
+        workers = [s for s in stacks if s in fleets[fleet]]
+        if workers:
+            return (
+                f"{workers[0]!r} is a worker of fleet {fleet!r}, and MultiKueue does not let the "
+                "manager cluster also be a worker: give fleet.manager a project and clusterName "
+                "of its own"
+            )
+    return (
+        "a fleet's manager is a CPU-only cluster of its own (it runs no TPU work and takes no "
+        "team stacks): give fleet.manager a project and clusterName of its own"
+    )
+
+
+def derived_name_conflicts(
+    owners: Mapping[str, Mapping[str, Any]], fleets: Mapping[str, list[str]] | None = None
+) -> list[Conflict]:
     """Owner stacks whose node service accounts (per project) or scratch buckets (global) would
-    have one name. Two owners of one cluster are reported by ``classify_stacks`` already."""
+    have one name. Two owners of one cluster are reported by ``classify_stacks`` already.
+    ``fleets``: which of ``owners`` are fleets (their values are ``manager_values``)."""
+    fleets = fleets or {}
     accounts: dict[tuple[str, str], list[str]] = {}
     buckets: dict[str, list[str]] = {}
     for stack, values in owners.items():
@@ -45,9 +109,11 @@ def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conf
             tuple(stacks),
             ConfigIssue(
                 "cluster.name",
-                f"stacks {names(stacks)} would each create node service account {account!r} in "
-                f"project {project!r} (derived from their cluster names); rename a cluster",
+                f"stacks {stack_names(stacks, fleets)} would each create node service account "
+                f"{account!r} in project {project!r} (derived from their cluster names); rename "
+                "a cluster",
             ),
+            frozenset(fleets).intersection(stacks),
         )
         for (project, account), stacks in accounts.items()
         if len(stacks) > 1 and not _same_cluster(owners, stacks)
@@ -57,8 +123,8 @@ def derived_name_conflicts(owners: Mapping[str, Mapping[str, Any]]) -> list[Conf
             tuple(stacks),
             ConfigIssue(
                 "scratchBucket.name",
-                f"stacks {names(stacks)} would each create scratch bucket {bucket!r} (bucket "
-                "names are global); give one of them another scratchBucket.name",
+                f"stacks {stack_names(stacks, {})} would each create scratch bucket {bucket!r} "
+                "(bucket names are global); give one of them another scratchBucket.name",
             ),
         )
         for bucket, stacks in buckets.items()
@@ -82,8 +148,8 @@ def namespace_conflicts(teams: Mapping[str, Mapping[str, Any]]) -> list[Conflict
             tuple(stacks),
             ConfigIssue(
                 "teams",
-                f"stacks {names(stacks)} {both(stacks)} list team {team!r} on {target}; each "
-                f"would create and own namespace {team!r} (destroying one deletes the "
+                f"stacks {stack_names(stacks, {})} {both(stacks)} list team {team!r} on {target}; "
+                f"each would create and own namespace {team!r} (destroying one deletes the "
                 "other's); give each team stack its own team names",
             ),
         )
@@ -140,12 +206,6 @@ def _text(values: Mapping[str, Any], section: str, key: str) -> str | None:
     part = values.get(section)
     value = part.get(key) if isinstance(part, Mapping) else None
     return value if isinstance(value, str) else None
-
-
-def names(stacks: Sequence[str]) -> str:
-    """``'a' and 'b'``, ``'a', 'b' and 'c'``."""
-    quoted = [repr(s) for s in stacks]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def both(stacks: Sequence[str]) -> str:

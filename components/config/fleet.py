@@ -26,7 +26,7 @@ from components.config import grammars
 from components.config.checks import parse_stack_config
 from components.config.loader import (
     STACKS_DIR,
-    available_stacks,
+    classify_stacks,
     decode_engine_values,
     read_stack_file,
     stack_path,
@@ -35,15 +35,95 @@ from components.config.loader import (
 from components.config.preflight import run_preflight
 from components.config.schema import StackConfig
 from components.config.schema.contract import SharedCluster
-from components.config.schema.fleet import FleetStackConfig, FleetWorkloadConfig
+from components.config.schema.fleet import (
+    FLEET_KEY,
+    FleetStackConfig,
+    FleetWorkloadConfig,
+    is_fleet,
+)
+from components.config.schema.teams import TeamResourceQuotaConfig
+from components.config.schema.workloads import EnvFromConfigSecret
 from components.config.shared_cluster import contract_outputs, read_contract
 from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.vocabulary import WorkloadBackend
 
-FLEET_KEY = "fleet"
 WorkerReader = Callable[[str], Mapping[str, Any] | None]
 """A worker stack's name -> its exported outputs (the offline plan: its own offline plan)."""
+
+_WORKERS_OWN = "belong to the worker stacks (the manager runs no Pathways pod); set them there"
+# Keys of a stack that are not a fleet's, and why: refused naming the key, never ignored.
+NOT_IN_A_FLEET = {
+    "gcp": "the manager's project, region and zone are fleet.manager.project, region and zone",
+    "cluster": "the manager cluster is set under fleet.manager (clusterName, securityGroup, "
+    "secretsEncryption)",
+    "systemPool": "the manager's one pool is fleet.manager.machineType and nodes",
+    "cpuPool": f"CPU pools for Pathways heads {_WORKERS_OWN}",
+    "tpuPools": f"TPU pools {_WORKERS_OWN}",
+    "scratchBucket": f"scratch buckets {_WORKERS_OWN}; a pinned workload uses its worker's",
+    "dataBuckets": f"bucket grants to node service accounts {_WORKERS_OWN}",
+    "addons": "the manager's JobSet and Kueue (MultiKueue) installs are the fleet's own, and each "
+    "worker's installs are set in that worker stack",
+    "owner": "a fleet owns its manager cluster and names the clusters it dispatches to in "
+    "fleet.workers; it deploys onto no owner's cluster",
+    "pathwaysVersion": "a fleet has no stack-wide Pathways release; set "
+    "workloads[].pathwaysVersion on each workload that needs another than the default",
+    "waitForRunning": "a fleet's `pulumi up` does not wait for its JobSets: MultiKueue admits "
+    "and dispatches them to a worker after the deployment; watch them on the manager",
+    "pricing": "the fleet's plan prices only the manager's CPU pool, at list prices; TPU prices "
+    "belong to each worker stack's pricing",
+    # MultiKueue's JobSet adapter creates only the JobSet on the worker (kubernetes-sigs/kueue
+    # pkg/controller/jobs/jobset/jobset_multikueue_adapter.go, SyncJob; read at 0c344425).
+    "secrets": "a fleet takes no config secrets: MultiKueue creates only the JobSet on the "
+    "worker it picks, not the Secret a {configSecret: NAME} would become on the manager; use "
+    "{secretKeyRef: {name, key}} to a Secret that exists in the team's namespace on each worker",
+    "sharedServices": "a shared service is a long-running Pathways deployment its clients "
+    "reach in its own cluster, which MultiKueue would only choose at admission; declare it in "
+    "a worker stack (or a team stack on one)",
+}
+_NO_SECRETS = NOT_IN_A_FLEET["secrets"]
+
+
+def foreign_key_issues(values: Mapping[str, Any]) -> list[ConfigIssue]:
+    """A stack's keys a fleet does not take (``NOT_IN_A_FLEET``), refused with why."""
+    return [
+        ConfigIssue(key, f"not a key of a fleet stack: {why}")
+        for key, why in NOT_IN_A_FLEET.items()
+        if key in values
+    ]
+
+
+def config_secret_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """``{configSecret: NAME}`` would become a Secret on the manager, where no pod runs."""
+    return [
+        ConfigIssue(f"{key}.{name}", f"{{configSecret: {value.config_secret}}}: {_NO_SECRETS}")
+        for i, workload in enumerate(config.workloads)
+        for key, env in workload.env_maps(f"workloads[{i}]")
+        for name, value in env.items()
+        if isinstance(value, EnvFromConfigSecret)
+    ]
+
+
+# What a ResourceQuota counts of pods; on the manager it would count none of the fleet's.
+POD_QUOTAS = ("pods", "cpu", "memory_gib", "tpu_chips")
+
+
+def team_quota_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """A pod quota on a team's namespace on the manager bounds nothing: MultiKueue creates the
+    JobSet on a worker, and the JobSet controller leaves one managed by MultiKueue alone on the
+    manager, so the fleet's pods all run on the workers."""
+    quota_fields = TeamResourceQuotaConfig.model_fields
+    return [
+        ConfigIssue(
+            f"teams[{i}].resourceQuota.{quota_fields[name].alias}",
+            f"{value} would bound the team's pods on the manager, where none run (MultiKueue "
+            "creates the JobSet and so its pods on a worker); set it in the worker stacks' "
+            "teams[].resourceQuota, or bound queued chips with their addons.kueue.teamQuotas",
+        )
+        for i, team in enumerate(config.teams)
+        for name in POD_QUOTAS
+        if (value := getattr(team.resource_quota, name)) is not None
+    ]
 
 
 @dataclass(frozen=True)
@@ -67,38 +147,52 @@ class FleetStack:
         return {name: c.region for name, c in self.workers.items()}
 
 
-def is_fleet(values: Mapping[str, Any]) -> bool:
-    """Whether decoded stack values are a fleet stack's."""
-    return values.get(FLEET_KEY) is not None
-
-
 def worker_issues(
     stack: str, workers: list[str], stacks_dir: Path = STACKS_DIR
 ) -> list[ConfigIssue]:
     """Each worker is another stack of this project that owns its cluster (not a team stack, not
-    a stack on an existing cluster, not a fleet)."""
-    issues = []
-    for i, worker in enumerate(workers):
-        key = f"fleet.workers[{i}]"
-        problem = _worker_problem(stack, worker, stacks_dir)
-        if problem:
-            issues.append(ConfigIssue(key, f"{worker!r}: {problem}"))
-    return issues
+    a stack on an existing cluster, not a fleet); a refusal lists the stacks that are."""
+    problems = [(i, w, _worker_problem(stack, w, stacks_dir)) for i, w in enumerate(workers)]
+    if not any(problem for _, _, problem in problems):
+        return []
+    owners = ", ".join(classify_stacks(stacks_dir).owners) or "none"
+    return [
+        ConfigIssue(f"fleet.workers[{i}]", f"{worker!r}: {problem}; cluster owners: {owners}")
+        for i, worker, problem in problems
+        if problem
+    ]
 
 
 def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
     if worker == stack:
         return "is this fleet stack; name the cluster-owning stacks it dispatches to"
     if not stack_path(worker, stacks_dir).is_file():
-        return f"no such stack in this project; stacks: {', '.join(available_stacks(stacks_dir))}"
-    if is_fleet(decode_engine_values(read_stack_file(worker, stacks_dir))):
+        return "no such stack in this project"
+    values = decode_engine_values(read_stack_file(worker, stacks_dir))
+    if is_fleet(values):
         return "is a fleet stack; a worker must be a stack that owns its TPU cluster"
+    owner = values.get("owner")
+    if owner is not None:
+        try:
+            named = f"name {grammars.parse_owner_ref(str(owner))[1]!r} instead"
+        except ValueError:
+            named = "name its owner instead"
+        return (
+            f"is a team stack (owner: {owner}): it owns no cluster, it deploys onto its owner's; "
+            f"{named}"
+        )
     if targets_existing_cluster(worker, stacks_dir):
         return (
-            "does not own a cluster (it is a team stack or targets an existing cluster); name "
-            "its owner stack instead"
+            "targets an existing cluster (cluster.existing) instead of creating one; a worker "
+            "must be a stack that creates its cluster"
         )
     return None
+
+
+def cluster_conflicts(stack: str, values: dict[str, Any], stacks_dir: Path) -> list[ConfigIssue]:
+    """The manager is a cluster this stack owns: refused, as an owner's cluster is, when it is
+    the cluster of another stack (a worker above all) or shares a project with one."""
+    return classify_stacks(stacks_dir, values={stack: values}).conflicts_of(stack)
 
 
 def load_fleet(
@@ -122,16 +216,20 @@ def parse_fleet_config(
 ) -> FleetStack:
     """Validate a fleet stack's decoded values: every problem at once (ConfigError)."""
     source = f"{stack_path(stack, stacks_dir).name} (tpu-pathways:)"
+    foreign = foreign_key_issues(values)
+    fleet_values = {k: v for k, v in values.items() if k not in NOT_IN_A_FLEET}
     try:
-        config = FleetStackConfig.model_validate(values)
+        config = FleetStackConfig.model_validate(fleet_values)
     except ValidationError as exc:
-        issues = issues_from_validation(exc, FleetStackConfig, grammars.hides_value)
+        issues = foreign + issues_from_validation(exc, FleetStackConfig, grammars.hides_value)
         fleet = values.get(FLEET_KEY)
         names = fleet.get("workers") if isinstance(fleet, dict) else None
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
             issues += worker_issues(stack, names, stacks_dir)
-        raise ConfigError(issues, source) from None
-    issues = worker_issues(stack, config.fleet.workers, stacks_dir) + backend_issues(config)
+        raise ConfigError(issues + cluster_conflicts(stack, values, stacks_dir), source) from None
+    issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
+    issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
+    issues += cluster_conflicts(stack, values, stacks_dir)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:
@@ -158,6 +256,7 @@ def manager_values(config: FleetStackConfig) -> dict[str, Any]:
     manager = config.fleet.manager
     return {
         "environment": config.environment.value,
+        "team": config.team,
         "gcp": {"project": manager.project, "region": manager.region, "zone": manager.zone},
         "cluster": {
             "name": manager.cluster_name,

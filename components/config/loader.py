@@ -24,13 +24,17 @@ from components.config.cross_stack import (
     Conflict,
     both,
     derived_name_conflicts,
-    names,
+    fleet_workers,
+    manager_remedy,
+    manager_values,
     namespace_conflicts,
+    stack_names,
 )
 from components.config.grammars import parse_owner_ref
 from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
 from components.config.schema import NAMESPACE, StackConfig, namespace_values
-from components.config.shared_cluster import read_contract
+from components.config.schema.fleet import is_fleet
+from components.config.shared_cluster import fleet_owner_message, read_contract
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
 
@@ -83,8 +87,9 @@ def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
 @dataclass(frozen=True)
 class StackKinds:
     """Every stack file sorted by role: owners (create their cluster; deploy these first) and
-    team stacks. A file that cannot be read is reported in ``errors``, not fatal to the others;
-    ``found`` are problems between stacks (``conflicts``: their issues)."""
+    team stacks (with fleet stacks: they read their workers, so they deploy after them). A file
+    that cannot be read is reported in ``errors``, not fatal to the others; ``found`` are
+    problems between stacks (``conflicts``: their issues)."""
 
     owners: list[str]
     teams: list[str]
@@ -93,14 +98,16 @@ class StackKinds:
 
     @property
     def conflicts(self) -> list[ConfigIssue]:
-        return [conflict.issue for conflict in self.found]
+        return [conflict.issue_of(conflict.stacks[0]) for conflict in self.found]
 
     def conflicts_of(self, stack: str) -> list[ConfigIssue]:
-        """The problems between stacks that involve ``stack``."""
-        return [conflict.issue for conflict in self.found if stack in conflict.stacks]
+        """The problems between stacks that involve ``stack``, at its own keys."""
+        return [conflict.issue_of(stack) for conflict in self.found if stack in conflict.stacks]
 
 
-def _clusters_sharing_a_project(claims: dict[tuple[Any, Any], list[str]]) -> list[Conflict]:
+def _clusters_sharing_a_project(
+    claims: dict[tuple[Any, Any], list[str]], fleets: Mapping[str, list[str]]
+) -> list[Conflict]:
     """Two clusters in one project: a Workload Identity grant names the project's pool,
     `serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]`, so it holds for that namespace
     and account in every cluster of the project (GKE "Workload Identity Federation for GKE",
@@ -114,81 +121,123 @@ def _clusters_sharing_a_project(claims: dict[tuple[Any, Any], list[str]]) -> lis
             tuple(stacks),
             ConfigIssue(
                 "gcp.project",
-                f"stacks {names(stacks)} would each create a cluster in "
-                f"project {project!r}: a team's Workload Identity grant (its bucket prefix) "
-                "would then hold for the same namespace in the other cluster too; give each "
-                "cluster its own project",
+                f"stacks {stack_names(stacks, fleets)} would each create a cluster in project "
+                f"{project!r}: a team's Workload Identity grant (its bucket prefix) would then "
+                "hold for the same namespace in the other cluster too; give each cluster its "
+                "own project",
             ),
+            frozenset(fleets).intersection(stacks),
         )
         for project, stacks in by_project.items()
         if len(stacks) > 1
     ]
 
 
+def _one_cluster_two_owners(
+    project: Any, name: Any, stacks: list[str], fleets: Mapping[str, list[str]]
+) -> Conflict:
+    if any(s in fleets for s in stacks):
+        remedy = manager_remedy(stacks, fleets)
+    else:
+        remedy = (
+            f"keep one owner and make the others team stacks (owner: {stacks[0]}, without gcp, "
+            "cluster and pools)"
+        )
+    return Conflict(
+        tuple(stacks),
+        ConfigIssue(
+            "cluster.name",
+            f"stacks {stack_names(stacks, fleets)} would {both(stacks)} own cluster {name!r} in "
+            f"project "
+            f"{project!r}; {remedy}",
+        ),
+        frozenset(fleets).intersection(stacks),
+    )
+
+
+def _existing_owned(stack: str, name: Any, owner: str, fleets: Mapping[str, list[str]]) -> str:
+    if owner in fleets:
+        return (
+            f"stack {stack!r} targets cluster {name!r}, the manager cluster of fleet stack "
+            f"{owner!r}, which runs no TPU work and takes no team stacks; add its workloads to "
+            f"that fleet's tpu-pathways:workloads, or make it a team stack of a cluster owner"
+        )
+    return (
+        f"stack {stack!r} targets cluster {name!r}, which stack {owner!r} owns; make it a team "
+        f"stack (owner: {owner}) so the owner's rules and queues apply"
+    )
+
+
 def classify_stacks(
-    stacks_dir: Path = STACKS_DIR, read: Mapping[str, Mapping[str, str]] | None = None
+    stacks_dir: Path = STACKS_DIR,
+    read: Mapping[str, Mapping[str, str]] | None = None,
+    values: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> StackKinds:
     """Refuses (in ``conflicts``) two stacks that would own one cluster (same project and
     cluster name), two clusters in one project (``_clusters_sharing_a_project``), a stack that
     reaches an owner's cluster through `cluster.existing` instead of `owner:` (it would bypass
     the owner's rules and queues), and the conflicts of ``cross_stack``: names two owners would
-    both create, a namespace two team stacks would both own. ``read``: config maps of stack
-    files already read (``read_stack_file``), not read again."""
+    both create, a namespace two team stacks would both own. A fleet stack's manager is a
+    cluster it owns, checked as an owner's. ``read``: config maps of stack files already read
+    (``read_stack_file``), not read again; ``values``: stacks' values already decoded (a fleet
+    stack's own under `pulumi up`), used instead of their files."""
     owners: list[str] = []
     teams: list[str] = []
-    values_of: dict[str, dict[str, Any]] = {}
+    values_of: dict[str, Mapping[str, Any]] = {}
     errors: dict[str, ConfigError] = {}
     claims: dict[tuple[Any, Any], list[str]] = {}  # (project, cluster name) -> owner stacks
     existing: list[tuple[str, tuple[Any, Any]]] = []
-    for stack in available_stacks(stacks_dir):
+    fleets: dict[str, list[str]] = {}  # fleet stack -> its workers
+    for stack in sorted({*available_stacks(stacks_dir), *(values or {})}):
         try:
-            raw = (read or {}).get(stack) or read_stack_file(stack, stacks_dir)
-            values = decode_engine_values(raw)
+            decoded = (values or {}).get(stack)
+            if decoded is None:
+                raw = (read or {}).get(stack) or read_stack_file(stack, stacks_dir)
+                decoded = decode_engine_values(dict(raw))
         except ConfigError as exc:
             errors[stack] = exc
             continue
-        values_of[stack] = values
-        gcp, cluster = values.get("gcp"), values.get("cluster")
+        manager = manager_values(decoded)
+        if manager is not None:
+            # A fleet reads its workers' contracts, so it deploys after them, as team stacks
+            # do; the manager is a cluster it owns.
+            teams.append(stack)
+            fleets[stack] = fleet_workers(decoded)
+            values_of[stack] = manager
+            claims.setdefault((manager["gcp"]["project"], manager["cluster"]["name"]), []).append(
+                stack
+            )
+            continue
+        values_of[stack] = decoded
+        gcp, cluster = decoded.get("gcp"), decoded.get("cluster")
         project = gcp.get("project") if isinstance(gcp, dict) else None
         cluster = cluster if isinstance(cluster, dict) else {}
         target = cluster.get("existing")
-        # A fleet reads its workers' contracts, so it deploys after them, as team stacks do.
-        if values.get("owner") is not None or target is not None or values.get("fleet"):
+        if decoded.get("owner") is not None or target is not None:
             teams.append(stack)
-            if values.get("owner") is None and isinstance(target, dict):
+            if decoded.get("owner") is None and isinstance(target, dict):
                 existing.append((stack, (project, target.get("name"))))
             continue
         owners.append(stack)
         claims.setdefault((project, cluster.get("name")), []).append(stack)
     conflicts = [
-        Conflict(
-            tuple(stacks),
-            ConfigIssue(
-                "cluster.name",
-                f"stacks {names(stacks)} would {both(stacks)} own cluster "
-                f"{name!r} in project {project!r}; keep one owner and make the others team "
-                f"stacks (owner: {stacks[0]}, without gcp, cluster and pools)",
-            ),
-        )
+        _one_cluster_two_owners(project, name, stacks, fleets)
         for (project, name), stacks in claims.items()
         if len(stacks) > 1 and name is not None
     ]
-    conflicts += _clusters_sharing_a_project(claims)
+    conflicts += _clusters_sharing_a_project(claims, fleets)
     conflicts += [
         Conflict(
             (stack, claims[key][0]),
-            ConfigIssue(
-                "cluster.existing",
-                f"stack {stack!r} targets cluster {key[1]!r}, which stack {claims[key][0]!r} "
-                f"owns; make it a team stack (owner: {claims[key][0]}) so the owner's rules and "
-                "queues apply",
-            ),
+            ConfigIssue("cluster.existing", _existing_owned(stack, key[1], claims[key][0], fleets)),
         )
         for stack, key in existing
         if key in claims
     ]
-    conflicts += derived_name_conflicts({s: values_of[s] for s in owners})
-    conflicts += namespace_conflicts({s: values_of[s] for s in teams})
+    conflicts += derived_name_conflicts(
+        {s: values_of[s] for s in sorted([*owners, *fleets])}, fleets
+    )
+    conflicts += namespace_conflicts({s: values_of[s] for s in teams if s not in fleets})
     return StackKinds(owners, teams, errors, conflicts)
 
 
@@ -418,6 +467,8 @@ def owner_stack_of(stack: str, owner: str, stacks_dir: Path, source: str) -> str
     if not stack_path(owner_stack, stacks_dir).is_file():
         known = ", ".join(owner_stacks(stacks_dir)) or "none"
         raise refuse(f"no stack {owner_stack!r} in this project; cluster owners: {known}")
+    if is_fleet(decode_engine_values(read_stack_file(owner_stack, stacks_dir))):
+        raise refuse(fleet_owner_message(owner, ", ".join(owner_stacks(stacks_dir)) or "none"))
     if targets_existing_cluster(owner_stack, stacks_dir):
         raise refuse(
             f"stack {owner_stack!r} does not own a cluster (it is a team stack or targets an "

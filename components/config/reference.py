@@ -1,4 +1,6 @@
-"""The README's config reference, generated from the config models' field docs.
+"""The README's config reference, generated from the config models' field docs: a stack's
+keys (``StackConfig``), then a fleet stack's (``FleetStackConfig``). A model documented once is
+referred to, not repeated; a model extending one documented lists only its own keys.
 
 `python -m components config-reference` prints it; a test keeps the README's copy in step.
 """
@@ -13,14 +15,24 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from components.config.schema import NAMESPACE, StackConfig
+from components.config.schema.fleet import FleetStackConfig
 
 BEGIN = "<!-- config-reference:begin -->"
 END = "<!-- config-reference:end -->"
+FLEET_TITLE = f"#### Fleet stack keys (`{NAMESPACE}:KEY` of a stack with `{NAMESPACE}:fleet`)"
+FLEET_SECTION = " (fleet stack)"  # after the fleet's own sections' keys: some share a stack's
 
 
 def render_reference() -> str:
+    documented: dict[type[BaseModel], str] = {}
     lines = [BEGIN, ""]
-    lines += _model_section(StackConfig, f"{NAMESPACE}:", top=True)
+    lines += _model_section(StackConfig, f"{NAMESPACE}:", documented, top=True)
+    lines += [
+        "",
+        *_model_section(
+            FleetStackConfig, f"{NAMESPACE}:", documented, title=FLEET_TITLE, label=FLEET_SECTION
+        ),
+    ]
     lines += ["", END]
     return "\n".join(lines)
 
@@ -31,27 +43,53 @@ def first_paragraph(docstring: str) -> str:
     return " ".join(line.strip() for line in paragraph.splitlines())
 
 
-def _model_section(model: type[BaseModel], prefix: str, top: bool = False) -> list[str]:
-    lines = [f"#### `{prefix.rstrip('.')}`" if not top else f"#### Top-level keys (`{prefix}KEY`)"]
+def _model_section(
+    model: type[BaseModel],
+    prefix: str,
+    documented: dict[type[BaseModel], str],
+    top: bool = False,
+    title: str | None = None,
+    label: str = "",
+) -> list[str]:
+    """``model``'s table and, below it, the tables of the models it nests that ``documented``
+    (model -> its section's key) does not hold yet; ``label`` follows the key in their titles."""
+    documented.setdefault(model, prefix.rstrip("."))
+    if title is None:
+        key = prefix.rstrip(".")
+        title = f"#### Top-level keys (`{prefix}KEY`)" if top else f"#### `{key}`{label}"
+    lines = [title]
     doc = first_paragraph(model.__doc__ or "")
+    base = _documented_base(model, documented)
+    if base is not None:
+        doc += f" Every key of `{documented[base]}`, and:"
     if doc:
-        lines += ["", doc]
+        lines += ["", doc.strip()]
     lines += ["", "| key | type | default | meaning |", "|---|---|---|---|"]
     nested: list[tuple[type[BaseModel], str]] = []
     for name, field in model.model_fields.items():
+        if base is not None and name in base.model_fields:
+            continue
         key = field.alias or name
         annotation = field.annotation
-        lines.append(
-            f"| `{key}` | {_type_name(annotation)} | {_default(field)} | "
-            f"{(field.description or '').replace('|', '/').replace(chr(10), ' ')} |"
-        )
+        meaning = (field.description or "").replace("|", "/").replace(chr(10), " ")
         inner = _inner_model(annotation)
-        if inner is not None:
+        if inner is not None and inner in documented:
+            meaning += f" Its keys: `{documented[inner]}`."
+        lines.append(f"| `{key}` | {_type_name(annotation)} | {_default(field)} | {meaning} |")
+        if inner is not None and inner not in documented:
             suffix = "[]" if _is_list(annotation) else ""
+            documented[inner] = f"{prefix}{key}{suffix}"
             nested.append((inner, f"{prefix}{key}{suffix}."))
     for inner, inner_prefix in nested:
-        lines += ["", *_model_section(inner, inner_prefix)]
+        lines += ["", *_model_section(inner, inner_prefix, documented, label=label)]
     return lines
+
+
+def _documented_base(
+    model: type[BaseModel], documented: dict[type[BaseModel], str]
+) -> type[BaseModel] | None:
+    """The documented model ``model`` extends, if any (its keys are not listed again)."""
+    return next((b for b in model.__mro__[1:] if b in documented), None)
 
 
 def _default(field) -> str:

@@ -58,6 +58,7 @@ from components.vocabulary import (
 )
 
 OUTPUT = "shared_cluster"
+FLEET_OUTPUT = "fleet"  # what a fleet stack exports instead (``components.stack.fleet``)
 # Keys of a team stack that belong to its owner (what each holds, with its verb): restating
 # them is how they drifted.
 OWNER_KEYS = {
@@ -163,7 +164,26 @@ def contract_outputs(contract: SharedCluster) -> dict[str, Any]:
 
 def read_contract(outputs: Mapping[str, Any] | None, owner: str) -> SharedCluster:
     """The contract in the outputs of owner stack ``owner`` (None: it has none)."""
-    return contract_from_outputs((outputs or {}).get(OUTPUT), owner)
+    outputs = outputs or {}
+    if OUTPUT not in outputs and FLEET_OUTPUT in outputs:
+        raise ConfigError(
+            [ConfigIssue("owner", fleet_owner_message(owner, CLUSTER_OWNERS))], "owner stack"
+        )
+    return contract_from_outputs(outputs.get(OUTPUT), owner)
+
+
+# Who may be named in `owner:` when the stack files are not at hand (`pulumi up`).
+CLUSTER_OWNERS = "a stack of this project whose gcp and cluster keys create its cluster"
+
+
+def fleet_owner_message(owner: str, owners: str) -> str:
+    """``owner:`` names a fleet stack: its manager is no cluster for team stacks to join."""
+    return (
+        f"{owner!r} is a fleet stack: its manager cluster runs no TPU or CPU pool for jobs and "
+        "takes no team stacks (it queues JobSets and MultiKueue dispatches them to its workers); "
+        f"to run jobs through the fleet, add them to its tpu-pathways:workloads; name a cluster "
+        f"owner instead: {owners}"
+    )
 
 
 def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:

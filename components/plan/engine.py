@@ -25,7 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config import loader
-from components.config.fleet import is_fleet, load_fleet, worker_outputs
+from components.config.fleet import load_fleet, worker_outputs
 from components.config.loader import (
     PROJECT,
     PROJECT_DIR,
@@ -36,6 +36,7 @@ from components.config.loader import (
     stack_path,
 )
 from components.config.schema import StackConfig
+from components.config.schema.fleet import is_fleet
 from components.config.shared_cluster import contract_outputs
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport

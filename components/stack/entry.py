@@ -7,7 +7,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.config.checks import parse_stack_config
-from components.config.fleet import FleetStack, is_fleet, parse_fleet_config
+from components.config.fleet import FleetStack, parse_fleet_config
 from components.config.grammars import parse_owner_ref
 from components.config.loader import (
     SECRETS_KEY,
@@ -17,6 +17,7 @@ from components.config.loader import (
     misspelled_namespaces,
 )
 from components.config.schema import NAMESPACE, StackConfig
+from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.stack.owner import read_owner_contract, read_worker_outputs
 

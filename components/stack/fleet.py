@@ -39,6 +39,7 @@ from components.addons.multikueue import (
 from components.addons.teams import TeamNamespace
 from components.config.fleet import FleetStack
 from components.config.schema import StackConfig
+from components.config.shared_cluster import FLEET_OUTPUT
 from components.config.workload_specs import (
     cpu_pool_selector,
     node_pool_pins,
@@ -52,8 +53,6 @@ from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs
 
-FLEET_OUTPUT = "fleet"
-
 
 def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     """Register the fleet's resources; returns its stack outputs."""
@@ -66,9 +65,16 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     )
     ready = [*cluster.control_plane, system]
     addons, provider = manager.addons, cluster.provider
-    jobset = ReleaseManifest(f"{name}-jobset", args.release_args(addons.jobset, provider, ready))
+    # Production protects the installs and the Kueue objects, as on a cluster a stack owns:
+    # deleting a CRD or a queue deletes the workloads queued on it.
+    protected = pulumi.ResourceOptions(protect=manager.protects_state)
+    jobset = ReleaseManifest(
+        f"{name}-jobset", args.release_args(addons.jobset, provider, ready), opts=protected
+    )
     kueue = ReleaseManifest(
-        f"{name}-kueue", args.release_args(addons.kueue, provider, [*ready, jobset.manifest])
+        f"{name}-kueue",
+        args.release_args(addons.kueue, provider, [*ready, jobset.manifest]),
+        opts=protected,
     )
     namespaces = {
         team.name: TeamNamespace(
@@ -83,8 +89,11 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     queues = MultiKueueManager(
         f"{name}-multikueue",
         manager_args(fleet, provider, kueue.manifest, secrets, namespaces),
+        opts=protected,
     )
-    priorities = PriorityClasses(f"{name}-priorities", PriorityClassesArgs(provider))
+    priorities = PriorityClasses(
+        f"{name}-priorities", PriorityClassesArgs(provider), opts=protected
+    )
     for i, workload in enumerate(fleet.config.workloads):
         view = next(iter(fleet.placements[i].values()))
         entry = view.workloads[0]

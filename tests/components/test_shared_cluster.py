@@ -19,7 +19,7 @@ from components.cli import main as cli
 from components.config.grammars import parse_owner_ref
 from components.config.loader import owner_stacks
 from components.config.schema.contract import SharedCluster
-from components.config.shared_cluster import contract_from_outputs
+from components.config.shared_cluster import contract_from_outputs, read_contract
 from components.errors import ConfigError
 from components.plan.engine import load_stack, plan_stack, run_program
 from components.vocabulary import node_account_id
@@ -345,6 +345,46 @@ def test_owner_must_be_a_cluster_owning_stack_of_this_project(tmp_path, owner, m
     (issue,) = caught.value.issues
     assert issue.key == "owner"
     assert message in issue.message
+
+
+FLEET: dict[str, Any] = {
+    "fleet": {
+        "workers": ["lab"],
+        "manager": {
+            "project": "tpu-pathways-lab-fleet",
+            "region": "us-east5",
+            "zone": "us-east5-a",
+        },
+    },
+    "teams": [{"name": "platform"}],
+}
+FLEET_OWNER = (
+    "'lab-fleet' is a fleet stack: its manager cluster runs no TPU or CPU pool for jobs and takes "
+    "no team stacks (it queues JobSets and MultiKueue dispatches them to its workers); to run jobs "
+    "through the fleet, add them to its tpu-pathways:workloads; name a cluster owner instead: "
+)
+
+
+def test_a_team_stack_naming_a_fleet_as_owner_is_refused_naming_the_owners(tmp_path):
+    stacks = write_stacks(
+        tmp_path / "stacks",
+        {"lab": OWNER, "lab-fleet": FLEET, "vision": {**TEAM, "owner": "lab-fleet"}},
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_stack("vision", stacks)
+    assert [(i.key, i.message) for i in caught.value.issues] == [("owner", FLEET_OWNER + "lab")]
+
+
+def test_under_pulumi_up_a_fleets_outputs_are_no_contract():
+    # What a StackReference to a fleet stack answers: its `fleet` output, no `shared_cluster`.
+    with pytest.raises(ConfigError) as caught:
+        read_contract({"fleet": {"workers": {"lab": "us-east5"}}}, "lab-fleet")
+    assert [(i.key, i.message) for i in caught.value.issues] == [
+        (
+            "owner",
+            FLEET_OWNER + "a stack of this project whose gcp and cluster keys create its cluster",
+        )
+    ]
 
 
 def test_owner_reference_forms():

@@ -3,11 +3,29 @@ own offline plans, no credential in plain text anywhere in the plan or its --out
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import yaml
+
 from components.plan.engine import plan_file
+from components.policy.report import check_plan
 from tests.helpers import run_cli
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
+STACKS = Path(__file__).resolve().parents[2] / "stacks"
+# What production protects on the manager, as on a cluster a stack owns.
+PROTECTED = {
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+    "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+    "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig",
+    "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+    "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+    "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+}
 
 
 def test_the_manager_is_one_cpu_only_cluster(example_plan):
@@ -52,3 +70,23 @@ def test_out_writes_no_token_or_kubeconfig_in_plain_text(tmp_path, capsys):
     text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "multikueue-research-v5p" in text
     assert "token:" not in text and "certificate-authority-data" not in text
+
+
+def test_a_production_fleet_protects_its_installs_and_kueue_objects(tmp_path, example_plan):
+    for name in ("research-v5p", "dev"):
+        shutil.copy(STACKS / f"Pulumi.{name}.yaml", tmp_path)
+    fleet = yaml.safe_load((STACKS / "Pulumi.fleet.yaml").read_text())
+    config = fleet["config"]
+    config["tpu-pathways:environment"] = "production"
+    config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {
+        "kmsKey": "projects/tpu-pathways-fleet/locations/us-central1/keyRings/gke/cryptoKeys/etcd"
+    }
+    (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
+    plan = plan_file("fleet", tmp_path)
+    protected = [r for r in plan.resources if r.type in PROTECTED]
+    assert len(protected) == 17
+    assert all(r.options.get("protect") is True for r in protected)
+    assert check_plan(plan, "production") == []
+    # staging (the example) protects none of them
+    staging = [r for r in example_plan("fleet").resources if r.type in PROTECTED]
+    assert [r.name for r in staging if r.options.get("protect")] == []

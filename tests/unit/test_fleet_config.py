@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.fleet import load_fleet
+from components.config.fleet import NOT_IN_A_FLEET, load_fleet
+from components.config.loader import classify_stacks
+from components.config.schema import StackConfig
+from components.config.schema.fleet import FleetStackConfig
 from components.errors import ConfigError
 from components.plan.engine import plan_file
 from components.stack.fleet import manager_flavors
@@ -93,7 +96,10 @@ def test_a_worker_that_is_a_team_stack_is_refused(stacks, worker_outputs):
     write_fleet(stacks, config)
     error = refusal(stacks, worker_outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[1]"]
-    assert error.issues[0].message.startswith("'team-research': does not own a cluster")
+    assert error.issues[0].message == (
+        "'team-research': is a team stack (owner: research-v5p): it owns no cluster, it deploys "
+        "onto its owner's; name 'research-v5p' instead; cluster owners: dev, research-v5p"
+    )
 
 
 def test_a_worker_that_is_not_a_stack_of_the_project_is_refused(stacks, worker_outputs):
@@ -102,7 +108,9 @@ def test_a_worker_that_is_not_a_stack_of_the_project_is_refused(stacks, worker_o
     write_fleet(stacks, config)
     error = refusal(stacks, worker_outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[1]"]
-    assert "'nowhere': no such stack in this project" in error.issues[0].message
+    assert error.issues[0].message == (
+        "'nowhere': no such stack in this project; cluster owners: dev, research-v5p"
+    )
 
 
 def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
@@ -112,18 +120,27 @@ def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
     error = refusal(stacks, worker_outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[0]"]
     assert error.issues[0].message == (
-        "'fleet': is this fleet stack; name the cluster-owning stacks it dispatches to"
+        "'fleet': is this fleet stack; name the cluster-owning stacks it dispatches to; cluster "
+        "owners: dev, research-v5p"
     )
 
 
 def test_a_fleet_naming_another_fleet_is_refused(stacks, worker_outputs):
-    write_fleet(stacks, fleet_values(), "fleet-b")
+    other = fleet_values()
+    other["tpu-pathways:fleet"]["manager"] |= {
+        "project": "tpu-pathways-fleet-b",
+        "clusterName": "b",
+    }
+    write_fleet(stacks, other, "fleet-b")
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["fleet-b"]
     write_fleet(stacks, config)
     error = refusal(stacks, worker_outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[0]"]
-    assert "is a fleet stack" in error.issues[0].message
+    assert error.issues[0].message == (
+        "'fleet-b': is a fleet stack; a worker must be a stack that owns its TPU cluster; "
+        "cluster owners: dev, research-v5p"
+    )
 
 
 def test_a_pathwaysjob_backend_workload_in_a_fleet_is_refused(stacks, worker_outputs):
@@ -230,3 +247,181 @@ def test_a_fleet_managers_kms_key_in_another_region_is_refused(stacks, worker_ou
         f"{key!r} is in location 'global'; GKE encrypts Secrets only with a key in the "
         "cluster's location, so its key ring must be in the cluster's region 'us-central1'"
     )
+
+
+# --- the manager is a cluster the fleet owns: checked against every other cluster ------------
+
+
+def test_a_manager_on_one_of_its_workers_clusters_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["manager"] |= {
+        "project": "tpu-pathways-research",
+        "clusterName": "pathways-research",
+    }
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "fleet.manager.clusterName",
+            "stacks 'fleet' (its fleet.manager) and 'research-v5p' would both own cluster "
+            "'pathways-research' in project 'tpu-pathways-research'; 'research-v5p' is a worker "
+            "of fleet 'fleet', and MultiKueue does not let the manager cluster also be a worker: "
+            "give fleet.manager a project and clusterName of its own",
+        )
+    ]
+
+
+def test_a_manager_on_another_owners_cluster_is_refused_in_both_plans(stacks, worker_outputs):
+    shutil.copy(STACKS / "Pulumi.serving-v6e.yaml", stacks)
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["manager"] |= {
+        "project": "tpu-pathways-serving",
+        "clusterName": "pathways-serving",
+    }
+    write_fleet(stacks, config)
+    message = (
+        "stacks 'fleet' (its fleet.manager) and 'serving-v6e' would both own cluster "
+        "'pathways-serving' in project 'tpu-pathways-serving'; a fleet's manager is a CPU-only "
+        "cluster of its own (it runs no TPU work and takes no team stacks): give fleet.manager "
+        "a project and clusterName of its own"
+    )
+    error = refusal(stacks, worker_outputs)
+    assert [(i.key, i.message) for i in error.issues] == [("fleet.manager.clusterName", message)]
+    # The owner's own plan reports it at its own key.
+    owner = classify_stacks(stacks).conflicts_of("serving-v6e")
+    assert [(i.key, i.message) for i in owner] == [("cluster.name", message)]
+
+
+def test_a_manager_in_another_owners_project_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["manager"]["project"] = "tpu-pathways-dev"
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "fleet.manager.project",
+            "stacks 'dev' and 'fleet' (its fleet.manager) would each create a cluster in project "
+            "'tpu-pathways-dev': a team's Workload Identity grant (its bucket prefix) would then "
+            "hold for the same namespace in the other cluster too; give each cluster its own "
+            "project",
+        )
+    ]
+
+
+def test_two_fleets_on_one_manager_cluster_are_refused(stacks, worker_outputs):
+    write_fleet(stacks, fleet_values(), "fleet-b")
+    (issue,) = refusal(stacks, worker_outputs).issues
+    assert issue.key == "fleet.manager.clusterName"
+    assert issue.message.startswith(
+        "stacks 'fleet' (its fleet.manager) and 'fleet-b' (its fleet.manager) would both own "
+        "cluster 'pathways-fleet' in project 'tpu-pathways-fleet';"
+    )
+
+
+def test_a_stack_reaching_the_manager_through_cluster_existing_is_refused(stacks):
+    lab = {
+        "tpu-pathways:gcp": {
+            "project": "tpu-pathways-fleet",
+            "region": "us-central1",
+            "zone": "us-central1-a",
+        },
+        "tpu-pathways:cluster": {"existing": {"name": "pathways-fleet"}},
+    }
+    write_fleet(stacks, lab, "lab")
+    assert [(i.key, i.message) for i in classify_stacks(stacks).conflicts_of("lab")] == [
+        (
+            "cluster.existing",
+            "stack 'lab' targets cluster 'pathways-fleet', the manager cluster of fleet stack "
+            "'fleet', which runs no TPU work and takes no team stacks; add its workloads to that "
+            "fleet's tpu-pathways:workloads, or make it a team stack of a cluster owner",
+        )
+    ]
+
+
+# --- nothing a fleet stack is given is ignored ------------------------------------------------
+
+
+def test_every_key_of_a_stack_that_a_fleet_lacks_is_refused_with_a_reason():
+    stack_keys = {f.alias for f in StackConfig.model_fields.values()}
+    fleet_keys = {f.alias for f in FleetStackConfig.model_fields.values()}
+    assert (
+        stack_keys - fleet_keys
+        == set(NOT_IN_A_FLEET)
+        == {
+            "gcp",
+            "cluster",
+            "systemPool",
+            "cpuPool",
+            "tpuPools",
+            "scratchBucket",
+            "dataBuckets",
+            "addons",
+            "owner",
+            "pathwaysVersion",
+            "waitForRunning",
+            "pricing",
+            "secrets",
+            "sharedServices",
+        }
+    )
+
+
+def test_secrets_and_shared_services_in_a_fleet_are_refused_saying_why(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:secrets"] = {"HF_TOKEN": {"secure": "v1:abc"}}
+    config["tpu-pathways:sharedServices"] = [{"name": "shared", "team": "research", "pool": "v5p"}]
+    config["tpu-pathways:teams"][0]["nam"] = "typo"  # reported with them, all at once
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [(i.key, i.message) for i in error.issues[:2]] == [
+        (
+            "secrets",
+            "not a key of a fleet stack: a fleet takes no config secrets: MultiKueue creates "
+            "only the JobSet on the worker it picks, not the Secret a {configSecret: NAME} would "
+            "become on the manager; use {secretKeyRef: {name, key}} to a Secret that exists in "
+            "the team's namespace on each worker",
+        ),
+        (
+            "sharedServices",
+            "not a key of a fleet stack: a shared service is a long-running Pathways deployment "
+            "its clients reach in its own cluster, which MultiKueue would only choose at "
+            "admission; declare it in a worker stack (or a team stack on one)",
+        ),
+    ]
+    assert [i.key for i in error.issues[2:]] == ["teams[0].nam"]
+
+
+def test_a_config_secret_in_a_fleet_workloads_env_is_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:workloads"][0]["env"] = {
+        "HF_TOKEN": {"configSecret": "hf"},
+        "CACHE_KEY": {"secretKeyRef": {"name": "cache", "key": "key"}},
+    }
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["workloads[0].env.HF_TOKEN"]
+    assert error.issues[0].message.startswith(
+        "{configSecret: hf}: a fleet takes no config secrets: MultiKueue creates only the JobSet"
+    )
+
+
+def test_pod_quotas_on_a_fleet_team_are_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:teams"][0]["resourceQuota"] = {"tpuChips": 32, "loadBalancers": 1}
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "teams[0].resourceQuota.tpuChips",
+            "32 would bound the team's pods on the manager, where none run (MultiKueue creates "
+            "the JobSet and so its pods on a worker); set it in the worker stacks' "
+            "teams[].resourceQuota, or bound queued chips with their addons.kueue.teamQuotas",
+        )
+    ]
+
+
+def test_the_team_label_goes_to_the_manager(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:team"] = "ml-platform"
+    write_fleet(stacks, config)
+    assert load_fleet("fleet", lambda w: worker_outputs[w], stacks).manager.team == "ml-platform"

@@ -7,19 +7,34 @@ there) are ``components.config.fleet``; this module is the schema only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import Field, StrictInt, model_validator
 
-from components.config.schema.base import ClusterName, DnsLabel, ProjectId
+from components.config.schema.base import ClusterName, DnsLabel, Label, ProjectId
 from components.config.schema.cluster import SecretsEncryptionConfig, SecurityGroup
 from components.config.schema.teams import TeamConfig
 from components.config.schema.workloads import WorkloadConfig
 from components.model import ConfigModel
 from components.vocabulary import Environment, WorkloadBackend
 
+FLEET_KEY = "fleet"
+"""The key (``tpu-pathways:fleet``) that makes a stack a fleet stack."""
+MANAGER_CLUSTER = "pathways-fleet"
+"""The manager's cluster name unless ``fleet.manager.clusterName`` sets one."""
+
+
+def is_fleet(values: Mapping[str, Any]) -> bool:
+    """Whether decoded stack values are a fleet stack's."""
+    return values.get(FLEET_KEY) is not None
+
 
 class ManagerConfig(ConfigModel):
-    """The manager cluster: CPU only. MultiKueue does not let the manager be a worker
-    (kueue v0.17.1 site/content/en/docs/concepts/multikueue.md), so it runs no TPU pool."""
+    """The manager cluster: a system pool only, no TPU or CPU pool for jobs, as MultiKueue does
+    not let the manager be a worker.
+
+    Source: kueue v0.17.1 site/content/en/docs/concepts/multikueue.md."""
 
     project: ProjectId
     """GCP project of the manager cluster."""
@@ -27,7 +42,7 @@ class ManagerConfig(ConfigModel):
     """Region of the manager's control plane."""
     zone: str = Field(min_length=1)
     """Zone of its system pool."""
-    cluster_name: ClusterName = "pathways-fleet"
+    cluster_name: ClusterName = MANAGER_CLUSTER
     """GKE cluster name of the manager."""
     machine_type: str = "e2-standard-4"
     """Machine type of its system pool (Kueue, JobSet controllers)."""
@@ -59,7 +74,8 @@ class FleetConfig(ConfigModel):
 
 
 class FleetWorkloadConfig(WorkloadConfig):
-    """A fleet workload: a JobSet the manager queues and MultiKueue dispatches to a worker."""
+    """A fleet workload: a JobSet (no {configSecret} env) the manager queues and MultiKueue
+    dispatches to a worker."""
 
     worker: DnsLabel | None = None
     """Pin to this worker (one of fleet.workers): its pools and its scratch bucket (the default
@@ -71,10 +87,18 @@ class FleetStackConfig(ConfigModel):
     manager, and the workloads it dispatches."""
 
     environment: Environment = Environment.DEV
+    """dev, staging or production. Production protects the manager cluster, its pool, installs
+    and Kueue objects, and needs fleet.manager.secretsEncryption."""
+    team: Label = ""
+    """Team label put on the manager cluster and its node pool."""
     fleet: FleetConfig
+    """The worker stacks and the manager cluster."""
     teams: list[TeamConfig] = Field(min_length=1)
     """Teams whose workloads the fleet dispatches; each must be a team namespace of the workers
-    its workloads may run on (MultiKueue creates the JobSet in the same namespace there)."""
+    its workloads may run on (MultiKueue creates the JobSet in the same namespace there). Their
+    pods run there, so resourceQuota's pods, cpu, memoryGib and tpuChips are the workers'."""
     workload_backend: WorkloadBackend = WorkloadBackend.JOBSET
     """Must be jobset: MultiKueue dispatches JobSets (spec.managedBy), not PathwaysJobs."""
     workloads: list[FleetWorkloadConfig] = []
+    """JobSets queued on the manager for MultiKueue to dispatch; each is checked against every
+    worker's pools and refused if none can run it."""

@@ -512,15 +512,7 @@ class StackConfig(ConfigModel):
     def env_maps(self) -> list[tuple[str, dict[str, EnvValue]]]:
         """Every env map of the stack with its config key: workloads' and their components',
         and shared services' components'."""
-        maps = []
-        for key, entry in self.deployments():
-            if isinstance(entry, WorkloadConfig):
-                maps.append((f"{key}.env", entry.env))
-            maps += [
-                (f"{key}.customComponents[{j}].env", component.env)
-                for j, component in enumerate(entry.custom_components)
-            ]
-        return maps
+        return [found for key, entry in self.deployments() for found in entry.env_maps(key)]
 
     def _pool_named_like_cpu_pool(self) -> list[ConfigIssue]:
         taken = {self.cpu_pool.name: "the CPU pool's name"}

@@ -274,6 +274,13 @@ class PathwaysDeployment(ConfigModel):
             raise ValueError("; ".join(repeated) + "; at most once each")
         return components
 
+    def env_maps(self, key: str) -> list[tuple[str, dict[str, EnvValue]]]:
+        """Its env maps with their config keys (``key``: its own): its components'."""
+        return [
+            (f"{key}.customComponents[{j}].env", component.env)
+            for j, component in enumerate(self.custom_components)
+        ]
+
 
 class WorkloadConfig(PathwaysDeployment):
     """A Pathways workload on one TPU pool of the stack; becomes one PathwaysJob."""
@@ -357,6 +364,10 @@ class WorkloadConfig(PathwaysDeployment):
                 "port-forward address); remove it",
             )
         ]
+
+    def env_maps(self, key: str) -> list[tuple[str, dict[str, EnvValue]]]:
+        """Its user container's env, then its components' (``key``: its own)."""
+        return [(f"{key}.env", self.env), *super().env_maps(key)]
 
 
 def _service_name(value: str) -> str:
