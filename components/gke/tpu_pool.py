@@ -139,6 +139,7 @@ class TpuNodePool(pulumi.ComponentResource):
                         ],
                         ignore_changes=_ignored_placement(shape.multi_host, workload_policy),
                         custom_timeouts=target.custom_timeouts(),
+                        depends_on=list(target.created_first),
                     ),
                 )
             )
