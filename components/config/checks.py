@@ -82,6 +82,11 @@ _VALIDATED_KEPT = 8
 """A plan validates a stack, its owner and a fleet's workers; a test process many more."""
 
 
+def forget_validated() -> None:
+    """Validate every config again (a test that changes what validation depends on)."""
+    _VALIDATED.clear()
+
+
 def _validation_key(values: dict[str, Any], owner: SharedCluster | None) -> str | None:
     """What a validation depends on, as canonical JSON; None (validated each time) for values
     JSON cannot hold, such as a key that is not a string."""
