@@ -15,5 +15,6 @@ class ConfigModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         frozen=True,
-        use_attribute_docstrings=True,
+        # The string under each field is its doc: config/reference.py reads it from the source
+        # (pydantic's use_attribute_docstrings would parse every model's source on import).
     )

@@ -22,7 +22,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from components.config.checks import parse_stack_config  # noqa: E402
+from components.config.checks import forget_validated, parse_stack_config  # noqa: E402
 from components.config.loader import engine_string  # noqa: E402
 from components.config.schema import StackConfig  # noqa: E402
 from components.errors import ConfigError  # noqa: E402
@@ -51,6 +51,13 @@ DEV_VALUES: dict[str, Any] = {
         }
     ],
 }
+
+
+@pytest.fixture(autouse=True)
+def _validate_afresh():
+    """Each test validates its configs itself: a config validated by an earlier test (the
+    per-process memo of ``parse_stack_config``) would hide what a test patches or counts."""
+    forget_validated()
 
 
 @pytest.fixture(scope="session")

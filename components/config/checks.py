@@ -59,7 +59,51 @@ def parse_stack_config(
     A team stack (``owner:``) is validated with its owner's part filled in from ``owner``, the
     owner stack's exported contract; restating any of that part is an error of its own.
     ``earlier``: problems the caller found in the config map before (a misspelled namespace),
-    reported with these."""
+    reported with these.
+
+    The same values (and owner contract) are validated once per process: the offline plan
+    validates the stack file, then runs the program, which validates the config the engine
+    passes it (`pulumi up` validates only that). The models are not changed after validation,
+    so both get the one StackConfig."""
+    key = None if earlier else _validation_key(values, owner)
+    if key is not None and (config := _VALIDATED.get(key)) is not None:
+        return config
+    config = _validate(values, source, owner, earlier)
+    if key is not None:
+        if len(_VALIDATED) >= _VALIDATED_KEPT:
+            del _VALIDATED[next(iter(_VALIDATED))]  # the oldest
+        _VALIDATED[key] = config
+    return config
+
+
+_VALIDATED: dict[str, StackConfig] = {}
+"""Stack configs validated in this process, by ``_validation_key``; only valid ones are kept."""
+_VALIDATED_KEPT = 8
+"""A plan validates a stack, its owner and a fleet's workers; a test process many more."""
+
+
+def forget_validated() -> None:
+    """Validate every config again (a test that changes what validation depends on)."""
+    _VALIDATED.clear()
+
+
+def _validation_key(values: dict[str, Any], owner: SharedCluster | None) -> str | None:
+    """What a validation depends on, as canonical JSON; None (validated each time) for values
+    JSON cannot hold, such as a key that is not a string."""
+    contract = None if owner is None else owner.model_dump(mode="json")
+    try:
+        return json.dumps([values, contract], sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _validate(
+    values: dict[str, Any],
+    source: str,
+    owner: SharedCluster | None,
+    earlier: Sequence[ConfigIssue],
+) -> StackConfig:
+    """``parse_stack_config`` without the memo."""
     issues = list(earlier)
     if values.get("owner") is not None:
         if owner is None:  # only a malformed reference is left unread

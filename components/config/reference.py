@@ -7,9 +7,14 @@ referred to, not repeated; a model extending one documented lists only its own k
 
 from __future__ import annotations
 
+import ast
 import enum
+import inspect
+import itertools
+import sys
 import types
 import typing
+from functools import cache
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -71,7 +76,8 @@ def _model_section(
             continue
         key = field.alias or name
         annotation = field.annotation
-        meaning = (field.description or "").replace("|", "/").replace(chr(10), " ")
+        doc = field.description or field_docs(model).get(name, "")
+        meaning = doc.replace("|", "/").replace(chr(10), " ")
         inner = _inner_model(annotation)
         if inner is not None and inner in documented:
             meaning += f" Its keys: `{documented[inner]}`."
@@ -83,6 +89,45 @@ def _model_section(
     for inner, inner_prefix in nested:
         lines += ["", *_model_section(inner, inner_prefix, documented, label=label)]
     return lines
+
+
+def field_docs(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring under each field of ``model`` and of the models it extends, by field name.
+
+    Read from the source here, for the reference only: pydantic's ``use_attribute_docstrings``
+    would read the source of every model class on import, a tenth of a plan's start-up."""
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if isinstance(cls, type) and issubclass(cls, BaseModel) and cls is not BaseModel:
+            docs.update(_class_field_docs(cls.__module__, cls.__qualname__))
+    return docs
+
+
+@cache
+def _class_field_docs(module: str, qualname: str) -> dict[str, str]:
+    """``name: type`` followed by a string: that string (cleaned as a docstring) per name."""
+    body = _module_source(module).body
+    for part in qualname.split("."):
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == part]
+        if not found:
+            return {}
+        body = found[0].body
+    docs: dict[str, str] = {}
+    for statement, after in itertools.pairwise(body):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[statement.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+@cache
+def _module_source(module: str) -> ast.Module:
+    return ast.parse(inspect.getsource(sys.modules[module]))
 
 
 def _documented_base(

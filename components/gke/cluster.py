@@ -36,7 +36,7 @@ from components.gke.node_identity import (
 )
 from components.gke.operations import cluster_timeouts
 from components.labels import gcp_resource_labels
-from components.vocabulary import Environment, ReleaseChannel
+from components.vocabulary import Environment, ReleaseChannel, node_service_account_email
 
 DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()
 
@@ -97,6 +97,11 @@ class GkeClusterArgs:
     """Enforce the project's Binary Authorization policy on every image."""
     image_repositories: Sequence[ImageRepository] = ()
     """Artifact Registry repositories the nodes may pull from (read on each, nothing more)."""
+
+    @property
+    def location(self) -> str:
+        """The cluster's location: its region, or its zone when zonal."""
+        return self.region if self.regional else self.zone
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,7 @@ class GkeCluster(ClusterTarget):
             ),
             opts=protected,
         )
-        location = args.region if cfg.regional else args.zone
+        location = args.location
 
         cluster = gcp.container.Cluster(
             name,
@@ -300,6 +305,7 @@ class GkeCluster(ClusterTarget):
         )
         self.node_service_account = node_sa.email
         self.control_plane = [cluster]
+        self._pool_dependencies = (cluster, node_sa.account)
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
 
@@ -310,9 +316,10 @@ class GkeCluster(ClusterTarget):
             project=args.project,
             region=args.region,
             zone=args.zone,
-            cluster_name=self.cluster_name,
-            location=self.location,
-            service_account=self.node_service_account,
+            cluster_name=args.name,
+            location=args.location,
+            service_account=node_service_account_email(args.project, args.name),
+            created_first=self._pool_dependencies,
             team=args.team,
             protect=args.protect,
             node_pools=args.node_pools,

@@ -62,6 +62,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 # The autoscaler owns the node count after creation.
                 ignore_changes=["initialNodeCount"],
                 custom_timeouts=target.custom_timeouts(),
+                depends_on=list(target.created_first),
             ),
         )
         self.node_pool_name = node_pool.name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -22,11 +23,16 @@ class PoolTarget:
     region: str
     zone: str
     """The zone the pool's nodes are in."""
-    cluster_name: pulumi.Input[str]
-    location: pulumi.Input[str]
+    cluster_name: str
+    location: str
     """The cluster's location (its region, or its zone when zonal)."""
-    service_account: pulumi.Input[str]
+    service_account: str
     """Email of the service account the nodes run as."""
+    created_first: Sequence[pulumi.Resource] = ()
+    """The cluster and the service account: the names above are known before they exist (the
+    config gives them), so each pool depends on them explicitly. Plain names instead of their
+    outputs: the same graph, without three Output chains per node pool (a 1,024-slice stack
+    has 1,026 node pools)."""
     team: str = ""
     """The team label of the nodes ("" for none)."""
     protect: bool = False

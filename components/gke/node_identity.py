@@ -76,5 +76,6 @@ class NodeServiceAccount(pulumi.ComponentResource):
                 member=member,
                 opts=child,
             )
+        self.account = account
         self.email = account.email
         self.register_outputs({"email": self.email})

@@ -88,60 +88,67 @@ class TpuNodePool(pulumi.ComponentResource):
             if shape.needs_workload_policy
             else None
         )
-        slices = []
-        for index, node_pool_name in enumerate(pool.node_pool_names()):
-            slices.append(
-                gcp.container.NodePool(
-                    f"{name}-{index}",
-                    name=node_pool_name,
-                    project=target.project,
-                    cluster=target.cluster_name,
-                    location=target.location,
-                    node_locations=[target.zone],
-                    node_count=None if flex else shape.hosts,
-                    initial_node_count=0 if flex else None,
-                    autoscaling=_flex_autoscaling(shape.hosts) if flex else None,
-                    management=gcp.container.NodePoolManagementArgs(
-                        # Flex-start VMs are not repaired in place; GKE re-provisions them.
-                        auto_repair=not flex,
-                        # GKE keeps auto-upgrade on for pools of a release-channel cluster; when
-                        # it upgrades is the cluster's maintenance window and exclusions.
-                        auto_upgrade=True,
-                    ),
-                    upgrade_settings=None if flex else _slice_upgrade(shape.hosts),
-                    placement_policy=_placement(shape.multi_host, shape.topology, workload_policy),
-                    max_pods_per_node=MULTI_HOST_MAX_PODS_PER_NODE if shape.multi_host else None,
-                    network_config=(
-                        gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
-                        if shape.needs_accelerator_network_profile
-                        else None
-                    ),
-                    node_config=node_pool_config(
-                        shape.machine_type,
-                        target.service_account,
-                        tpu_pool_labels(target.team, pool.name, shape, pool.reservation),
-                        **_capacity_args(pool),
-                    ),
-                    opts=pulumi.ResourceOptions(
-                        parent=self,
-                        protect=target.protect,
-                        # GKE node pool names are fixed: a replacement deletes the old slice first.
-                        delete_before_replace=True,
-                        # A slice is its topology on its machine type. The provider would update
-                        # these in place (a rolling recreate of the slice's VMs, or nothing);
-                        # say in the preview what really happens: the slice is replaced.
-                        # A workload-policy slice takes its topology from the policy, whose
-                        # name carries the topology: a new name is a new slice.
-                        replace_on_changes=[
-                            "placementPolicy.tpuTopology",
-                            "placementPolicy.policyName",
-                            "nodeConfig.machineType",
-                        ],
-                        ignore_changes=_ignored_placement(shape.multi_host, workload_policy),
-                        custom_timeouts=target.custom_timeouts(),
-                    ),
-                )
+        # The slices of a pool are one shape: their settings are built once and shared.
+        management = gcp.container.NodePoolManagementArgs(
+            # Flex-start VMs are not repaired in place; GKE re-provisions them.
+            auto_repair=not flex,
+            # GKE keeps auto-upgrade on for pools of a release-channel cluster; when it
+            # upgrades is the cluster's maintenance window and exclusions.
+            auto_upgrade=True,
+        )
+        upgrade_settings = None if flex else _slice_upgrade(shape.hosts)
+        placement = _placement(shape.multi_host, shape.topology, workload_policy)
+        network_config = (
+            gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
+            if shape.needs_accelerator_network_profile
+            else None
+        )
+        node_config = node_pool_config(
+            shape.machine_type,
+            target.service_account,
+            tpu_pool_labels(target.team, pool.name, shape, pool.reservation),
+            **_capacity_args(pool),
+        )
+        slice_opts = pulumi.ResourceOptions(
+            parent=self,
+            protect=target.protect,
+            # GKE node pool names are fixed: a replacement deletes the old slice first.
+            delete_before_replace=True,
+            # A slice is its topology on its machine type. The provider would update these in
+            # place (a rolling recreate of the slice's VMs, or nothing); say in the preview
+            # what really happens: the slice is replaced. A workload-policy slice takes its
+            # topology from the policy, whose name carries the topology: a new name is a new
+            # slice.
+            replace_on_changes=[
+                "placementPolicy.tpuTopology",
+                "placementPolicy.policyName",
+                "nodeConfig.machineType",
+            ],
+            ignore_changes=_ignored_placement(shape.multi_host, workload_policy),
+            custom_timeouts=target.custom_timeouts(),
+            depends_on=list(target.created_first),
+        )
+        slices = [
+            gcp.container.NodePool(
+                f"{name}-{index}",
+                name=node_pool_name,
+                project=target.project,
+                cluster=target.cluster_name,
+                location=target.location,
+                node_locations=[target.zone],
+                node_count=None if flex else shape.hosts,
+                initial_node_count=0 if flex else None,
+                autoscaling=_flex_autoscaling(shape.hosts) if flex else None,
+                management=management,
+                upgrade_settings=upgrade_settings,
+                placement_policy=placement,
+                max_pods_per_node=MULTI_HOST_MAX_PODS_PER_NODE if shape.multi_host else None,
+                network_config=network_config,
+                node_config=node_config,
+                opts=slice_opts,
             )
+            for index, node_pool_name in enumerate(pool.node_pool_names())
+        ]
         self.node_pool_names = pulumi.Output.all(*[s.name for s in slices])
         self.register_outputs({"node_pool_names": self.node_pool_names})
 

@@ -19,7 +19,7 @@ CONTRACT_VERSION = 2
 class _Contract(BaseModel):
     """Base of the exported documents: snake_case JSON, unknown keys refused, immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class HeldNodePool(_Contract):

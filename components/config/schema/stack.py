@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import (
@@ -688,7 +689,12 @@ class StackConfig(ConfigModel):
         return entry.pathways_version or self.pathways_version
 
     def pool(self, name: str) -> TpuPoolConfig | None:
-        return next((p for p in self.tpu_pools if p.name == name), None)
+        return self._pools_by_name.get(name)
+
+    @cached_property
+    def _pools_by_name(self) -> dict[str, TpuPoolConfig]:
+        """Pools by name, the first of a (refused) duplicate name: ``pool`` is asked per job."""
+        return {p.name: p for p in reversed(self.tpu_pools)}
 
 
 def _backend_key(index: int, workload: WorkloadConfig) -> str:
