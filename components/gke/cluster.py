@@ -327,7 +327,6 @@ class ExistingCluster(ClusterTarget):
     ):
         super().__init__("tpu-pathways:cluster:ExistingCluster", name, None, opts)
         existing = args
-        self.ca_certificate: pulumi.Output[str] = pulumi.Output.from_input("")
         if existing.kubeconfig_context is not None:
             self.cluster_name = pulumi.Output.from_input(args.name)
             self.location = pulumi.Output.from_input(args.location)
@@ -346,10 +345,6 @@ class ExistingCluster(ClusterTarget):
             self.cluster_name = found.name
             self.location = found.location
             self.endpoint = dns_endpoint
-            # A fleet's token kubeconfig for this cluster needs its CA (base64, masterAuth).
-            self.ca_certificate = found.master_auths.apply(
-                lambda auths: auths[0].cluster_ca_certificate
-            )
             context = f"gke_{args.project}_{existing.location}_{existing.name}"
             self.kubeconfig = pulumi.Output.secret(
                 dns_endpoint.apply(lambda endpoint: gke_kubeconfig(context, endpoint))

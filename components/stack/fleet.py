@@ -192,7 +192,6 @@ def _worker_access(
             manager_provider=manager.provider,
             namespaces=tuple(n for n in fleet.workers[worker].team_namespaces if n in teams),
             server=target.endpoint.apply(lambda endpoint: f"https://{endpoint}"),
-            ca_data=target.ca_certificate,
             manager_kueue=kueue.manifest,
         ),
     )

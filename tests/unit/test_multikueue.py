@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from components.addons.multikueue import worker_kubeconfig, worker_role_rules
+from components.addons.multikueue import worker_kubeconfig, worker_role_rules, worker_watch_rules
 from components.config.workload_specs import workload_spec
 from components.pathways.jobset import render_jobset
 from components.plan.engine import read_stack
@@ -105,7 +105,12 @@ def test_worker_role_grants_only_what_multikueue_needs_for_jobsets():
     assert worker_role_rules() == [
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": manage},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": manage},
+        # Kueue v0.17.1 updates the remote Workload (finalizer, priority): workload.go.
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads"],
+            "verbs": ["create", "delete", "get", "list", "watch", "update"],
+        },
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["workloads/status"],
@@ -116,16 +121,21 @@ def test_worker_role_grants_only_what_multikueue_needs_for_jobsets():
     ]
 
 
-def test_worker_kubeconfig_uses_a_token_not_an_exec_plugin():
-    # Kueue v0.17.1 refuses exec plugins in a MultiKueue kubeconfig.
-    document = json.loads(worker_kubeconfig("dev", "https://dev.example", "Q0E=", "t0ken"))
-    assert document["users"] == [{"name": "multikueue-manager", "user": {"token": "t0ken"}}]
-    assert document["clusters"] == [
-        {
-            "name": "dev",
-            "cluster": {"server": "https://dev.example", "certificate-authority-data": "Q0E="},
-        }
+def test_the_workers_cluster_wide_grant_is_list_and_watch_of_workloads_and_jobsets():
+    # Kueue v0.17.1's remote client watches and garbage-collects both kinds in every namespace
+    # (multikueuecluster.go startWatcher, runGC); a namespaced Role cannot allow that.
+    assert worker_watch_rules() == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "watch"]},
     ]
+
+
+def test_worker_kubeconfig_uses_a_token_and_no_cluster_ca():
+    # Kueue v0.17.1 refuses exec plugins in a MultiKueue kubeconfig; the DNS-based endpoint's
+    # certificate is a public Google CA's, so the cluster CA would fail verification there.
+    document = json.loads(worker_kubeconfig("dev", "https://dev.example", "t0ken"))
+    assert document["users"] == [{"name": "multikueue-manager", "user": {"token": "t0ken"}}]
+    assert document["clusters"] == [{"name": "dev", "cluster": {"server": "https://dev.example"}}]
 
 
 def test_render_jobset_sets_managed_by_only_when_asked():
