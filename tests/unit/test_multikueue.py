@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from components.addons.multikueue import worker_kubeconfig, worker_role_rules, worker_watch_rules
 from components.config.workload_specs import workload_spec
@@ -144,3 +145,47 @@ def test_render_jobset_sets_managed_by_only_when_asked():
     assert "managedBy" not in render_jobset("a", "default", spec)["spec"]
     managed = render_jobset("a", "default", spec, managed_by="kueue.x-k8s.io/multikueue")
     assert managed["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+
+
+def by_name(plan, name, type_=None):
+    return next(r for r in plan.resources if r.name == name and type_ in (None, r.type))
+
+
+def test_the_managers_kueue_enables_only_the_jobset_integration(example_plan):
+    # With Kueue's default list, its remote client also watches MPIJobs, RayJobs, ... on each
+    # worker; a worker without those CRDs stays disconnected (kueue issue 3582).
+    patch = by_name(example_plan("fleet"), "pathways-fleet-kueue-config-config-map")
+    assert patch.type == "kubernetes:core/v1:ConfigMapPatch"
+    assert patch.inputs["metadata"] == {
+        "annotations": {"pulumi.com/patchForce": "true"},
+        "name": "kueue-manager-config",
+        "namespace": "kueue-system",
+    }
+    configuration = yaml.safe_load(patch.inputs["data"]["controller_manager_config.yaml"])
+    assert configuration["integrations"] == {"frameworks": ["jobset.x-k8s.io/jobset"]}
+    # The rest is the v0.17.1 release's file: its ports and leader-election lease.
+    assert configuration["webhook"] == {"port": 9443}
+    assert configuration["health"] == {"healthProbeBindAddress": ":8081"}
+    assert configuration["leaderElection"] == {
+        "leaderElect": True,
+        "resourceName": "c1f6bfd2.kueue.x-k8s.io",
+    }
+
+
+def test_the_managers_kueue_restarts_on_its_config_before_the_multikueue_objects(example_plan):
+    plan = example_plan("fleet")
+    restart = by_name(
+        plan, "pathways-fleet-kueue-config-restart", "kubernetes:apps/v1:DeploymentPatch"
+    )
+    assert restart.inputs["metadata"]["name"] == "kueue-controller-manager"
+    assert restart.inputs["spec"]["template"]["metadata"] == {
+        "annotations": {
+            "tpu-pathways/kueue-config-sha256": (
+                "9c83aac1c8c5620425db3cbcf56ba42a5595498b62b34521eab1731d09032c1f"
+            )
+        }
+    }
+    config_map = by_name(plan, "pathways-fleet-kueue-config-config-map")
+    assert config_map.urn in restart.dependencies
+    cluster = by_name(plan, "pathways-fleet-multikueue-multikueuecluster-dev")
+    assert restart.urn in cluster.dependencies
