@@ -34,6 +34,7 @@ from components.config.loader import (
 )
 from components.config.preflight import run_preflight
 from components.config.schema import StackConfig
+from components.config.schema.cluster import ClusterConfig
 from components.config.schema.contract import SharedCluster
 from components.config.schema.fleet import (
     FLEET_KEY,
@@ -47,6 +48,9 @@ from components.config.shared_cluster import contract_outputs, read_contract
 from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.vocabulary import WorkloadBackend
+
+TOKENS_KEY = ClusterConfig.model_fields["kubernetes_tokens_via_dns"].alias
+"""The worker stack's cluster key that lets its DNS-based endpoint take the manager's token."""
 
 WorkerReader = Callable[[str], Mapping[str, Any] | None]
 """A worker stack's name -> its exported outputs (the offline plan: its own offline plan)."""
@@ -189,6 +193,28 @@ def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
     return None
 
 
+def token_issues(workers: list[str], stacks_dir: Path = STACKS_DIR) -> list[ConfigIssue]:
+    """The manager reaches each worker's DNS-based endpoint with a Kubernetes service-account
+    token, which GKE refuses there (401) unless the worker's cluster allows it
+    (``cluster.kubernetesTokensViaDns``); read from the worker's stack file, as its ownership
+    is."""
+    issues = []
+    for i, worker in enumerate(workers):
+        cluster = decode_engine_values(read_stack_file(worker, stacks_dir)).get("cluster")
+        if isinstance(cluster, dict) and cluster.get(TOKENS_KEY) is True:
+            continue
+        issues.append(
+            ConfigIssue(
+                f"fleet.workers[{i}]",
+                f"{worker!r}: its cluster's DNS-based endpoint takes Google credentials only, "
+                "and the manager reaches it with a Kubernetes service-account token (MultiKueue "
+                f"runs no exec plugin); set cluster.{TOKENS_KEY}: true in "
+                f"{stack_path(worker, stacks_dir).name} and deploy {worker} before the fleet",
+            )
+        )
+    return issues
+
+
 def cluster_conflicts(stack: str, values: dict[str, Any], stacks_dir: Path) -> list[ConfigIssue]:
     """The manager is a cluster this stack owns: refused, as an owner's cluster is, when it is
     the cluster of another stack (a worker above all) or shares a project with one."""
@@ -237,7 +263,7 @@ def parse_fleet_config(
     if issues:
         raise ConfigError(issues, source)
     workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
-    issues += contract_issues(workers)
+    issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
     if issues:
         raise ConfigError(issues, source)
     placements: dict[int, dict[str, StackConfig]] = {}

@@ -176,9 +176,16 @@ def test_every_problem_is_reported_at_once(stacks, worker_outputs):
     ]
 
 
+def allow_tokens(stacks: Path, worker: str) -> None:
+    """A copy of example stack ``worker`` whose cluster takes the manager's token."""
+    values = yaml.safe_load((STACKS / f"Pulumi.{worker}.yaml").read_text())
+    values["config"]["tpu-pathways:cluster"]["kubernetesTokensViaDns"] = True
+    (stacks / f"Pulumi.{worker}.yaml").write_text(yaml.safe_dump(values))
+
+
 def test_a_worker_without_kueue_is_refused(stacks):
     # serving-v6e turns Kueue off (inference): MultiKueue would have nothing to dispatch to.
-    shutil.copy(STACKS / "Pulumi.serving-v6e.yaml", stacks)
+    allow_tokens(stacks, "serving-v6e")
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["serving-v6e"]
     config["tpu-pathways:workloads"] = []
@@ -189,6 +196,27 @@ def test_a_worker_without_kueue_is_refused(stacks):
     assert error.issues[0].message.startswith(
         "'serving-v6e' runs no Kueue (addons.kueue.enabled: true); MultiKueue dispatches"
     )
+
+
+def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(stacks, worker_outputs):
+    # research-jobset leaves kubernetesTokensViaDns unset: GKE answers the manager's
+    # service-account token on the DNS-based endpoint with 401.
+    shutil.copy(STACKS / "Pulumi.research-jobset.yaml", stacks)
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "research-jobset"]
+    config["tpu-pathways:workloads"] = []
+    write_fleet(stacks, config)
+    outputs = {**worker_outputs, "research-jobset": plan_file("research-jobset", STACKS).outputs}
+    error = refusal(stacks, outputs)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "fleet.workers[1]",
+            "'research-jobset': its cluster's DNS-based endpoint takes Google credentials only, "
+            "and the manager reaches it with a Kubernetes service-account token (MultiKueue runs "
+            "no exec plugin); set cluster.kubernetesTokensViaDns: true in "
+            "Pulumi.research-jobset.yaml and deploy research-jobset before the fleet",
+        )
+    ]
 
 
 def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
