@@ -15,6 +15,8 @@ pathwaysDir on a bucket every worker's node identities can write (granted outsid
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,7 @@ from components.config.schema.fleet import (
     FleetWorkloadConfig,
     is_fleet,
 )
+from components.config.schema.stack import name_collisions
 from components.config.schema.teams import TeamResourceQuotaConfig
 from components.config.schema.workloads import EnvFromConfigSecret
 from components.config.shared_cluster import contract_outputs, read_contract
@@ -86,6 +89,59 @@ NOT_IN_A_FLEET = {
     "a worker stack (or a team stack on one)",
 }
 _NO_SECRETS = NOT_IN_A_FLEET["secrets"]
+
+
+# Where the manager's stack keys (``manager_values``) come from in the fleet's own config, for
+# its problems: longest first, so a nested key finds its own entry.
+MANAGER_KEYS = {
+    "cluster.secretsEncryption": "fleet.manager.secretsEncryption",
+    "cluster.securityGroup": "fleet.manager.securityGroup",
+    "systemPool.machineType": "fleet.manager.machineType",
+    "systemPool.minNodes": "fleet.manager.nodes",
+    "systemPool.maxNodes": "fleet.manager.nodes",
+    "cluster.name": "fleet.manager.clusterName",
+    "gcp.project": "fleet.manager.project",
+    "gcp.region": "fleet.manager.region",
+    "gcp.zone": "fleet.manager.zone",
+}
+# The manager's keys the fleet takes as they are (``FleetStackConfig``'s).
+_FLEET_OWN = ("teams", "environment", "team")
+
+
+def manager_issue(issue: ConfigIssue) -> ConfigIssue:
+    """A problem of the manager's stack config, keyed and worded in the fleet's keys."""
+    message = issue.message
+    for stack_key, fleet_key in MANAGER_KEYS.items():
+        message = re.sub(rf"(?<![\w.]){re.escape(stack_key)}\b", fleet_key, message)
+    for stack_key, fleet_key in MANAGER_KEYS.items():
+        if issue.key == stack_key or issue.key.startswith((f"{stack_key}.", f"{stack_key}[")):
+            return ConfigIssue(fleet_key + issue.key[len(stack_key) :], message)
+    if issue.key.split(".")[0].split("[")[0] in _FLEET_OWN:
+        return ConfigIssue(issue.key, message)
+    return ConfigIssue(f"fleet.manager ({issue.key})", message)
+
+
+def workload_name_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """Each workload's team is one of the fleet's (its namespace and LocalQueue on the
+    manager), and no two JobSets share a name there or in Pulumi's (<team>-<name>)."""
+    teams = list(dict.fromkeys(t.name for t in config.teams))
+    issues = [
+        ConfigIssue(
+            f"workloads[{i}].team",
+            f"{w.team!r} is not a team of this fleet ({', '.join(teams)}); the JobSet is queued "
+            "in its team's namespace on the manager: add the team to teams or use one of them",
+        )
+        for i, w in enumerate(config.workloads)
+        if w.team not in teams
+    ]
+    counts = Counter((w.team, w.name) for w in config.workloads)
+    issues += [
+        ConfigIssue(f"workloads[{i}].name", f"{w.name!r} is used twice in namespace {w.team!r}")
+        for i, w in enumerate(config.workloads)
+        if counts[(w.team, w.name)] > 1
+    ]
+    jobs = [(f"workloads[{i}]", (w.team, w.name)) for i, w in enumerate(config.workloads)]
+    return issues + name_collisions(jobs, "team and name")
 
 
 def foreign_key_issues(values: Mapping[str, Any]) -> list[ConfigIssue]:
@@ -255,11 +311,11 @@ def parse_fleet_config(
         raise ConfigError(issues + cluster_conflicts(stack, values, stacks_dir), source) from None
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
-    issues += cluster_conflicts(stack, values, stacks_dir)
+    issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:
-        issues += [ConfigIssue(f"fleet.manager ({i.key})", i.message) for i in exc.issues]
+        issues += [manager_issue(i) for i in exc.issues]
     if issues:
         raise ConfigError(issues, source)
     workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}

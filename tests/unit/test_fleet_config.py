@@ -252,8 +252,8 @@ def test_a_production_fleet_with_groups_takes_the_managers_kms_key_and_security_
     config["tpu-pathways:teams"][0]["group"] = "ml-research@example.com"
     write_fleet(stacks, config)
     assert [i.key for i in refusal(stacks, worker_outputs).issues] == [
-        "fleet.manager (cluster.secretsEncryption)",
-        "fleet.manager (teams[0].group)",
+        "fleet.manager.secretsEncryption",
+        "teams[0].group",
     ]
     key = "projects/tpu-pathways-fleet/locations/us-central1/keyRings/gke/cryptoKeys/secrets"
     config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {"kmsKey": key}
@@ -270,11 +270,79 @@ def test_a_fleet_managers_kms_key_in_another_region_is_refused(stacks, worker_ou
     config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {"kmsKey": key}
     write_fleet(stacks, config)
     (issue,) = refusal(stacks, worker_outputs).issues
-    assert issue.key == "fleet.manager (cluster.secretsEncryption.kmsKey)"
+    assert issue.key == "fleet.manager.secretsEncryption.kmsKey"
     assert issue.message.startswith(
         f"{key!r} is in location 'global'; GKE encrypts Secrets only with a key in the "
         "cluster's location, so its key ring must be in the cluster's region 'us-central1'"
     )
+
+
+def test_the_managers_problems_name_the_fleets_own_keys(stacks, worker_outputs):
+    # The manager is validated as a stack config (gcp, cluster, systemPool); its problems are
+    # reported at the fleet keys they come from, and their advice names those keys too.
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["manager"] |= {
+        "zone": "europe-west4-a",
+        "machineType": "ct5lp-hightpu-4t",
+    }
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        (
+            "fleet.manager.zone",
+            "'europe-west4-a' is not in region 'us-central1' (expected us-central1-X)",
+        ),
+        (
+            "fleet.manager.machineType",
+            "'ct5lp-hightpu-4t' is a TPU machine type; use a CPU machine type such as "
+            "n2-standard-64",
+        ),
+    ]
+    config = fleet_values()
+    config["tpu-pathways:teams"][0]["group"] = "ml-research@example.com"
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        (
+            "teams[0].group",
+            "'ml-research@example.com' matches nobody unless the cluster has Google Groups for "
+            "RBAC: set fleet.manager.securityGroup to gke-security-groups@<your domain>",
+        ),
+    ]
+
+
+def test_a_workload_of_a_team_the_fleet_does_not_declare_is_refused(stacks, worker_outputs):
+    # dev has a namespace 'pathways'; the fleet's JobSet would still need one on the manager.
+    config = fleet_values()
+    config["tpu-pathways:teams"] = [{"name": "research"}]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        (
+            "workloads[1].team",
+            "'pathways' is not a team of this fleet (research); the JobSet is queued in its "
+            "team's namespace on the manager: add the team to teams or use one of them",
+        )
+    ]
+
+
+def test_two_fleet_workloads_with_one_jobset_name_are_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:teams"].append({"name": "research-x"})
+    pinned = {"pool": "v5p", "worker": "research-v5p", "mode": "headless"}
+    config["tpu-pathways:workloads"] = [
+        {"name": "nb", "team": "research", **pinned},
+        {"name": "nb", "team": "research", **pinned},
+        {"name": "x-nb", "team": "research", **pinned},
+        {"name": "nb", "team": "research-x", **pinned},
+    ]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        ("workloads[0].name", "'nb' is used twice in namespace 'research'"),
+        ("workloads[1].name", "'nb' is used twice in namespace 'research'"),
+        (
+            "workloads[3]",
+            "its team and name join to 'research-x-nb', as those of workloads[2] do; the "
+            "resources would share one name, so rename one of them",
+        ),
+    ]
 
 
 # --- the manager is a cluster the fleet owns: checked against every other cluster ------------
