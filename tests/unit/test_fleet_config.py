@@ -113,6 +113,15 @@ def test_a_worker_that_is_not_a_stack_of_the_project_is_refused(stacks, worker_o
     )
 
 
+def test_a_worker_listed_twice_is_refused_at_the_workers_key(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["dev", "research-v5p", "dev"]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        ("fleet.workers", "'dev' listed more than once; name each worker once")
+    ]
+
+
 def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["fleet", "dev"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator
 
 from components.config.schema.base import ClusterName, DnsLabel, Label, ProjectId
 from components.config.schema.cluster import SecretsEncryptionConfig, SecurityGroup
@@ -65,12 +65,14 @@ class FleetConfig(ConfigModel):
     manager: ManagerConfig
     """The small CPU-only cluster that runs Kueue with MultiKueue."""
 
-    @model_validator(mode="after")
-    def _distinct(self) -> FleetConfig:
-        seen = [w for i, w in enumerate(self.workers) if w in self.workers[:i]]
+    @field_validator("workers")
+    @classmethod
+    def _distinct(cls, workers: list[str]) -> list[str]:
+        seen = [w for i, w in enumerate(workers) if w in workers[:i]]
         if seen:
-            raise ValueError(f"workers {sorted(set(seen))} are listed more than once")
-        return self
+            repeated = ", ".join(repr(w) for w in sorted(set(seen)))
+            raise ValueError(f"{repeated} listed more than once; name each worker once")
+        return workers
 
 
 class FleetWorkloadConfig(WorkloadConfig):
