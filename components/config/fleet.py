@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from components.config import grammars
 from components.config.checks import parse_stack_config
+from components.config.cross_stack import MANAGER_KEYS
 from components.config.loader import (
     STACKS_DIR,
     classify_stacks,
@@ -91,19 +92,6 @@ NOT_IN_A_FLEET = {
 _NO_SECRETS = NOT_IN_A_FLEET["secrets"]
 
 
-# Where the manager's stack keys (``manager_values``) come from in the fleet's own config, for
-# its problems: longest first, so a nested key finds its own entry.
-MANAGER_KEYS = {
-    "cluster.secretsEncryption": "fleet.manager.secretsEncryption",
-    "cluster.securityGroup": "fleet.manager.securityGroup",
-    "systemPool.machineType": "fleet.manager.machineType",
-    "systemPool.minNodes": "fleet.manager.nodes",
-    "systemPool.maxNodes": "fleet.manager.nodes",
-    "cluster.name": "fleet.manager.clusterName",
-    "gcp.project": "fleet.manager.project",
-    "gcp.region": "fleet.manager.region",
-    "gcp.zone": "fleet.manager.zone",
-}
 # The manager's keys the fleet takes as they are (``FleetStackConfig``'s).
 _FLEET_OWN = ("teams", "environment", "team")
 

@@ -29,6 +29,7 @@ from components.config.cross_stack import (
     manager_remedy,
     manager_values,
     namespace_conflicts,
+    shared_worker_conflicts,
     stack_names,
 )
 from components.config.grammars import parse_owner_ref
@@ -258,6 +259,7 @@ def classify_stacks(
         {s: values_of[s] for s in sorted([*owners, *fleets])}, fleets
     )
     conflicts += namespace_conflicts({s: values_of[s] for s in teams if s not in fleets})
+    conflicts += shared_worker_conflicts(fleets)
     return StackKinds(owners, teams, errors, conflicts)
 
 

@@ -414,13 +414,39 @@ def test_a_manager_in_another_owners_project_is_refused(stacks, worker_outputs):
 
 
 def test_two_fleets_on_one_manager_cluster_are_refused(stacks, worker_outputs):
-    write_fleet(stacks, fleet_values(), "fleet-b")
+    other = fleet_values()
+    other["tpu-pathways:fleet"]["workers"] = ["research-v5p"]
+    write_fleet(stacks, other, "fleet-b")
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["dev"]
+    del config["tpu-pathways:workloads"][0]  # research-v5p's
+    write_fleet(stacks, config)
     (issue,) = refusal(stacks, worker_outputs).issues
     assert issue.key == "fleet.manager.clusterName"
     assert issue.message.startswith(
         "stacks 'fleet' (its fleet.manager) and 'fleet-b' (its fleet.manager) would both own "
         "cluster 'pathways-fleet' in project 'tpu-pathways-fleet';"
     )
+
+
+def test_a_worker_of_two_fleets_is_refused_in_both(stacks, worker_outputs):
+    # Each manager's MultiKueue garbage collector would delete the other's jobs on dev.
+    other = fleet_values()
+    other["tpu-pathways:fleet"]["workers"] = ["dev"]
+    other["tpu-pathways:fleet"]["manager"] |= {"project": "tpu-pathways-fleet-b"}
+    write_fleet(stacks, other, "fleet-b")
+    expected = [
+        (
+            "fleet.workers",
+            "'dev' is a worker of fleets 'fleet' and 'fleet-b': each fleet's manager would "
+            "delete the jobs the other dispatched there (MultiKueue's garbage collector removes "
+            "the worker's Workloads of the same origin that its manager did not create), and "
+            "both would own its multikueue-manager account; name each worker in one fleet",
+        )
+    ]
+    for fleet in ("fleet", "fleet-b"):
+        issues = refusal(stacks, worker_outputs, fleet).issues
+        assert [(i.key, i.message) for i in issues] == expected
 
 
 def test_a_stack_reaching_the_manager_through_cluster_existing_is_refused(stacks):
