@@ -122,6 +122,16 @@ def test_a_worker_listed_twice_is_refused_at_the_workers_key(stacks, worker_outp
     ]
 
 
+def test_more_workers_than_a_multikueue_config_holds_are_refused(stacks, worker_outputs):
+    # Kueue v0.17.1's MultiKueueConfig lists at most 20 clusters (spec.clusters maxItems).
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["dev", "research-v5p"] * 10 + ["dev"]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        ("fleet.workers", "workers takes 1 to 20 entries (it has 21)")
+    ]
+
+
 def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["fleet", "dev"]

@@ -21,6 +21,9 @@ from components.vocabulary import Environment, WorkloadBackend
 
 FLEET_KEY = "fleet"
 """The key (``tpu-pathways:fleet``) that makes a stack a fleet stack."""
+MAX_WORKERS = 20
+"""MultiKueueConfig ``spec.clusters`` holds at most 20 names (kubernetes-sigs/kueue v0.17.1,
+apis/kueue/v1beta2/multikueue_types.go, MaxItems=20)."""
 MANAGER_CLUSTER = "pathways-fleet"
 """The manager's cluster name unless ``fleet.manager.clusterName`` sets one."""
 
@@ -59,9 +62,10 @@ class ManagerConfig(ConfigModel):
 class FleetConfig(ConfigModel):
     """`tpu-pathways:fleet`: the worker stacks and the manager cluster."""
 
-    workers: list[DnsLabel] = Field(min_length=1, max_length=32)
+    workers: list[DnsLabel] = Field(min_length=1, max_length=MAX_WORKERS)
     """Cluster-owning stacks of this project (stacks/Pulumi.<name>.yaml) whose TPUs the manager
-    dispatches to; their `shared_cluster` contracts are read as team stacks read their owner."""
+    dispatches to; their `shared_cluster` contracts are read as team stacks read their owner.
+    At most 20: the clusters one MultiKueueConfig may list."""
     manager: ManagerConfig
     """The small CPU-only cluster that runs Kueue with MultiKueue."""
 
