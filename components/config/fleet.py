@@ -350,7 +350,8 @@ def manager_values(config: FleetStackConfig) -> dict[str, Any]:
 
 def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
     """What MultiKueue needs of a worker: its own Kueue (it admits the dispatched JobSet
-    through the LocalQueue of the same name in the same namespace) and JobSet installed."""
+    through the LocalQueue of the same name in the same namespace), JobSet installed, and TPU
+    pools to run the JobSets on."""
     issues = []
     for i, (name, contract) in enumerate(workers.items()):
         missing = [
@@ -367,6 +368,16 @@ def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
                     f"fleet.workers[{i}]",
                     f"{name!r} runs no {' and no '.join(missing)}; MultiKueue dispatches to a "
                     "worker's own Kueue and JobSet: enable them in that stack first",
+                )
+            )
+        if not contract.tpu_pools:
+            # Its quota would add nothing, and workers without any would leave the manager's
+            # ClusterQueue a TPU flavor list the API refuses (v1beta2 flavors: MinItems=1).
+            issues.append(
+                ConfigIssue(
+                    f"fleet.workers[{i}]",
+                    f"{name!r} has no TPU pools: a fleet dispatches TPU work; name stacks with "
+                    "tpuPools, or add them to this one",
                 )
             )
     return issues

@@ -217,6 +217,27 @@ def test_a_worker_without_kueue_is_refused(stacks):
     )
 
 
+def test_a_worker_without_tpu_pools_is_refused(stacks, worker_outputs):
+    # Alone it would leave the manager's ClusterQueue an empty TPU flavor list (MinItems=1).
+    cpu = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
+    cpu["config"]["tpu-pathways:gcp"] |= {"project": "tpu-pathways-cpu"}
+    cpu["config"]["tpu-pathways:cluster"]["name"] = "pathways-cpu"
+    del cpu["config"]["tpu-pathways:tpuPools"], cpu["config"]["tpu-pathways:workloads"]
+    (stacks / "Pulumi.cpu-only.yaml").write_text(yaml.safe_dump(cpu))
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["cpu-only"]
+    config["tpu-pathways:workloads"] = []
+    write_fleet(stacks, config)
+    outputs = {"cpu-only": plan_file("cpu-only", stacks).outputs}
+    assert [(i.key, i.message) for i in refusal(stacks, outputs).issues] == [
+        (
+            "fleet.workers[0]",
+            "'cpu-only' has no TPU pools: a fleet dispatches TPU work; name stacks with "
+            "tpuPools, or add them to this one",
+        )
+    ]
+
+
 def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(stacks, worker_outputs):
     # research-jobset leaves kubernetesTokensViaDns unset: GKE answers the manager's
     # service-account token on the DNS-based endpoint with 401.
