@@ -46,7 +46,7 @@ from components.config.schema.fleet import (
     is_fleet,
 )
 from components.config.schema.stack import name_collisions
-from components.config.schema.teams import TeamResourceQuotaConfig
+from components.config.schema.teams import TeamConfig, TeamResourceQuotaConfig
 from components.config.schema.workloads import EnvFromConfigSecret
 from components.config.shared_cluster import contract_outputs, read_contract
 from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
@@ -307,12 +307,13 @@ def parse_fleet_config(
     if issues:
         raise ConfigError(issues, source)
     workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
+    accounts = {w: worker_service_accounts(w, stacks_dir) for w in config.fleet.workers}
     issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
     if issues:
         raise ConfigError(issues, source)
     placements: dict[int, dict[str, StackConfig]] = {}
     for i, workload in enumerate(config.workloads):
-        found, problems = placements_of(config, workload, workers)
+        found, problems = placements_of(config, workload, workers, accounts)
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
     if issues:
@@ -402,8 +403,23 @@ def backend_issues(config: FleetStackConfig) -> list[ConfigIssue]:
     return issues
 
 
+def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
+    """Team -> the Kubernetes service account its pods run as on ``worker``, from the worker's
+    stack file (its contract lists the team namespaces only), as its ownership is read."""
+    teams = decode_engine_values(read_stack_file(worker, stacks_dir)).get("teams")
+    default = TeamConfig.model_fields["service_account"].default
+    return {
+        t["name"]: t.get("serviceAccount", default)
+        for t in (teams if isinstance(teams, list) else [])
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
+
+
 def placements_of(
-    config: FleetStackConfig, workload: FleetWorkloadConfig, workers: dict[str, SharedCluster]
+    config: FleetStackConfig,
+    workload: FleetWorkloadConfig,
+    workers: dict[str, SharedCluster],
+    accounts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, StackConfig], list[tuple[str, str]]]:
     """The workers that can run ``workload`` (worker -> its view) and the problems, as
     (key suffix, message), when none can or the pin or pathwaysDir is wrong."""
@@ -414,7 +430,9 @@ def placements_of(
     found: dict[str, StackConfig] = {}
     refusals: list[str] = []
     for name in candidates:
-        view, problem = worker_view(config, workload, name, workers[name])
+        view, problem = worker_view(
+            config, workload, name, workers[name], (accounts or {}).get(name, {})
+        )
         if view is not None:
             found[name] = view
         else:
@@ -479,13 +497,24 @@ def worker_view(
     workload: FleetWorkloadConfig,
     name: str,
     contract: SharedCluster,
+    accounts: Mapping[str, str] | None = None,
 ) -> tuple[StackConfig | None, str]:
     """The workload validated as a stack on worker ``name``'s cluster (its pools, CPU pool and
-    bucket from the contract), or None and why it cannot run there."""
+    bucket from the contract), or None and why it cannot run there. ``accounts``: the worker's
+    team service accounts (``worker_service_accounts``)."""
     teams = [t for t in config.teams if t.name == workload.team]
     if workload.team not in contract.team_namespaces:
         owned = ", ".join(contract.team_namespaces) or "none"
         return None, f"has no team namespace {workload.team!r} (it has {owned})"
+    wanted = teams[0].service_account if teams else None
+    there = (accounts or {}).get(workload.team, wanted)
+    if not workload.host_network and there != wanted:
+        # Off the host network the pods run as the service account the JobSet names, which
+        # must exist in the worker's namespace (and hold its Workload Identity grants).
+        return None, (
+            f"runs the pods of team {workload.team!r} as service account {there!r}, and the "
+            f"JobSet names the fleet's {wanted!r} (teams[].serviceAccount): set the same in both"
+        )
     # Unpinned, its pathwaysDir is a bucket outside every worker's scratch bucket (module doc).
     dropped = {"worker"} if workload.worker else {"worker", "pathways_dir"}
     values = {

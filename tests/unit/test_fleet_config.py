@@ -217,6 +217,29 @@ def test_a_worker_without_kueue_is_refused(stacks):
     )
 
 
+def test_a_workload_off_the_host_network_needs_the_workers_service_account(stacks, worker_outputs):
+    # On research-v5p, team research runs as 'trainer'; the JobSet would name 'pathways', an
+    # account that does not exist in the worker's namespace.
+    worker = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
+    worker["config"]["tpu-pathways:teams"][0]["serviceAccount"] = "trainer"
+    (stacks / "Pulumi.research-v5p.yaml").write_text(yaml.safe_dump(worker))
+    config = fleet_values()
+    config["tpu-pathways:workloads"][0]["hostNetwork"] = False
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["workloads[0]"]
+    assert (
+        "fits no worker (research-v5p: runs the pods of team 'research' as service account "
+        "'trainer', and the JobSet names the fleet's 'pathways' (teams[].serviceAccount): set "
+        "the same in both)" in error.issues[0].message
+    )
+    # The same account in the fleet: placed, and the JobSet names it.
+    config["tpu-pathways:teams"][0]["serviceAccount"] = "trainer"
+    write_fleet(stacks, config)
+    fleet = load_fleet("fleet", lambda w: worker_outputs[w], stacks)
+    assert sorted(fleet.placements[0]) == ["research-v5p"]
+
+
 def test_a_worker_without_tpu_pools_is_refused(stacks, worker_outputs):
     # Alone it would leave the manager's ClusterQueue an empty TPU flavor list (MinItems=1).
     cpu = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
