@@ -136,10 +136,13 @@ class ControllerPatchArgs:
     """Node labels the controller's pods must land on (the system pool's)."""
     memory_mib: int | None = None
     """The controller container's memory request and limit."""
+    pod_annotations: Mapping[str, str] | None = None
+    """Annotations of the controller's pod template: a new value rolls its pods (e.g. a digest of
+    a config file the controller reads only at start)."""
 
     def __post_init__(self) -> None:
-        if not self.node_selector and self.memory_mib is None:
-            raise ValueError("a ControllerPatch changes a node selector, memory, or both")
+        if not self.node_selector and self.memory_mib is None and not self.pod_annotations:
+            raise ValueError("a ControllerPatch changes a node selector, memory or pod annotations")
 
 
 class ControllerPatch(pulumi.ComponentResource):
@@ -166,10 +169,13 @@ class ControllerPatch(pulumi.ComponentResource):
             ),
             spec=k8s.apps.v1.DeploymentSpecPatchArgs(
                 template=k8s.core.v1.PodTemplateSpecPatchArgs(
+                    metadata=k8s.meta.v1.ObjectMetaPatchArgs(annotations=dict(args.pod_annotations))
+                    if args.pod_annotations
+                    else None,
                     spec=k8s.core.v1.PodSpecPatchArgs(
                         node_selector=dict(args.node_selector) if args.node_selector else None,
                         containers=[_memory(target.container, memory)] if memory else None,
-                    )
+                    ),
                 )
             ),
             opts=pulumi.ResourceOptions(

@@ -8,7 +8,10 @@ admissioncheck_types.go, clusterqueue_types.go):
   Secret is in the namespace Kueue runs in (kueue-system) and holds the worker's kubeconfig
   under key ``kubeconfig`` (``MultiKueueConfigSecretKey``). Kueue refuses kubeconfigs with exec
   plugins (pkg/controller/admissionchecks/multikueue/multikueuecluster.go), so the worker's
-  kubeconfig carries a service-account token, not gke-gcloud-auth-plugin.
+  kubeconfig carries a service-account token, not gke-gcloud-auth-plugin. It points at the
+  worker's DNS-based endpoint, whose certificate a public Google CA signs (GKE, "About network
+  isolation": only the IP-based endpoints serve the cluster root CA's), so it pins no CA: the
+  cluster CA there fails TLS verification.
 - MultiKueueConfig ``spec.clusters``: the MultiKueueCluster names.
 - AdmissionCheck ``spec.controllerName: kueue.x-k8s.io/multikueue`` with ``spec.parameters``
   naming the MultiKueueConfig.
@@ -19,21 +22,35 @@ The manager's quota is the sum of its workers' (site/content/en/docs/concepts/mu
 "the quota in the manager cluster should equal the total quota available in all worker
 clusters"); each worker's own Kueue then admits the dispatched JobSet against its own quota.
 
-On each worker, the manager acts as a service account with only what MultiKueue needs in the
-team namespaces (site/static/examples/multikueue/create-multikueue-kubeconfig.sh, trimmed to the
-JobSet integration): JobSets, Workloads and their status, Pods and their logs to read.
+The manager's Kueue dispatches JobSets only (``integrations.frameworks: [jobset]``): its remote
+client watches the kind of every integration it has enabled on each worker and stays
+disconnected if one watch fails (multikueuecluster.go ``setConfig``; kubernetes-sigs/kueue issue
+3582), and the release's default list names a dozen kinds (MPIJob, RayJob, ...) whose CRDs a
+worker does not have. Kueue reads its Configuration only at start, so the ConfigMap is patched
+and the controller rolled (``ManagerKueueConfig``).
+
+On each worker, the manager acts as a service account with only what MultiKueue needs
+(site/static/examples/multikueue/create-multikueue-kubeconfig.sh, trimmed to the JobSet
+integration): in the team namespaces, JobSets, Workloads and their status, Pods and their logs
+to read; cluster-wide, list and watch of Workloads and JobSets, because the remote client
+watches and garbage-collects them in every namespace at once (multikueuecluster.go,
+``startWatcher`` and ``runGC``: no namespace given), and a refused watch leaves the
+MultiKueueCluster inactive.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
+from components.addons.installs import KUEUE_CONTROLLER, ControllerPatch, ControllerPatchArgs
 from components.addons.kueue import TpuFlavor, cpu_flavor_name, local_queues
 from components.labels import tpu_node_labels
 from components.vocabulary import CLUSTER_QUEUE, KUEUE_API_VERSION
@@ -46,8 +63,48 @@ KUEUE_NAMESPACE = "kueue-system"
 KUBECONFIG_KEY = "kubeconfig"
 MANAGER_ACCOUNT = "multikueue-manager"
 """The manager's service account on each worker (in kueue-system)."""
+MANAGER_WATCH_ROLE = f"{MANAGER_ACCOUNT}-watch"
+"""Its ClusterRole and ClusterRoleBinding on each worker: the cluster-wide watches."""
 CPU_FLAVOR = cpu_flavor_name("heads")
 """The manager's flavor for the heads' CPU and memory (they run on the workers' CPU pools)."""
+
+
+KUEUE_CONFIG_MAP = "kueue-manager-config"
+"""The release manifest's ConfigMap of Kueue's Configuration (kustomize: namePrefix kueue-,
+configMapGenerator manager-config; kubernetes-sigs/kueue v0.17.1 config/components/manager)."""
+KUEUE_CONFIG_FILE = "controller_manager_config.yaml"
+JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
+CONFIG_DIGEST_ANNOTATION = "tpu-pathways/kueue-config-sha256"
+
+
+def manager_kueue_configuration() -> dict:
+    """The manager's Kueue Configuration: the v0.17.1 release's own (config/components/manager/
+    controller_manager_config.yaml, comments aside) with JobSet the only integration."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 5,
+                "LocalQueue.kueue.x-k8s.io": 1,
+                "Cohort.kueue.x-k8s.io": 1,
+                "ClusterQueue.kueue.x-k8s.io": 1,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 50, "burst": 100},
+        "integrations": {"frameworks": [JOBSET_FRAMEWORK]},
+    }
+
+
+def manager_kueue_config_text() -> str:
+    return yaml.safe_dump(manager_kueue_configuration(), sort_keys=False)
 
 
 def worker_secret_name(worker: str) -> str:
@@ -113,7 +170,9 @@ def worker_role_rules() -> list[dict]:
     return [
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": manage},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": manage},
+        # update: MultiKueue updates the remote Workload itself to drop its finalizer and to
+        # carry a priority change (pkg/controller/admissionchecks/multikueue/workload.go).
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*manage, "update"]},
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["workloads/status"],
@@ -124,14 +183,23 @@ def worker_role_rules() -> list[dict]:
     ]
 
 
-def worker_kubeconfig(worker: str, server: str, ca_data: str, token: str) -> str:
-    """A token kubeconfig (no exec plugin: MultiKueue refuses those)."""
+def worker_watch_rules() -> list[dict]:
+    """What the manager may do in every namespace of a worker: the watches of its remote client
+    (module doc), which name no namespace."""
+    watch = ["list", "watch"]
+    return [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": watch},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": watch},
+    ]
+
+
+def worker_kubeconfig(worker: str, server: str, token: str) -> str:
+    """A token kubeconfig for the worker's DNS-based endpoint (no exec plugin: MultiKueue
+    refuses those; no CA: the endpoint's certificate is publicly trusted, module doc)."""
     document = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [
-            {"name": worker, "cluster": {"server": server, "certificate-authority-data": ca_data}}
-        ],
+        "clusters": [{"name": worker, "cluster": {"server": server}}],
         "users": [{"name": MANAGER_ACCOUNT, "user": {"token": token}}],
         "contexts": [{"name": worker, "context": {"cluster": worker, "user": MANAGER_ACCOUNT}}],
         "current-context": worker,
@@ -140,11 +208,56 @@ def worker_kubeconfig(worker: str, server: str, ca_data: str, token: str) -> str
 
 
 @dataclass(frozen=True)
+class ManagerKueueConfigArgs:
+    """The manager's Kueue install to configure (``manager_kueue_configuration``)."""
+
+    provider: k8s.Provider
+    kueue_install: pulumi.Resource
+
+
+class ManagerKueueConfig(pulumi.ComponentResource):
+    """The manager's Kueue Configuration written over the release's (a server-side patch of its
+    ConfigMap), then its controller rolled to read it: a digest of it in the pod template."""
+
+    def __init__(
+        self, name: str, args: ManagerKueueConfigArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("tpu-pathways:multikueue:ManagerKueueConfig", name, None, opts)
+        text = manager_kueue_config_text()
+        config_map = k8s.core.v1.ConfigMapPatch(
+            f"{name}-config-map",
+            metadata=k8s.meta.v1.ObjectMetaPatchArgs(
+                name=KUEUE_CONFIG_MAP,
+                namespace=KUEUE_NAMESPACE,
+                # The release manifest's field manager owns the file; take it over.
+                annotations={"pulumi.com/patchForce": "true"},
+            ),
+            data={KUEUE_CONFIG_FILE: text},
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.provider, depends_on=[args.kueue_install]
+            ),
+        )
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self.restart = ControllerPatch(
+            f"{name}-restart",
+            ControllerPatchArgs(
+                deployment=KUEUE_CONTROLLER,
+                provider=args.provider,
+                install=config_map,
+                pod_annotations={CONFIG_DIGEST_ANNOTATION: digest},
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
 class MultiKueueManagerArgs:
     """The manager's MultiKueue objects and queues (Kueue installed on ``provider``)."""
 
     provider: k8s.Provider
     kueue_install: pulumi.Resource
+    """Kueue installed and configured for MultiKueue (``ManagerKueueConfig``)."""
     workers: Sequence[str]
     """Worker stack names (one MultiKueueCluster each; their Secrets come from WorkerAccess)."""
     kubeconfigs: Sequence[pulumi.Resource]
@@ -227,17 +340,16 @@ class WorkerAccessArgs:
     namespaces: Sequence[str]
     """The worker's team namespaces the fleet dispatches to."""
     server: pulumi.Input[str]
-    """The worker's API server URL."""
-    ca_data: pulumi.Input[str]
-    """Its cluster CA certificate (base64, as GKE's masterAuth gives it)."""
+    """The worker's API server URL (its DNS-based endpoint)."""
     manager_kueue: pulumi.Resource
     """Kueue's install on the manager: its namespace kueue-system holds the Secret."""
 
 
 class WorkerAccess(pulumi.ComponentResource):
     """On the worker: the manager's service account, a Role and RoleBinding per team namespace,
-    a token Secret; on the manager: the kubeconfig Secret built from the token, a Pulumi secret
-    (never plain text in a plan, preview or state)."""
+    a ClusterRole and ClusterRoleBinding for its cluster-wide watches, a token Secret; on the
+    manager: the kubeconfig Secret built from the token, a Pulumi secret (never plain text in a
+    plan, preview or state)."""
 
     def __init__(
         self, name: str, args: WorkerAccessArgs, opts: pulumi.ResourceOptions | None = None
@@ -272,6 +384,23 @@ class WorkerAccess(pulumi.ComponentResource):
                     on_worker, pulumi.ResourceOptions(depends_on=[role])
                 ),
             )
+        watch = k8s.rbac.v1.ClusterRole(
+            f"{name}-watch-role",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=MANAGER_WATCH_ROLE),
+            rules=[k8s.rbac.v1.PolicyRuleArgs(**_snake(r)) for r in worker_watch_rules()],
+            opts=on_worker,
+        )
+        k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-watch-binding",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=MANAGER_WATCH_ROLE),
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=MANAGER_WATCH_ROLE
+            ),
+            subjects=[subject],
+            opts=pulumi.ResourceOptions.merge(
+                on_worker, pulumi.ResourceOptions(depends_on=[watch])
+            ),
+        )
         token = k8s.core.v1.Secret(
             f"{name}-token",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -286,9 +415,9 @@ class WorkerAccess(pulumi.ComponentResource):
                 pulumi.ResourceOptions(depends_on=[account], additional_secret_outputs=["data"]),
             ),
         )
-        kubeconfig = pulumi.Output.all(args.server, args.ca_data, token.data).apply(
+        kubeconfig = pulumi.Output.all(args.server, token.data).apply(
             lambda parts: worker_kubeconfig(
-                args.worker, parts[0], parts[1], _decoded((parts[2] or {}).get("token", ""))
+                args.worker, parts[0], _decoded((parts[1] or {}).get("token", ""))
             )
         )
         self.kubeconfig_secret = k8s.core.v1.Secret(

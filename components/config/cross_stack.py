@@ -23,8 +23,19 @@ from components.vocabulary import default_bucket_name, node_account_id
 DEFAULT_TEAM = "pathways"  # StackConfig.teams' default
 
 
-# An owner's key -> where a fleet stack sets the same thing of its manager cluster.
-MANAGER_KEYS = {"gcp.project": "fleet.manager.project", "cluster.name": "fleet.manager.clusterName"}
+# An owner's key -> where a fleet stack sets the same thing of its manager cluster (longest
+# first, so a nested key finds its own entry).
+MANAGER_KEYS = {
+    "cluster.secretsEncryption": "fleet.manager.secretsEncryption",
+    "cluster.securityGroup": "fleet.manager.securityGroup",
+    "systemPool.machineType": "fleet.manager.machineType",
+    "systemPool.minNodes": "fleet.manager.nodes",
+    "systemPool.maxNodes": "fleet.manager.nodes",
+    "cluster.name": "fleet.manager.clusterName",
+    "gcp.project": "fleet.manager.project",
+    "gcp.region": "fleet.manager.region",
+    "gcp.zone": "fleet.manager.zone",
+}
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,35 @@ def manager_remedy(stacks: list[str], fleets: Mapping[str, list[str]]) -> str:
         "a fleet's manager is a CPU-only cluster of its own (it runs no TPU work and takes no "
         "team stacks): give fleet.manager a project and clusterName of its own"
     )
+
+
+def shared_worker_conflicts(fleets: Mapping[str, list[str]]) -> list[Conflict]:
+    """A worker named by two fleets: each manager's Kueue garbage-collects the MultiKueue
+    Workloads (and their JobSets) on the worker that carry its origin label but that it did not
+    create, and both use the default origin (kubernetes-sigs/kueue v0.17.1,
+    pkg/controller/admissionchecks/multikueue/multikueuecluster.go ``runGC``;
+    apis/config/v1beta2 ``MultiKueue.Origin``, default "multikueue"); both would also own the
+    worker's multikueue-manager account and its grants."""
+    named: dict[str, list[str]] = {}
+    for fleet, workers in sorted(fleets.items()):
+        for worker in dict.fromkeys(workers):
+            named.setdefault(worker, []).append(fleet)
+    return [
+        Conflict(
+            tuple(stacks),
+            ConfigIssue(
+                "fleet.workers",
+                f"{worker!r} is a worker of fleets {stack_names(stacks, {})}: each fleet's "
+                "manager would delete the jobs the other dispatched there (MultiKueue's garbage "
+                "collector removes the worker's Workloads of the same origin that its manager "
+                f"did not create), and {both(stacks)} would own its multikueue-manager account; "
+                "name each worker in one fleet",
+            ),
+            frozenset(stacks),
+        )
+        for worker, stacks in named.items()
+        if len(stacks) > 1
+    ]
 
 
 def derived_name_conflicts(

@@ -15,6 +15,8 @@ pathwaysDir on a bucket every worker's node identities can write (granted outsid
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from pydantic import ValidationError
 
 from components.config import grammars
 from components.config.checks import parse_stack_config
+from components.config.cross_stack import MANAGER_KEYS
 from components.config.loader import (
     STACKS_DIR,
     classify_stacks,
@@ -34,6 +37,7 @@ from components.config.loader import (
 )
 from components.config.preflight import run_preflight
 from components.config.schema import StackConfig
+from components.config.schema.cluster import ClusterConfig
 from components.config.schema.contract import SharedCluster
 from components.config.schema.fleet import (
     FLEET_KEY,
@@ -41,12 +45,16 @@ from components.config.schema.fleet import (
     FleetWorkloadConfig,
     is_fleet,
 )
-from components.config.schema.teams import TeamResourceQuotaConfig
+from components.config.schema.stack import name_collisions
+from components.config.schema.teams import TeamConfig, TeamResourceQuotaConfig
 from components.config.schema.workloads import EnvFromConfigSecret
 from components.config.shared_cluster import contract_outputs, read_contract
 from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.vocabulary import WorkloadBackend
+
+TOKENS_KEY = ClusterConfig.model_fields["kubernetes_tokens_via_dns"].alias
+"""The worker stack's cluster key that lets its DNS-based endpoint take the manager's token."""
 
 WorkerReader = Callable[[str], Mapping[str, Any] | None]
 """A worker stack's name -> its exported outputs (the offline plan: its own offline plan)."""
@@ -82,6 +90,46 @@ NOT_IN_A_FLEET = {
     "a worker stack (or a team stack on one)",
 }
 _NO_SECRETS = NOT_IN_A_FLEET["secrets"]
+
+
+# The manager's keys the fleet takes as they are (``FleetStackConfig``'s).
+_FLEET_OWN = ("teams", "environment", "team")
+
+
+def manager_issue(issue: ConfigIssue) -> ConfigIssue:
+    """A problem of the manager's stack config, keyed and worded in the fleet's keys."""
+    message = issue.message
+    for stack_key, fleet_key in MANAGER_KEYS.items():
+        message = re.sub(rf"(?<![\w.]){re.escape(stack_key)}\b", fleet_key, message)
+    for stack_key, fleet_key in MANAGER_KEYS.items():
+        if issue.key == stack_key or issue.key.startswith((f"{stack_key}.", f"{stack_key}[")):
+            return ConfigIssue(fleet_key + issue.key[len(stack_key) :], message)
+    if issue.key.split(".")[0].split("[")[0] in _FLEET_OWN:
+        return ConfigIssue(issue.key, message)
+    return ConfigIssue(f"fleet.manager ({issue.key})", message)
+
+
+def workload_name_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """Each workload's team is one of the fleet's (its namespace and LocalQueue on the
+    manager), and no two JobSets share a name there or in Pulumi's (<team>-<name>)."""
+    teams = list(dict.fromkeys(t.name for t in config.teams))
+    issues = [
+        ConfigIssue(
+            f"workloads[{i}].team",
+            f"{w.team!r} is not a team of this fleet ({', '.join(teams)}); the JobSet is queued "
+            "in its team's namespace on the manager: add the team to teams or use one of them",
+        )
+        for i, w in enumerate(config.workloads)
+        if w.team not in teams
+    ]
+    counts = Counter((w.team, w.name) for w in config.workloads)
+    issues += [
+        ConfigIssue(f"workloads[{i}].name", f"{w.name!r} is used twice in namespace {w.team!r}")
+        for i, w in enumerate(config.workloads)
+        if counts[(w.team, w.name)] > 1
+    ]
+    jobs = [(f"workloads[{i}]", (w.team, w.name)) for i, w in enumerate(config.workloads)]
+    return issues + name_collisions(jobs, "team and name")
 
 
 def foreign_key_issues(values: Mapping[str, Any]) -> list[ConfigIssue]:
@@ -189,6 +237,28 @@ def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
     return None
 
 
+def token_issues(workers: list[str], stacks_dir: Path = STACKS_DIR) -> list[ConfigIssue]:
+    """The manager reaches each worker's DNS-based endpoint with a Kubernetes service-account
+    token, which GKE refuses there (401) unless the worker's cluster allows it
+    (``cluster.kubernetesTokensViaDns``); read from the worker's stack file, as its ownership
+    is."""
+    issues = []
+    for i, worker in enumerate(workers):
+        cluster = decode_engine_values(read_stack_file(worker, stacks_dir)).get("cluster")
+        if isinstance(cluster, dict) and cluster.get(TOKENS_KEY) is True:
+            continue
+        issues.append(
+            ConfigIssue(
+                f"fleet.workers[{i}]",
+                f"{worker!r}: its cluster's DNS-based endpoint takes Google credentials only, "
+                "and the manager reaches it with a Kubernetes service-account token (MultiKueue "
+                f"runs no exec plugin); set cluster.{TOKENS_KEY}: true in "
+                f"{stack_path(worker, stacks_dir).name} and deploy {worker} before the fleet",
+            )
+        )
+    return issues
+
+
 def cluster_conflicts(stack: str, values: dict[str, Any], stacks_dir: Path) -> list[ConfigIssue]:
     """The manager is a cluster this stack owns: refused, as an owner's cluster is, when it is
     the cluster of another stack (a worker above all) or shares a project with one."""
@@ -229,20 +299,21 @@ def parse_fleet_config(
         raise ConfigError(issues + cluster_conflicts(stack, values, stacks_dir), source) from None
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
-    issues += cluster_conflicts(stack, values, stacks_dir)
+    issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:
-        issues += [ConfigIssue(f"fleet.manager ({i.key})", i.message) for i in exc.issues]
+        issues += [manager_issue(i) for i in exc.issues]
     if issues:
         raise ConfigError(issues, source)
     workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
-    issues += contract_issues(workers)
+    accounts = {w: worker_service_accounts(w, stacks_dir) for w in config.fleet.workers}
+    issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
     if issues:
         raise ConfigError(issues, source)
     placements: dict[int, dict[str, StackConfig]] = {}
     for i, workload in enumerate(config.workloads):
-        found, problems = placements_of(config, workload, workers)
+        found, problems = placements_of(config, workload, workers, accounts)
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
     if issues:
@@ -280,7 +351,8 @@ def manager_values(config: FleetStackConfig) -> dict[str, Any]:
 
 def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
     """What MultiKueue needs of a worker: its own Kueue (it admits the dispatched JobSet
-    through the LocalQueue of the same name in the same namespace) and JobSet installed."""
+    through the LocalQueue of the same name in the same namespace), JobSet installed, and TPU
+    pools to run the JobSets on."""
     issues = []
     for i, (name, contract) in enumerate(workers.items()):
         missing = [
@@ -297,6 +369,16 @@ def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
                     f"fleet.workers[{i}]",
                     f"{name!r} runs no {' and no '.join(missing)}; MultiKueue dispatches to a "
                     "worker's own Kueue and JobSet: enable them in that stack first",
+                )
+            )
+        if not contract.tpu_pools:
+            # Its quota would add nothing, and workers without any would leave the manager's
+            # ClusterQueue a TPU flavor list the API refuses (v1beta2 flavors: MinItems=1).
+            issues.append(
+                ConfigIssue(
+                    f"fleet.workers[{i}]",
+                    f"{name!r} has no TPU pools: a fleet dispatches TPU work; name stacks with "
+                    "tpuPools, or add them to this one",
                 )
             )
     return issues
@@ -321,8 +403,23 @@ def backend_issues(config: FleetStackConfig) -> list[ConfigIssue]:
     return issues
 
 
+def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
+    """Team -> the Kubernetes service account its pods run as on ``worker``, from the worker's
+    stack file (its contract lists the team namespaces only), as its ownership is read."""
+    teams = decode_engine_values(read_stack_file(worker, stacks_dir)).get("teams")
+    default = TeamConfig.model_fields["service_account"].default
+    return {
+        t["name"]: t.get("serviceAccount", default)
+        for t in (teams if isinstance(teams, list) else [])
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
+
+
 def placements_of(
-    config: FleetStackConfig, workload: FleetWorkloadConfig, workers: dict[str, SharedCluster]
+    config: FleetStackConfig,
+    workload: FleetWorkloadConfig,
+    workers: dict[str, SharedCluster],
+    accounts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, StackConfig], list[tuple[str, str]]]:
     """The workers that can run ``workload`` (worker -> its view) and the problems, as
     (key suffix, message), when none can or the pin or pathwaysDir is wrong."""
@@ -333,7 +430,9 @@ def placements_of(
     found: dict[str, StackConfig] = {}
     refusals: list[str] = []
     for name in candidates:
-        view, problem = worker_view(config, workload, name, workers[name])
+        view, problem = worker_view(
+            config, workload, name, workers[name], (accounts or {}).get(name, {})
+        )
         if view is not None:
             found[name] = view
         else:
@@ -398,13 +497,24 @@ def worker_view(
     workload: FleetWorkloadConfig,
     name: str,
     contract: SharedCluster,
+    accounts: Mapping[str, str] | None = None,
 ) -> tuple[StackConfig | None, str]:
     """The workload validated as a stack on worker ``name``'s cluster (its pools, CPU pool and
-    bucket from the contract), or None and why it cannot run there."""
+    bucket from the contract), or None and why it cannot run there. ``accounts``: the worker's
+    team service accounts (``worker_service_accounts``)."""
     teams = [t for t in config.teams if t.name == workload.team]
     if workload.team not in contract.team_namespaces:
         owned = ", ".join(contract.team_namespaces) or "none"
         return None, f"has no team namespace {workload.team!r} (it has {owned})"
+    wanted = teams[0].service_account if teams else None
+    there = (accounts or {}).get(workload.team, wanted)
+    if not workload.host_network and there != wanted:
+        # Off the host network the pods run as the service account the JobSet names, which
+        # must exist in the worker's namespace (and hold its Workload Identity grants).
+        return None, (
+            f"runs the pods of team {workload.team!r} as service account {there!r}, and the "
+            f"JobSet names the fleet's {wanted!r} (teams[].serviceAccount): set the same in both"
+        )
     # Unpinned, its pathwaysDir is a bucket outside every worker's scratch bucket (module doc).
     dropped = {"worker"} if workload.worker else {"worker", "pathways_dir"}
     values = {

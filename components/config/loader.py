@@ -14,7 +14,8 @@ import difflib
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from components.config.cross_stack import (
     manager_remedy,
     manager_values,
     namespace_conflicts,
+    shared_worker_conflicts,
     stack_names,
 )
 from components.config.grammars import parse_owner_ref
@@ -41,6 +43,25 @@ from components.files import FileProblem, read_regular_file
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROJECT = "tpu-pathways"  # the name in Pulumi.yaml
 STACKS_DIR = PROJECT_DIR / "stacks"
+
+# The stack files the program itself reads (a fleet's workers are checked against them): the
+# project's under `pulumi up`, the planned directory's under `plan --stacks-dir DIR`.
+_PROGRAM_STACKS_DIR: ContextVar[Path] = ContextVar("program_stacks_dir", default=STACKS_DIR)
+
+
+def program_stacks_dir() -> Path:
+    """The stacks directory the running program checks other stacks in."""
+    return _PROGRAM_STACKS_DIR.get()
+
+
+@contextlib.contextmanager
+def stacks_dir_of_program(stacks_dir: Path) -> Iterator[None]:
+    """Run a program (the offline plan's) with ``stacks_dir`` as its stacks directory."""
+    token = _PROGRAM_STACKS_DIR.set(stacks_dir)
+    try:
+        yield
+    finally:
+        _PROGRAM_STACKS_DIR.reset(token)
 
 
 # Pulumi's own rule for stack names (letters, digits, '-', '_', '.'; at most 100 characters).
@@ -238,6 +259,7 @@ def classify_stacks(
         {s: values_of[s] for s in sorted([*owners, *fleets])}, fleets
     )
     conflicts += namespace_conflicts({s: values_of[s] for s in teams if s not in fleets})
+    conflicts += shared_worker_conflicts(fleets)
     return StackKinds(owners, teams, errors, conflicts)
 
 

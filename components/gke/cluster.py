@@ -69,6 +69,9 @@ class GkeClusterArgs:
     deletion_protection: bool = True
     private_nodes: bool = False
     authorized_networks: Sequence[AuthorizedNetwork] = ()
+    kubernetes_tokens_via_dns: bool = False
+    """The DNS-based endpoint also takes Kubernetes service-account tokens (GKE's
+    enableK8sTokensViaDns); off, it takes Google credentials only."""
     # The network's defaults are ClusterNetwork's.
     nodes_cidr: str = ClusterNetworkArgs.nodes_cidr
     pods_cidr: str = ClusterNetworkArgs.pods_cidr
@@ -255,7 +258,9 @@ class GkeCluster(ClusterTarget):
                     enabled=True
                 ),
             ),
-            control_plane_endpoints_config=_control_plane_endpoints(args.authorized_networks),
+            control_plane_endpoints_config=_control_plane_endpoints(
+                args.authorized_networks, args.kubernetes_tokens_via_dns
+            ),
             private_cluster_config=(
                 gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True)
                 if args.private_nodes
@@ -334,7 +339,6 @@ class ExistingCluster(ClusterTarget):
     ):
         super().__init__("tpu-pathways:cluster:ExistingCluster", name, None, opts)
         existing = args
-        self.ca_certificate: pulumi.Output[str] = pulumi.Output.from_input("")
         if existing.kubeconfig_context is not None:
             self.cluster_name = pulumi.Output.from_input(args.name)
             self.location = pulumi.Output.from_input(args.location)
@@ -353,10 +357,6 @@ class ExistingCluster(ClusterTarget):
             self.cluster_name = found.name
             self.location = found.location
             self.endpoint = dns_endpoint
-            # A fleet's token kubeconfig for this cluster needs its CA (base64, masterAuth).
-            self.ca_certificate = found.master_auths.apply(
-                lambda auths: auths[0].cluster_ca_certificate
-            )
             context = f"gke_{args.project}_{existing.location}_{existing.name}"
             self.kubeconfig = pulumi.Output.secret(
                 dns_endpoint.apply(lambda endpoint: gke_kubeconfig(context, endpoint))
@@ -366,13 +366,15 @@ class ExistingCluster(ClusterTarget):
         self._finish()
 
 
-def _control_plane_endpoints(networks: Sequence[AuthorizedNetwork]):
+def _control_plane_endpoints(networks: Sequence[AuthorizedNetwork], tokens_via_dns: bool):
     """The IAM-gated DNS endpoint always; the IP endpoint only when networks are listed to
     reach it (CIS GKE Benchmark v2.0.0, 5.6.4: prefer DNS-based access, disable the IP-based
-    endpoint where it is not needed)."""
+    endpoint where it is not needed). Kubernetes tokens on the DNS endpoint only when asked (a
+    fleet's worker): the field is left unset otherwise, GKE's default."""
     return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
         dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
-            allow_external_traffic=True
+            allow_external_traffic=True,
+            enable_k8s_tokens_via_dns=True if tokens_via_dns else None,
         ),
         ip_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigIpEndpointsConfigArgs(
             enabled=bool(networks)

@@ -292,6 +292,8 @@ class StackFile:
     label: str
     references: dict[str, dict[str, Any]] | None = None
     """What the stack's StackReferences answer (a fleet's workers); None: its owner's, if any."""
+    stacks_dir: Path = STACKS_DIR
+    """The directory it was read from: the program checks other stacks there too."""
 
 
 def load_stack(
@@ -317,26 +319,27 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
         fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
-        return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet))
+        return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
     # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
     config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
     label = stack_path(stack, stacks_dir).name
     if conflicts := loader.classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
         raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")
-    return StackFile(stack, config, raw, label)
+    return StackFile(stack, config, raw, label, stacks_dir=stacks_dir)
 
 
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
     """The offline plan of a stack file read by ``read_stack``: ``program`` (default: the
     project's `__main__.py`) run under the mock engine with that stack's config."""
-    return plan_stack(
-        source.config,
-        source.stack,
-        source.raw,
-        program,
-        ProgramLog(source.label),
-        source.references,
-    )
+    with loader.stacks_dir_of_program(source.stacks_dir):
+        return plan_stack(
+            source.config,
+            source.stack,
+            source.raw,
+            program,
+            ProgramLog(source.label),
+            source.references,
+        )
 
 
 def plan_file(stack: str, stacks_dir: Path = STACKS_DIR, program: Path = PROGRAM) -> Plan:

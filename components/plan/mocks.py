@@ -60,7 +60,6 @@ def _get_cluster(args: dict[str, Any]) -> dict[str, Any]:
         "location": args.get("location"),
         "project": args.get("project"),
         "controlPlaneEndpointsConfigs": [endpoint],
-        "masterAuths": [{"clusterCaCertificate": DEPLOY_TIME}],
     }
 
 

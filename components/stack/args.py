@@ -54,6 +54,7 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         release_channel=config.release_channel,
         deletion_protection=cluster.deletion_protection,
         private_nodes=config.private_nodes,
+        kubernetes_tokens_via_dns=cluster.kubernetes_tokens_via_dns,
         authorized_networks=tuple(
             AuthorizedNetwork(n.cidr, n.display_name) for n in cluster.authorized_networks
         ),

@@ -15,6 +15,7 @@ from components.config.loader import (
     decode_engine_values,
     lookalike_key_warnings,
     misspelled_namespaces,
+    program_stacks_dir,
 )
 from components.config.schema import NAMESPACE, StackConfig
 from components.config.schema.fleet import is_fleet
@@ -38,7 +39,9 @@ def load_from_engine() -> StackConfig | FleetStack:
         raise ConfigError([issue], source)
     values = decode_engine_values(raw)
     if is_fleet(values):  # its workers' contracts read through StackReferences first
-        return parse_fleet_config(pulumi.get_stack(), values, read_worker_outputs)
+        return parse_fleet_config(
+            pulumi.get_stack(), values, read_worker_outputs, program_stacks_dir()
+        )
     contract = None
     owner = values.get("owner")
     if isinstance(owner, str):

@@ -2,9 +2,10 @@
 dispatches the fleet's JobSets to its worker stacks' clusters through MultiKueue.
 
 Registered, in order of need: the manager cluster and its system pool; JobSet and Kueue on it
-(MultiKueue is a Beta feature gate on by default since Kueue v0.9, and Kueue's default
-integrations include JobSet: kubernetes-sigs/kueue v0.17.1 pkg/features/kube_features.go,
-config/components/manager/controller_manager_config.yaml); the team namespaces; per worker, its
+(MultiKueue is a Beta feature gate on by default since Kueue v0.9: kubernetes-sigs/kueue v0.17.1
+pkg/features/kube_features.go), Kueue configured with JobSet its only integration
+(``ManagerKueueConfig``: MultiKueue watches every enabled integration's kind on the workers);
+the team namespaces; per worker, its
 provider (from its contract: project, cluster name, location) and the manager's access to it
 (``WorkerAccess``); the MultiKueue objects and queues (``MultiKueueManager``), whose TPU quota is
 the sum of the workers' chips per flavor; then each workload as a JobSet with
@@ -31,6 +32,8 @@ from components.addons.kueue import (
 )
 from components.addons.multikueue import (
     MULTIKUEUE_CONTROLLER,
+    ManagerKueueConfig,
+    ManagerKueueConfigArgs,
     MultiKueueManager,
     MultiKueueManagerArgs,
     WorkerAccess,
@@ -76,6 +79,9 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
         args.release_args(addons.kueue, provider, [*ready, jobset.manifest]),
         opts=protected,
     )
+    kueue_config = ManagerKueueConfig(
+        f"{name}-kueue-config", ManagerKueueConfigArgs(provider, kueue.manifest), opts=protected
+    )
     namespaces = {
         team.name: TeamNamespace(
             f"{name}-{team.name}", args.team_namespace_args(team, provider)
@@ -88,7 +94,7 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     ]
     queues = MultiKueueManager(
         f"{name}-multikueue",
-        manager_args(fleet, provider, kueue.manifest, secrets, namespaces),
+        manager_args(fleet, provider, kueue_config, secrets, namespaces),
         opts=protected,
     )
     priorities = PriorityClasses(
@@ -192,7 +198,6 @@ def _worker_access(
             manager_provider=manager.provider,
             namespaces=tuple(n for n in fleet.workers[worker].team_namespaces if n in teams),
             server=target.endpoint.apply(lambda endpoint: f"https://{endpoint}"),
-            ca_data=target.ca_certificate,
             manager_kueue=kueue.manifest,
         ),
     )

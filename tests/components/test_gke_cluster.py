@@ -90,6 +90,14 @@ def test_a_regional_cluster_with_nodes_in_the_zone(default):
     assert default.outputs == {"name": "pathways", "location": "us-east5", "nodes": NODES}
 
 
+def test_a_fleet_workers_dns_endpoint_takes_kubernetes_tokens():
+    gke = cluster(kubernetes_tokens_via_dns=True).one(CLUSTER, "pc")
+    assert gke.inputs["controlPlaneEndpointsConfig"] == {
+        "dnsEndpointConfig": {"allowExternalTraffic": True, "enableK8sTokensViaDns": True},
+        "ipEndpointsConfig": {"enabled": False},
+    }
+
+
 def test_its_own_network_and_identity(default):
     gke = default.one(CLUSTER, "pc")
     assert gke.inputs["network"] == "pc-net"

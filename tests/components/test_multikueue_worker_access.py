@@ -23,7 +23,6 @@ def build():
             manager_provider=manager,
             namespaces=("pathways", "research"),
             server="https://dev.example",
-            ca_data="Q0E=",
             manager_kueue=kueue,
         ),
     )
@@ -43,6 +42,8 @@ def test_worker_objects_go_through_the_worker_provider_and_the_secret_through_th
         "fleet-access-dev-pathways-binding": "worker",
         "fleet-access-dev-research-role": "worker",
         "fleet-access-dev-research-binding": "worker",
+        "fleet-access-dev-watch-role": "worker",
+        "fleet-access-dev-watch-binding": "worker",
         "fleet-access-dev-token": "worker",
         "fleet-access-dev-kubeconfig": "manager",
     }
@@ -62,6 +63,30 @@ def test_the_role_binds_the_managers_account_in_each_team_namespace():
         "kind": "Role",
         "name": "multikueue-manager",
     }
+
+
+def test_the_managers_account_may_list_and_watch_workloads_and_jobsets_cluster_wide():
+    registered = register(build)
+    role = registered.one(
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "fleet-access-dev-watch-role"
+    )
+    assert role.inputs["metadata"] == {"name": "multikueue-manager-watch"}
+    assert role.inputs["rules"] == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "watch"]},
+    ]
+    binding = registered.one(
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        "fleet-access-dev-watch-binding",
+    )
+    assert binding.inputs["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "multikueue-manager-watch",
+    }
+    assert binding.inputs["subjects"] == [
+        {"kind": "ServiceAccount", "name": "multikueue-manager", "namespace": "kueue-system"}
+    ]
 
 
 def test_the_kubeconfig_secret_is_never_plain_text_and_waits_for_kueue():

@@ -942,6 +942,7 @@ def test_existing_cluster_needs_a_real_context_or_location(existing, key):
     [
         ("privateNodes", True),
         ("authorizedNetworks", [{"cidr": "10.0.0.0/8"}]),
+        ("kubernetesTokensViaDns", True),
         ("deletionProtection", False),
         ("releaseChannel", "STABLE"),
     ],

@@ -90,3 +90,25 @@ def test_a_production_fleet_protects_its_installs_and_kueue_objects(tmp_path, ex
     # staging (the example) protects none of them
     staging = [r for r in example_plan("fleet").resources if r.type in PROTECTED]
     assert [r.name for r in staging if r.options.get("protect")] == []
+
+
+def test_a_fleet_in_another_stacks_dir_is_checked_against_that_dir(tmp_path):
+    # research-west exists only in tmp_path: the program run by `plan --stacks-dir` checks the
+    # workers there, as the CLI's own read does, not in the project's stacks/.
+    shutil.copy(STACKS / "Pulumi.dev.yaml", tmp_path)
+    west = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
+    west["config"]["tpu-pathways:gcp"] = {
+        "project": "tpu-pathways-research-west",
+        "region": "us-west1",
+        "zone": "us-west1-c",
+    }
+    west["config"]["tpu-pathways:cluster"]["name"] = "pathways-research-west"
+    (tmp_path / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
+    fleet = yaml.safe_load((STACKS / "Pulumi.fleet.yaml").read_text())
+    fleet["config"]["tpu-pathways:fleet"]["workers"] = ["research-west", "dev"]
+    fleet["config"]["tpu-pathways:workloads"][0]["worker"] = "research-west"
+    (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
+    assert plan_file("fleet", tmp_path).outputs["fleet"]["workers"] == {
+        "research-west": "us-west1",
+        "dev": "us-west4",
+    }

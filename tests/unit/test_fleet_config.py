@@ -113,6 +113,25 @@ def test_a_worker_that_is_not_a_stack_of_the_project_is_refused(stacks, worker_o
     )
 
 
+def test_a_worker_listed_twice_is_refused_at_the_workers_key(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["dev", "research-v5p", "dev"]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        ("fleet.workers", "'dev' listed more than once; name each worker once")
+    ]
+
+
+def test_more_workers_than_a_multikueue_config_holds_are_refused(stacks, worker_outputs):
+    # Kueue v0.17.1's MultiKueueConfig lists at most 20 clusters (spec.clusters maxItems).
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["dev", "research-v5p"] * 10 + ["dev"]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        ("fleet.workers", "workers takes 1 to 20 entries (it has 21)")
+    ]
+
+
 def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["fleet", "dev"]
@@ -176,9 +195,16 @@ def test_every_problem_is_reported_at_once(stacks, worker_outputs):
     ]
 
 
+def allow_tokens(stacks: Path, worker: str) -> None:
+    """A copy of example stack ``worker`` whose cluster takes the manager's token."""
+    values = yaml.safe_load((STACKS / f"Pulumi.{worker}.yaml").read_text())
+    values["config"]["tpu-pathways:cluster"]["kubernetesTokensViaDns"] = True
+    (stacks / f"Pulumi.{worker}.yaml").write_text(yaml.safe_dump(values))
+
+
 def test_a_worker_without_kueue_is_refused(stacks):
     # serving-v6e turns Kueue off (inference): MultiKueue would have nothing to dispatch to.
-    shutil.copy(STACKS / "Pulumi.serving-v6e.yaml", stacks)
+    allow_tokens(stacks, "serving-v6e")
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["serving-v6e"]
     config["tpu-pathways:workloads"] = []
@@ -189,6 +215,71 @@ def test_a_worker_without_kueue_is_refused(stacks):
     assert error.issues[0].message.startswith(
         "'serving-v6e' runs no Kueue (addons.kueue.enabled: true); MultiKueue dispatches"
     )
+
+
+def test_a_workload_off_the_host_network_needs_the_workers_service_account(stacks, worker_outputs):
+    # On research-v5p, team research runs as 'trainer'; the JobSet would name 'pathways', an
+    # account that does not exist in the worker's namespace.
+    worker = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
+    worker["config"]["tpu-pathways:teams"][0]["serviceAccount"] = "trainer"
+    (stacks / "Pulumi.research-v5p.yaml").write_text(yaml.safe_dump(worker))
+    config = fleet_values()
+    config["tpu-pathways:workloads"][0]["hostNetwork"] = False
+    write_fleet(stacks, config)
+    error = refusal(stacks, worker_outputs)
+    assert [i.key for i in error.issues] == ["workloads[0]"]
+    assert (
+        "fits no worker (research-v5p: runs the pods of team 'research' as service account "
+        "'trainer', and the JobSet names the fleet's 'pathways' (teams[].serviceAccount): set "
+        "the same in both)" in error.issues[0].message
+    )
+    # The same account in the fleet: placed, and the JobSet names it.
+    config["tpu-pathways:teams"][0]["serviceAccount"] = "trainer"
+    write_fleet(stacks, config)
+    fleet = load_fleet("fleet", lambda w: worker_outputs[w], stacks)
+    assert sorted(fleet.placements[0]) == ["research-v5p"]
+
+
+def test_a_worker_without_tpu_pools_is_refused(stacks, worker_outputs):
+    # Alone it would leave the manager's ClusterQueue an empty TPU flavor list (MinItems=1).
+    cpu = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
+    cpu["config"]["tpu-pathways:gcp"] |= {"project": "tpu-pathways-cpu"}
+    cpu["config"]["tpu-pathways:cluster"]["name"] = "pathways-cpu"
+    del cpu["config"]["tpu-pathways:tpuPools"], cpu["config"]["tpu-pathways:workloads"]
+    (stacks / "Pulumi.cpu-only.yaml").write_text(yaml.safe_dump(cpu))
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["cpu-only"]
+    config["tpu-pathways:workloads"] = []
+    write_fleet(stacks, config)
+    outputs = {"cpu-only": plan_file("cpu-only", stacks).outputs}
+    assert [(i.key, i.message) for i in refusal(stacks, outputs).issues] == [
+        (
+            "fleet.workers[0]",
+            "'cpu-only' has no TPU pools: a fleet dispatches TPU work; name stacks with "
+            "tpuPools, or add them to this one",
+        )
+    ]
+
+
+def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(stacks, worker_outputs):
+    # research-jobset leaves kubernetesTokensViaDns unset: GKE answers the manager's
+    # service-account token on the DNS-based endpoint with 401.
+    shutil.copy(STACKS / "Pulumi.research-jobset.yaml", stacks)
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "research-jobset"]
+    config["tpu-pathways:workloads"] = []
+    write_fleet(stacks, config)
+    outputs = {**worker_outputs, "research-jobset": plan_file("research-jobset", STACKS).outputs}
+    error = refusal(stacks, outputs)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "fleet.workers[1]",
+            "'research-jobset': its cluster's DNS-based endpoint takes Google credentials only, "
+            "and the manager reaches it with a Kubernetes service-account token (MultiKueue runs "
+            "no exec plugin); set cluster.kubernetesTokensViaDns: true in "
+            "Pulumi.research-jobset.yaml and deploy research-jobset before the fleet",
+        )
+    ]
 
 
 def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
@@ -224,8 +315,8 @@ def test_a_production_fleet_with_groups_takes_the_managers_kms_key_and_security_
     config["tpu-pathways:teams"][0]["group"] = "ml-research@example.com"
     write_fleet(stacks, config)
     assert [i.key for i in refusal(stacks, worker_outputs).issues] == [
-        "fleet.manager (cluster.secretsEncryption)",
-        "fleet.manager (teams[0].group)",
+        "fleet.manager.secretsEncryption",
+        "teams[0].group",
     ]
     key = "projects/tpu-pathways-fleet/locations/us-central1/keyRings/gke/cryptoKeys/secrets"
     config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {"kmsKey": key}
@@ -242,11 +333,79 @@ def test_a_fleet_managers_kms_key_in_another_region_is_refused(stacks, worker_ou
     config["tpu-pathways:fleet"]["manager"]["secretsEncryption"] = {"kmsKey": key}
     write_fleet(stacks, config)
     (issue,) = refusal(stacks, worker_outputs).issues
-    assert issue.key == "fleet.manager (cluster.secretsEncryption.kmsKey)"
+    assert issue.key == "fleet.manager.secretsEncryption.kmsKey"
     assert issue.message.startswith(
         f"{key!r} is in location 'global'; GKE encrypts Secrets only with a key in the "
         "cluster's location, so its key ring must be in the cluster's region 'us-central1'"
     )
+
+
+def test_the_managers_problems_name_the_fleets_own_keys(stacks, worker_outputs):
+    # The manager is validated as a stack config (gcp, cluster, systemPool); its problems are
+    # reported at the fleet keys they come from, and their advice names those keys too.
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["manager"] |= {
+        "zone": "europe-west4-a",
+        "machineType": "ct5lp-hightpu-4t",
+    }
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        (
+            "fleet.manager.zone",
+            "'europe-west4-a' is not in region 'us-central1' (expected us-central1-X)",
+        ),
+        (
+            "fleet.manager.machineType",
+            "'ct5lp-hightpu-4t' is a TPU machine type; use a CPU machine type such as "
+            "n2-standard-64",
+        ),
+    ]
+    config = fleet_values()
+    config["tpu-pathways:teams"][0]["group"] = "ml-research@example.com"
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        (
+            "teams[0].group",
+            "'ml-research@example.com' matches nobody unless the cluster has Google Groups for "
+            "RBAC: set fleet.manager.securityGroup to gke-security-groups@<your domain>",
+        ),
+    ]
+
+
+def test_a_workload_of_a_team_the_fleet_does_not_declare_is_refused(stacks, worker_outputs):
+    # dev has a namespace 'pathways'; the fleet's JobSet would still need one on the manager.
+    config = fleet_values()
+    config["tpu-pathways:teams"] = [{"name": "research"}]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        (
+            "workloads[1].team",
+            "'pathways' is not a team of this fleet (research); the JobSet is queued in its "
+            "team's namespace on the manager: add the team to teams or use one of them",
+        )
+    ]
+
+
+def test_two_fleet_workloads_with_one_jobset_name_are_refused(stacks, worker_outputs):
+    config = fleet_values()
+    config["tpu-pathways:teams"].append({"name": "research-x"})
+    pinned = {"pool": "v5p", "worker": "research-v5p", "mode": "headless"}
+    config["tpu-pathways:workloads"] = [
+        {"name": "nb", "team": "research", **pinned},
+        {"name": "nb", "team": "research", **pinned},
+        {"name": "x-nb", "team": "research", **pinned},
+        {"name": "nb", "team": "research-x", **pinned},
+    ]
+    write_fleet(stacks, config)
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
+        ("workloads[0].name", "'nb' is used twice in namespace 'research'"),
+        ("workloads[1].name", "'nb' is used twice in namespace 'research'"),
+        (
+            "workloads[3]",
+            "its team and name join to 'research-x-nb', as those of workloads[2] do; the "
+            "resources would share one name, so rename one of them",
+        ),
+    ]
 
 
 # --- the manager is a cluster the fleet owns: checked against every other cluster ------------
@@ -309,13 +468,39 @@ def test_a_manager_in_another_owners_project_is_refused(stacks, worker_outputs):
 
 
 def test_two_fleets_on_one_manager_cluster_are_refused(stacks, worker_outputs):
-    write_fleet(stacks, fleet_values(), "fleet-b")
+    other = fleet_values()
+    other["tpu-pathways:fleet"]["workers"] = ["research-v5p"]
+    write_fleet(stacks, other, "fleet-b")
+    config = fleet_values()
+    config["tpu-pathways:fleet"]["workers"] = ["dev"]
+    del config["tpu-pathways:workloads"][0]  # research-v5p's
+    write_fleet(stacks, config)
     (issue,) = refusal(stacks, worker_outputs).issues
     assert issue.key == "fleet.manager.clusterName"
     assert issue.message.startswith(
         "stacks 'fleet' (its fleet.manager) and 'fleet-b' (its fleet.manager) would both own "
         "cluster 'pathways-fleet' in project 'tpu-pathways-fleet';"
     )
+
+
+def test_a_worker_of_two_fleets_is_refused_in_both(stacks, worker_outputs):
+    # Each manager's MultiKueue garbage collector would delete the other's jobs on dev.
+    other = fleet_values()
+    other["tpu-pathways:fleet"]["workers"] = ["dev"]
+    other["tpu-pathways:fleet"]["manager"] |= {"project": "tpu-pathways-fleet-b"}
+    write_fleet(stacks, other, "fleet-b")
+    expected = [
+        (
+            "fleet.workers",
+            "'dev' is a worker of fleets 'fleet' and 'fleet-b': each fleet's manager would "
+            "delete the jobs the other dispatched there (MultiKueue's garbage collector removes "
+            "the worker's Workloads of the same origin that its manager did not create), and "
+            "both would own its multikueue-manager account; name each worker in one fleet",
+        )
+    ]
+    for fleet in ("fleet", "fleet-b"):
+        issues = refusal(stacks, worker_outputs, fleet).issues
+        assert [(i.key, i.message) for i in issues] == expected
 
 
 def test_a_stack_reaching_the_manager_through_cluster_existing_is_refused(stacks):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
-from components.addons.multikueue import worker_kubeconfig, worker_role_rules
+from components.addons.multikueue import worker_kubeconfig, worker_role_rules, worker_watch_rules
 from components.config.workload_specs import workload_spec
 from components.pathways.jobset import render_jobset
 from components.plan.engine import read_stack
@@ -105,7 +106,12 @@ def test_worker_role_grants_only_what_multikueue_needs_for_jobsets():
     assert worker_role_rules() == [
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": manage},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": manage},
+        # Kueue v0.17.1 updates the remote Workload (finalizer, priority): workload.go.
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads"],
+            "verbs": ["create", "delete", "get", "list", "watch", "update"],
+        },
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["workloads/status"],
@@ -116,16 +122,21 @@ def test_worker_role_grants_only_what_multikueue_needs_for_jobsets():
     ]
 
 
-def test_worker_kubeconfig_uses_a_token_not_an_exec_plugin():
-    # Kueue v0.17.1 refuses exec plugins in a MultiKueue kubeconfig.
-    document = json.loads(worker_kubeconfig("dev", "https://dev.example", "Q0E=", "t0ken"))
-    assert document["users"] == [{"name": "multikueue-manager", "user": {"token": "t0ken"}}]
-    assert document["clusters"] == [
-        {
-            "name": "dev",
-            "cluster": {"server": "https://dev.example", "certificate-authority-data": "Q0E="},
-        }
+def test_the_workers_cluster_wide_grant_is_list_and_watch_of_workloads_and_jobsets():
+    # Kueue v0.17.1's remote client watches and garbage-collects both kinds in every namespace
+    # (multikueuecluster.go startWatcher, runGC); a namespaced Role cannot allow that.
+    assert worker_watch_rules() == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "watch"]},
     ]
+
+
+def test_worker_kubeconfig_uses_a_token_and_no_cluster_ca():
+    # Kueue v0.17.1 refuses exec plugins in a MultiKueue kubeconfig; the DNS-based endpoint's
+    # certificate is a public Google CA's, so the cluster CA would fail verification there.
+    document = json.loads(worker_kubeconfig("dev", "https://dev.example", "t0ken"))
+    assert document["users"] == [{"name": "multikueue-manager", "user": {"token": "t0ken"}}]
+    assert document["clusters"] == [{"name": "dev", "cluster": {"server": "https://dev.example"}}]
 
 
 def test_render_jobset_sets_managed_by_only_when_asked():
@@ -134,3 +145,47 @@ def test_render_jobset_sets_managed_by_only_when_asked():
     assert "managedBy" not in render_jobset("a", "default", spec)["spec"]
     managed = render_jobset("a", "default", spec, managed_by="kueue.x-k8s.io/multikueue")
     assert managed["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+
+
+def by_name(plan, name, type_=None):
+    return next(r for r in plan.resources if r.name == name and type_ in (None, r.type))
+
+
+def test_the_managers_kueue_enables_only_the_jobset_integration(example_plan):
+    # With Kueue's default list, its remote client also watches MPIJobs, RayJobs, ... on each
+    # worker; a worker without those CRDs stays disconnected (kueue issue 3582).
+    patch = by_name(example_plan("fleet"), "pathways-fleet-kueue-config-config-map")
+    assert patch.type == "kubernetes:core/v1:ConfigMapPatch"
+    assert patch.inputs["metadata"] == {
+        "annotations": {"pulumi.com/patchForce": "true"},
+        "name": "kueue-manager-config",
+        "namespace": "kueue-system",
+    }
+    configuration = yaml.safe_load(patch.inputs["data"]["controller_manager_config.yaml"])
+    assert configuration["integrations"] == {"frameworks": ["jobset.x-k8s.io/jobset"]}
+    # The rest is the v0.17.1 release's file: its ports and leader-election lease.
+    assert configuration["webhook"] == {"port": 9443}
+    assert configuration["health"] == {"healthProbeBindAddress": ":8081"}
+    assert configuration["leaderElection"] == {
+        "leaderElect": True,
+        "resourceName": "c1f6bfd2.kueue.x-k8s.io",
+    }
+
+
+def test_the_managers_kueue_restarts_on_its_config_before_the_multikueue_objects(example_plan):
+    plan = example_plan("fleet")
+    restart = by_name(
+        plan, "pathways-fleet-kueue-config-restart", "kubernetes:apps/v1:DeploymentPatch"
+    )
+    assert restart.inputs["metadata"]["name"] == "kueue-controller-manager"
+    assert restart.inputs["spec"]["template"]["metadata"] == {
+        "annotations": {
+            "tpu-pathways/kueue-config-sha256": (
+                "9c83aac1c8c5620425db3cbcf56ba42a5595498b62b34521eab1731d09032c1f"
+            )
+        }
+    }
+    config_map = by_name(plan, "pathways-fleet-kueue-config-config-map")
+    assert config_map.urn in restart.dependencies
+    cluster = by_name(plan, "pathways-fleet-multikueue-multikueuecluster-dev")
+    assert restart.urn in cluster.dependencies

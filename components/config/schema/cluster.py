@@ -219,6 +219,10 @@ class ClusterConfig(ConfigModel):
     """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
     DNS endpoint). At most 50 (100 with privateNodes), GKE's limit; together they may not cover
     the whole internet."""
+    kubernetes_tokens_via_dns: StrictBool = False
+    """Let the IAM-gated DNS-based control-plane endpoint also take Kubernetes service-account
+    tokens (GKE's enableK8sTokensViaDns). Needed on a fleet's worker: the fleet's manager reaches
+    it with one (MultiKueue allows no exec plugin). Off: Google credentials only."""
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
     maintenance: MaintenanceConfig = MaintenanceConfig()
@@ -261,6 +265,7 @@ class ClusterConfig(ConfigModel):
         creating_only = (
             "private_nodes",
             "authorized_networks",
+            "kubernetes_tokens_via_dns",
             "deletion_protection",
             "network",
             "regional",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator
 
 from components.config.schema.base import ClusterName, DnsLabel, Label, ProjectId
 from components.config.schema.cluster import SecretsEncryptionConfig, SecurityGroup
@@ -21,6 +21,9 @@ from components.vocabulary import Environment, WorkloadBackend
 
 FLEET_KEY = "fleet"
 """The key (``tpu-pathways:fleet``) that makes a stack a fleet stack."""
+MAX_WORKERS = 20
+"""MultiKueueConfig ``spec.clusters`` holds at most 20 names (kubernetes-sigs/kueue v0.17.1,
+apis/kueue/v1beta2/multikueue_types.go, MaxItems=20)."""
 MANAGER_CLUSTER = "pathways-fleet"
 """The manager's cluster name unless ``fleet.manager.clusterName`` sets one."""
 
@@ -59,18 +62,21 @@ class ManagerConfig(ConfigModel):
 class FleetConfig(ConfigModel):
     """`tpu-pathways:fleet`: the worker stacks and the manager cluster."""
 
-    workers: list[DnsLabel] = Field(min_length=1, max_length=32)
+    workers: list[DnsLabel] = Field(min_length=1, max_length=MAX_WORKERS)
     """Cluster-owning stacks of this project (stacks/Pulumi.<name>.yaml) whose TPUs the manager
-    dispatches to; their `shared_cluster` contracts are read as team stacks read their owner."""
+    dispatches to; their `shared_cluster` contracts are read as team stacks read their owner.
+    At most 20: the clusters one MultiKueueConfig may list."""
     manager: ManagerConfig
     """The small CPU-only cluster that runs Kueue with MultiKueue."""
 
-    @model_validator(mode="after")
-    def _distinct(self) -> FleetConfig:
-        seen = [w for i, w in enumerate(self.workers) if w in self.workers[:i]]
+    @field_validator("workers")
+    @classmethod
+    def _distinct(cls, workers: list[str]) -> list[str]:
+        seen = [w for i, w in enumerate(workers) if w in workers[:i]]
         if seen:
-            raise ValueError(f"workers {sorted(set(seen))} are listed more than once")
-        return self
+            repeated = ", ".join(repr(w) for w in sorted(set(seen)))
+            raise ValueError(f"{repeated} listed more than once; name each worker once")
+        return workers
 
 
 class FleetWorkloadConfig(WorkloadConfig):

@@ -475,8 +475,8 @@ class StackConfig(ConfigModel):
         cpu_pools = {"cpuPool.name": self.cpu_pool.name}
         if self.creates_cluster:
             cpu_pools["systemPool.name"] = self.system_pool.name
-        issues = _collisions(jobs, "team and name")
-        issues += _collisions(accounts, "name and serviceAccount")
+        issues = name_collisions(jobs, "team and name")
+        issues += name_collisions(accounts, "name and serviceAccount")
         issues += [
             ConfigIssue(
                 key,
@@ -718,7 +718,7 @@ def _duplicate_quota_teams(issues: list[ConfigIssue], teams: list[str], key: str
     ]
 
 
-def _collisions(entries: list[tuple[str, tuple[str, ...]]], what: str) -> list[ConfigIssue]:
+def name_collisions(entries: list[tuple[str, tuple[str, ...]]], what: str) -> list[ConfigIssue]:
     """Entries whose names, joined with '-', are equal though the names differ (exact
     duplicates are reported by their own checks)."""
     first: dict[str, tuple[str, tuple[str, ...]]] = {}
