@@ -74,6 +74,10 @@ def tiny_program() -> dict:
         "whole": 3.0,
         "fraction": 2.5,
         "nested": {"count": 2.0, "names": ["a", "b"]},
+        # Data with an Output inside is resolved as the engine would: one secret makes all secret.
+        "mixed": {"count": 1.0, "token": pulumi.Output.secret("t")},
+        "late": {"name": account.email, "count": 1.0},
+        "pair": ("a", 2.0),
     }
 
 
@@ -188,6 +192,9 @@ def test_outputs(tiny):
         "endpoint": "[unknown]",
         "fraction": 2.5,
         "nested": {"count": 2, "names": ["a", "b"]},
+        "mixed": "[secret]",
+        "late": {"count": 1, "name": "nodes@proj-123.iam.gserviceaccount.com"},
+        "pair": ["a", 2],
         "secret": "[secret]",
         "whole": 3,
     }
