@@ -163,8 +163,10 @@ def rounded(figures: dict[str, float], digits: int = 3) -> dict[str, float]:
 def project_plan(stack: str, stacks_dir: Path) -> None:
     """The project's offline plan of one stack, in-process (what the CLI runs before printing):
     the stack file validated, then the project's `__main__.py` run under the mock engine."""
+    from components.config.checks import forget_validated
     from components.plan.engine import plan_file
 
+    forget_validated()  # validated afresh each time, as in the one plan of a CLI process
     plan_file(stack, stacks_dir)
 
 
@@ -212,6 +214,16 @@ def prepare(stack: str, stacks_dir: Path, work: Path) -> Case:
     before = [_cli_plan(owner, stacks_dir)] if owner else []
     shape = work / f"{stack}.shape.json"
     return Case(stack, stacks_dir, shape, write_shape(_cli_plan(stack, stacks_dir), shape, before))
+
+
+def generated_case(work: Path, slices: int) -> Case:
+    """A generated stack in a directory of its own: a plan reads every stack file beside its
+    own (the checks between stacks), and a user's stacks/ holds no 2,048-slice neighbours."""
+    from stacks import write_stack  # not at the top: the fixed-cost workers must not load yaml
+
+    stacks_dir = work / f"bench-{slices}"
+    stacks_dir.mkdir(exist_ok=True)
+    return prepare(write_stack(stacks_dir, slices), stacks_dir, work)
 
 
 def _cli_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
@@ -643,13 +655,12 @@ def main(argv: list[str] | None = None) -> int:
             " CPU time (os.wait4)",
         },
     }
-    from stacks import write_stack  # not at the top: the fixed-cost workers must not load yaml
 
     with tempfile.TemporaryDirectory(prefix="tpu-pathways-bench-") as tmp:
         work = Path(tmp)
         stacks = example_stacks() if args.stacks is None else args.stacks
         print("preparing", file=sys.stderr, flush=True)
-        generated = [prepare(write_stack(work, n), work, work) for n in sorted(args.sizes)]
+        generated = [generated_case(work, n) for n in sorted(args.sizes)]
         if "fixed" not in args.skip:
             print("fixed cost ", end="", file=sys.stderr, flush=True)
             result["fixed_cost"] = measure_fixed(generated[0], args.pairs)
@@ -661,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
             result["process"] = []
             for slices in args.process_sizes:
                 print(f"bench-{slices} ", end="", file=sys.stderr, flush=True)
-                case = prepare(write_stack(work, slices), work, work)
+                case = generated_case(work, slices)
                 result["process"].append({"slices": slices, **measure_process(case, args.pairs)})
                 print(file=sys.stderr)
             for stack in stacks:
