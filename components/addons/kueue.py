@@ -252,9 +252,11 @@ def team_chips(quota: TeamQuotaArgs) -> dict[str, int]:
     return chips
 
 
-def _tpu_group(
-    flavors: list[TpuFlavor], quota: Mapping[str, int], borrowing_limit: int | None
+def tpu_quota_group(
+    flavors: Sequence[TpuFlavor], quota: Mapping[str, int], borrowing_limit: int | None
 ) -> dict:
+    """A ClusterQueue resource group: ``quota`` chips (by flavor name, 0 if absent) per flavor."""
+
     def resource(flavor: TpuFlavor) -> dict:
         entry: dict = {"name": TPU_RESOURCE, "nominalQuota": quota.get(flavor.name, 0)}
         if borrowing_limit is not None:
@@ -267,7 +269,8 @@ def _tpu_group(
     }
 
 
-def _cpu_group(cpu_pool: str, cpu: str, memory: str) -> dict:
+def cpu_quota_group(cpu_pool: str, cpu: str, memory: str) -> dict:
+    """A ClusterQueue resource group: CPU and memory on the CPU pool's flavor."""
     resources = [{"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": memory}]
     return {
         "coveredResources": ["cpu", "memory"],
@@ -303,10 +306,10 @@ def cluster_queue_spec(args: KueueQueuesArgs) -> dict:
             for flavor, chips in team_chips(quota).items():
                 assigned[flavor] = assigned.get(flavor, 0) + chips
         rest = {f.name: f.chips - assigned.get(f.name, 0) for f in flavors}
-        groups.append(_tpu_group(flavors, rest, None))
+        groups.append(tpu_quota_group(flavors, rest, None))
     cpu_quota = format_cpu(machine.allocatable_cpu_millicores * nodes)
     memory_quota = format_memory(machine.allocatable_memory_bytes * nodes)
-    groups.append(_cpu_group(args.cpu_pool, cpu_quota, memory_quota))
+    groups.append(cpu_quota_group(args.cpu_pool, cpu_quota, memory_quota))
     return _queue_spec(args, groups, {})
 
 
@@ -315,8 +318,8 @@ def team_cluster_queue_spec(args: KueueQueuesArgs, quota: TeamQuotaArgs) -> dict
     default queue's), admitting only from the team's namespace and ``default``, where the
     team's shared services must run."""
     groups = [
-        _tpu_group(list(args.tpu_flavors), team_chips(quota), quota.borrowing_limit),
-        _cpu_group(args.cpu_pool, "0", "0"),
+        tpu_quota_group(args.tpu_flavors, team_chips(quota), quota.borrowing_limit),
+        cpu_quota_group(args.cpu_pool, "0", "0"),
     ]
     namespaces = [quota.team, SERVICE_NAMESPACE]
     selector = {

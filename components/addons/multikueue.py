@@ -51,7 +51,13 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.addons.installs import KUEUE_CONTROLLER, ControllerPatch, ControllerPatchArgs
-from components.addons.kueue import TpuFlavor, cpu_flavor_name, local_queues
+from components.addons.kueue import (
+    TpuFlavor,
+    cpu_flavor_name,
+    cpu_quota_group,
+    local_queues,
+    tpu_quota_group,
+)
 from components.labels import tpu_node_labels
 from components.vocabulary import CLUSTER_QUEUE, KUEUE_API_VERSION
 
@@ -65,7 +71,8 @@ MANAGER_ACCOUNT = "multikueue-manager"
 """The manager's service account on each worker (in kueue-system)."""
 MANAGER_WATCH_ROLE = f"{MANAGER_ACCOUNT}-watch"
 """Its ClusterRole and ClusterRoleBinding on each worker: the cluster-wide watches."""
-CPU_FLAVOR = cpu_flavor_name("heads")
+HEADS_POOL = "heads"
+CPU_FLAVOR = cpu_flavor_name(HEADS_POOL)
 """The manager's flavor for the heads' CPU and memory (they run on the workers' CPU pools)."""
 
 
@@ -137,29 +144,13 @@ def admission_check_spec() -> dict:
 def manager_cluster_queue_spec(tpu: Sequence[TpuFlavor], cpu: str, memory: str) -> dict:
     """The manager's one ClusterQueue: the workers' chips per flavor summed, the workers' CPU
     pools' CPU and memory, every JobSet through the MultiKueue admission check."""
-    tpu_group = {
-        "coveredResources": ["google.com/tpu"],
-        "flavors": [
-            {"name": f.name, "resources": [{"name": "google.com/tpu", "nominalQuota": f.chips}]}
-            for f in tpu
-        ],
-    }
-    cpu_group = {
-        "coveredResources": ["cpu", "memory"],
-        "flavors": [
-            {
-                "name": CPU_FLAVOR,
-                "resources": [
-                    {"name": "cpu", "nominalQuota": cpu},
-                    {"name": "memory", "nominalQuota": memory},
-                ],
-            }
-        ],
-    }
     return {
         "namespaceSelector": {},
         "queueingStrategy": "BestEffortFIFO",
-        "resourceGroups": [tpu_group, cpu_group],
+        "resourceGroups": [
+            tpu_quota_group(tpu, {f.name: f.chips for f in tpu}, None),
+            cpu_quota_group(HEADS_POOL, cpu, memory),
+        ],
         "admissionChecksStrategy": {"admissionChecks": [{"name": ADMISSION_CHECK}]},
     }
 
