@@ -8,8 +8,6 @@ Reads only the catalog (no Pulumi, no provider SDK): it answers in a fraction of
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from dataclasses import dataclass
 
 from components.errors import ConfigError, ConfigIssue
@@ -129,10 +127,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(rows[0] if one else rows, indent=2)
     else:
         text = _shape_table(rows)
-    try:
-        print(text)
-    except BrokenPipeError:  # `shapes | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print(text)  # a reader that leaves early (`shapes | head`) is handled by components.__main__
     return 0
 
 
