@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from components.errors import ConfigError, ConfigIssue
+from components.cli import usage_error
+from components.errors import ConfigError
 from components.tpu import catalog
 from components.tpu.generations import TpuGeneration
 
@@ -89,7 +90,7 @@ class ChipFilter:
 
 
 def _error(key: str, message: str) -> ConfigError:
-    return ConfigError([ConfigIssue(key, message)], "shapes")
+    return usage_error("shapes", key, message)
 
 
 def selected(name: str | None, chips: ChipFilter) -> tuple[list[catalog.TpuShape], bool]:
