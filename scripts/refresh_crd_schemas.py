@@ -201,12 +201,18 @@ def refresh_jobset(documents: list[Any]) -> None:
 
 
 def load(release: Release, local: Path | None) -> list[Any]:
-    if local is not None:
-        text = local.read_text()
-    else:
-        with urllib.request.urlopen(release.url, timeout=60) as response:
-            text = response.read().decode()
-    return list(yaml.safe_load_all(text))
+    """The release manifest's YAML documents; a file or download that cannot be read or
+    parsed ends the script with a message naming it (not a traceback)."""
+    source = str(local) if local is not None else release.url
+    try:
+        if local is not None:
+            text = local.read_text()
+        else:
+            with urllib.request.urlopen(release.url, timeout=60) as response:
+                text = response.read().decode()
+        return list(yaml.safe_load_all(text))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SystemExit(f"{release.key} manifest {source}: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from components.errors import ConfigError, ConfigIssue
+
 
 def path_argument(text: str) -> Path:
     """A file or directory option's value. Blank text is a usage error: ``Path('')`` is '.',
@@ -13,3 +15,8 @@ def path_argument(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r} names no file or directory")
     return Path(text)
+
+
+def usage_error(command: str, key: str, message: str) -> ConfigError:
+    """A user mistake in ``command``'s arguments: printed as a problem naming ``key``, exit 2."""
+    return ConfigError([ConfigIssue(key, message)], command)

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from components.cli import path_argument
+from components.cli import path_argument, usage_error
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.files import FileProblem, read_regular_file
 
@@ -56,7 +56,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
 
 
 def _error(key: str, message: str) -> ConfigError:
-    return ConfigError([ConfigIssue(key, message)], "plan")
+    return usage_error("plan", key, message)
 
 
 def stacks_dir(args: argparse.Namespace) -> Path:
@@ -66,8 +66,8 @@ def stacks_dir(args: argparse.Namespace) -> Path:
 
     directory = args.stacks_dir or STACKS_DIR
     if not directory.is_dir():
-        issue = ConfigIssue("--stacks-dir", f"{str(directory)!r} is not a directory of stack files")
-        raise ConfigError([issue], args.command)
+        message = f"{str(directory)!r} is not a directory of stack files"
+        raise usage_error(args.command, "--stacks-dir", message)
     return directory
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
-from components.cli import path_argument
-from components.errors import ConfigError, ConfigIssue
+from components.cli import path_argument, usage_error
+from components.errors import ConfigError
 from components.files import FileProblem, read_regular_file
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def _positive(text: str) -> int:
 
 
 def _error(key: str, message: str) -> ConfigError:
-    return ConfigError([ConfigIssue(key, message)], "plan")
+    return usage_error("plan", key, message)
 
 
 MAX_PROGRAM_BYTES = 2**20
@@ -158,7 +158,7 @@ def _run_program_dir(args: argparse.Namespace) -> int:
 
     check_program_dir(args.program)
     for flag in _STACK_ONLY:
-        if getattr(args, flag.removeprefix("--").replace("-", "_")):
+        if _given(args, flag):
             raise _error(flag, "not with --program DIR; it plans one program, not a stack file")
 
     if args.out is not None:
@@ -211,12 +211,17 @@ def _check_critical_path(args: argparse.Namespace) -> None:
     if not args.critical_path:
         return
     for flag in ("--policy", "--out", "--diff", "--diff-dir"):
-        if getattr(args, flag.removeprefix("--").replace("-", "_")):
+        if _given(args, flag):
             raise _error(
                 "--critical-path",
                 f"prints the modeled deploy time instead of the plan, so {flag} would do "
                 f"nothing with it; run {flag} on its own",
             )
+
+
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    """Whether ``--flag`` was given a value (argparse stores it as ``flag`` with ``_``)."""
+    return bool(getattr(args, flag.removeprefix("--").replace("-", "_")))
 
 
 def _check_out(out: Path) -> None:

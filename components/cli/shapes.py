@@ -8,11 +8,10 @@ Reads only the catalog (no Pulumi, no provider SDK): it answers in a fraction of
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from dataclasses import dataclass
 
-from components.errors import ConfigError, ConfigIssue
+from components.cli import usage_error
+from components.errors import ConfigError
 from components.tpu import catalog
 from components.tpu.generations import TpuGeneration
 
@@ -91,7 +90,7 @@ class ChipFilter:
 
 
 def _error(key: str, message: str) -> ConfigError:
-    return ConfigError([ConfigIssue(key, message)], "shapes")
+    return usage_error("shapes", key, message)
 
 
 def selected(name: str | None, chips: ChipFilter) -> tuple[list[catalog.TpuShape], bool]:
@@ -129,10 +128,7 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(rows[0] if one else rows, indent=2)
     else:
         text = _shape_table(rows)
-    try:
-        print(text)
-    except BrokenPipeError:  # `shapes | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print(text)  # a reader that leaves early (`shapes | head`) is handled by components.__main__
     return 0
 
 

@@ -68,6 +68,7 @@ from components.pathways.spec import (
     EnvVar,
     PathwaysJobSpec,
 )
+from components.pathways.user_container import shared_tmp_mount, shared_tmp_volume
 from components.tpu.catalog import generation_of_machine_type, pathways_instance_type
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
@@ -80,7 +81,6 @@ WORKER_CONTAINER = "pathways-worker"
 PYTHON_SIDECAR_CONTAINER = "colocated-python-sidecar"
 PATHWAYS_CONTAINERS = frozenset({RM_CONTAINER, PROXY_CONTAINER, WORKER_CONTAINER})
 DEFAULT_MAIN_CONTAINER = "main"  # the CRD's default for controller.mainContainerName
-SHARED_TMP = "shared-tmp"
 
 
 # JobSet puts these on every pod it creates; the Pathways components read them (downward API).
@@ -358,7 +358,7 @@ def worker(spec: PathwaysJobSpec) -> dict[str, Any]:
         _ports(*WORKER_PORTS),
         {TPU_RESOURCE: str(chips)},
     )
-    container["volumeMounts"] = [_shared_tmp_mount()]
+    container["volumeMounts"] = [shared_tmp_mount()]
     return container
 
 
@@ -385,16 +385,8 @@ def python_sidecar(spec: PathwaysJobSpec) -> dict[str, Any] | None:
         "ports": _ports(PYTHON_SIDECAR_PORT),
         "resources": {},
         "restartPolicy": RestartPolicy.ALWAYS.value,
-        "volumeMounts": [_shared_tmp_mount()],
+        "volumeMounts": [shared_tmp_mount()],
     }
-
-
-def _shared_tmp_mount() -> dict[str, str]:
-    return {"name": SHARED_TMP, "mountPath": "/tmp"}
-
-
-def _shared_tmp_volume() -> dict[str, Any]:
-    return {"name": SHARED_TMP, "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}
 
 
 def _sidecar(container: dict[str, Any]) -> dict[str, Any]:
@@ -487,7 +479,7 @@ def _worker_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
     pod_spec["containers"] = [worker(spec)]
     pod_spec["restartPolicy"] = RestartPolicy.ON_FAILURE.value
     pod_spec["tolerations"] = [dict(TPU_TOLERATION)]
-    pod_spec["volumes"] = [_shared_tmp_volume()]
+    pod_spec["volumes"] = [shared_tmp_volume()]
     options.apply(pod_spec)
     backoff = worker_backoff_limit(spec)
     return _replicated_job(

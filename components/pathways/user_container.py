@@ -99,11 +99,11 @@ class UserContainer:
             "command": wrapped_command(list(self.command)),
             "env": [_env_entry(name, value) for name, value in self.env.items()],
             "resources": {"requests": resources, "limits": dict(resources)},
-            "volumeMounts": [{"name": SHARED_TMP, "mountPath": "/tmp"}],
+            "volumeMounts": [shared_tmp_mount()],
         }
         if not container["env"]:
             del container["env"]
-        spec: dict[str, Any] = {"containers": [container], "volumes": [_host_tmp()]}
+        spec: dict[str, Any] = {"containers": [container], "volumes": [shared_tmp_volume()]}
         if self.service_account is not None:
             spec = {"serviceAccountName": self.service_account, **spec}
         if deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS:
@@ -148,5 +148,11 @@ def _env_entry(name: str, value: EnvSource) -> dict[str, Any]:
     return {"name": name, "valueFrom": dict(value)}
 
 
-def _host_tmp() -> dict[str, Any]:
+def shared_tmp_mount() -> dict[str, str]:
+    return {"name": SHARED_TMP, "mountPath": "/tmp"}
+
+
+def shared_tmp_volume() -> dict[str, Any]:
+    """The node's /tmp as a pod volume; a Pathways pod's containers mount it at /tmp (the user
+    container here, the JobSet rendering's containers in ``components.pathways.jobset``)."""
     return {"name": SHARED_TMP, "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}

@@ -14,7 +14,13 @@ import yaml
 from components.plan import json_text
 from components.plan.cost import pool_chips, unpriced_chips
 from components.plan.model import SECRET, UNKNOWN, Plan, PlannedResource
-from components.plan.text_view import WIDTH, render_outputs, render_stages, render_totals
+from components.plan.text_view import (
+    WIDTH,
+    counted,
+    render_outputs,
+    render_stages,
+    render_totals,
+)
 from components.tokens import KUBERNETES_YAML_PREFIX
 
 
@@ -215,24 +221,20 @@ class Written:
 
     def summary(self, out_dir: Path) -> str:
         text = (
-            f"wrote {_count(self.count, 'file')} to {out_dir}: "
-            f"{_count(len(self.objects), 'Kubernetes object')}, "
-            f"{_count(len(self.patches), 'server-side patch', 'es')}"
+            f"wrote {counted(self.count, 'file')} to {out_dir}: "
+            f"{counted(len(self.objects), 'Kubernetes object')}, "
+            f"{counted(len(self.patches), 'server-side patch', 'es')}"
         )
         if self.placeholders:
             names = ", ".join(p.name for p in self.placeholders)
             text += (
-                f", {_count(len(self.placeholders), 'object')} with [secret] or [unknown] "
+                f", {counted(len(self.placeholders), 'object')} with [secret] or [unknown] "
                 f"values as {PLACEHOLDER_SUFFIX} files that are not applied ({names})"
             )
         if self.release_manifests:
-            urls = _count(len(self.release_manifests), "release manifest")
+            urls = counted(len(self.release_manifests), "release manifest")
             text += f", {RELEASE_MANIFESTS} (the {urls} installed by URL)"
         return text
-
-
-def _count(n: int, noun: str, plural: str = "s") -> str:
-    return f"{n} {noun}{'' if n == 1 else plural}"
 
 
 def manifest_filename(resource: PlannedResource) -> str:

@@ -227,7 +227,7 @@ def workload_lines(job: dict[str, Any], indent: int = 6) -> list[str]:
     )
     lines += _labelled(
         "workers",
-        f"{_plural(workers['pods'], 'pod')} ({workers['podsPerSlice']}/slice) x "
+        f"{counted(workers['pods'], 'pod')} ({workers['podsPerSlice']}/slice) x "
         f"{workers['tpuChipsPerPod']} "
         f"chips on {','.join(workers['landsOn']) or 'NO NODE'}",
         indent,
@@ -322,8 +322,9 @@ def render_outputs(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+def counted(n: int, noun: str, plural: str = "s") -> str:
+    """``1 pod``, ``2 pods`` (``plural``: the ending of more than one, e.g. ``es``)."""
+    return f"{n} {noun}{'' if n == 1 else plural}"
 
 
 def render_totals(plan: Plan) -> str:

@@ -67,6 +67,7 @@ def _closed_early(*argv: str) -> tuple[int, bytes]:
         ("plan", "--stack", "serving-v6e", "--policy"),
         ("plan", "--stack", "dev"),
         ("config-reference",),
+        ("shapes",),
     ],
 )
 def test_a_reader_that_closes_early_ends_the_cli_quietly_with_141(argv):
