@@ -89,12 +89,14 @@ def forget_validated() -> None:
 
 def _validation_key(values: dict[str, Any], owner: SharedCluster | None) -> str | None:
     """What a validation depends on, as canonical JSON; None (validated each time) for values
-    JSON cannot hold, such as a key that is not a string."""
+    JSON cannot hold as they are: json.dumps refuses some (a NaN) and rewrites others (the key
+    True as "true", a tuple as a list), so the key must read back as the values."""
     contract = None if owner is None else owner.model_dump(mode="json")
     try:
-        return json.dumps([values, contract], sort_keys=True, allow_nan=False)
+        key = json.dumps([values, contract], sort_keys=True, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         return None
+    return key if json.loads(key) == [values, contract] else None
 
 
 def _validate(

@@ -32,6 +32,7 @@ from components.config.loader import (
     classify_stacks,
     decode_engine_values,
     read_stack_file,
+    read_stack_values,
     stack_path,
     targets_existing_cluster,
 )
@@ -216,7 +217,7 @@ def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
         return "is this fleet stack; name the cluster-owning stacks it dispatches to"
     if not stack_path(worker, stacks_dir).is_file():
         return "no such stack in this project"
-    values = decode_engine_values(read_stack_file(worker, stacks_dir))
+    values = read_stack_values(worker, stacks_dir)
     if is_fleet(values):
         return "is a fleet stack; a worker must be a stack that owns its TPU cluster"
     owner = values.get("owner")
@@ -244,7 +245,7 @@ def token_issues(workers: list[str], stacks_dir: Path = STACKS_DIR) -> list[Conf
     is."""
     issues = []
     for i, worker in enumerate(workers):
-        cluster = decode_engine_values(read_stack_file(worker, stacks_dir)).get("cluster")
+        cluster = read_stack_values(worker, stacks_dir).get("cluster")
         if isinstance(cluster, dict) and cluster.get(TOKENS_KEY) is True:
             continue
         issues.append(
@@ -406,7 +407,7 @@ def backend_issues(config: FleetStackConfig) -> list[ConfigIssue]:
 def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
     """Team -> the Kubernetes service account its pods run as on ``worker``, from the worker's
     stack file (its contract lists the team namespaces only), as its ownership is read."""
-    teams = decode_engine_values(read_stack_file(worker, stacks_dir)).get("teams")
+    teams = read_stack_values(worker, stacks_dir).get("teams")
     default = TeamConfig.model_fields["service_account"].default
     return {
         t["name"]: t.get("serviceAccount", default)

@@ -299,6 +299,16 @@ def gce_name_problem(value: str, what: str) -> str | None:
     )
 
 
+def project_resource_problem(value: str, collection: str, what: str) -> str | None:
+    """A resource of the stack's project by name, or of another one (a Shared VPC host, a shared
+    reservation) by its path projects/<project>/<collection>/<name>."""
+    parts = value.split("/")
+    if len(parts) > 3 and parts[0] == "projects" and parts[2:-1] == collection.split("/"):
+        return project_id_problem(parts[1]) or gce_name_problem(parts[-1], what)
+    problem = gce_name_problem(value, what)
+    return problem and f"{problem}, or projects/<project>/{collection}/<name>"
+
+
 def project_id_problem(value: str) -> str | None:
     if not _PROJECT_ID.fullmatch(value):
         return (

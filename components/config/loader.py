@@ -99,7 +99,7 @@ def available_stacks(stacks_dir: Path = STACKS_DIR) -> list[str]:
 def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
     """Whether the stack deploys onto a cluster another stack owns (`owner:`), or one made
     outside this project (`cluster.existing`)."""
-    values = decode_engine_values(read_stack_file(stack, stacks_dir))
+    values = read_stack_values(stack, stacks_dir)
     cluster = values.get("cluster")
     existing = isinstance(cluster, dict) and cluster.get("existing") is not None
     return existing or values.get("owner") is not None
@@ -388,6 +388,11 @@ def engine_string(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def read_stack_values(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]:
+    """The stack file's ``tpu-pathways:`` values, decoded (not validated). Raises ConfigError."""
+    return decode_engine_values(read_stack_file(stack, stacks_dir))
+
+
 def decode_engine_values(raw: dict[str, str]) -> dict[str, Any]:
     """Engine strings -> values the models accept (structured values are JSON)."""
     decoded: dict[str, Any] = {}
@@ -489,7 +494,7 @@ def owner_stack_of(stack: str, owner: str, stacks_dir: Path, source: str) -> str
     if not stack_path(owner_stack, stacks_dir).is_file():
         known = ", ".join(owner_stacks(stacks_dir)) or "none"
         raise refuse(f"no stack {owner_stack!r} in this project; cluster owners: {known}")
-    if is_fleet(decode_engine_values(read_stack_file(owner_stack, stacks_dir))):
+    if is_fleet(read_stack_values(owner_stack, stacks_dir)):
         raise refuse(fleet_owner_message(owner, ", ".join(owner_stacks(stacks_dir)) or "none"))
     if targets_existing_cluster(owner_stack, stacks_dir):
         raise refuse(

@@ -6,7 +6,6 @@ import ipaddress
 from typing import Annotated
 
 from pydantic import (
-    AfterValidator,
     Field,
     StrictBool,
     StrictInt,
@@ -49,27 +48,16 @@ class GcpConfig(ConfigModel):
         return self
 
 
-def _network_name(value: str) -> str:
-    """A VPC as GKE's ``network`` takes it: a name in the stack's project, or the path of one
-    in another project (a Shared VPC host)."""
-    parts = value.split("/")
-    if len(parts) == 5 and parts[0] == "projects" and parts[2:4] == ["global", "networks"]:
-        problem = grammars.project_id_problem(parts[1]) or grammars.gce_name_problem(
-            parts[4], "a VPC network"
-        )
-    else:
-        problem = grammars.gce_name_problem(value, "a VPC network")
-        if problem:
-            problem += ", or projects/<project>/global/networks/<name>"
-    if problem:
-        raise ValueError(problem)
-    return value
+_NetworkRef = Annotated[
+    str, grammar(lambda v: grammars.project_resource_problem(v, "global/networks", "a VPC network"))
+]
+"""A VPC as GKE's ``network`` takes it: a name, or a path in a Shared VPC host project."""
 
 
 class NetworkConfig(ConfigModel):
     """The VPC the cluster uses: a dedicated one (default) or an existing one."""
 
-    existing_network: Annotated[str, AfterValidator(_network_name)] | None = None
+    existing_network: _NetworkRef | None = None
     """Name of an existing VPC to use instead of creating one (or
     projects/<project>/global/networks/<name> in a Shared VPC host). Requires
     existingSubnetwork."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import (
-    AfterValidator,
     Field,
     PrivateAttr,
     StrictBool,
@@ -14,7 +13,7 @@ from pydantic import (
 )
 
 from components.config import grammars
-from components.config.schema.base import DnsLabel
+from components.config.schema.base import DnsLabel, grammar
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
@@ -117,21 +116,10 @@ class SystemPoolConfig(AutoscalingPoolConfig):
         return self
 
 
-def _reservation(value: str) -> str:
-    """A reservation's name (a GCE resource name, also a node label value), or the path of a
-    shared one in another project."""
-    parts = value.split("/")
-    if len(parts) == 4 and parts[0] == "projects" and parts[2] == "reservations":
-        problem = grammars.project_id_problem(parts[1]) or grammars.gce_name_problem(
-            parts[3], "a reservation"
-        )
-    else:
-        problem = grammars.gce_name_problem(value, "a reservation")
-        if problem:
-            problem += ", or projects/<project>/reservations/<name>"
-    if problem:
-        raise ValueError(problem)
-    return value
+_ReservationRef = Annotated[
+    str, grammar(lambda v: grammars.project_resource_problem(v, "reservations", "a reservation"))
+]
+"""A reservation's name (also a node label value), or the path of a shared one."""
 
 
 class CapacityConfig(ConfigModel):
@@ -141,7 +129,7 @@ class CapacityConfig(ConfigModel):
     """Regular on-demand VMs."""
     spot: StrictBool = False
     """Spot VMs: cheaper, preemptible at any time."""
-    reservation: Annotated[str, AfterValidator(_reservation)] | None = None
+    reservation: _ReservationRef | None = None
     """Consume a specific reservation (name, or projects/P/reservations/R when shared). The name
     (1-63 characters) also becomes the value of the nodes' tpu-pathways/reservation label."""
     flex_start: StrictBool = False
