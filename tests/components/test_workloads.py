@@ -13,7 +13,7 @@ import time
 import pytest
 
 from components.tpu import catalog
-from tests.helpers import assert_error_report
+from tests.helpers import SIGTERM_WRAPPER, assert_error_report
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 BUCKET = "tpu-pathways-dev-pathways-dev-pathways"  # <project>-<cluster>-pathways
@@ -115,10 +115,7 @@ def test_training_container(plain):
 
 def test_training_command_is_wrapped(plain):
     command = main_container(jobs(plain)["train"])["command"]
-    assert command[0:2] == ["/bin/sh", "-c"]
-    assert "trap" in command[2] and "TERM" in command[2]
-    assert command[3] == "pathways-main"  # $0 of the wrapper script
-    assert command[4:] == ["python3", "train.py", "--steps", "100"]
+    assert command == [*SIGTERM_WRAPPER, "python3", "train.py", "--steps", "100"]
 
 
 def test_shared_tmp_volume(plain):
