@@ -122,7 +122,9 @@ def test_a_stack_without_multi_host_ironwood_registers_no_resource_policy(plan_o
 
 def test_production_protects_the_workload_policy(plan_of, values, stack_values):
     plan = plan_of(stack_values(**{**values, "environment": "production"}))
-    for policy in plan.by_type(RESOURCE_POLICY):
+    policies = plan.by_type(RESOURCE_POLICY)
+    assert len(policies) == 2  # iw and iw7
+    for policy in policies:
         assert policy.options.get("protect") is True
 
 

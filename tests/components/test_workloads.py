@@ -221,11 +221,13 @@ def test_no_priority_by_default(plain):
 
 
 def test_kueue_queue_label_on_every_job(queued):
+    assert sorted(jobs(queued)) == ["nb", "train"]
     for name, job in jobs(queued).items():
         assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}, name
 
 
 def test_no_queue_label_without_kueue(plain):
+    assert sorted(jobs(plain)) == ["infer", "nb", "train"]
     for job in jobs(plain).values():
         assert "labels" not in job["metadata"]
 
@@ -522,6 +524,7 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
     # the inference job holds the pool's first node pool although it is declared second, and
     # the training job sharing the pool is kept off it
     node_pools = {"infer": "v4-0", "train": "v4-1"}
+    assert sorted(jobs(plan)) == ["infer", "train"]
     for name, job in jobs(plan).items():
         assert job["spec"]["workers"] == [
             {
