@@ -2,7 +2,7 @@
 
 ``run_cli`` runs ``python -m components`` in-process; ``assert_error_report`` checks that a
 refusal printed the CLI's report and nothing else; ``deep_merge`` builds stack values from a
-base and overrides.
+base and overrides; ``SIGTERM_WRAPPER`` is a user command's wrapper prefix, written out.
 """
 
 from __future__ import annotations
@@ -73,3 +73,15 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+# A user container's command starts with this (components/pathways/spec.py's wrapper, written out
+# here so a change to it fails the tests that compare commands).
+SIGTERM_WRAPPER = [
+    "/bin/sh",
+    "-c",
+    'trap \'term=1; kill -TERM "$child" 2>/dev/null\' TERM\nterm=0\n"$@" &\nchild=$!\n'
+    'wait "$child"\nstatus=$?\nwhile [ "$term" = 1 ]; do\n  term=0\n  wait "$child"\n'
+    '  status=$?\ndone\nexit "$status"\n',
+    "pathways-main",
+]

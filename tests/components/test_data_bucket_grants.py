@@ -26,20 +26,20 @@ def created():
     return register(lambda: DataBucketGrants("data", args) and None)
 
 
-def test_read_is_object_viewer_on_that_bucket_only(created):
-    grant = created.one(MEMBER, "data-acme-datasets")
+@pytest.mark.parametrize(
+    ("bucket", "role"),
+    [
+        pytest.param("acme-datasets", "roles/storage.objectViewer", id="read-is-object-viewer"),
+        pytest.param(
+            "acme-checkpoints", "roles/storage.objectUser", id="read-write-is-object-user"
+        ),
+    ],
+)
+def test_each_access_gets_its_role_on_that_bucket_only(created, bucket, role):
+    grant = created.one(MEMBER, f"data-{bucket}")
     assert grant.inputs == {
-        "bucket": "acme-datasets",
-        "role": "roles/storage.objectViewer",
-        "member": f"serviceAccount:{NODES}",
-    }
-
-
-def test_read_write_is_object_user_on_that_bucket_only(created):
-    grant = created.one(MEMBER, "data-acme-checkpoints")
-    assert grant.inputs == {
-        "bucket": "acme-checkpoints",
-        "role": "roles/storage.objectUser",
+        "bucket": bucket,
+        "role": role,
         "member": f"serviceAccount:{NODES}",
     }
 

@@ -265,6 +265,23 @@ def test_shared_service_checks(stack_values, config_error, service, key, fragmen
     assert fragment in issues[key]
 
 
+def service_args(spec: PathwaysJobSpec, provider=None, **extra) -> SharedPathwaysServiceArgs:
+    """Args of a 2x4 v6e service `svc` in namespace `serving` of cluster `lab`."""
+    return SharedPathwaysServiceArgs(
+        job_name="svc",
+        namespace="serving",
+        spec=spec,
+        address="svc-pathways-head-0-0.svc.serving.svc.cluster.local:29001",
+        instance_type="tpuv6e:2x4",
+        cluster_name="lab",
+        project="tpu-lab",
+        location="us-east5-a",
+        provider=provider,
+        wait_timeout_seconds=900,
+        **extra,
+    )
+
+
 def test_a_service_built_from_its_args_alone():
     """The component from its Args, without a stack config: its PathwaysJob is its child, waits
     for Running, depends on the install and the prerequisites; its outputs are what was given."""
@@ -280,17 +297,9 @@ def test_a_service_built_from_its_args_alone():
         queue = k8s.core.v1.Namespace("queue")
         service = SharedPathwaysService(
             "svc",
-            SharedPathwaysServiceArgs(
-                job_name="svc",
-                namespace="serving",
-                spec=spec,
-                address="svc-pathways-head-0-0.svc.serving.svc.cluster.local:29001",
-                instance_type="tpuv6e:2x4",
-                cluster_name="lab",
-                project="tpu-lab",
-                location="us-east5-a",
+            service_args(
+                spec,
                 provider=provider,
-                wait_timeout_seconds=900,
                 proxy_options=["use_insecure_credentials:true"],
                 controller_install=install,
                 labels={"kueue.x-k8s.io/queue-name": "multislice-queue"},
@@ -626,19 +635,8 @@ def test_the_plain_plan_says_how_many_clients_fit(stack_values, cli_plan):
 
 def test_a_service_without_a_scratch_path_is_refused_by_its_args():
     spec = PathwaysJobSpec(
-        workers=[Worker(type=WorkerType.CT6E_STANDARD_4T, topology="2x2", num_slices=1)],
+        workers=[Worker(type=WorkerType.CT6E_STANDARD_4T, topology="2x4", num_slices=1)],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
     )
     with pytest.raises(ValueError, match="needs pathways_dir"):
-        SharedPathwaysServiceArgs(
-            job_name="svc",
-            namespace="default",
-            spec=spec,
-            address="svc-pathways-head-0-0.svc.default.svc.cluster.local:29001",
-            instance_type="tpuv6e:2x2",
-            cluster_name="lab",
-            project="tpu-lab",
-            location="us-east5",
-            provider=None,  # never reached
-            wait_timeout_seconds=900,
-        )
+        service_args(spec)

@@ -187,7 +187,7 @@ def test_private_nodes_get_router_and_nat(private):
     (nat,) = private.by_type(NAT)
     assert router.inputs["region"] == "us-west4"
     assert router.inputs["network"] == "pathways-dev-net"
-    assert nat.inputs["router"] == router.inputs["name"]
+    assert router.inputs["name"] == nat.inputs["router"] == "pathways-dev-net-router"
     assert nat.inputs["region"] == "us-west4"
     assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
     assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"

@@ -219,6 +219,7 @@ def test_every_controller_is_pinned_to_the_system_pool(example_plan, stack):
 
 def test_a_custom_system_pool_name_is_selected(plan_of, stack_values):
     plan = plan_of(stack_values(systemPool={"name": "ops"}))
+    assert len(patches(plan)) == 3
     for patch in patches(plan).values():
         assert patch.inputs["spec"]["template"]["spec"]["nodeSelector"] == {
             "cloud.google.com/gke-nodepool": "ops"
@@ -256,8 +257,9 @@ def test_the_jobset_patch_keeps_the_urns_it_had_as_jobset_controller_memory(exam
 
 
 def test_production_protects_the_controller_patches(example_plan):
-    plan = example_plan("serving-v6e")
-    for component in plan.by_type("tpu-pathways:installs:ControllerPatch"):
+    components = example_plan("serving-v6e").by_type("tpu-pathways:installs:ControllerPatch")
+    assert len(components) == 2
+    for component in components:
         assert component.options["protect"] is True, component.name
 
 

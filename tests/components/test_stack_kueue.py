@@ -136,7 +136,9 @@ def test_a_local_queue_per_team_namespace(two_shapes):
 def test_local_queues_wait_for_their_namespace_and_the_cluster_queue(two_shapes):
     namespaces = {r.inputs["metadata"]["name"]: r.urn for r in two_shapes.by_type(NAMESPACE)}
     (cluster_queue,) = two_shapes.by_type(CLUSTER_QUEUE)
-    for queue in two_shapes.by_type(LOCAL_QUEUE):
+    queues = two_shapes.by_type(LOCAL_QUEUE)
+    assert len(queues) == 2  # alpha's and beta's
+    for queue in queues:
         assert namespaces[queue.inputs["metadata"]["namespace"]] in queue.dependencies
         assert cluster_queue.urn in queue.dependencies
 

@@ -141,10 +141,13 @@ def test_each_team_reaches_only_its_own_prefix(plan_of, stack_values):
 
 
 def test_no_grant_reaches_the_whole_bucket(example_plan):
+    checked = 0
     for stack in ("dev", "research-v5p", "serving-v6e", "team-research"):
         for grant in example_plan(stack).by_type(BUCKET_MEMBER):
             if grant.inputs["member"].startswith("principal://"):
                 assert "condition" in grant.inputs, (stack, grant.name)
+                checked += 1
+    assert checked == 4  # the teams' Workload Identity grants of the four stacks
 
 
 def test_region_change_keeps_the_bucket(dev):

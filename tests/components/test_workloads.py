@@ -13,7 +13,7 @@ import time
 import pytest
 
 from components.tpu import catalog
-from tests.helpers import assert_error_report
+from tests.helpers import SIGTERM_WRAPPER, assert_error_report
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 BUCKET = "tpu-pathways-dev-pathways-dev-pathways"  # <project>-<cluster>-pathways
@@ -115,10 +115,7 @@ def test_training_container(plain):
 
 def test_training_command_is_wrapped(plain):
     command = main_container(jobs(plain)["train"])["command"]
-    assert command[0:2] == ["/bin/sh", "-c"]
-    assert "trap" in command[2] and "TERM" in command[2]
-    assert command[3] == "pathways-main"  # $0 of the wrapper script
-    assert command[4:] == ["python3", "train.py", "--steps", "100"]
+    assert command == [*SIGTERM_WRAPPER, "python3", "train.py", "--steps", "100"]
 
 
 def test_shared_tmp_volume(plain):
@@ -224,11 +221,13 @@ def test_no_priority_by_default(plain):
 
 
 def test_kueue_queue_label_on_every_job(queued):
+    assert sorted(jobs(queued)) == ["nb", "train"]
     for name, job in jobs(queued).items():
         assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}, name
 
 
 def test_no_queue_label_without_kueue(plain):
+    assert sorted(jobs(plain)) == ["infer", "nb", "train"]
     for job in jobs(plain).values():
         assert "labels" not in job["metadata"]
 
@@ -525,6 +524,7 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
     # the inference job holds the pool's first node pool although it is declared second, and
     # the training job sharing the pool is kept off it
     node_pools = {"infer": "v4-0", "train": "v4-1"}
+    assert sorted(jobs(plan)) == ["infer", "train"]
     for name, job in jobs(plan).items():
         assert job["spec"]["workers"] == [
             {

@@ -874,7 +874,8 @@ def test_free_text_and_counts_are_checked_against_their_grammars(case):
     ],
 )
 def test_valid_image_references_are_accepted(image):
-    parse_stack_config(_with(lambda v: _train(v).update(image=image)))
+    config = parse_stack_config(_with(lambda v: _train(v).update(image=image)))
+    assert config.workloads[0].image == image
 
 
 def test_valid_node_selector_and_pathways_dir_are_accepted():
@@ -1219,7 +1220,8 @@ def test_plain_credentials_in_component_env_are_refused():
     "name", ["XLA_FLAGS", "KEYBOARD", "TOKENIZERS_PARALLELISM", "LIBTPU_INIT_ARGS"]
 )
 def test_ordinary_names_keep_plain_values(name):
-    parse_stack_config(_with(lambda v: _train(v).update(env={name: "1"})))
+    config = parse_stack_config(_with(lambda v: _train(v).update(env={name: "1"})))
+    assert config.workloads[0].env == {name: "1"}
 
 
 def test_unknown_config_secret_is_refused():

@@ -11,7 +11,7 @@ import pytest
 from components.plan.engine import run_program
 from components.plan.model import PlannedResource
 from tests.conftest import PROJECT_ROOT
-from tests.helpers import run_cli
+from tests.helpers import SIGTERM_WRAPPER, run_cli
 
 EXAMPLE = PROJECT_ROOT / "examples" / "python-api"
 CONFIG = {"gcp:project": "acme-ml", "gcp:region": "us-east5", "gcp:zone": "us-east5-a"}
@@ -68,9 +68,8 @@ def test_the_pathways_job(planned):
     assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "cpu-np"}
     assert pod["serviceAccountName"] == "pathways"
     (main,) = pod["containers"]
-    assert main["command"][:2] == ["/bin/sh", "-c"]  # the SIGTERM wrapper
-    assert main["command"][3:] == [
-        "pathways-main",
+    assert main["command"] == [
+        *SIGTERM_WRAPPER,
         "python3",
         "-c",
         "import pathwaysutils; pathwaysutils.initialize()",

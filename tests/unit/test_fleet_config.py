@@ -90,58 +90,52 @@ def test_a_workload_no_worker_can_run_is_refused_naming_each_workers_shapes(stac
     assert "dev: pool 'v5e' (v5e 2x4 x1)" in message
 
 
-def test_a_worker_that_is_a_team_stack_is_refused(stacks, worker_outputs):
+@pytest.mark.parametrize(
+    ("workers", "key", "message"),
+    [
+        pytest.param(
+            ["research-v5p", "team-research"],
+            "fleet.workers[1]",
+            "'team-research': is a team stack (owner: research-v5p): it owns no cluster, it "
+            "deploys onto its owner's; name 'research-v5p' instead; cluster owners: dev, "
+            "research-v5p",
+            id="a-team-stack",
+        ),
+        pytest.param(
+            ["research-v5p", "nowhere"],
+            "fleet.workers[1]",
+            "'nowhere': no such stack in this project; cluster owners: dev, research-v5p",
+            id="not-a-stack-of-the-project",
+        ),
+        pytest.param(
+            ["dev", "research-v5p", "dev"],
+            "fleet.workers",
+            "'dev' listed more than once; name each worker once",
+            id="listed-twice",
+        ),
+        # Kueue v0.17.1's MultiKueueConfig lists at most 20 clusters (spec.clusters maxItems).
+        pytest.param(
+            ["dev", "research-v5p"] * 10 + ["dev"],
+            "fleet.workers",
+            "workers takes 1 to 20 entries (it has 21)",
+            id="more-than-a-multikueue-config-holds",
+        ),
+        pytest.param(
+            ["fleet", "dev"],
+            "fleet.workers[0]",
+            "'fleet': is this fleet stack; name the cluster-owning stacks it dispatches to; "
+            "cluster owners: dev, research-v5p",
+            id="the-fleet-itself",
+        ),
+    ],
+)
+def test_a_worker_that_is_no_cluster_owner_is_refused(
+    stacks, worker_outputs, workers, key, message
+):
     config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "team-research"]
+    config["tpu-pathways:fleet"]["workers"] = workers
     write_fleet(stacks, config)
-    error = refusal(stacks, worker_outputs)
-    assert [i.key for i in error.issues] == ["fleet.workers[1]"]
-    assert error.issues[0].message == (
-        "'team-research': is a team stack (owner: research-v5p): it owns no cluster, it deploys "
-        "onto its owner's; name 'research-v5p' instead; cluster owners: dev, research-v5p"
-    )
-
-
-def test_a_worker_that_is_not_a_stack_of_the_project_is_refused(stacks, worker_outputs):
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "nowhere"]
-    write_fleet(stacks, config)
-    error = refusal(stacks, worker_outputs)
-    assert [i.key for i in error.issues] == ["fleet.workers[1]"]
-    assert error.issues[0].message == (
-        "'nowhere': no such stack in this project; cluster owners: dev, research-v5p"
-    )
-
-
-def test_a_worker_listed_twice_is_refused_at_the_workers_key(stacks, worker_outputs):
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["dev", "research-v5p", "dev"]
-    write_fleet(stacks, config)
-    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
-        ("fleet.workers", "'dev' listed more than once; name each worker once")
-    ]
-
-
-def test_more_workers_than_a_multikueue_config_holds_are_refused(stacks, worker_outputs):
-    # Kueue v0.17.1's MultiKueueConfig lists at most 20 clusters (spec.clusters maxItems).
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["dev", "research-v5p"] * 10 + ["dev"]
-    write_fleet(stacks, config)
-    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [
-        ("fleet.workers", "workers takes 1 to 20 entries (it has 21)")
-    ]
-
-
-def test_a_fleet_naming_itself_is_refused(stacks, worker_outputs):
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["fleet", "dev"]
-    write_fleet(stacks, config)
-    error = refusal(stacks, worker_outputs)
-    assert [i.key for i in error.issues] == ["fleet.workers[0]"]
-    assert error.issues[0].message == (
-        "'fleet': is this fleet stack; name the cluster-owning stacks it dispatches to; cluster "
-        "owners: dev, research-v5p"
-    )
+    assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [(key, message)]
 
 
 def test_a_fleet_naming_another_fleet_is_refused(stacks, worker_outputs):

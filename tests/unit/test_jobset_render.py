@@ -23,8 +23,8 @@ from components.pathways.spec import (
     PathwaysJobSpec,
     Worker,
     WorkerType,
-    wrapped_command,
 )
+from tests.helpers import SIGTERM_WRAPPER
 from tests.jobset_shapes import NAMESPACE, SHAPES
 
 SERVER = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server"
@@ -187,8 +187,7 @@ def test_head_is_one_pod_exclusive_per_host_with_rm_and_proxy_as_native_sidecars
 def test_user_container_keeps_its_sigterm_wrapper_and_gets_the_jax_env():
     (main,) = pod(render("v5p-16x2"), "pathways-head")["containers"]
     assert main["name"] == "main"
-    assert main["command"] == wrapped_command(["python", "train.py"])
-    assert main["command"][:2] == ["/bin/sh", "-c"] and "trap" in main["command"][2]
+    assert main["command"] == [*SIGTERM_WRAPPER, "python", "train.py"]
     assert main["env"] == XPK_JAX_ENV
     assert main["volumeMounts"] == [{"name": "shared-tmp", "mountPath": "/tmp"}]
 

@@ -156,7 +156,7 @@ def test_single_host_slices_cannot_share_one_node_pool():
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
     )
     workers = expand("j", "ns", spec).workers
-    assert (workers.per_group, workers.exclusive_topology) == (1, NODE_POOL_LABEL)
+    assert (workers.per_group, workers.exclusive_topology) == (1, "cloud.google.com/gke-nodepool")
     shared = _tpu_pool("shared", "shared")
     shared = NodePoolModel(
         "shared", "shared", tpu_host("ct5lp-hightpu-8t"), shared.labels, (TPU_TAINT,), 2, 8, None

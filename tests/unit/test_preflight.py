@@ -449,6 +449,7 @@ def test_colocated_job_and_its_neighbours_are_pinned_to_node_pools_of_their_own(
 
 def test_jobs_in_pools_without_a_colocated_job_are_not_pinned(plan_of, stack_values):
     plan = plan_of(_colocated_values(stack_values, [TRAIN, NOTEBOOK]))
+    assert sorted(plan.summary["workloads"]) == ["pathways/notebook", "pathways/train"]
     for job in plan.summary["workloads"].values():
         assert "nodePool" not in job
         assert NODE_POOL not in job["workers"]["nodeSelector"]

@@ -10,15 +10,8 @@ from components.config.workload_specs import user_container, user_pod_template
 from components.errors import ConfigError
 from components.pathways.spec import DeploymentMode, Worker, WorkerType
 from components.pathways.user_container import UserContainer
+from tests.helpers import SIGTERM_WRAPPER
 
-WRAPPER = [
-    "/bin/sh",
-    "-c",
-    'trap \'term=1; kill -TERM "$child" 2>/dev/null\' TERM\nterm=0\n"$@" &\nchild=$!\n'
-    'wait "$child"\nstatus=$?\nwhile [ "$term" = 1 ]; do\n  term=0\n  wait "$child"\n'
-    '  status=$?\ndone\nexit "$status"\n',
-    "pathways-main",
-]
 HOST_TMP = {"name": "shared-tmp", "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}
 
 
@@ -42,7 +35,7 @@ def test_a_default_mode_head_gets_what_a_stack_workload_gets():
                         "name": "main",
                         "image": "us-docker.pkg.dev/acme/train:1",
                         "imagePullPolicy": "IfNotPresent",
-                        "command": [*WRAPPER, "python3", "train.py"],
+                        "command": [*SIGTERM_WRAPPER, "python3", "train.py"],
                         "env": [
                             {"name": "STEPS", "value": "100"},
                             {
