@@ -115,8 +115,13 @@ def preflight_reports(listener: PreflightListener) -> Iterator[None]:
         _preflight_listeners.remove(listener)
 
 
-def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
+def build_stack(
+    config: StackConfig, owner_read: bool = False, within: pulumi.ResourceOptions | None = None
+) -> dict[str, Any]:
     """Register every resource of the stack; returns the stack outputs to export.
+
+    ``within``: options for the cluster's components (the component package's ``Cluster``
+    registers a stack of no workloads inside itself: its parent and depends_on).
 
     For a team stack, ``owner_read`` says the caller already read the owner's contract through
     the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
@@ -136,22 +141,23 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     name = config.cluster.name
     node_account = None
     if config.creates_cluster:
-        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config))
-        system_pool, pools = _node_pools(config, cluster)
+        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config), within)
+        system_pool, pools = _node_pools(config, cluster, within)
         install_after = [*cluster.control_plane, system_pool]
         node_account = cluster.node_service_account
     else:
-        cluster = ExistingCluster(name, args.existing_cluster_args(config))
+        cluster = ExistingCluster(name, args.existing_cluster_args(config), within)
         pools, install_after = {}, []
-    installs = _installs(config, cluster, install_after)
+    installs = _installs(config, cluster, install_after, within)
     bucket = ScratchBucket(
         f"{name}-scratch",
         args.scratch_bucket_args(config, cluster.control_plane, node_account),
+        within,
     )
     grants = list(bucket.grants)
     if config.data_buckets and node_account is not None:
         grants += DataBucketGrants(
-            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
+            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account), within
         ).grants
     workloads = _workloads(config, cluster, installs, grants)
 
@@ -176,28 +182,33 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
 
 
 def _node_pools(
-    config: StackConfig, cluster: GkeCluster
+    config: StackConfig, cluster: GkeCluster, within: pulumi.ResourceOptions | None = None
 ) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
     """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
     target = cluster.pool_target()
     name = config.cluster.name
     system, cpu = config.system_pool, config.cpu_pool
-    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target))
-    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target))
+    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target), within)
+    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target), within)
     return system_pool, {
-        pool.name: TpuNodePool(f"{name}-{pool.name}", args.tpu_pool_args(pool, target))
+        pool.name: TpuNodePool(f"{name}-{pool.name}", args.tpu_pool_args(pool, target), within)
         for pool in config.tpu_pools
     }
 
 
 def _installs(
-    config: StackConfig, cluster: ClusterTarget, ready: list[pulumi.Resource]
+    config: StackConfig,
+    cluster: ClusterTarget,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None = None,
 ) -> Installs:
     """``ready``: what the installs wait for (the control plane and the system pool)."""
     name, addons, provider = config.cluster.name, config.addons, cluster.provider
     # Production protects the installs and the Kueue objects: deleting a CRD deletes every
     # object of it (every PathwaysJob, JobSet or queued workload) with it.
-    protected = pulumi.ResourceOptions(protect=config.protects_state)
+    protected = pulumi.ResourceOptions.merge(
+        within, pulumi.ResourceOptions(protect=config.protects_state)
+    )
     after_jobset: list[pulumi.Resource] = []
     if addons.jobset.install:
         jobset = ReleaseManifest(
@@ -237,11 +248,12 @@ def _installs(
             PATHWAYS_JOB_CONTROLLER,
             pathways_job,
             provider,
+            protected,
         )
     queueing: list[pulumi.Resource] = []
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}", args.team_namespace_args(team, provider)
+            f"{name}-{team.name}", args.team_namespace_args(team, provider), within
         ).namespace
         for team in config.teams
     }
@@ -252,7 +264,9 @@ def _installs(
             args.release_args(addons.kueue, provider, [*ready, *after_jobset]),
             opts=protected,
         )
-        _place_on_system_pool(f"{name}-kueue-controller", config, KUEUE_CONTROLLER, kueue, provider)
+        _place_on_system_pool(
+            f"{name}-kueue-controller", config, KUEUE_CONTROLLER, kueue, provider, protected
+        )
         queueing = [
             KueueQueues(
                 f"{name}-queues",
@@ -264,7 +278,9 @@ def _installs(
     elif config.shared_cluster is not None and config.queues_jobs:
         # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
         queueing = [
-            LocalQueues(f"{name}-queues", args.local_queues_args(config, namespaces, provider))
+            LocalQueues(
+                f"{name}-queues", args.local_queues_args(config, namespaces, provider), within
+            )
         ]
     return Installs(controller, after_jobset[0] if after_jobset else None, namespaces, queueing)
 
@@ -275,14 +291,13 @@ def _place_on_system_pool(
     deployment: ControllerDeployment,
     install: ReleaseManifest,
     provider: k8s.Provider,
+    protected: pulumi.ResourceOptions,
 ) -> None:
     """Pin an install's controller to the system pool, in stacks that have one. Protected in
-    production like the install it patches."""
+    production like the install it patches (``protected``: its options)."""
     if config.creates_cluster:
         ControllerPatch(
-            name,
-            args.controller_patch_args(config, deployment, provider, install),
-            opts=pulumi.ResourceOptions(protect=config.protects_state),
+            name, args.controller_patch_args(config, deployment, provider, install), opts=protected
         )
 
 
