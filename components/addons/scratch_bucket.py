@@ -9,7 +9,7 @@ Upstream requires the bucket to exist before a job starts. Who needs it:
   account. So the node service account gets object access on this bucket (a bucket-scoped
   grant, never a project-wide role), or every job fails on its pathwaysDir. That grant has no
   prefix condition: every team's host-network pods share the node identity and so reach every
-  team's prefix (README: multi-tenant threat model).
+  team's prefix (docs/security.md: multi-tenant threat model).
 - Other pods of a team (a notebook, a data loader) use Workload Identity. Each team gets its own
   prefix, ``gs://<bucket>/<team>/``, and its Kubernetes service accounts get ``objectUser`` on
   that prefix only, directly (a ``principal://`` member, no key, no impersonation) with an IAM

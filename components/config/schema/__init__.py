@@ -2,8 +2,9 @@
 ``tpu-pathways:`` namespace, as pydantic models.
 
 These models are the single, documented schema of the config: their field docstrings become
-the README's config reference (``python -m components config-reference``). Validation runs
-before any resource is registered and reports every problem at once (see ``errors.py``).
+the config reference, docs/config-reference.md (``python -m components config-reference``).
+Validation runs before any resource is registered and reports every problem at once (see
+``errors.py``).
 
 The package is split by part of the stack file: ``base`` (shared validators and text types),
 ``cluster`` (GCP, network, cluster), ``pools`` (CPU and TPU pools), ``addons`` (installs),
