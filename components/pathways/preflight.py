@@ -8,7 +8,7 @@ all-or-nothing), the pods' required pod affinity must leave room for every slice
 workers are bound to its head's node pool (colocated) must have that pool to itself, and the
 identity the pods act as must be able to use every ``gs://`` path the job names (``gcs_access``:
 write its ``pathwaysDir``, read the rest). Pure: no Pulumi and no stack config
-(``components.config.preflight`` checks every job of a stack against the pools it plans;
+(``components.resolve.preflight`` checks every job of a stack against the pools it plans;
 ``PathwaysJob`` checks one job built in Python).
 
 What it does not prove: that GCP has the capacity (quota, stock, reservations), that images

@@ -24,9 +24,15 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.config import loader
-from components.config.fleet import load_fleet, worker_outputs
-from components.config.loader import (
+from components.config.schema import StackConfig
+from components.config.schema.fleet import is_fleet
+from components.errors import ConfigError, ConfigIssue
+from components.pathways.preflight import PreflightReport
+from components.plan.cost import cost_summary
+from components.plan.mocks import PlanMocks
+from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.resolve import loader
+from components.resolve.loader import (
     PROJECT,
     PROJECT_DIR,
     SECRETS_KEY,
@@ -35,14 +41,8 @@ from components.config.loader import (
     read_stack_file,
     stack_path,
 )
-from components.config.schema import StackConfig
-from components.config.schema.fleet import is_fleet
-from components.config.shared_cluster import contract_outputs
-from components.errors import ConfigError, ConfigIssue
-from components.pathways.preflight import PreflightReport
-from components.plan.cost import cost_summary
-from components.plan.mocks import PlanMocks
-from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.resolve.tenancy.fleet import load_fleet, worker_outputs
+from components.resolve.tenancy.shared_cluster import contract_outputs
 from components.stack.program import build_stack, preflight_reports
 from components.tokens import STACK
 

@@ -40,17 +40,17 @@ from components.addons.multikueue import (
     WorkerAccessArgs,
 )
 from components.addons.teams import TeamNamespace
-from components.config.fleet import FleetStack
 from components.config.schema import StackConfig
-from components.config.shared_cluster import FLEET_OUTPUT
-from components.config.workload_specs import (
+from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.resolve.tenancy.fleet import FleetStack
+from components.resolve.tenancy.shared_cluster import FLEET_OUTPUT
+from components.resolve.workload_specs import (
     cpu_pool_selector,
     node_pool_pins,
     team_service_account,
     workload_spec,
 )
-from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
-from components.gke.cpu_pool import CpuNodePool
 from components.stack import args
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory

@@ -49,15 +49,23 @@ from components.addons.kueue import (
 )
 from components.addons.scratch_bucket import ScratchBucket
 from components.addons.teams import TeamNamespace
-from components.config.preflight import run_preflight
 from components.config.schema import (
     PathwaysDeployment,
     SharedServiceConfig,
     StackConfig,
     WorkloadConfig,
 )
-from components.config.shared_cluster import OUTPUT, export_contract
-from components.config.workload_specs import (
+from components.errors import ConfigError, ConfigIssue
+from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.gke.tpu_pool import TpuNodePool
+from components.labels import QUEUE_LABEL, standard_labels
+from components.pathways.preflight import PreflightReport
+from components.pathways.service_client import INSECURE_PROXY_OPTION
+from components.pathways.spec import wait_for_running
+from components.resolve.preflight import run_preflight
+from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
+from components.resolve.workload_specs import (
     config_secrets_name,
     cpu_pool_selector,
     deployment_namespace,
@@ -72,14 +80,6 @@ from components.config.workload_specs import (
     workload_queue_name,
     workload_spec,
 )
-from components.errors import ConfigError, ConfigIssue
-from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
-from components.gke.cpu_pool import CpuNodePool
-from components.gke.tpu_pool import TpuNodePool
-from components.labels import QUEUE_LABEL, standard_labels
-from components.pathways.preflight import PreflightReport
-from components.pathways.service_client import INSECURE_PROXY_OPTION
-from components.pathways.spec import wait_for_running
 from components.stack import args
 from components.stack.owner import read_owner_contract
 from components.vocabulary import WorkloadBackend, jobset_memory_mib

@@ -82,9 +82,9 @@ def test_a_missing_program_is_a_clean_error(tmp_path, capsys):
 def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(monkeypatch):
     """The engine hands the map it read to the loader, and summarizes the preflight report the
     program's build_stack made instead of running the preflight again."""
-    from components.config import checks, loader
-    from components.config import preflight as stack_preflight
     from components.plan import engine
+    from components.resolve import checks, loader
+    from components.resolve import preflight as stack_preflight
 
     reads, runs = [], []
     real_read, real_preflight = loader.read_stack_file, stack_preflight.preflight

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config.reference import BEGIN, END, first_paragraph, render_reference
+from components.cli.reference import BEGIN, END, first_paragraph, render_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,6 @@ import yaml
 
 from components.cli import plan as plan_cli
 from components.cli.main import main
-from components.config.loader import owner_stacks
 from components.plan.critical_path import (
     CONFIG_FILE,
     DURATIONS_PATH,
@@ -27,6 +26,7 @@ from components.plan.critical_path import (
     structure_violations,
 )
 from components.plan.model import PlannedResource
+from components.resolve.loader import owner_stacks
 
 STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
 

@@ -20,8 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config.checks import parse_stack_config
-from components.config.cross_stack import (
+from components.config.grammars import parse_owner_ref
+from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
+from components.config.schema import NAMESPACE, StackConfig, namespace_values
+from components.config.schema.fleet import is_fleet
+from components.errors import ConfigError, ConfigIssue
+from components.files import FileProblem, read_regular_file
+from components.resolve.checks import parse_stack_config
+from components.resolve.tenancy.cross_stack import (
     Conflict,
     both,
     derived_name_conflicts,
@@ -32,13 +38,7 @@ from components.config.cross_stack import (
     shared_worker_conflicts,
     stack_names,
 )
-from components.config.grammars import parse_owner_ref
-from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
-from components.config.schema import NAMESPACE, StackConfig, namespace_values
-from components.config.schema.fleet import is_fleet
-from components.config.shared_cluster import fleet_owner_message, read_contract
-from components.errors import ConfigError, ConfigIssue
-from components.files import FileProblem, read_regular_file
+from components.resolve.tenancy.shared_cluster import fleet_owner_message, read_contract
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PROJECT = "tpu-pathways"  # the name in Pulumi.yaml

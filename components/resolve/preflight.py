@@ -21,18 +21,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
 from components.config.schema.contract import HeldNodePool
-from components.config.workload_specs import (
-    deployment_jobset,
-    deployment_namespace,
-    holds_client_port,
-    node_pool_pins,
-    owner_held_node_pools,
-    shared_service_address,
-    shared_service_connect,
-    shared_service_spec,
-    workload_endpoints,
-    workload_spec,
-)
 from components.errors import ConfigIssue
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
@@ -53,6 +41,18 @@ from components.pathways.scheduler_model import (
     jobset_bound_topologies,
 )
 from components.pathways.service_client import client_capacity
+from components.resolve.workload_specs import (
+    deployment_jobset,
+    deployment_namespace,
+    holds_client_port,
+    node_pool_pins,
+    owner_held_node_pools,
+    shared_service_address,
+    shared_service_connect,
+    shared_service_spec,
+    workload_endpoints,
+    workload_spec,
+)
 from components.tpu.machines import tpu_host
 from components.vocabulary import CapacityType, node_service_account_email, team_prefix
 

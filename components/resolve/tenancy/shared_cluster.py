@@ -41,15 +41,15 @@ from components.config.schema.contract import (
     SharedTpuPool,
     SharedVersions,
 )
-from components.config.workload_specs import (
+from components.errors import ConfigError, ConfigIssue
+from components.labels import QUEUE_LABEL, tpu_node_labels
+from components.resolve.workload_specs import (
     deployment_namespace,
     is_colocated,
     job_key,
     node_pool_pins,
     selected_node_pool,
 )
-from components.errors import ConfigError, ConfigIssue
-from components.labels import QUEUE_LABEL, tpu_node_labels
 from components.vocabulary import (
     CLUSTER_QUEUE,
     LOCAL_QUEUE,

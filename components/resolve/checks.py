@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.config import grammars
-from components.config.preflight import bucket_grants, planned_pools, preflight
 from components.config.recovery import Recovery
 from components.config.schema import (
     SharedServiceConfig,
@@ -25,14 +24,6 @@ from components.config.schema import (
     WorkloadMode,
 )
 from components.config.schema.contract import SharedCluster
-from components.config.shared_cluster import owner_problems
-from components.config.workload_specs import (
-    deployment_namespace,
-    holds_client_port,
-    node_pool_pins,
-    shared_service_spec,
-    workload_spec,
-)
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
 from components.pathways.head_sizing import head_fit_problem
 from components.pathways.scheduler_model import NodePoolModel
@@ -41,6 +32,15 @@ from components.pathways.service_client import (
     capacity_problem,
     client_capacity,
     slice_restarts_limit,
+)
+from components.resolve.preflight import bucket_grants, planned_pools, preflight
+from components.resolve.tenancy.shared_cluster import owner_problems
+from components.resolve.workload_specs import (
+    deployment_namespace,
+    holds_client_port,
+    node_pool_pins,
+    shared_service_spec,
+    workload_spec,
 )
 from components.tpu.machines import tpu_host
 

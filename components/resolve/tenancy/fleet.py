@@ -25,18 +25,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.config import grammars
-from components.config.checks import parse_stack_config
-from components.config.cross_stack import MANAGER_KEYS
-from components.config.loader import (
-    STACKS_DIR,
-    classify_stacks,
-    decode_engine_values,
-    read_stack_file,
-    read_stack_values,
-    stack_path,
-    targets_existing_cluster,
-)
-from components.config.preflight import run_preflight
 from components.config.schema import StackConfig
 from components.config.schema.cluster import ClusterConfig
 from components.config.schema.contract import SharedCluster
@@ -49,9 +37,21 @@ from components.config.schema.fleet import (
 from components.config.schema.stack import name_collisions
 from components.config.schema.teams import TeamConfig, TeamResourceQuotaConfig
 from components.config.schema.workloads import EnvFromConfigSecret
-from components.config.shared_cluster import contract_outputs, read_contract
-from components.config.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.resolve.checks import parse_stack_config
+from components.resolve.loader import (
+    STACKS_DIR,
+    classify_stacks,
+    decode_engine_values,
+    read_stack_file,
+    read_stack_values,
+    stack_path,
+    targets_existing_cluster,
+)
+from components.resolve.preflight import run_preflight
+from components.resolve.tenancy.cross_stack import MANAGER_KEYS
+from components.resolve.tenancy.shared_cluster import contract_outputs, read_contract
+from components.resolve.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.vocabulary import WorkloadBackend
 
 TOKENS_KEY = ClusterConfig.model_fields["kubernetes_tokens_via_dns"].alias
