@@ -34,6 +34,7 @@ from components.pathways.service_client import (
     slice_restarts_limit,
 )
 from components.resolve.preflight import bucket_grants, planned_pools, preflight
+from components.resolve.stack_checks import cross_check_issues
 from components.resolve.tenancy.shared_cluster import owner_problems
 from components.resolve.workload_specs import (
     deployment_namespace,
@@ -123,7 +124,7 @@ def _validate(
     config = _schema(recovery, owner, issues)
     if config is None:
         raise ConfigError(issues, source, _LATER_CHECKS)
-    across = config.cross_check_issues(whole_pools=not recovery.partial)
+    across = cross_check_issues(config, whole_pools=not recovery.partial)
     found = workload_issues(config)
     skipped = _unchecked_deployments(config, found)
     if not across:  # a problem across the stack (a pool's name taken) can mislead every job's

@@ -16,7 +16,7 @@ does); workloads wait for the controller (JobSets: for JobSet), Kueue's queues, 
 bucket with its grants and the data bucket grants.
 
 A team stack (``owner:``) reads its owner's ``shared_cluster`` output through a StackReference
-before anything else registers (``read_owner_contract``; see ``config/shared_cluster.py``)
+before anything else registers (``read_owner_contract``; see ``resolve/tenancy/shared_cluster.py``)
 and then creates only namespaced objects in its own namespaces: namespaces, service accounts,
 LocalQueues pointing at the owner's ClusterQueue, bucket grants and its workloads.
 """

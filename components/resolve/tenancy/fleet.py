@@ -34,7 +34,6 @@ from components.config.schema.fleet import (
     FleetWorkloadConfig,
     is_fleet,
 )
-from components.config.schema.stack import name_collisions
 from components.config.schema.teams import TeamConfig, TeamResourceQuotaConfig
 from components.config.schema.workloads import EnvFromConfigSecret
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
@@ -49,6 +48,7 @@ from components.resolve.loader import (
     targets_existing_cluster,
 )
 from components.resolve.preflight import run_preflight
+from components.resolve.stack_checks import name_collisions
 from components.resolve.tenancy.cross_stack import MANAGER_KEYS
 from components.resolve.tenancy.shared_cluster import contract_outputs, read_contract
 from components.resolve.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
