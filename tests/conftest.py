@@ -27,7 +27,7 @@ from components.errors import ConfigError  # noqa: E402
 from components.plan.engine import plan_file, plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
 from components.resolve.checks import forget_validated, parse_stack_config  # noqa: E402
-from components.resolve.loader import engine_string  # noqa: E402
+from components.resolve.stack_files import engine_string  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"

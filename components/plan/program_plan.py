@@ -23,7 +23,7 @@ from components.files import FileProblem, read_regular_file
 from components.plan.cost import cost_summary
 from components.plan.engine import ProgramLog, exported_tpu_summary, run_program
 from components.plan.model import Plan
-from components.resolve.loader import engine_string
+from components.resolve.stack_files import engine_string
 from components.tpu.catalog import CatalogError
 
 PROJECT_FILE = "Pulumi.yaml"

@@ -11,7 +11,7 @@ from components.config.schema import NAMESPACE, StackConfig
 from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.resolve.checks import parse_stack_config
-from components.resolve.loader import (
+from components.resolve.stack_files import (
     SECRETS_KEY,
     SET_SECRET_HINT,
     decode_engine_values,

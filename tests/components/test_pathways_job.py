@@ -27,7 +27,7 @@ from components.pathways.spec import (
     job_name_problem,
 )
 from components.plan.engine import run_program
-from components.resolve.loader import owner_stacks
+from components.resolve.tenancy.ownership import owner_stacks
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
 from tests.helpers import uses_jobset_backend
 

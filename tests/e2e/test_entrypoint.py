@@ -11,7 +11,7 @@ import pulumi
 import pytest
 
 from components.plan.engine import plan_file, run_program
-from components.resolve.loader import available_stacks, read_stack_file
+from components.resolve.stack_files import available_stacks, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -85,6 +85,7 @@ def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(mon
     from components.plan import engine
     from components.resolve import checks, loader
     from components.resolve import preflight as stack_preflight
+    from components.resolve.tenancy import ownership
 
     reads, runs = [], []
     real_read, real_preflight = loader.read_stack_file, stack_preflight.preflight
@@ -99,6 +100,7 @@ def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(mon
 
     monkeypatch.setattr(loader, "read_stack_file", read)
     monkeypatch.setattr(engine, "read_stack_file", read)
+    monkeypatch.setattr(ownership, "read_stack_file", read)  # the conflicts between stacks
     monkeypatch.setattr(stack_preflight, "preflight", preflight)
     monkeypatch.setattr(checks, "preflight", preflight)  # the parse's run, reused by the program
     plan = engine.plan_file("research-v5p")

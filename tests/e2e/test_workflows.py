@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from components.plan.diff_render import MARKER
-from components.resolve.loader import available_stacks
+from components.resolve.stack_files import available_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

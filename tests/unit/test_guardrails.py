@@ -24,7 +24,8 @@ from components.policy.rules import (
     Resource,
     StackContext,
 )
-from components.resolve.loader import STACKS_DIR, available_stacks, owner_stacks
+from components.resolve.stack_files import STACKS_DIR, available_stacks
+from components.resolve.tenancy.ownership import owner_stacks
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 BUCKET_IAM_BINDING = "gcp:storage/bucketIAMBinding:BucketIAMBinding"

@@ -26,7 +26,7 @@ from components.plan.critical_path import (
     structure_violations,
 )
 from components.plan.model import PlannedResource
-from components.resolve.loader import owner_stacks
+from components.resolve.tenancy.ownership import owner_stacks
 
 STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
 
