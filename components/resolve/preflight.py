@@ -227,7 +227,8 @@ def _service_clients(
     config: StackConfig, pools: Sequence[NodePoolModel], report: PreflightReport
 ) -> None:
     """Each shared service's connect(...) call and client capacity, in the plan's summary (the
-    config checks refused a stack with room for none: ``checks.client_capacity_issues``)."""
+    config checks refused a stack with room for none:
+    ``workload_checks.client_capacity_issues``)."""
     heads = sum(1 for _, entry in config.deployments() if holds_client_port(config, entry))
     capacity = client_capacity(pools, heads)
     for service in config.shared_services:
