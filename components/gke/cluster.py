@@ -23,6 +23,7 @@ from components.gke.cluster_settings import (
     default_pool_node_config,
     private_cluster_config,
     secrets_encryption,
+    workload_identity,
 )
 from components.gke.kubeconfig import gke_kubeconfig
 from components.gke.maintenance import (
@@ -242,9 +243,7 @@ class GkeCluster(ClusterTarget):
             maintenance_policy=maintenance_policy(
                 args.maintenance_window, args.maintenance_exclusions
             ),
-            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=f"{args.project}.svc.id.goog"
-            ),
+            workload_identity_config=workload_identity(args.project),
             addons_config=addons_config(),
             control_plane_endpoints_config=control_plane_endpoints(
                 args.authorized_networks, args.kubernetes_tokens_via_dns

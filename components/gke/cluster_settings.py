@@ -30,6 +30,11 @@ def default_pool_node_config(service_account: pulumi.Input[str]):
     )
 
 
+def workload_identity(project: str):
+    """The project's Workload Identity pool, which team service accounts are granted through."""
+    return gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=f"{project}.svc.id.goog")
+
+
 def addons_config():
     return gcp.container.ClusterAddonsConfigArgs(
         gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
