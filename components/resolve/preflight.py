@@ -29,7 +29,6 @@ from components.pathways.preflight import (
     Deployment,
     Placement,
     PreflightReport,
-    StorageCheck,
     check_job,
     oversubscription,
     shared_node_pools,
@@ -41,6 +40,7 @@ from components.pathways.scheduler_model import (
     jobset_bound_topologies,
 )
 from components.pathways.service_client import client_capacity
+from components.pathways.storage_access import StorageCheck
 from components.resolve.workload_specs import (
     deployment_jobset,
     deployment_namespace,
