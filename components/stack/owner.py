@@ -2,7 +2,7 @@
 
 ``read_owner_contract`` registers a team stack's StackReference and waits for its owner's
 ``shared_cluster`` output; the contract itself (model, export, validation) is
-``components.config.shared_cluster``, which also says why the reference is awaited.
+``components.resolve.tenancy.shared_cluster``, which also says why the reference is awaited.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config.schema.contract import SharedCluster
-from components.config.shared_cluster import OUTPUT, contract_from_outputs
+from components.resolve.tenancy.shared_cluster import OUTPUT, contract_from_outputs
 
 
 def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from components.config.loader import STACKS_DIR
+from components.resolve.stack_files import STACKS_DIR
 
 # MaxText 0.2.3's TPU pre-training image (AI-Hypercomputer/maxtext docs/tutorials/
 # build_maxtext.md, "Pre-built MaxText Docker images"), built from tag maxtext-v0.2.3 with

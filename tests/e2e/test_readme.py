@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.reference import BEGIN, END, first_paragraph, render_reference
+from components.cli.reference import BEGIN, END, first_paragraph, render_reference
 from components.tpu import catalog
 
 ROOT = Path(__file__).resolve().parents[2]

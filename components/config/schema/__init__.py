@@ -9,7 +9,7 @@ Validation runs before any resource is registered and reports every problem at o
 The package is split by part of the stack file: ``base`` (shared validators and text types),
 ``cluster`` (GCP, network, cluster), ``pools`` (CPU and TPU pools), ``addons`` (installs),
 ``teams`` (team namespaces and the scratch bucket), ``workloads`` (PathwaysJobs and shared
-services) and ``stack`` (the root ``StackConfig``; ``config/checks.py`` parses a stack's
+services) and ``stack`` (the root ``StackConfig``; ``resolve/checks.py`` parses a stack's
 values with it).
 """
 
