@@ -79,7 +79,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _stacks(args: argparse.Namespace) -> int:
     from components.cli.diff import stacks_dir
-    from components.config.loader import classify_stacks
+    from components.resolve.tenancy.ownership import classify_stacks
 
     kinds = classify_stacks(stacks_dir(args))
     if kinds.conflicts:  # two owners of one cluster: nothing may deploy until it is fixed
@@ -98,7 +98,7 @@ def _stacks(args: argparse.Namespace) -> int:
 
 
 def _config_reference(_: argparse.Namespace) -> int:
-    from components.config.reference import render_reference
+    from components.cli.reference import render_reference
 
     print(render_reference())
     return 0

@@ -20,7 +20,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from components.cli import path_argument
-from components.config.reference import field_docs, first_paragraph
+from components.cli.reference import field_docs, first_paragraph
 from components.config.schema import NAMESPACE, StackConfig
 from components.config.schema.fleet import FleetStackConfig
 

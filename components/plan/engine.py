@@ -20,9 +20,15 @@ from typing import Any, cast
 import pulumi
 from google.protobuf import json_format
 
-from components.config import loader
-from components.config.fleet import load_fleet, worker_outputs
-from components.config.loader import (
+from components.config.schema import StackConfig
+from components.config.schema.fleet import is_fleet
+from components.errors import ConfigError, ConfigIssue
+from components.pathways.preflight import PreflightReport
+from components.plan.cost import cost_summary
+from components.plan.mocks import PlanMocks
+from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.resolve import loader
+from components.resolve.stack_files import (
     PROJECT,
     PROJECT_DIR,
     SECRETS_KEY,
@@ -30,15 +36,11 @@ from components.config.loader import (
     decode_engine_values,
     read_stack_file,
     stack_path,
+    stacks_dir_of_program,
 )
-from components.config.schema import StackConfig
-from components.config.schema.fleet import is_fleet
-from components.config.shared_cluster import contract_outputs
-from components.errors import ConfigError, ConfigIssue
-from components.pathways.preflight import PreflightReport
-from components.plan.cost import cost_summary
-from components.plan.mocks import PlanMocks
-from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.resolve.tenancy.fleet import load_fleet, worker_outputs
+from components.resolve.tenancy.ownership import classify_stacks
+from components.resolve.tenancy.shared_cluster import contract_outputs
 from components.sdk import pulumi_private as sdk
 from components.stack.program import build_stack, preflight_reports
 from components.tokens import STACK
@@ -319,8 +321,8 @@ def load_stack(
 def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
     (ConfigError), before anything registers; so are the problems between it and the other
-    stacks of the directory (``loader.classify_stacks``: names both would create, a namespace
-    both would own)."""
+    stacks of the directory (``tenancy.ownership.classify_stacks``: names both would create, a
+    namespace both would own)."""
     raw = read_stack_file(stack, stacks_dir)
     if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
         fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
@@ -329,7 +331,7 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
     config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
     label = stack_path(stack, stacks_dir).name
-    if conflicts := loader.classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
+    if conflicts := classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
         raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")
     return StackFile(stack, config, raw, label, stacks_dir=stacks_dir)
 
@@ -337,7 +339,7 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
     """The offline plan of a stack file read by ``read_stack``: ``program`` (default: the
     project's `__main__.py`) run under the mock engine with that stack's config."""
-    with loader.stacks_dir_of_program(source.stacks_dir):
+    with stacks_dir_of_program(source.stacks_dir):
         return plan_stack(
             source.config,
             source.stack,

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pulumi
 
-from components.config.checks import parse_stack_config
-from components.config.fleet import FleetStack, parse_fleet_config
 from components.config.grammars import parse_owner_ref
-from components.config.loader import (
+from components.config.schema import NAMESPACE, StackConfig
+from components.config.schema.fleet import is_fleet
+from components.errors import ConfigError, ConfigIssue
+from components.resolve.checks import parse_stack_config
+from components.resolve.stack_files import (
     SECRETS_KEY,
     SET_SECRET_HINT,
     decode_engine_values,
@@ -16,9 +18,7 @@ from components.config.loader import (
     misspelled_namespaces,
     program_stacks_dir,
 )
-from components.config.schema import NAMESPACE, StackConfig
-from components.config.schema.fleet import is_fleet
-from components.errors import ConfigError, ConfigIssue
+from components.resolve.tenancy.fleet import FleetStack, parse_fleet_config
 from components.sdk.pulumi_private import engine_config
 from components.stack.owner import read_owner_contract, read_worker_outputs
 

@@ -2,7 +2,7 @@
 
 ``read_owner_contract`` registers a team stack's StackReference and waits for its owner's
 ``shared_cluster`` output; the contract itself (model, export, validation) is
-``components.config.shared_cluster``, which also says why the reference is awaited.
+``components.resolve.tenancy.shared_cluster``, which also says why the reference is awaited.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pulumi
 
 from components.config.schema.contract import SharedCluster
-from components.config.shared_cluster import OUTPUT, contract_from_outputs
+from components.resolve.tenancy.shared_cluster import OUTPUT, contract_from_outputs
 from components.sdk.pulumi_private import sync_await
 
 

@@ -4,7 +4,7 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 
-from components.config.checks import parse_stack_config
+from components.resolve.checks import parse_stack_config
 from components.stack.program import build_stack
 from components.vocabulary import Environment, WorkloadBackend
 from tpu_pathways_provider.kube import child_options

@@ -32,7 +32,7 @@ from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait
 from tpu_pathways_provider.checks import Problems
 from tpu_pathways_provider.kube import child_options, cluster_provider
 
-# Where each mode's head runs (components.config.workload_specs: training heads on the CPU
+# Where each mode's head runs (components.resolve.workload_specs: training heads on the CPU
 # pool, inference heads colocated with the workers, headless: no user container).
 _MODES = {
     WorkloadMode.TRAINING: DeploymentMode.DEFAULT,

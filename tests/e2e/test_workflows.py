@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.loader import available_stacks
 from components.plan.diff_render import MARKER
+from components.resolve.stack_files import available_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

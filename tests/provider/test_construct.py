@@ -38,8 +38,8 @@ from components import (
     resolve_accelerator,
 )
 from components.addons.team_isolation import TeamQuota
-from components.config.checks import parse_stack_config
 from components.plan.engine import run_program
+from components.resolve.checks import parse_stack_config
 from components.stack.program import build_stack
 from tpu_pathways_provider import provider
 
