@@ -568,7 +568,10 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
 
     env = {
         "PATH": "/usr/bin:/bin",
-        "PULUMI_CONFIG": json.dumps({"tpu-pathways:environment": "production"}),
+        # A dev stack: the production-only rules apply only once the policy config says so.
+        "PULUMI_CONFIG": json.dumps(
+            {"tpu-pathways:environment": "dev", "tpu-pathways:gcp": '{"project": "p"}'}
+        ),
         # the checkout under test, not another copy of the project installed in the venv
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
@@ -602,6 +605,28 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
                 options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
             )
             response = analyzer.Analyze(request, timeout=30)
+            cluster = struct_pb2.Struct()
+            cluster.update(_changed(GOOD[CLUSTER], "deletionProtection", False))
+            cluster_request = analyzer_pb2.AnalyzeRequest(
+                type=CLUSTER,
+                properties=cluster,
+                urn=f"urn:pulumi:dev::tpu-pathways::{CLUSTER}::pathways-dev",
+                name="pathways-dev",
+                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            )
+            as_dev = analyzer.Analyze(cluster_request, timeout=30)
+            tighter = struct_pb2.Struct()
+            tighter.update({"environment": "production"})
+            policy = analyzer_pb2.PolicyConfig(
+                enforcementLevel=analyzer_pb2.MANDATORY, properties=tighter
+            )
+            analyzer.Configure(
+                analyzer_pb2.ConfigureAnalyzerRequest(
+                    policyConfig={"cluster-deletion-protection": policy}
+                ),
+                timeout=30,
+            )
+            as_production = analyzer.Analyze(cluster_request, timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -613,3 +638,7 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
         "(2 nodes of ct5lp-hightpu-4t) has no placementPolicy; it needs type COMPACT with its "
         "tpuTopology so GKE places the hosts on one ICI-connected block"
     )
+    # The stack's environment came through pulumi.Config in the pack's process (dev: the
+    # production-only rule is quiet), the policy config through Configure (it tightens).
+    assert [d.policyName for d in as_dev.diagnostics] == []
+    assert [d.policyName for d in as_production.diagnostics] == ["cluster-deletion-protection"]
