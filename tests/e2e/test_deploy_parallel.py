@@ -1,6 +1,7 @@
-"""The deploy action passes `pulumi up --parallel` sized to the stack: every node pool and
-install in flight at once, never below Pulumi's default (8 on the runner). Its step is run here
-for real on a 64-slice stack and on dev."""
+"""The deploy action passes `pulumi up --parallel` from the plan (`plan --deploy-parallelism`):
+the most operations ready or in flight at once, so nothing that can start waits for a slot, never
+below Pulumi's default (8 on the runner). Its step is run here for real on a 64-slice stack and on
+dev, against counts of what is ready at once worked out by hand."""
 
 from __future__ import annotations
 
@@ -60,13 +61,24 @@ def sixty_four_slices(tmp_path_factory):
     return work, module.write_stack(work, 64)
 
 
-def test_sixty_four_slices_deploy_with_every_pool_and_install_at_once(sixty_four_slices, tmp_path):
+def test_sixty_four_slices_deploy_with_everything_ready_at_once(sixty_four_slices, tmp_path):
     work, stack = sixty_four_slices
-    # 64 TPU node pools, the system and CPU pools, and 3 installs (JobSet, the PathwaysJob
-    # controller, Kueue).
-    assert _run_step(tmp_path, stack, work) == "parallel=69\n"
+    # At 17 min the installs are done and the jobs go in while GKE still queues the slices
+    # (10 at once until 1h20m): 64 TPU node pools, 16 PathwaysJobs (one per pool of 4 slices) and
+    # the 2 controller patches rolling their Deployments.
+    assert _run_step(tmp_path, stack, work) == f"parallel={64 + 16 + 2}\n"
 
 
-def test_a_small_stack_keeps_pulumis_default(tmp_path):
-    # dev: 3 node pools and 3 installs, fewer than Pulumi's 8.
-    assert _run_step(tmp_path, "dev", None) == "parallel=8\n"
+def test_a_small_stack_gets_what_is_ready_when_its_cluster_is(tmp_path):
+    # dev at 10 min, its cluster up: its 3 node pools (system, CPU, one v5e slice), 5 priority
+    # classes, the team namespace, the pod admission policy and the scratch bucket's IAM grant:
+    # 11, more than Pulumi's 8.
+    assert _run_step(tmp_path, "dev", None) == f"parallel={3 + 5 + 1 + 1 + 1}\n"
+
+
+def test_the_cli_refuses_what_it_would_drop(capsys):
+    from components.cli.main import main
+
+    code = main(["plan", "--stack", "dev", "--deploy-parallelism", "--json"])
+    assert code == 2
+    assert "--json would do nothing" in capsys.readouterr().err
