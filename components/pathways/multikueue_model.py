@@ -303,7 +303,7 @@ def worker_findings(
     namespace, found = route.namespace, []
     cluster = _missing(needs, worker, namespace, Scope.CLUSTER)
     if cluster:
-        found.append(Finding(name, f"rights cluster-wide: {cluster}", INACTIVE))
+        found.append(Finding(name, f"the manager's rights cluster-wide ({cluster})", INACTIVE))
     if not worker.jobset_crd:
         found.append(Finding(name, "the JobSet CRD", INACTIVE))
     # A refused GET (403: RBAC is checked before the namespace is looked up) stops every
@@ -313,7 +313,8 @@ def worker_findings(
         found.append(Finding(name, f"namespace {namespace}", effect))
     namespaced = _missing(needs, worker, namespace, Scope.NAMESPACE)
     if namespaced:
-        found.append(Finding(name, f"rights in namespace {namespace}: {namespaced}", effect))
+        rights = f"the manager's rights in namespace {namespace} ({namespaced})"
+        found.append(Finding(name, rights, effect))
     found += _queue_findings(name, worker, route)
     found += _version_findings(manager_version, name, worker)
     return found

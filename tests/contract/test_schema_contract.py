@@ -210,10 +210,13 @@ def test_the_fleet_managers_kueue_objects_are_valid(example_plan):
         if r.is_kubernetes_object and r.type.startswith("kubernetes:kueue.x-k8s.io/")
     ]
     multikueue = ("AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig")
+    # a MultiKueueCluster per worker; a MultiKueueConfig and an AdmissionCheck per worker set
     assert sorted(kind_of(r) for r in objects if kind_of(r) in multikueue) == [
+        "AdmissionCheck",
         "AdmissionCheck",
         "MultiKueueCluster",
         "MultiKueueCluster",
+        "MultiKueueConfig",
         "MultiKueueConfig",
     ]
     assert {"ClusterQueue", "LocalQueue", "ResourceFlavor"} <= {kind_of(r) for r in objects}

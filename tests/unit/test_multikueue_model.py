@@ -125,12 +125,12 @@ def test_the_fleet_before_nomination_dispatches_nothing():
     assert {key: findings(v) for key, v in verdicts.items()} == {
         "research/v5p-train": [
             ("dev", "namespace research"),
-            ("dev", f"rights in namespace research: {ALL_RIGHTS}"),
+            ("dev", f"the manager's rights in namespace research ({ALL_RIGHTS})"),
             ("dev", "LocalQueue research/multislice-queue"),
         ],
         "pathways/v5e-notebook": [
             ("research-v5p", "namespace pathways"),
-            ("research-v5p", f"rights in namespace pathways: {ALL_RIGHTS}"),
+            ("research-v5p", f"the manager's rights in namespace pathways ({ALL_RIGHTS})"),
             ("research-v5p", "LocalQueue pathways/multislice-queue"),
         ],
     }
@@ -181,8 +181,8 @@ def test_a_cluster_wide_get_turns_the_403_into_a_create_that_fails_on_that_worke
             "creating the copy there fails and is retried forever (nominateAndSynchronizeWorkers)",
         ),
         (
-            "rights in namespace research: create, update, delete workloads; patch "
-            "workloads/status; get, create, delete jobsets",
+            "the manager's rights in namespace research (create, update, delete workloads; patch "
+            "workloads/status; get, create, delete jobsets)",
             "creating the copy there fails and is retried forever (nominateAndSynchronizeWorkers)",
         ),
     ]
@@ -273,7 +273,7 @@ def test_more_than_twenty_clusters_in_a_config_are_refused():
     [
         (
             {"access": Access(namespaced={"research": ROLE})},
-            "rights cluster-wide: list, watch workloads; list, watch jobsets",
+            "the manager's rights cluster-wide (list, watch workloads; list, watch jobsets)",
         ),
         ({"jobset_crd": False}, "the JobSet CRD"),
         ({"local_queues": {}}, "LocalQueue research/multislice-queue"),
@@ -284,7 +284,8 @@ def test_more_than_twenty_clusters_in_a_config_are_refused():
         ({"kueue_version": None}, "Kueue"),
         (
             {"access": Access(cluster=WATCH, namespaced={"research": ROLE[:1]})},
-            "rights in namespace research: patch workloads/status; get, create, delete jobsets",
+            "the manager's rights in namespace research (patch workloads/status; get, create, "
+            "delete jobsets)",
         ),
     ],
 )
@@ -316,7 +317,9 @@ def test_a_kueue_bump_whose_client_needs_more_rights_fails_until_the_grant_has_t
         "dev": worker("pathways", version="v0.20.0"),
     }
     manager = replace_manager(kueue_version="v0.20.0")
-    assert one(manager, newer) == [("research-v5p", "rights cluster-wide: list clusterqueues")]
+    assert one(manager, newer) == [
+        ("research-v5p", "the manager's rights cluster-wide (list clusterqueues)")
+    ]
 
 
 def test_the_rights_table_of_v0_17_is_what_kueue_calls():
