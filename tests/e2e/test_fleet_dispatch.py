@@ -7,7 +7,11 @@ JobSet as Kueue v0.17.1 would; the routes expected are literal."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
 
 from components.pathways.multikueue_model import (
     Access,
@@ -21,7 +25,10 @@ from components.pathways.multikueue_model import (
     queue_verdicts,
 )
 from components.pathways.multikueue_rights import PolicyRule
+from components.plan.engine import plan_file
 from components.plan.render import manifest
+
+STACKS = Path(__file__).resolve().parents[2] / "stacks"
 
 SUBJECT = {"kind": "ServiceAccount", "name": "multikueue-manager", "namespace": "kueue-system"}
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -127,8 +134,8 @@ def access_of(found: list[dict]) -> Access:
     return Access(cluster, namespaced)
 
 
-def worker_of(example_plan, fleet_plan, name: str) -> Worker:
-    own = example_plan(name)
+def worker_of(own, fleet_plan, name: str) -> Worker:
+    """Worker ``name`` from its own plan ``own`` and what the fleet's plan puts on it."""
     found = objects(own, f"{own.outputs['shared_cluster']['cluster_name']}-k8s")
     found += objects(fleet_plan, f"pathways-fleet-worker-{name}-k8s")
     versions = own.outputs["shared_cluster"]["versions"]
@@ -145,7 +152,7 @@ def worker_of(example_plan, fleet_plan, name: str) -> Worker:
 def test_every_jobset_of_the_example_fleet_is_dispatched_to_its_teams_worker(example_plan):
     fleet = example_plan("fleet")
     manager = manager_of(fleet)
-    workers = {name: worker_of(example_plan, fleet, name) for name in ("research-v5p", "dev")}
+    workers = {name: worker_of(example_plan(name), fleet, name) for name in ("research-v5p", "dev")}
     verdicts = jobset_verdicts(manager, workers)
     assert {k: (v.route, [f.missing for f in v.findings]) for k, v in verdicts.items()} == {
         "research/v5p-train": (
@@ -171,7 +178,7 @@ def test_the_rendered_grants_are_read_as_rbac_reads_them(example_plan):
     # The reader above can fail: without the fleet's objects on dev, the manager has no rights
     # in dev's namespace pathways, and the model says so.
     fleet = example_plan("fleet")
-    dev = worker_of(example_plan, fleet, "dev")
+    dev = worker_of(example_plan("dev"), fleet, "dev")
     assert set(dev.access.namespaced) == {"pathways"}
     bare = Worker(**{**dev.__dict__, "access": Access()})
     verdicts = jobset_verdicts(manager_of(fleet), {"research-v5p": bare, "dev": bare})
@@ -180,3 +187,39 @@ def test_the_rendered_grants_are_read_as_rbac_reads_them(example_plan):
         "the manager's rights in namespace pathways (get, create, update, delete workloads; "
         "patch workloads/status; get, create, delete jobsets)",
     ]
+
+
+def test_a_workloads_own_worker_set_has_its_queue_on_the_manager_and_on_each_worker(tmp_path):
+    # dev-b: dev in another project; v5e-notebook may go to dev or dev-b, its team only to dev.
+    for name in ("research-v5p", "dev"):
+        shutil.copy(STACKS / f"Pulumi.{name}.yaml", tmp_path)
+    other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
+    other["config"]["tpu-pathways:gcp"] |= {"project": "tpu-pathways-dev-b"}
+    other["config"]["tpu-pathways:cluster"]["name"] = "pathways-dev-b"
+    (tmp_path / "Pulumi.dev-b.yaml").write_text(yaml.safe_dump(other))
+    fleet = yaml.safe_load((STACKS / "Pulumi.fleet.yaml").read_text())
+    fleet["config"]["tpu-pathways:fleet"]["workers"] = ["research-v5p", "dev", "dev-b"]
+    notebook = fleet["config"]["tpu-pathways:workloads"][1]
+    notebook |= {"workers": ["dev", "dev-b"], "pathwaysDir": "gs://fleet-shared/v5e-notebook"}
+    (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
+    plan = plan_file("fleet", tmp_path)
+    names = ("research-v5p", "dev", "dev-b")
+    workers = {name: worker_of(plan_file(name, tmp_path), plan, name) for name in names}
+    assert workers["dev-b"].local_queues == {
+        ("pathways", "multislice-queue"): "cluster-queue",
+        ("pathways", "mk-dev-dev-b"): "cluster-queue",
+    }
+    verdicts = jobset_verdicts(manager_of(plan), workers)
+    notebook = verdicts["pathways/v5e-notebook"]
+    assert (notebook.route, notebook.findings) == (
+        Route(
+            "pathways",
+            "mk-dev-dev-b",
+            "mk-dev-dev-b",
+            "mk-dev-dev-b",
+            "mk-dev-dev-b",
+            ("dev", "dev-b"),
+        ),
+        (),
+    )
+    assert all(v.dispatches for v in queue_verdicts(manager_of(plan), workers).values())
