@@ -182,7 +182,9 @@ NEVER_ADMITTED = (
 )
 
 
-def queue_verdict(manager: Manager, workers: Mapping[str, Worker], namespace: str, queue: str):
+def queue_verdict(
+    manager: Manager, workers: Mapping[str, Worker], namespace: str, queue: str
+) -> Verdict:
     """The verdict on what is queued on the manager's LocalQueue ``namespace/queue``."""
     route, findings = _route(manager, namespace, queue)
     needs = manager_needs(manager.kueue_version)
@@ -190,7 +192,7 @@ def queue_verdict(manager: Manager, workers: Mapping[str, Worker], namespace: st
         findings.append(
             Finding(
                 None,
-                f"a rights table for the manager's Kueue {manager.kueue_version}",
+                f"a Kueue with a row in the rights table (it runs {manager.kueue_version})",
                 f"its client's calls on the workers are not known (known: {known_minors()})",
             )
         )

@@ -225,8 +225,8 @@ def test_a_v0_19_manager_needs_workers_at_v0_18_or_later(stacks, worker_outputs)
     ]
     issues, _ = dispatch_issues(fleet.config, fleet.nominations, fleet.workers, "v0.18.0")
     assert issues[0].message.startswith(
-        "the manager lacks a rights table for the manager's Kueue v0.18.0: its client's calls on "
-        "the workers are not known (known: v0.17, v0.19)"
+        "the manager lacks a Kueue with a row in the rights table (it runs v0.18.0): its "
+        "client's calls on the workers are not known (known: v0.17, v0.19)"
     )
 
 

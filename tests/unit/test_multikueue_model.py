@@ -251,7 +251,7 @@ def test_a_jobset_not_managed_by_multikueue_or_without_a_queue_label_is_refused(
         ),
         (
             {"kueue_version": "v0.18.2"},
-            (None, "a rights table for the manager's Kueue v0.18.2"),
+            (None, "a Kueue with a row in the rights table (it runs v0.18.2)"),
         ),
     ],
 )
