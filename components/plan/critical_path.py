@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import textwrap
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -329,8 +329,10 @@ class Schedule:
                 self.done_cause[current] = self._last_child(current)
                 for waiter in self._on_done[current]:
                     pending += self._one_less(waiter, now)
+                # A resource is among its parent's children (``Graph``) whenever the parent is
+                # in the plan: no scan of the siblings (a pool of 10,000 slices has 10,000).
                 parent = self.graph.resources[current].parent
-                if parent in self._children_left and current in self.graph.children[parent]:
+                if parent in self._children_left:
                     pending += self._child_done(parent, current, now)
 
     def _one_less(self, urn: str, now: float) -> list[tuple[str, str]]:
@@ -424,15 +426,24 @@ def critical_path(
     resources: Iterable[PlannedResource | Mapping[str, Any]],
     table: DurationTable | None = None,
     limits: Limits | None = None,
+    estimates: Sequence[str] = ESTIMATES,
 ) -> CriticalPath:
     """The longest chain (typical durations), the modeled totals within ``limits`` (default:
-    ``default_limits``), the totals without them, and the structure check."""
+    ``default_limits``), the totals without them, and the structure check. The totals are of
+    ``estimates`` (a plan diff draws only the typical chain and total, and schedules only that
+    one: each schedule is a simulation over the whole plan)."""
+    if "typical" not in estimates:
+        raise ValueError(f"the chain is the typical estimate's; estimates {tuple(estimates)}")
     graph = Graph(resources)
     table = table or default_table()
     limits = limits or default_limits(table)
     durations = {urn: table.duration(r) for urn, r in graph.resources.items()}
-    schedules = {e: Schedule(graph, durations, e, limits) for e in ESTIMATES}
-    unbounded = {e: Schedule(graph, durations, e).makespan for e in ESTIMATES}
+    schedules = {e: Schedule(graph, durations, e, limits) for e in estimates}
+    # Without limits, the totals within them are the totals without them: simulated once.
+    unbounded = {
+        e: (s if limits == UNBOUNDED else Schedule(graph, durations, e)).makespan
+        for e, s in schedules.items()
+    }
     typical = schedules["typical"]
     chain = [
         Step(
@@ -451,7 +462,7 @@ def critical_path(
     return CriticalPath(
         chain=chain,
         parallel={e: s.makespan for e, s in schedules.items()},
-        sequential={e: sum(d.at(e) for d in durations.values()) for e in ESTIMATES},
+        sequential={e: sum(d.at(e) for d in durations.values()) for e in estimates},
         milestones=_milestones(graph, typical),
         violations=structure_violations(graph),
         limits={"parallel": limits.parallel, "nodePoolOperations": limits.node_pool_operations},
