@@ -23,6 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+if str(PROJECT_DIR) not in sys.path:  # run as a script: the project's modules (json_text)
+    sys.path.insert(0, str(PROJECT_DIR))
+
 # The custom resources a big cluster's plan has many of (per slice, workload, team, queue).
 GROWS = frozenset(
     {

@@ -66,7 +66,7 @@ MAX_BAND_GROWTH = 1.5
 # Whole process, project / floor (equal exit), CPU, per generated size (issue 23: 1,024 slices
 # within 1.3x, 2,048 within 1.4x); other sizes and the example stacks are reported.
 MAX_PROCESS_RATIO = {1024: 1.3, 2048: 1.4}
-SCALING_RUNS = 3  # fresh processes per size of a scaling shape, after a warm-up
+SCALING_RUNS = 5  # fresh processes per size of a scaling shape, after a warm-up
 PARTS = ("fixed_cost", "slope", "process", "scaling")
 
 

@@ -52,33 +52,42 @@ class Shape:
 # --- diff base size ---------------------------------------------------------------------------
 
 DIFF_STACK = "research-v5p"
-# Extra resources in the base: with the stack's own 64, the largest base has 70,064.
-DIFF_EXTRAS = (4_000, 8_000, 16_000, 35_000, 70_000)
+# Extra resources in the base: with the stack's own 64, the largest base has 70,064. The growth
+# check compares the last size band's marginal cost with the first above the smallest size:
+# bands of 19,000 and 35,000 resources (1.5 s and 3 s of CPU), wide against a run's noise.
+DIFF_EXTRAS = (4_000, 16_000, 35_000, 70_000)
 MAX_DIFF_CPU_S = 20.0  # issue 35: a 70,000-resource base in under 20 s on an idle 2-core machine
 
 
-def _stack_plan(work: Path, stack: str) -> dict:
+def _run(command: list[str]) -> bytes:
+    done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr}")
+    return done.stdout
+
+
+def _stack_plan(work: Path, stack: str) -> Path:
     """``plan --stack STACK --json`` of the project's stacks/, once per work directory."""
     saved = work / f"{stack}.plan.json"
     if not saved.exists():
         command = [sys.executable, "-m", "components", "plan", "--stack", stack, "--json"]
-        done = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, check=False)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr}")
-        saved.write_bytes(done.stdout)
-    return json.loads(saved.read_text())
+        saved.write_bytes(_run(command))
+    return saved
 
 
 def prepare_diff_base(work: Path, extras: int) -> Prepared:
-    from diff_base import write_diff_base  # beside this file (run.py puts it on sys.path)
-
+    """The base is written by another process: a measured child's peak RSS (``ru_maxrss``)
+    counts the memory of the process it was started from (Linux keeps the high-water mark
+    across ``exec``), so the measuring process stays small."""
     plan = _stack_plan(work, DIFF_STACK)
-    base = write_diff_base(plan, extras, work / f"diff-base-{extras}.json")
+    base = work / f"diff-base-{extras}.json"
+    _run([sys.executable, str(BENCH_DIR / "diff_base.py"), str(plan), str(extras), str(base)])
     command = [
         *(sys.executable, "-m", "components", "plan", "--stack", DIFF_STACK),
         *("--diff", str(base), "--format", "markdown"),
     ]
-    return Prepared(command, len(plan["resources"]) + extras, (base,))
+    resources = len(json.loads(plan.read_text())["resources"])
+    return Prepared(command, resources + extras, (base,))
 
 
 DIFF_BASE = Shape(
