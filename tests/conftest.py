@@ -22,12 +22,12 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from components.config.checks import forget_validated, parse_stack_config  # noqa: E402
-from components.config.loader import engine_string  # noqa: E402
 from components.config.schema import StackConfig  # noqa: E402
 from components.errors import ConfigError  # noqa: E402
 from components.plan.engine import plan_file, plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
+from components.resolve.checks import forget_validated, parse_stack_config  # noqa: E402
+from components.resolve.stack_files import engine_string  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 
 STACKS_DIR = PROJECT_ROOT / "stacks"

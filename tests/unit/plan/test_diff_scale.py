@@ -18,16 +18,11 @@ import pytest
 
 from components.cli import diff as diff_cli
 from components.plan import critical_path as cp
-from components.plan.critical_path import (
-    UNBOUNDED,
-    DurationTable,
-    Graph,
-    Limits,
-    Schedule,
-    critical_path,
-)
+from components.plan.critical_path import critical_path
 from components.plan.diff import diff_plans
+from components.plan.durations import DurationTable
 from components.plan.model import Plan, PlannedResource
+from components.plan.schedule import UNBOUNDED, Graph, Limits, Schedule
 
 ROOT = Path(__file__).resolve().parents[3]
 DEV_BASE = ROOT / "tests" / "data" / "plan-dev-base.json"
