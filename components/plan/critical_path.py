@@ -35,7 +35,7 @@ Pulumi's bare default too, and the options where GKE is the limit (``deploy_time
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -50,7 +50,7 @@ from components.plan.deploy_time import (
 from components.plan.deploy_time_text import render_deploy
 from components.plan.durations import ESTIMATES, DurationTable, default_table, minutes
 from components.plan.model import PlannedResource
-from components.plan.schedule import Graph, Limits, Schedule
+from components.plan.schedule import UNBOUNDED, Graph, Limits, Schedule
 from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL
 
 __all__ = [  # re-exported: callers import them from here
@@ -110,12 +110,17 @@ def critical_path(
     resources: Iterable[PlannedResource | Mapping[str, Any]],
     table: DurationTable | None = None,
     limits: Limits | None = None,
+    estimates: Sequence[str] = ESTIMATES,
     *,
     with_sensitivity: bool = False,
 ) -> CriticalPath:
     """The longest chain (typical durations), the modeled totals within ``limits`` (default: the
     deploy parallelism and GKE's assumed concurrency), the totals without them, and the
-    structure check; ``with_sensitivity`` adds the deployment at each sourced GKE concurrency."""
+    structure check; ``with_sensitivity`` adds the deployment at each sourced GKE concurrency.
+    The totals are of ``estimates`` (a plan diff draws only the typical chain and total, and
+    schedules only that one: each schedule is a simulation over the whole plan)."""
+    if "typical" not in estimates:
+        raise ValueError(f"the chain is the typical estimate's; estimates {tuple(estimates)}")
     graph = Graph(resources)
     table = table or default_table()
     durations = {urn: table.duration(r) for urn, r in graph.resources.items()}
@@ -123,8 +128,12 @@ def critical_path(
         deploy_parallel(graph, table, durations) if limits is None or with_sensitivity else None
     )
     limits = limits or Limits(deploy, NODE_POOL_OPERATIONS)
-    schedules = {e: Schedule(graph, durations, e, limits) for e in ESTIMATES}
-    unbounded = {e: Schedule(graph, durations, e).makespan for e in ESTIMATES}
+    schedules = {e: Schedule(graph, durations, e, limits) for e in estimates}
+    # Without limits, the totals within them are the totals without them: simulated once.
+    unbounded = {
+        e: (s if limits == UNBOUNDED else Schedule(graph, durations, e)).makespan
+        for e, s in schedules.items()
+    }
     typical = schedules["typical"]
     chain = [
         Step(
@@ -143,7 +152,7 @@ def critical_path(
     return CriticalPath(
         chain=chain,
         parallel={e: s.makespan for e, s in schedules.items()},
-        sequential={e: sum(d.at(e) for d in durations.values()) for e in ESTIMATES},
+        sequential={e: sum(d.at(e) for d in durations.values()) for e in estimates},
         milestones=milestones(graph, typical),
         violations=structure_violations(graph),
         limits={"parallel": limits.parallel, "nodePoolOperations": limits.node_pool_operations},
