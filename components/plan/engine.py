@@ -8,9 +8,9 @@ consumed and from ``depends_on``. Nothing here guesses an edge.
 from __future__ import annotations
 
 import os
-import runpy
 import sys
 import threading
+import types
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -274,13 +274,36 @@ def main_program(path: Path = PROGRAM) -> Callable[[], None]:
 
     def run() -> None:
         try:
-            runpy.run_path(str(path), run_name="__main__")
+            run_as_main(path)
         except pulumi.RunError as exc:
             if isinstance(exc.__context__, ConfigError):
                 raise exc.__context__ from None
             raise ConfigError([ConfigIssue("", str(exc))], path.name) from None
 
     return run
+
+
+def run_as_main(path: Path) -> None:
+    """Run the source file ``path`` as ``runpy.run_path(path, run_name="__main__")`` does: as a
+    fresh ``__main__`` module in ``sys.modules``, with ``sys.argv[0]`` its path, both restored
+    after. Without runpy's three Python frames: the SDK walks the whole call stack for the
+    source position of every registration (~14 us a frame; 3,129 registrations at 2,048
+    slices)."""
+    code = compile(path.read_bytes(), str(path), "exec")
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=str(path), __cached__=None, __loader__=None, __spec__=None)
+    saved_main = sys.modules.get("__main__")
+    saved_argv = list(sys.argv)
+    sys.modules["__main__"] = module
+    sys.argv[:1] = [str(path)]
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.argv[:] = saved_argv
+        if saved_main is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = saved_main
 
 
 def engine_config(raw: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
