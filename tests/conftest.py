@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -51,6 +52,21 @@ DEV_VALUES: dict[str, Any] = {
         }
     ],
 }
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """The workers ``-n auto`` (pyproject.toml's addopts) starts: none (this process runs the
+    tests) when the run names only files or tests, or on one core; otherwise xdist's choice,
+    one per core. A worker starts in seconds (each imports and collects on its own), which a
+    directory of tests repays and a single file does not. ``-n N`` and
+    PYTEST_XDIST_AUTO_NUM_WORKERS still decide for themselves."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    here = config.invocation_params.dir
+    if config.args and all((here / arg.split("::")[0]).is_file() for arg in config.args):
+        return 0
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count())
+    return None if len(cores) > 1 else 0
 
 
 @pytest.fixture(autouse=True)
