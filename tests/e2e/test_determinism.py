@@ -1,15 +1,17 @@
 """Planning the same stack twice gives byte-identical `plan --json`, even across processes with
 different hash seeds, so PR diffs show only real changes.
 
-One other process (with a hash seed other than this one's) runs `plan --stack S --json` for
-every example stack; its output must equal this process's plan of the same file (planned once
-per test session, after whatever other tests planned before it), stack by stack."""
+Two processes (hash seeds 1 and 2) each run `plan --stack S --json` for every example stack;
+both outputs must equal this process's plan of the same file (planned once per test session,
+after whatever other tests planned before it), stack by stack."""
 
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from components.plan.render import render_json
 
@@ -35,26 +37,21 @@ json.dump(found, sys.stdout)
 """
 
 
-def other_seed() -> str:
-    """A hash seed this process does not have (unset here: a random one, so 1 differs)."""
-    return "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
-
-
-def test_plan_json_is_byte_identical_across_processes(example_plan):
-    env = {**os.environ, "PYTHONHASHSEED": other_seed()}
-    done = subprocess.run(
-        [sys.executable, "-c", PLAN_EACH, *STACKS],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+def _plan_each(seed: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    command = [sys.executable, "-c", PLAN_EACH, *STACKS]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    assert done.returncode == 0, done.stderr
-    other = json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_plan_json_is_byte_identical_across_processes(seed, example_plan):
+    out, err = (process := _plan_each(seed)).communicate(timeout=300)
+    assert process.returncode == 0, err
+    other = json.loads(out)
     assert sorted(other) == STACKS
     assert {stack: code for stack, (code, _) in other.items()} == dict.fromkeys(STACKS, 0)
     differ = [stack for stack in STACKS if other[stack][1] != render_json(example_plan(stack))]
     assert differ == []
-    assert all('"resources"' in out for _, out in other.values())
+    assert all('"resources"' in text for _, text in other.values())
