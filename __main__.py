@@ -3,8 +3,8 @@
 import pulumi
 
 from components.addons.installs import ManifestDigestError
-from components.config.fleet import FleetStack
 from components.errors import ConfigError
+from components.resolve.tenancy.fleet import FleetStack
 from components.stack.entry import load_from_engine
 from components.stack.fleet import build_fleet
 from components.stack.program import build_stack

@@ -163,8 +163,8 @@ def rounded(figures: dict[str, float], digits: int = 3) -> dict[str, float]:
 def project_plan(stack: str, stacks_dir: Path) -> None:
     """The project's offline plan of one stack, in-process (what the CLI runs before printing):
     the stack file validated, then the project's `__main__.py` run under the mock engine."""
-    from components.config.checks import forget_validated
     from components.plan.engine import plan_file
+    from components.resolve.checks import forget_validated
 
     forget_validated()  # validated afresh each time, as in the one plan of a CLI process
     plan_file(stack, stacks_dir)
@@ -237,7 +237,7 @@ def _cli_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
 def _owner_of(stack: str, stacks_dir: Path) -> str | None:
     """The owner stack a team stack names (``owner: <stack>`` of this project), else None."""
     from components.config.grammars import parse_owner_ref
-    from components.config.loader import decode_engine_values, read_stack_file
+    from components.resolve.stack_files import decode_engine_values, read_stack_file
 
     owner = decode_engine_values(read_stack_file(stack, stacks_dir)).get("owner")
     return parse_owner_ref(owner)[1] if isinstance(owner, str) else None
@@ -599,7 +599,7 @@ def fmt(figures: dict[str, float]) -> str:
 
 
 def example_stacks() -> list[str]:
-    from components.config.loader import STACKS_DIR, available_stacks
+    from components.resolve.stack_files import STACKS_DIR, available_stacks
 
     return available_stacks(STACKS_DIR)
 

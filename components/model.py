@@ -15,6 +15,6 @@ class ConfigModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         frozen=True,
-        # The string under each field is its doc: config/reference.py reads it from the source
+        # The string under each field is its doc: cli/reference.py reads it from the source
         # (pydantic's use_attribute_docstrings would parse every model's source on import).
     )

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from components.plan.model import Plan
 
 # parse_stack_config's module: it keeps a per-process memo of the configs it validated.
-CHECKS_MODULE = "components.config.checks"
+CHECKS_MODULE = "components.resolve.checks"
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 # A Cloud KMS key for production test stacks (production requires Secrets encryption).
@@ -151,8 +151,8 @@ def config_error() -> Callable[[dict[str, Any]], ConfigError]:
 @pytest.fixture(scope="session")
 def plan_of() -> Callable[..., Plan]:
     """Factory: the offline plan of a values dict, cached per distinct config and stack name."""
-    from components.config.loader import engine_string
     from components.plan.engine import plan_stack
+    from components.resolve.stack_files import engine_string
 
     parse_stack_config = importlib.import_module(CHECKS_MODULE).parse_stack_config
     cache: dict[str, Plan] = {}

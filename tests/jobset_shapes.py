@@ -1,7 +1,7 @@
 """Workload shapes the JobSet backend tests render (unit, pods and contract tests share them).
 
 Each shape is a ``PathwaysJobSpec`` written out the way the stack layer builds one
-(components/config/workload_specs.py: the user container under the SIGTERM wrapper, explicit
+(components/resolve/workload_specs.py: the user container under the SIGTERM wrapper, explicit
 resources, the shared /tmp, the head pinned to the CPU pool), plus the ``render_jobset`` keyword
 arguments it is rendered with.
 """

@@ -354,10 +354,48 @@ class WorkerAccess(pulumi.ComponentResource):
             automount_service_account_token=False,
             opts=on_worker,
         )
+        self._grants(name, args.namespaces, on_worker)
+        token = k8s.core.v1.Secret(
+            f"{name}-token",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=f"{MANAGER_ACCOUNT}-token",
+                namespace=KUEUE_NAMESPACE,
+                annotations={"kubernetes.io/service-account.name": MANAGER_ACCOUNT},
+            ),
+            type="kubernetes.io/service-account-token",
+            opts=pulumi.ResourceOptions.merge(
+                on_worker,
+                # The token controller fills data.token: a secret from the first read on.
+                pulumi.ResourceOptions(depends_on=[account], additional_secret_outputs=["data"]),
+            ),
+        )
+        kubeconfig = pulumi.Output.all(args.server, token.data).apply(
+            lambda parts: worker_kubeconfig(
+                args.worker, parts[0], _decoded((parts[1] or {}).get("token", ""))
+            )
+        )
+        self.kubeconfig_secret = k8s.core.v1.Secret(
+            f"{name}-kubeconfig",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=worker_secret_name(args.worker), namespace=KUEUE_NAMESPACE
+            ),
+            type="Opaque",
+            string_data={KUBECONFIG_KEY: pulumi.Output.secret(kubeconfig)},
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.manager_provider, depends_on=[args.manager_kueue]
+            ),
+        )
+        self.register_outputs({})
+
+    def _grants(
+        self, name: str, namespaces: Sequence[str], on_worker: pulumi.ResourceOptions
+    ) -> None:
+        """The manager's account may manage the dispatched jobs in each team namespace and
+        watch what MultiKueue reads cluster-wide."""
         subject = k8s.rbac.v1.SubjectArgs(
             kind="ServiceAccount", name=MANAGER_ACCOUNT, namespace=KUEUE_NAMESPACE
         )
-        for namespace in args.namespaces:
+        for namespace in namespaces:
             role = k8s.rbac.v1.Role(
                 f"{name}-{namespace}-role",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=MANAGER_ACCOUNT, namespace=namespace),
@@ -392,37 +430,6 @@ class WorkerAccess(pulumi.ComponentResource):
                 on_worker, pulumi.ResourceOptions(depends_on=[watch])
             ),
         )
-        token = k8s.core.v1.Secret(
-            f"{name}-token",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=f"{MANAGER_ACCOUNT}-token",
-                namespace=KUEUE_NAMESPACE,
-                annotations={"kubernetes.io/service-account.name": MANAGER_ACCOUNT},
-            ),
-            type="kubernetes.io/service-account-token",
-            opts=pulumi.ResourceOptions.merge(
-                on_worker,
-                # The token controller fills data.token: a secret from the first read on.
-                pulumi.ResourceOptions(depends_on=[account], additional_secret_outputs=["data"]),
-            ),
-        )
-        kubeconfig = pulumi.Output.all(args.server, token.data).apply(
-            lambda parts: worker_kubeconfig(
-                args.worker, parts[0], _decoded((parts[1] or {}).get("token", ""))
-            )
-        )
-        self.kubeconfig_secret = k8s.core.v1.Secret(
-            f"{name}-kubeconfig",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=worker_secret_name(args.worker), namespace=KUEUE_NAMESPACE
-            ),
-            type="Opaque",
-            string_data={KUBECONFIG_KEY: pulumi.Output.secret(kubeconfig)},
-            opts=pulumi.ResourceOptions(
-                parent=self, provider=args.manager_provider, depends_on=[args.manager_kueue]
-            ),
-        )
-        self.register_outputs({})
 
 
 def _decoded(value: str) -> str:

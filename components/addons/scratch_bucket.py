@@ -9,7 +9,7 @@ Upstream requires the bucket to exist before a job starts. Who needs it:
   account. So the node service account gets object access on this bucket (a bucket-scoped
   grant, never a project-wide role), or every job fails on its pathwaysDir. That grant has no
   prefix condition: every team's host-network pods share the node identity and so reach every
-  team's prefix (README: multi-tenant threat model).
+  team's prefix (docs/security.md: multi-tenant threat model).
 - Other pods of a team (a notebook, a data loader) use Workload Identity. Each team gets its own
   prefix, ``gs://<bucket>/<team>/``, and its Kubernetes service accounts get ``objectUser`` on
   that prefix only, directly (a ``principal://`` member, no key, no impersonation) with an IAM
@@ -98,59 +98,70 @@ class ScratchBucket(pulumi.ComponentResource):
         self, name: str, args: ScratchBucketArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tpu-pathways:storage:ScratchBucket", name, None, opts)
-        cfg, project = args, args.project
-        node_service_account, cluster_ready = args.node_service_account, args.cluster_ready
-        if cfg.create:
-            bucket = gcp.storage.Bucket(
-                name,
-                name=args.bucket_name,
-                project=project,
-                location=args.region.upper(),
-                uniform_bucket_level_access=True,
-                public_access_prevention="enforced",
-                force_destroy=cfg.delete_on_destroy,
-                lifecycle_rules=[
-                    gcp.storage.BucketLifecycleRuleArgs(
-                        action=gcp.storage.BucketLifecycleRuleActionArgs(type="Delete"),
-                        condition=gcp.storage.BucketLifecycleRuleConditionArgs(
-                            age=cfg.retention_days
-                        ),
-                    )
-                ],
-                labels=gcp_resource_labels(args.team, purpose="pathways-scratch"),
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    protect=args.protect,
-                    # Scratch state outlives a `pulumi destroy` unless the stack opts in.
-                    retain_on_delete=not cfg.delete_on_destroy,
-                    # Bucket names are global and the location is fixed at creation: a region
-                    # change would plan a replacement whose new bucket cannot be created while
-                    # the old one holds the name (and, without protect, deletes the scratch
-                    # data). The bucket stays where it was created; the preview lists the
-                    # location change as ignored. To move it, give scratchBucket.name a new name.
-                    ignore_changes=["location"],
-                ),
-            )
-            bucket_name: pulumi.Input[str] = bucket.name
-        else:
-            bucket_name = args.bucket_name
+        bucket = self._bucket(name, args) if args.create else None
+        bucket_name: pulumi.Input[str] = bucket.name if bucket else args.bucket_name
+        grants: list[pulumi.Resource] = [bucket] if bucket else []
+        if args.node_service_account is not None:
+            grants.append(self._node_grant(name, bucket_name, args.node_service_account))
+        grants += self._team_grants(name, args, bucket_name)
+        # What a PathwaysJob must wait for: the bucket and every grant on it.
+        self.grants = grants
+        self.bucket_name = pulumi.Output.from_input(bucket_name)
+        self.url = self.bucket_name.apply(lambda n: f"gs://{n}")
+        self.register_outputs({"bucket_name": self.bucket_name, "url": self.url})
 
-        grants: list[pulumi.Resource] = [bucket] if cfg.create else []
-        if node_service_account is not None:
-            # Pathways pods act as the node service account (host network): see above.
-            node_member = pulumi.Output.from_input(node_service_account).apply(
-                lambda email: f"serviceAccount:{email}"
-            )
-            grants.append(
-                gcp.storage.BucketIAMMember(
-                    f"{name}-nodes",
-                    bucket=bucket_name,
-                    role=OBJECT_READ_WRITE,
-                    member=node_member,
-                    opts=pulumi.ResourceOptions(parent=self),
+    def _bucket(self, name: str, args: ScratchBucketArgs) -> gcp.storage.Bucket:
+        return gcp.storage.Bucket(
+            name,
+            name=args.bucket_name,
+            project=args.project,
+            location=args.region.upper(),
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            force_destroy=args.delete_on_destroy,
+            lifecycle_rules=[
+                gcp.storage.BucketLifecycleRuleArgs(
+                    action=gcp.storage.BucketLifecycleRuleActionArgs(type="Delete"),
+                    condition=gcp.storage.BucketLifecycleRuleConditionArgs(age=args.retention_days),
                 )
-            )
+            ],
+            labels=gcp_resource_labels(args.team, purpose="pathways-scratch"),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                # Scratch state outlives a `pulumi destroy` unless the stack opts in.
+                retain_on_delete=not args.delete_on_destroy,
+                # Bucket names are global and the location is fixed at creation: a region
+                # change would plan a replacement whose new bucket cannot be created while
+                # the old one holds the name (and, without protect, deletes the scratch
+                # data). The bucket stays where it was created; the preview lists the
+                # location change as ignored. To move it, give scratchBucket.name a new name.
+                ignore_changes=["location"],
+            ),
+        )
+
+    def _node_grant(
+        self, name: str, bucket_name: pulumi.Input[str], node_service_account: pulumi.Input[str]
+    ) -> gcp.storage.BucketIAMMember:
+        """Pathways pods act as the node service account (host network): see above."""
+        node_member = pulumi.Output.from_input(node_service_account).apply(
+            lambda email: f"serviceAccount:{email}"
+        )
+        return gcp.storage.BucketIAMMember(
+            f"{name}-nodes",
+            bucket=bucket_name,
+            role=OBJECT_READ_WRITE,
+            member=node_member,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _team_grants(
+        self, name: str, args: ScratchBucketArgs, bucket_name: pulumi.Input[str]
+    ) -> list[pulumi.Resource]:
+        """Each team's Workload Identity reads and writes its own prefix only."""
+        project = args.project
         project_number = gcp.organizations.get_project_output(project_id=project).number
+        grants: list[pulumi.Resource] = []
         for team, account in ((a.namespace, a.service_account) for a in args.workload_accounts):
             member = project_number.apply(
                 lambda number, team=team, account=account: workload_identity_principal(
@@ -164,14 +175,10 @@ class ScratchBucket(pulumi.ComponentResource):
                 member=member,
                 condition=team_prefix_condition(args.bucket_name, team),
                 # The workload identity pool exists once the cluster does.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(cluster_ready)),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.cluster_ready)),
             )
             grants.append(member_grant)
-        # What a PathwaysJob must wait for: the bucket and every grant on it.
-        self.grants = grants
-        self.bucket_name = pulumi.Output.from_input(bucket_name)
-        self.url = self.bucket_name.apply(lambda n: f"gs://{n}")
-        self.register_outputs({"bucket_name": self.bucket_name, "url": self.url})
+        return grants
 
 
 def team_prefix_expression(bucket: str, team: str) -> str:

@@ -271,50 +271,57 @@ class TeamIsolation(pulumi.ComponentResource):
             spec=net.NetworkPolicySpecArgs(
                 pod_selector=every_pod,
                 policy_types=["Egress"],
-                egress=[
-                    *(
-                        net.NetworkPolicyEgressRuleArgs(
-                            to=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=cidr))],
-                            ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=port)],
-                        )
-                        for cidr, port in METADATA_SERVERS
-                    ),
-                    net.NetworkPolicyEgressRuleArgs(
-                        to=[
-                            net.NetworkPolicyPeerArgs(
-                                ip_block=net.IPBlockArgs(cidr="0.0.0.0/0", except_=PRIVATE_RANGES)
-                            )
-                        ],
-                        ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=443)],
-                    ),
-                ],
+                egress=_google_api_egress(),
             ),
             opts=child,
-        )
-        dns = net.NetworkPolicyPeerArgs(
-            namespace_selector=k8s.meta.v1.LabelSelectorArgs(
-                match_labels={NAMESPACE_NAME_LABEL: DNS_NAMESPACE}
-            ),
-            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=DNS_POD_LABELS),
         )
         net.NetworkPolicy(
             f"{name}-dns",
             metadata=_meta("allow-dns", args, labels),
             spec=net.NetworkPolicySpecArgs(
-                pod_selector=every_pod,
-                policy_types=["Egress"],
-                egress=[
-                    net.NetworkPolicyEgressRuleArgs(
-                        to=[dns],
-                        ports=[
-                            net.NetworkPolicyPortArgs(protocol=protocol, port=53)
-                            for protocol in ("UDP", "TCP")
-                        ],
-                    )
-                ],
+                pod_selector=every_pod, policy_types=["Egress"], egress=[_dns_egress()]
             ),
             opts=child,
         )
+
+
+def _google_api_egress() -> list[k8s.networking.v1.NetworkPolicyEgressRuleArgs]:
+    """The metadata server, and HTTPS outside the private ranges (Google APIs)."""
+    net = k8s.networking.v1
+    return [
+        *(
+            net.NetworkPolicyEgressRuleArgs(
+                to=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=cidr))],
+                ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=port)],
+            )
+            for cidr, port in METADATA_SERVERS
+        ),
+        net.NetworkPolicyEgressRuleArgs(
+            to=[
+                net.NetworkPolicyPeerArgs(
+                    ip_block=net.IPBlockArgs(cidr="0.0.0.0/0", except_=PRIVATE_RANGES)
+                )
+            ],
+            ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=443)],
+        ),
+    ]
+
+
+def _dns_egress() -> k8s.networking.v1.NetworkPolicyEgressRuleArgs:
+    """DNS lookups to kube-dns, over UDP and TCP."""
+    net = k8s.networking.v1
+    dns = net.NetworkPolicyPeerArgs(
+        namespace_selector=k8s.meta.v1.LabelSelectorArgs(
+            match_labels={NAMESPACE_NAME_LABEL: DNS_NAMESPACE}
+        ),
+        pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=DNS_POD_LABELS),
+    )
+    return net.NetworkPolicyEgressRuleArgs(
+        to=[dns],
+        ports=[
+            net.NetworkPolicyPortArgs(protocol=protocol, port=53) for protocol in ("UDP", "TCP")
+        ],
+    )
 
 
 def _meta(

@@ -62,7 +62,7 @@ def _error(key: str, message: str) -> ConfigError:
 def stacks_dir(args: argparse.Namespace) -> Path:
     """The directory of stack files (``--stacks-dir``, default stacks/), refused when it is
     not a directory (every stack would otherwise be reported unknown)."""
-    from components.config.loader import STACKS_DIR
+    from components.resolve.stack_files import STACKS_DIR
 
     directory = args.stacks_dir or STACKS_DIR
     if not directory.is_dir():
@@ -255,8 +255,8 @@ def current_plan(stack: str, directory: Path, program: Path | None = None) -> Pl
 
 def diff_all(directory: Path, base_dir: Path, program: Path | None = None) -> list[StackDiff]:
     """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
-    from components.config.loader import available_stacks
     from components.plan.diff import StackDiff, diff_plans
+    from components.resolve.stack_files import available_stacks
 
     stacks = available_stacks(directory)
     base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)

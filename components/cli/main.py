@@ -26,6 +26,14 @@ _MODULES = {
         "plan a stack or a Pulumi program offline under Pulumi's mock engine",
     ),
     "shapes": ("components.cli.shapes", "list the TPU catalog (filtered) or resolve one name"),
+    "drift-report": (
+        "components.cli.drift",
+        "the drift issue's Markdown from the drift workflow's per-stack preview results",
+    ),
+    "stack-schema": (
+        "components.cli.stack_schema",
+        "print (or --out FILE) the JSON Schema of a stack file, for editors",
+    ),
 }
 
 
@@ -71,7 +79,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _stacks(args: argparse.Namespace) -> int:
     from components.cli.diff import stacks_dir
-    from components.config.loader import classify_stacks
+    from components.resolve.tenancy.ownership import classify_stacks
 
     kinds = classify_stacks(stacks_dir(args))
     if kinds.conflicts:  # two owners of one cluster: nothing may deploy until it is fixed
@@ -90,7 +98,7 @@ def _stacks(args: argparse.Namespace) -> int:
 
 
 def _config_reference(_: argparse.Namespace) -> int:
-    from components.config.reference import render_reference
+    from components.cli.reference import render_reference
 
     print(render_reference())
     return 0

@@ -14,6 +14,17 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.gke.cluster_settings import (
+    addons_config,
+    authenticator_groups,
+    authorized_networks,
+    binary_authorization,
+    control_plane_endpoints,
+    default_pool_node_config,
+    private_cluster_config,
+    secrets_encryption,
+    workload_identity,
+)
 from components.gke.kubeconfig import gke_kubeconfig
 from components.gke.maintenance import (
     MaintenanceExclusion,
@@ -28,7 +39,7 @@ from components.gke.network import (
     PathwaysPortsFirewall,
     PathwaysPortsFirewallArgs,
 )
-from components.gke.node_config import CLOUD_PLATFORM_SCOPE, PoolTarget
+from components.gke.node_config import PoolTarget
 from components.gke.node_identity import (
     ImageRepository,
     NodeServiceAccount,
@@ -159,42 +170,11 @@ class GkeCluster(ClusterTarget):
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
-        cfg, project = args, args.project
+        project, location = args.project, args.location
         self._args = args
         # Production protects what the cluster stands on; children inherit it from the component.
         protected = pulumi.ResourceOptions(parent=self, protect=args.protect)
-
-        if args.existing_network is None:
-            network = ClusterNetwork(
-                f"{name}-net",
-                ClusterNetworkArgs(
-                    project=project,
-                    region=args.region,
-                    nodes_cidr=args.nodes_cidr,
-                    pods_cidr=args.pods_cidr,
-                    services_cidr=args.services_cidr,
-                    mtu=args.mtu,
-                    private_nodes=args.private_nodes,
-                ),
-                opts=protected,
-            )
-            network_name, subnetwork_name = network.network_name, network.subnetwork_name
-            ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_secondary_range_name=PODS_RANGE,
-                services_secondary_range_name=SERVICES_RANGE,
-            )
-            nodes_range: pulumi.Input[str] = args.nodes_cidr
-        else:
-            network_name = pulumi.Output.from_input(args.existing_network)
-            subnetwork_name = pulumi.Output.from_input(args.existing_subnetwork)
-            ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_ipv4_cidr_block=args.pods_cidr,
-                services_ipv4_cidr_block=args.services_cidr,
-            )
-            # The nodes' addresses are the existing subnetwork's primary range.
-            nodes_range = gcp.compute.get_subnetwork_output(
-                name=args.existing_subnetwork, region=args.region, project=project
-            ).ip_cidr_range
+        network = _network(name, args, protected)
         node_sa = NodeServiceAccount(
             f"{name}-nodes",
             NodeServiceAccountArgs(project, args.name, args.image_repositories),
@@ -204,99 +184,13 @@ class GkeCluster(ClusterTarget):
             f"{name}-pathways-ports",
             PathwaysPortsFirewallArgs(
                 project=project,
-                network=network_name,
-                cluster_ranges=[nodes_range, args.pods_cidr],
+                network=network.network,
+                cluster_ranges=[network.nodes_range, args.pods_cidr],
                 node_service_account=node_sa.email,
             ),
             opts=protected,
         )
-        location = args.location
-
-        cluster = gcp.container.Cluster(
-            name,
-            name=cfg.name,
-            project=project,
-            location=location,
-            node_locations=[args.zone] if cfg.regional else None,
-            deletion_protection=cfg.deletion_protection,
-            # Pulumi's way to get a cluster without GKE's default pool: create one node, drop it.
-            remove_default_node_pool=True,
-            initial_node_count=1,
-            # The short-lived default pool must not run as the default compute service account.
-            node_config=gcp.container.ClusterNodeConfigArgs(
-                service_account=node_sa.email,
-                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
-                shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
-                    enable_secure_boot=True, enable_integrity_monitoring=True
-                ),
-                workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
-                    mode="GKE_METADATA"
-                ),
-            ),
-            release_channel=gcp.container.ClusterReleaseChannelArgs(
-                channel=cfg.release_channel.value
-            ),
-            network=network_name,
-            subnetwork=subnetwork_name,
-            networking_mode="VPC_NATIVE",
-            ip_allocation_policy=ip_allocation,
-            datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2
-            # v6e pools use accelerator_network_profile "auto" (extra NICs through GKE's
-            # networking DRA driver), which needs a multi-networking cluster. Every cluster has
-            # it from the start, so adding a v6e pool never has to change the cluster, as XPK
-            # 1.16 creates every cluster (xpk commands/cluster.py: --enable-multi-networking in
-            # run_gke_cluster_create_command). Multi-networking requires Dataplane V2 (above).
-            enable_multi_networking=True,
-            maintenance_policy=maintenance_policy(
-                args.maintenance_window, args.maintenance_exclusions
-            ),
-            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=f"{project}.svc.id.goog"
-            ),
-            addons_config=gcp.container.ClusterAddonsConfigArgs(
-                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
-                    enabled=True
-                ),
-            ),
-            control_plane_endpoints_config=_control_plane_endpoints(
-                args.authorized_networks, args.kubernetes_tokens_via_dns
-            ),
-            private_cluster_config=(
-                gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True)
-                if args.private_nodes
-                else None
-            ),
-            master_authorized_networks_config=_authorized_networks(args.authorized_networks),
-            enable_shielded_nodes=True,
-            enable_legacy_abac=False,
-            authenticator_groups_config=(
-                gcp.container.ClusterAuthenticatorGroupsConfigArgs(
-                    security_group=args.security_group
-                )
-                if args.security_group
-                else None
-            ),
-            database_encryption=_secrets_encryption(args.secrets_kms_key),
-            binary_authorization=(
-                gcp.container.ClusterBinaryAuthorizationArgs(
-                    evaluation_mode="PROJECT_SINGLETON_POLICY_ENFORCE"
-                )
-                if args.binary_authorization
-                else None
-            ),
-            resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                protect=args.protect,
-                # node_config only shapes the temporary default pool; changing it would
-                # otherwise replace the whole cluster.
-                ignore_changes=["nodeConfig", "initialNodeCount"],
-                custom_timeouts=pulumi.CustomTimeouts(
-                    **cluster_timeouts(args.node_pools).as_strings()
-                ),
-            ),
-        )
-
+        cluster = self._cluster(name, args, network, node_sa.email)
         dns_endpoint = cluster.control_plane_endpoints_config.apply(
             lambda c: c.dns_endpoint_config.endpoint if c and c.dns_endpoint_config else None
         )
@@ -314,6 +208,66 @@ class GkeCluster(ClusterTarget):
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
 
+    def _cluster(
+        self,
+        name: str,
+        args: GkeClusterArgs,
+        network: _Networking,
+        node_service_account: pulumi.Input[str],
+    ) -> gcp.container.Cluster:
+        return gcp.container.Cluster(
+            name,
+            name=args.name,
+            project=args.project,
+            location=args.location,
+            node_locations=[args.zone] if args.regional else None,
+            deletion_protection=args.deletion_protection,
+            # Pulumi's way to get a cluster without GKE's default pool: create one node, drop it.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            node_config=default_pool_node_config(node_service_account),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(
+                channel=args.release_channel.value
+            ),
+            network=network.network,
+            subnetwork=network.subnetwork,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=network.ip_allocation,
+            datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2
+            # v6e pools use accelerator_network_profile "auto" (extra NICs through GKE's
+            # networking DRA driver), which needs a multi-networking cluster. Every cluster has
+            # it from the start, so adding a v6e pool never has to change the cluster, as XPK
+            # 1.16 creates every cluster (xpk commands/cluster.py: --enable-multi-networking in
+            # run_gke_cluster_create_command). Multi-networking requires Dataplane V2 (above).
+            enable_multi_networking=True,
+            maintenance_policy=maintenance_policy(
+                args.maintenance_window, args.maintenance_exclusions
+            ),
+            workload_identity_config=workload_identity(args.project),
+            addons_config=addons_config(),
+            control_plane_endpoints_config=control_plane_endpoints(
+                args.authorized_networks, args.kubernetes_tokens_via_dns
+            ),
+            private_cluster_config=private_cluster_config(args.private_nodes),
+            master_authorized_networks_config=authorized_networks(args.authorized_networks),
+            enable_shielded_nodes=True,
+            enable_legacy_abac=False,
+            authenticator_groups_config=authenticator_groups(args.security_group),
+            database_encryption=secrets_encryption(args.secrets_kms_key),
+            binary_authorization=binary_authorization(args.binary_authorization),
+            resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                # node_config only shapes the temporary default pool; changing it would
+                # otherwise replace the whole cluster.
+                ignore_changes=["nodeConfig", "initialNodeCount"],
+                custom_timeouts=pulumi.CustomTimeouts(
+                    **cluster_timeouts(args.node_pools).as_strings()
+                ),
+            ),
+        )
+
     def pool_target(self) -> PoolTarget:
         """Where this cluster's node pools go, and what their nodes run as."""
         args = self._args
@@ -329,6 +283,54 @@ class GkeCluster(ClusterTarget):
             protect=args.protect,
             node_pools=args.node_pools,
         )
+
+
+@dataclass(frozen=True)
+class _Networking:
+    """The network a created cluster runs in: its own VPC, or an existing subnetwork."""
+
+    network: pulumi.Input[str]
+    subnetwork: pulumi.Input[str]
+    ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
+    nodes_range: pulumi.Input[str]
+
+
+def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions) -> _Networking:
+    if args.existing_network is None:
+        network = ClusterNetwork(
+            f"{name}-net",
+            ClusterNetworkArgs(
+                project=args.project,
+                region=args.region,
+                nodes_cidr=args.nodes_cidr,
+                pods_cidr=args.pods_cidr,
+                services_cidr=args.services_cidr,
+                mtu=args.mtu,
+                private_nodes=args.private_nodes,
+            ),
+            opts=protected,
+        )
+        ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+            cluster_secondary_range_name=PODS_RANGE,
+            services_secondary_range_name=SERVICES_RANGE,
+        )
+        return _Networking(
+            network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
+        )
+    ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+        cluster_ipv4_cidr_block=args.pods_cidr,
+        services_ipv4_cidr_block=args.services_cidr,
+    )
+    # The nodes' addresses are the existing subnetwork's primary range.
+    nodes_range = gcp.compute.get_subnetwork_output(
+        name=args.existing_subnetwork, region=args.region, project=args.project
+    ).ip_cidr_range
+    return _Networking(
+        pulumi.Output.from_input(args.existing_network),
+        pulumi.Output.from_input(args.existing_subnetwork),
+        ip_allocation,
+        nodes_range,
+    )
 
 
 class ExistingCluster(ClusterTarget):
@@ -364,44 +366,3 @@ class ExistingCluster(ClusterTarget):
             self.provider = self._make_provider(name, self.kubeconfig)
         self.control_plane = []
         self._finish()
-
-
-def _control_plane_endpoints(networks: Sequence[AuthorizedNetwork], tokens_via_dns: bool):
-    """The IAM-gated DNS endpoint always; the IP endpoint only when networks are listed to
-    reach it (CIS GKE Benchmark v2.0.0, 5.6.4: prefer DNS-based access, disable the IP-based
-    endpoint where it is not needed). Kubernetes tokens on the DNS endpoint only when asked (a
-    fleet's worker): the field is left unset otherwise, GKE's default."""
-    return gcp.container.ClusterControlPlaneEndpointsConfigArgs(
-        dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
-            allow_external_traffic=True,
-            enable_k8s_tokens_via_dns=True if tokens_via_dns else None,
-        ),
-        ip_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigIpEndpointsConfigArgs(
-            enabled=bool(networks)
-        ),
-    )
-
-
-def _authorized_networks(networks: Sequence[AuthorizedNetwork]):
-    """Only the listed networks reach the IP endpoint: not Google Cloud's public IPs either
-    (gcp_public_cidrs_access_enabled, on by GKE's default, would let any VM in any project
-    try). With no network listed the IP endpoint is off and there is nothing to configure."""
-    if not networks:
-        return None
-    return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
-        cidr_blocks=[
-            gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                cidr_block=n.cidr, display_name=n.display_name or None
-            )
-            for n in networks
-        ],
-        gcp_public_cidrs_access_enabled=False,
-    )
-
-
-def _secrets_encryption(kms_key: str | None):
-    """Application-layer Secrets encryption with the given key (pulumi-gcp database_encryption:
-    state ENCRYPTED + key_name)."""
-    if kms_key is None:
-        return None
-    return gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=kms_key)

@@ -103,46 +103,56 @@ class ClusterNetwork(pulumi.ComponentResource):
             ],
             opts=child,
         )
-        # Pathways workers use host networking across slices; allow node and pod ranges to talk.
-        gcp.compute.Firewall(
-            f"{name}-allow-internal",
-            name=f"{name}-allow-internal",
-            project=project,
-            network=vpc.name,
-            direction="INGRESS",
-            source_ranges=[network.nodes_cidr, network.pods_cidr],
-            allows=[
-                gcp.compute.FirewallAllowArgs(protocol="tcp"),
-                gcp.compute.FirewallAllowArgs(protocol="udp"),
-                gcp.compute.FirewallAllowArgs(protocol="icmp"),
-            ],
-            opts=child,
-        )
+        self._internal_firewall(name, args, vpc.name)
         if args.private_nodes:
-            router = gcp.compute.Router(
-                f"{name}-router",
-                name=f"{name}-router",
-                project=project,
-                region=region,
-                network=vpc.name,
-                opts=child,
-            )
-            gcp.compute.RouterNat(
-                f"{name}-nat",
-                name=f"{name}-nat",
-                project=project,
-                region=region,
-                router=router.name,
-                nat_ip_allocate_option="AUTO_ONLY",
-                source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-                log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
-                opts=child,
-            )
+            self._nat(name, args, vpc.name)
 
         self.network_name = vpc.name
         self.subnetwork_name = subnet.name
         self.register_outputs(
             {"network_name": self.network_name, "subnetwork_name": self.subnetwork_name}
+        )
+
+    def _internal_firewall(
+        self, name: str, args: ClusterNetworkArgs, network: pulumi.Input[str]
+    ) -> None:
+        """Pathways workers use host networking across slices; node and pod ranges talk."""
+        gcp.compute.Firewall(
+            f"{name}-allow-internal",
+            name=f"{name}-allow-internal",
+            project=args.project,
+            network=network,
+            direction="INGRESS",
+            source_ranges=[args.nodes_cidr, args.pods_cidr],
+            allows=[
+                gcp.compute.FirewallAllowArgs(protocol="tcp"),
+                gcp.compute.FirewallAllowArgs(protocol="udp"),
+                gcp.compute.FirewallAllowArgs(protocol="icmp"),
+            ],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _nat(self, name: str, args: ClusterNetworkArgs, network: pulumi.Input[str]) -> None:
+        """Private nodes reach the internet (image registries) through Cloud NAT."""
+        child = pulumi.ResourceOptions(parent=self)
+        router = gcp.compute.Router(
+            f"{name}-router",
+            name=f"{name}-router",
+            project=args.project,
+            region=args.region,
+            network=network,
+            opts=child,
+        )
+        gcp.compute.RouterNat(
+            f"{name}-nat",
+            name=f"{name}-nat",
+            project=args.project,
+            region=args.region,
+            router=router.name,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
+            opts=child,
         )
 
 

@@ -89,45 +89,17 @@ class TpuNodePool(pulumi.ComponentResource):
             else None
         )
         # The slices of a pool are one shape: their settings are built once and shared.
-        management = gcp.container.NodePoolManagementArgs(
-            # Flex-start VMs are not repaired in place; GKE re-provisions them.
-            auto_repair=not flex,
-            # GKE keeps auto-upgrade on for pools of a release-channel cluster; when it
-            # upgrades is the cluster's maintenance window and exclusions.
-            auto_upgrade=True,
-        )
+        management = _management(flex)
         upgrade_settings = None if flex else _slice_upgrade(shape.hosts)
         placement = _placement(shape.multi_host, shape.topology, workload_policy)
-        network_config = (
-            gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
-            if shape.needs_accelerator_network_profile
-            else None
-        )
+        network_config = _network_config(shape.needs_accelerator_network_profile)
         node_config = node_pool_config(
             shape.machine_type,
             target.service_account,
             tpu_pool_labels(target.team, pool.name, shape, pool.reservation),
             **_capacity_args(pool),
         )
-        slice_opts = pulumi.ResourceOptions(
-            parent=self,
-            protect=target.protect,
-            # GKE node pool names are fixed: a replacement deletes the old slice first.
-            delete_before_replace=True,
-            # A slice is its topology on its machine type. The provider would update these in
-            # place (a rolling recreate of the slice's VMs, or nothing); say in the preview
-            # what really happens: the slice is replaced. A workload-policy slice takes its
-            # topology from the policy, whose name carries the topology: a new name is a new
-            # slice.
-            replace_on_changes=[
-                "placementPolicy.tpuTopology",
-                "placementPolicy.policyName",
-                "nodeConfig.machineType",
-            ],
-            ignore_changes=_ignored_placement(shape.multi_host, workload_policy),
-            custom_timeouts=target.custom_timeouts(),
-            depends_on=list(target.created_first),
-        )
+        slice_opts = _slice_options(self, target, shape.multi_host, workload_policy)
         slices = [
             gcp.container.NodePool(
                 f"{name}-{index}",
@@ -151,6 +123,49 @@ class TpuNodePool(pulumi.ComponentResource):
         ]
         self.node_pool_names = pulumi.Output.all(*[s.name for s in slices])
         self.register_outputs({"node_pool_names": self.node_pool_names})
+
+
+def _management(flex: bool) -> gcp.container.NodePoolManagementArgs:
+    return gcp.container.NodePoolManagementArgs(
+        # Flex-start VMs are not repaired in place; GKE re-provisions them.
+        auto_repair=not flex,
+        # GKE keeps auto-upgrade on for pools of a release-channel cluster; when it
+        # upgrades is the cluster's maintenance window and exclusions.
+        auto_upgrade=True,
+    )
+
+
+def _network_config(accelerator_network: bool) -> gcp.container.NodePoolNetworkConfigArgs | None:
+    if not accelerator_network:
+        return None
+    return gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
+
+
+def _slice_options(
+    parent: pulumi.Resource,
+    target: PoolTarget,
+    multi_host: bool,
+    workload_policy: gcp.compute.ResourcePolicy | None,
+) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions(
+        parent=parent,
+        protect=target.protect,
+        # GKE node pool names are fixed: a replacement deletes the old slice first.
+        delete_before_replace=True,
+        # A slice is its topology on its machine type. The provider would update these in
+        # place (a rolling recreate of the slice's VMs, or nothing); say in the preview
+        # what really happens: the slice is replaced. A workload-policy slice takes its
+        # topology from the policy, whose name carries the topology: a new name is a new
+        # slice.
+        replace_on_changes=[
+            "placementPolicy.tpuTopology",
+            "placementPolicy.policyName",
+            "nodeConfig.machineType",
+        ],
+        ignore_changes=_ignored_placement(multi_host, workload_policy),
+        custom_timeouts=target.custom_timeouts(),
+        depends_on=list(target.created_first),
+    )
 
 
 def workload_policy_name(component_name: str, topology: str) -> str:

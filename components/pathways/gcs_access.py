@@ -4,7 +4,7 @@ them.
 A Pathways pod on the host network (always, under the controller v0.1.4) acts for GCS as the
 node pool's service account, whatever Kubernetes service account it names; one off the host
 network (JobSet backend, ``hostNetwork: false``) acts as its Kubernetes service account through
-Workload Identity (README: "What runs as which identity"). A job names ``gs://`` paths in its
+Workload Identity (docs/workloads.md, its identity table). A job names ``gs://`` paths in its
 ``pathwaysDir`` (the resource manager, proxy and workers keep scratch state there, so they write
 it), in its user containers' command, args and plain env values, and in its custom components'
 flags and plain env values. A path outside ``pathwaysDir`` is only known to be read: a command

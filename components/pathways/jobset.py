@@ -42,7 +42,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
@@ -50,77 +49,39 @@ from components.labels import (
     HOSTNAME_LABEL,
     NODE_POOL_LABEL,
     QUEUE_LABEL,
-    TPU_RESOURCE,
 )
 from components.pathways.controller_model import (
-    component_image,
     tpu_node_selector,
     vms_per_slice,
 )
+from components.pathways.jobset_containers import (
+    label_env,
+    proxy,
+    python_sidecar,
+    resource_manager,
+    sidecar,
+    worker,
+)
+from components.pathways.jobset_names import (
+    API_VERSION,
+    COORDINATOR_LABEL,
+    DEFAULT_MAIN_CONTAINER,
+    DEFAULT_MAX_SLICE_RESTARTS,
+    DEFAULT_RESTARTS_PER_HOST,
+    EXCLUSIVE_TOPOLOGY,
+    HEAD_JOB,
+    INSECURE_GRPC_ENV,
+    KIND,
+    TPU_TOLERATION,
+    WORKER_JOB,
+    RestartPolicy,
+)
 from components.pathways.spec import (
     PROXY_PORT,
-    PYTHON_SIDECAR_PORT,
-    RM_PORT,
-    RM_PORTS,
-    WORKER_PORTS,
-    ComponentType,
     DeploymentMode,
-    EnvVar,
     PathwaysJobSpec,
 )
-from components.pathways.user_container import shared_tmp_mount, shared_tmp_volume
-from components.tpu.catalog import generation_of_machine_type, pathways_instance_type
-
-API_VERSION = "jobset.x-k8s.io/v1alpha2"
-KIND = "JobSet"
-HEAD_JOB = "pathways-head"
-WORKER_JOB = "worker"
-RM_CONTAINER = "pathways-rm"
-PROXY_CONTAINER = "pathways-proxy"
-WORKER_CONTAINER = "pathways-worker"
-PYTHON_SIDECAR_CONTAINER = "colocated-python-sidecar"
-PATHWAYS_CONTAINERS = frozenset({RM_CONTAINER, PROXY_CONTAINER, WORKER_CONTAINER})
-DEFAULT_MAIN_CONTAINER = "main"  # the CRD's default for controller.mainContainerName
-
-
-# JobSet puts these on every pod it creates; the Pathways components read them (downward API).
-EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
-COORDINATOR_LABEL = "jobset.sigs.k8s.io/coordinator"
-REPLICAS_LABEL = "jobset.sigs.k8s.io/replicatedjob-replicas"
-JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
-JOBSET_NAME_ANNOTATION = "jobset.sigs.k8s.io/jobset-name"
-REPLICATED_JOB_ANNOTATION = "jobset.sigs.k8s.io/replicatedjob-name"
-
-# Limits of the head's components (the same in XPK 1.16 and the controller v0.1.4).
-RM_LIMITS = {"cpu": "8", "memory": "32G"}
-PROXY_LIMITS = {"cpu": "16", "memory": "100G"}
-# Worker restarts per host without elastic slices (XPK and the controller: "suspend/resume").
-DEFAULT_RESTARTS_PER_HOST = 4
-# The CRD's default for workers[].maxSliceRestarts.
-DEFAULT_MAX_SLICE_RESTARTS = 1
-# pathwaysutils 0.1.13 sets this on the proxy and the user container of the JobSets it runs
-# off the host network.
-INSECURE_GRPC_ENV = {"name": "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS", "value": "true"}
-TPU_TOLERATION = {"key": TPU_RESOURCE, "operator": "Exists"}
-
-
-class RestartPolicy(StrEnum):
-    """Kubernetes restart policies: of a pod, or of an init container (``ALWAYS`` makes it a
-    native sidecar). Manifests carry ``.value``: YAML dumpers refuse str subclasses."""
-
-    ALWAYS = "Always"
-    NEVER = "Never"
-    ON_FAILURE = "OnFailure"
-
-
-# What `pulumi up` waits for: JobSet v0.10.1 sets StartupPolicyCompleted once every replicated
-# job is ready in startupPolicyOrder InOrder (kubernetes-sigs/jobset v0.10.1,
-# api/jobset/v1alpha2/jobset_types.go, JobSetStartupPolicyCompleted): the head, then the workers.
-STARTED_CONDITION = "StartupPolicyCompleted"
-
-# Components pull on every start: with an unpinned pathwaysVersion "latest" moves (both sources).
-PULL_ALWAYS = "Always"
-
+from components.pathways.user_container import shared_tmp_volume
 
 # Why the JobSet backend has no colocated mode (the stack config's message names it too).
 COLOCATED_UNSUPPORTED = (
@@ -216,184 +177,6 @@ class _PodOptions:
             pod_spec["serviceAccountName"] = self.service_account
 
 
-# --- containers ----------------------------------------------------------------------------
-
-
-def _field_env(name: str, field_path: str) -> dict[str, Any]:
-    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": field_path}}}
-
-
-def _label_env(name: str, label: str) -> dict[str, Any]:
-    return _field_env(name, f"metadata.labels['{label}']")
-
-
-def _annotation_env(name: str, annotation: str) -> dict[str, Any]:
-    return _field_env(name, f"metadata.annotations['{annotation}']")
-
-
-def _ports(*numbers: int) -> list[dict[str, Any]]:
-    return [{"containerPort": n, "protocol": "TCP"} for n in numbers]
-
-
-def _custom(spec: PathwaysJobSpec, component: ComponentType) -> tuple[list[str], list[dict]]:
-    """A component's customFlags and customEnv (each component type appears at most once)."""
-    for custom in spec.custom_components or []:
-        if custom.component_type is component:
-            env = [_env_manifest(e) for e in custom.custom_env or []]
-            return list(custom.custom_flags or []), env
-    return [], []
-
-
-def _env_manifest(env: EnvVar) -> dict[str, Any]:
-    return env.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-def _scratch_flag(spec: PathwaysJobSpec) -> str:
-    # The controller passes an unset pathwaysDir through as an empty location.
-    return f"--gcs_scratch_location={spec.pathways_dir or ''}"
-
-
-def _metrics_flags(spec: PathwaysJobSpec) -> list[str]:
-    return ["--enable_metrics_collection=true"] if spec.controller.enable_metrics_collection else []
-
-
-def _component(
-    spec: PathwaysJobSpec,
-    component: ComponentType,
-    name: str,
-    args: list[str],
-    env: list[dict[str, Any]],
-    ports: list[dict[str, Any]],
-    limits: Mapping[str, str],
-) -> dict[str, Any]:
-    flags, custom_env = _custom(spec, component)
-    return {
-        "name": name,
-        "image": component_image(spec, component),
-        "imagePullPolicy": PULL_ALWAYS,
-        "args": [*args, *flags],
-        "env": [*env, *custom_env],
-        "ports": ports,
-        "resources": {"limits": dict(limits)},
-    }
-
-
-def instance_type(spec: PathwaysJobSpec) -> str:
-    """The resource manager's ``--instance_type`` (controller: MachineTypeToTPUVersionMap)."""
-    worker = spec.workers[0]
-    generation = generation_of_machine_type(worker.type.value)
-    assert generation is not None, worker.type  # every CRD worker type is in the catalog
-    return pathways_instance_type(generation, worker.type.value, worker.topology)
-
-
-def resource_manager(spec: PathwaysJobSpec) -> dict[str, Any]:
-    args = [
-        f"--server_port={RM_PORT}",
-        _scratch_flag(spec),
-        "--node_type=resource_manager",
-        f"--instance_count={spec.workers[0].num_slices}",
-        f"--instance_type={instance_type(spec)}",
-        *_metrics_flags(spec),
-    ]
-    env = [
-        _annotation_env("REPLICATED_JOB_NAME", REPLICATED_JOB_ANNOTATION),
-        _annotation_env("JOBSET_NAME", JOBSET_NAME_ANNOTATION),
-        _label_env("HOST_ADDRESS", COORDINATOR_LABEL),
-        {"name": "TPU_SKIP_MDS_QUERY", "value": "true"},
-    ]
-    return _component(
-        spec, ComponentType.PATHWAYS_SERVER, RM_CONTAINER, args, env, _ports(*RM_PORTS), RM_LIMITS
-    )
-
-
-def proxy(spec: PathwaysJobSpec, host_network: bool) -> dict[str, Any]:
-    args = [
-        f"--server_port={PROXY_PORT}",
-        f"--resource_manager_address=$(PATHWAYS_HEAD):{RM_PORT}",
-        _scratch_flag(spec),
-        *_metrics_flags(spec),
-    ]
-    if spec.controller.elastic_slices:
-        args.append(f"--num_elastic_slices={spec.controller.elastic_slices}")
-    env = [_label_env("PATHWAYS_HEAD", COORDINATOR_LABEL)]
-    if not host_network:
-        env.append(dict(INSECURE_GRPC_ENV))
-    return _component(
-        spec,
-        ComponentType.PROXY_SERVER,
-        PROXY_CONTAINER,
-        args,
-        env,
-        _ports(PROXY_PORT),
-        PROXY_LIMITS,
-    )
-
-
-def worker(spec: PathwaysJobSpec) -> dict[str, Any]:
-    args = [
-        f"--server_port={WORKER_PORTS[0]}",
-        f"--resource_manager_address=$(PATHWAYS_HEAD):{RM_PORT}",
-        _scratch_flag(spec),
-        *_metrics_flags(spec),
-    ]
-    env = [
-        {"name": "TPU_MIN_LOG_LEVEL", "value": "0"},
-        {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "0"},
-        {"name": "XCLOUD_ENVIRONMENT", "value": "GCP"},
-        {"name": "MEGASCALE_GRPC_ENABLE_XOR_TRACER", "value": "false"},
-        _label_env("MEGASCALE_NUM_SLICES", REPLICAS_LABEL),
-        _annotation_env("JOBSET_NAME", JOBSET_NAME_ANNOTATION),
-        _annotation_env("REPLICATED_JOB_NAME", REPLICATED_JOB_ANNOTATION),
-        _label_env("MEGASCALE_SLICE_ID", JOB_INDEX_LABEL),
-        _label_env("PATHWAYS_HEAD", COORDINATOR_LABEL),
-        _label_env("MEGASCALE_COORDINATOR_ADDRESS", COORDINATOR_LABEL),
-    ]
-    _, chips = vms_per_slice(spec.workers[0].type, spec.workers[0].topology)
-    container = _component(
-        spec,
-        ComponentType.WORKER,
-        WORKER_CONTAINER,
-        args,
-        env,
-        _ports(*WORKER_PORTS),
-        {TPU_RESOURCE: str(chips)},
-    )
-    container["volumeMounts"] = [shared_tmp_mount()]
-    return container
-
-
-def python_sidecar(spec: PathwaysJobSpec) -> dict[str, Any] | None:
-    """The colocated Python sidecar beside each worker, when its image is given."""
-    image = next(
-        (
-            c.image
-            for c in spec.custom_components or []
-            if c.component_type is ComponentType.COLOCATED_PYTHON_SIDECAR and c.image
-        ),
-        None,
-    )
-    if image is None:
-        return None
-    return {
-        "name": PYTHON_SIDECAR_CONTAINER,
-        "image": image,
-        "imagePullPolicy": PULL_ALWAYS,
-        "env": [
-            {"name": "GRPC_SERVER_ADDRESS", "value": f"0.0.0.0:{PYTHON_SIDECAR_PORT}"},
-            {"name": "PYTHONUNBUFFERED", "value": "1"},
-        ],
-        "ports": _ports(PYTHON_SIDECAR_PORT),
-        "resources": {},
-        "restartPolicy": RestartPolicy.ALWAYS.value,
-        "volumeMounts": [shared_tmp_mount()],
-    }
-
-
-def _sidecar(container: dict[str, Any]) -> dict[str, Any]:
-    """A native sidecar: an init container that keeps running beside the main containers."""
-    return {**container, "restartPolicy": RestartPolicy.ALWAYS.value}
-
-
 # --- replicated jobs -------------------------------------------------------------------------
 
 
@@ -425,8 +208,8 @@ def _head_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
     else:
         pod_template = copy.deepcopy(template)
         pod_spec = pod_template.setdefault("spec", {})
-        pod_spec["initContainers"] = [*pod_spec.get("initContainers", []), _sidecar(rm)]
-        pod_spec["initContainers"].append(_sidecar(prx))
+        pod_spec["initContainers"] = [*pod_spec.get("initContainers", []), sidecar(rm)]
+        pod_spec["initContainers"].append(sidecar(prx))
         main = spec.controller.main_container_name or DEFAULT_MAIN_CONTAINER
         for container in pod_spec.get("containers", []):
             if container.get("name") == main:
@@ -443,7 +226,7 @@ def _jax_env(host_network: bool) -> list[dict[str, Any]]:
     """What points the user's JAX at the proxy (controller: injectJAXBackendTargetIntoMainContainer;
     XPK: user_workload_env_vars)."""
     env = [
-        _label_env("PATHWAYS_HEAD", COORDINATOR_LABEL),
+        label_env("PATHWAYS_HEAD", COORDINATOR_LABEL),
         {"name": "JAX_PLATFORMS", "value": "proxy"},
         {"name": "XCLOUD_ENVIRONMENT", "value": "GCP"},
         {"name": "JAX_BACKEND_TARGET", "value": f"grpc://$(PATHWAYS_HEAD):{PROXY_PORT}"},

@@ -26,7 +26,7 @@ from components.pathways.controller_model import (
     container_requests,
 )
 from components.pathways.head_sizing import PodResources
-from components.pathways.jobset import (
+from components.pathways.jobset_names import (
     EXCLUSIVE_TOPOLOGY,
     HEAD_JOB,
     KIND,

@@ -1,7 +1,7 @@
 """The user container of a Pathways head pod, with what Pathways needs in production.
 
 One implementation for both ways in: the stack file's workloads
-(``components.config.workload_specs``) and the Python API (``UserContainer(...).controller(...)``
+(``components.resolve.workload_specs``) and the Python API (``UserContainer(...).controller(...)``
 for ``PathwaysJobSpec.controller``). What it adds to an image and a command:
 
 - the command runs under ``SIGTERM_WRAPPER``, so a preempted job checkpoints for its whole grace

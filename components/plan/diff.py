@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from components.plan.cost import plan_cost
-from components.plan.critical_path import UNBOUNDED, CriticalPath, critical_path
+from components.plan.critical_path import CriticalPath, critical_path
 from components.plan.diff_model import ABSENT, KIND_ORDER, PropertyChange, ResourceChange, StackDiff
 from components.plan.diff_rules import (
     FORCE_NEW,
@@ -28,6 +28,7 @@ from components.plan.diff_rules import (
     ZONE_PATHS,
 )
 from components.plan.model import SECRET, TPU_COUNTS, Plan
+from components.plan.schedule import UNBOUNDED
 from components.plan.views import Bound, ClusterView, NodePoolView
 from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX, NODE_POOL
 from components.tpu.pricing import PriceTable

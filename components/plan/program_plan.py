@@ -18,12 +18,12 @@ from typing import Any
 import pulumi
 import yaml
 
-from components.config.loader import engine_string
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
 from components.plan.cost import cost_summary
 from components.plan.engine import ProgramLog, exported_tpu_summary, run_program
 from components.plan.model import Plan
+from components.resolve.stack_files import engine_string
 from components.tpu.catalog import CatalogError
 
 PROJECT_FILE = "Pulumi.yaml"

@@ -33,7 +33,6 @@ from components.config.schema import (
     TeamConfig,
     TpuPoolConfig,
 )
-from components.config.workload_specs import service_queue_name
 from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
@@ -41,6 +40,7 @@ from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL
+from components.resolve.workload_specs import service_queue_name
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:

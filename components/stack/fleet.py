@@ -40,17 +40,17 @@ from components.addons.multikueue import (
     WorkerAccessArgs,
 )
 from components.addons.teams import TeamNamespace
-from components.config.fleet import FleetStack
 from components.config.schema import StackConfig
-from components.config.shared_cluster import FLEET_OUTPUT
-from components.config.workload_specs import (
+from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
+from components.gke.cpu_pool import CpuNodePool
+from components.resolve.tenancy.fleet import FleetStack
+from components.resolve.tenancy.shared_cluster import FLEET_OUTPUT
+from components.resolve.workload_specs import (
     cpu_pool_selector,
     node_pool_pins,
     team_service_account,
     workload_spec,
 )
-from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
-from components.gke.cpu_pool import CpuNodePool
 from components.stack import args
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
@@ -101,39 +101,59 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
         f"{name}-priorities", PriorityClassesArgs(provider), opts=protected
     )
     for i, workload in enumerate(fleet.config.workloads):
-        view = next(iter(fleet.placements[i].values()))
-        entry = view.workloads[0]
-        spec = workload_spec(view, entry, node_pool_pins(view))
-        if workload.pathways_dir is not None:
-            spec = spec.model_copy(update={"pathways_dir": workload.pathways_dir})
+        namespace = namespaces[workload.team]
         PathwaysJobSet(
             f"{name}-{workload.team}-{workload.name}",
-            PathwaysJobSetArgs(
-                name=workload.name,
-                namespace=namespaces[workload.team],
-                spec=spec,
-                provider=provider,
-                jobset_install=jobset.manifest,
-                queue_name=LOCAL_QUEUE,
-                host_network=entry.host_network,
-                service_account=None if entry.host_network else team_service_account(view, entry),
-                head_node_selector=cpu_pool_selector(view),
-                prerequisites=[queues, priorities],
-                managed_by=MULTIKUEUE_CONTROLLER,
-            ),
+            _fleet_jobset_args(fleet, i, namespace, provider, jobset, [queues, priorities]),
         )
     return {
         "cluster_name": cluster.cluster_name,
         "cluster_location": cluster.location,
         "kubeconfig": cluster.kubeconfig,
         "team_namespaces": namespaces,
-        FLEET_OUTPUT: {
-            "workers": fleet.regions,
-            "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet)},
-            "placements": {
-                f"{w.team}/{w.name}": sorted(fleet.placements[i])
-                for i, w in enumerate(fleet.config.workloads)
-            },
+        FLEET_OUTPUT: fleet_output(fleet),
+    }
+
+
+def _fleet_jobset_args(
+    fleet: FleetStack,
+    index: int,
+    namespace: pulumi.Input[str],
+    provider: k8s.Provider,
+    jobset: ReleaseManifest,
+    prerequisites: list[pulumi.Resource],
+) -> PathwaysJobSetArgs:
+    """A fleet workload's JobSet, rendered as on a worker that accepts it (all of them render
+    it alike, or it is pinned) and handed to MultiKueue."""
+    workload = fleet.config.workloads[index]
+    view = next(iter(fleet.placements[index].values()))
+    entry = view.workloads[0]
+    spec = workload_spec(view, entry, node_pool_pins(view))
+    if workload.pathways_dir is not None:
+        spec = spec.model_copy(update={"pathways_dir": workload.pathways_dir})
+    return PathwaysJobSetArgs(
+        name=workload.name,
+        namespace=namespace,
+        spec=spec,
+        provider=provider,
+        jobset_install=jobset.manifest,
+        queue_name=LOCAL_QUEUE,
+        host_network=entry.host_network,
+        service_account=None if entry.host_network else team_service_account(view, entry),
+        head_node_selector=cpu_pool_selector(view),
+        prerequisites=prerequisites,
+        managed_by=MULTIKUEUE_CONTROLLER,
+    )
+
+
+def fleet_output(fleet: FleetStack) -> dict[str, Any]:
+    """The ``fleet`` output: its workers' regions, its TPU chips and where each job may run."""
+    return {
+        "workers": fleet.regions,
+        "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet)},
+        "placements": {
+            f"{w.team}/{w.name}": sorted(fleet.placements[i])
+            for i, w in enumerate(fleet.config.workloads)
         },
     }
 

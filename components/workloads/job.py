@@ -15,16 +15,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.errors import ConfigError, ConfigIssue
-from components.pathways import jobset
 from components.pathways.preflight import preflight_job
 from components.pathways.scheduler_model import NodePoolModel
 from components.pathways.spec import API_VERSION, KIND, PathwaysJobSpec, job_name_problem
-
-# pulumi-kubernetes types a CustomResource ``kubernetes:<apiVersion>:<kind>``. A job switched
-# between backends keeps its logical name and changes type; each backend's resource aliases the
-# other's type so Pulumi replaces the object (the old one deleted first: the name is fixed).
-PATHWAYS_JOB_TYPE = f"kubernetes:{API_VERSION}:{KIND}"
-JOBSET_TYPE = f"kubernetes:{jobset.API_VERSION}:{jobset.KIND}"
+from components.tokens import JOBSET
 
 
 @dataclass(frozen=True)
@@ -73,7 +67,9 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
             replace_on_changes=["spec"],
             # The name is fixed, so the old job must go before its replacement is created.
             delete_before_replace=True,
-            aliases=[pulumi.Alias(type_=JOBSET_TYPE)],
+            # A job switched between backends keeps its logical name and changes type; each
+            # backend's resource aliases the other's type, so Pulumi replaces the object.
+            aliases=[pulumi.Alias(type_=JOBSET)],
         )
         super().__init__(
             resource_name,

@@ -19,7 +19,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.errors import ConfigError, ConfigIssue
-from components.pathways.jobset import STARTED_CONDITION, render_jobset
+from components.pathways.jobset import render_jobset
+from components.pathways.jobset_names import STARTED_CONDITION
 from components.pathways.preflight import preflight_job
 from components.pathways.scheduler_model import NodePoolModel
 from components.pathways.spec import (
@@ -28,7 +29,7 @@ from components.pathways.spec import (
     PathwaysJobSpec,
     job_name_problem,
 )
-from components.workloads.job import PATHWAYS_JOB_TYPE
+from components.tokens import PATHWAYS_JOB
 
 
 def wait_for_started(timeout_seconds: int) -> dict[str, str]:
@@ -112,7 +113,7 @@ class PathwaysJobSet(k8s.apiextensions.CustomResource):
             depends_on=[*install, *args.prerequisites],
             replace_on_changes=["spec"],
             delete_before_replace=True,
-            aliases=[pulumi.Alias(type_=PATHWAYS_JOB_TYPE)],
+            aliases=[pulumi.Alias(type_=PATHWAYS_JOB)],
         )
         metadata = manifest["metadata"]
         super().__init__(

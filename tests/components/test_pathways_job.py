@@ -14,7 +14,6 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components.config.loader import owner_stacks
 from components.errors import ConfigError
 from components.pathways.spec import (
     ComponentType,
@@ -28,6 +27,7 @@ from components.pathways.spec import (
     job_name_problem,
 )
 from components.plan.engine import run_program
+from components.resolve.tenancy.ownership import owner_stacks
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
 from tests.helpers import uses_jobset_backend
 

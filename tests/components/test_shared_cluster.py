@@ -17,11 +17,11 @@ import yaml
 
 from components.cli import main as cli
 from components.config.grammars import parse_owner_ref
-from components.config.loader import owner_stacks
 from components.config.schema.contract import SharedCluster
-from components.config.shared_cluster import contract_from_outputs, read_contract
 from components.errors import ConfigError
 from components.plan.engine import load_stack, plan_stack, run_program
+from components.resolve.tenancy.ownership import owner_stacks
+from components.resolve.tenancy.shared_cluster import contract_from_outputs, read_contract
 from components.vocabulary import node_account_id
 from tests.helpers import deep_merge
 
@@ -526,7 +526,7 @@ def test_entrypoint_refuses_a_bad_team_config_after_reading_only_the_reference(
 ):
     import runpy
 
-    from components.config.loader import read_stack_file
+    from components.resolve.stack_files import read_stack_file
 
     stacks = write_stacks(
         tmp_path / "stacks",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.loader import owner_stacks
+from components.resolve.tenancy.ownership import owner_stacks
 from tests.helpers import assert_error_report, uses_jobset_backend
 
 EXAMPLE_STACKS = owner_stacks()  # the stacks that install (team stacks leave it to them)

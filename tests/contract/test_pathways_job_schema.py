@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from components.cli import main as cli
-from components.config.loader import available_stacks
+from components.resolve.stack_files import available_stacks
 from tests.helpers import uses_jobset_backend
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"

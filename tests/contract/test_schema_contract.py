@@ -39,10 +39,10 @@ import referencing
 from conftest import crd_schema_errors
 from kubernetes_validate import utils as kv_utils
 
-from components.config.loader import available_stacks
 from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon
 from components.plan.model import SECRET, PlannedResource
 from components.plan.render import is_patch, manifest
+from components.resolve.stack_files import available_stacks
 from components.vocabulary import KUEUE_API_VERSION
 
 DATA = Path(__file__).resolve().parents[1] / "data"

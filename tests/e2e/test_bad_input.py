@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.cli import main as cli
-from components.config.checks import parse_stack_config
 from components.config.schema import StackConfig
-from components.config.workload_specs import user_pod_template
 from components.errors import ConfigError
 from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
+from components.resolve.checks import parse_stack_config
+from components.resolve.workload_specs import user_pod_template
 from tests.helpers import assert_error_report, ends_within
 
 BASE: dict[str, Any] = {
@@ -423,7 +423,7 @@ def test_one_broken_stack_file_does_not_break_plan_all(tmp_path, capsys):
 
 def test_yaml_anchors_and_merge_keys_still_work(tmp_path):
     """Aliases within budget and `<<` merges are plain YAML that stack files may use."""
-    from components.config.loader import read_stack_file
+    from components.resolve.stack_files import read_stack_file
 
     text = (
         "config:\n"
@@ -1077,7 +1077,7 @@ def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
 
 
 def test_other_namespaces_are_not_warned_about(capsys):
-    from components.config.loader import lookalike_key_warnings
+    from components.resolve.stack_files import lookalike_key_warnings
 
     assert lookalike_key_warnings({"gcp:project": "p", "kubernetes:context": "c"}) == []
 
@@ -1247,12 +1247,13 @@ def test_a_secure_value_outside_secrets_is_refused(tmp_path):
 
 
 def test_engine_refuses_unencrypted_secrets(monkeypatch):
+    import pulumi
     from pulumi.runtime import config as runtime_config
 
     from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
-    monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
+    monkeypatch.setattr(pulumi.runtime, "is_config_secret", lambda key: False)
     token = runtime_config.CONFIG.set({"tpu-pathways:secrets": '{"a": "plain"}'})
     try:
         with pytest.raises(ConfigError, match="stored in plain text") as caught:
@@ -1314,7 +1315,7 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
 
 
 def test_a_stack_file_is_read_with_a_bound(tmp_path, monkeypatch):
-    from components.config import loader as stack_file
+    from components.resolve import stack_files as stack_file
 
     directory = tmp_path / "s"
     directory.mkdir()

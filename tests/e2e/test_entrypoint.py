@@ -10,8 +10,8 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from components.config.loader import available_stacks, read_stack_file
 from components.plan.engine import plan_file, run_program
+from components.resolve.stack_files import available_stacks, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from components.config.loader import STACKS_DIR
+from components.resolve.stack_files import STACKS_DIR
 
 # MaxText 0.2.3's TPU pre-training image (AI-Hypercomputer/maxtext docs/tutorials/
 # build_maxtext.md, "Pre-built MaxText Docker images"), built from tag maxtext-v0.2.3 with
@@ -64,7 +64,7 @@ def test_each_command_imports_only_what_its_image_has(example_plan):
         assert missing == set(), f"{key}: {image} lacks {sorted(missing)}"
 
 
-def test_the_first_run_job_is_the_readme_s(example_plan):
+def test_the_first_run_job_is_the_getting_started_page_s(example_plan):
     job = example_plan("dev").summary["workloads"]["pathways/hello-train"]
     assert job["image"] == MAXTEXT_IMAGE
     assert job["command"] == [
@@ -72,8 +72,8 @@ def test_the_first_run_job_is_the_readme_s(example_plan):
         "-c",
         "import pathwaysutils, jax; pathwaysutils.initialize(); print(jax.devices())",
     ]
-    readme = (STACKS_DIR.parent / "README.md").read_text()
-    assert MAXTEXT_IMAGE in readme
+    first_run = (STACKS_DIR.parent / "docs" / "getting-started.md").read_text()
+    assert MAXTEXT_IMAGE in first_run
 
 
 @pytest.mark.parametrize(

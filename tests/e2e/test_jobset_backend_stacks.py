@@ -13,11 +13,11 @@ import pytest
 import yaml
 from conftest import crd_schema_errors
 
-from components.config.loader import available_stacks
 from components.errors import ConfigError
 from components.plan.diff import diff_plans
 from components.plan.engine import plan_file
 from components.plan.render import manifest
+from components.resolve.stack_files import available_stacks
 from tests.helpers import STACKS_DIR, stack_file_values
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"

@@ -82,9 +82,10 @@ def test_a_missing_program_is_a_clean_error(tmp_path, capsys):
 def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(monkeypatch):
     """The engine hands the map it read to the loader, and summarizes the preflight report the
     program's build_stack made instead of running the preflight again."""
-    from components.config import checks, loader
-    from components.config import preflight as stack_preflight
     from components.plan import engine
+    from components.resolve import checks, loader
+    from components.resolve import preflight as stack_preflight
+    from components.resolve.tenancy import ownership
 
     reads, runs = [], []
     real_read, real_preflight = loader.read_stack_file, stack_preflight.preflight
@@ -99,6 +100,7 @@ def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(mon
 
     monkeypatch.setattr(loader, "read_stack_file", read)
     monkeypatch.setattr(engine, "read_stack_file", read)
+    monkeypatch.setattr(ownership, "read_stack_file", read)  # the conflicts between stacks
     monkeypatch.setattr(stack_preflight, "preflight", preflight)
     monkeypatch.setattr(checks, "preflight", preflight)  # the parse's run, reused by the program
     plan = engine.plan_file("research-v5p")

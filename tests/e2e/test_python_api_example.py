@@ -1,5 +1,5 @@
 """examples/python-api: a program built only from ``from components import ...`` plans under the
-mock engine, with the resources its README promises."""
+mock engine, with the resources docs/workloads.md promises."""
 
 from __future__ import annotations
 
@@ -98,10 +98,10 @@ def test_the_head_pool_and_installs(planned):
     )
 
 
-def test_the_readme_shows_this_program():
+def test_the_workloads_page_shows_this_program():
     source = (EXAMPLE / "__main__.py").read_text()
     program = source[source.index("import pulumi") :]
-    assert f"```python\n{program}```" in (PROJECT_ROOT / "README.md").read_text()
+    assert f"```python\n{program}```" in (PROJECT_ROOT / "docs" / "workloads.md").read_text()
 
 
 # --- planned through the CLI: `plan --program DIR --config KEY=VALUE` ---------------------------

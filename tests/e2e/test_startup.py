@@ -1,7 +1,7 @@
 """Startup follows the layers: the CLI and the TPU catalog load no provider SDK; only a plan,
 which registers resources, does. Checked in a fresh interpreter (what a command imports is a
 property of the process, not of a test session that has imported everything already). The
-time `shapes NAME` takes is measured in the README (the CLI section), not asserted here."""
+time `shapes NAME` takes is measured in docs/offline-plan.md, not asserted here."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_a_plan_loads_the_provider_sdks():
 
 
 # What `shapes NAME` imports beyond the catalog; its time (at most 60 ms wall on the reference
-# machine, issue 23) is measured in the README (the CLI section).
+# machine, issue 23) is measured in docs/offline-plan.md.
 SHAPES_PROBE = """
 import contextlib, io, json, sys
 from components.cli.main import main

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.fleet import NOT_IN_A_FLEET, load_fleet
-from components.config.loader import classify_stacks
 from components.config.schema import StackConfig
 from components.config.schema.fleet import FleetStackConfig
 from components.errors import ConfigError
 from components.plan.engine import plan_file
+from components.resolve.tenancy.fleet import load_fleet
+from components.resolve.tenancy.fleet_checks import NOT_IN_A_FLEET
+from components.resolve.tenancy.ownership import classify_stacks
 from components.stack.fleet import manager_flavors
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.preflight import bucket_grants, planned_pools, preflight
 from components.errors import ConfigError
 from components.pathways.gcs_access import Access, BucketGrant, GcsUse, gcs_uses, paths_in
 from components.pathways.preflight import preflight_job
@@ -21,6 +20,7 @@ from components.pathways.spec import (
     Worker,
     WorkerType,
 )
+from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.tpu.machines import machine_type, tpu_host
 
 NODES = "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
@@ -264,8 +264,8 @@ def test_a_stack_on_an_existing_cluster_cannot_grant_its_nodes(config_error, sta
 
 
 def test_a_team_stack_asks_its_owner_for_data_buckets():
-    from components.config.loader import STACKS_DIR
     from components.plan.engine import load_stack
+    from components.resolve.stack_files import STACKS_DIR
 
     owner = load_stack("team-research", STACKS_DIR).shared_cluster
     values = {
@@ -273,7 +273,7 @@ def test_a_team_stack_asks_its_owner_for_data_buckets():
         "teams": [{"name": "nlp"}],
         "dataBuckets": [{"name": "acme-data"}],
     }
-    from components.config.checks import parse_stack_config
+    from components.resolve.checks import parse_stack_config
 
     with pytest.raises(ConfigError) as raised:
         parse_stack_config(values, owner=owner)

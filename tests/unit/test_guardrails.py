@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from components.cli.main import main
-from components.config.loader import STACKS_DIR, available_stacks, owner_stacks
 from components.plan.model import UNKNOWN, Plan, PlannedResource
 from components.policy import rules as guardrails
 from components.policy.report import Violation, check_plan
@@ -24,6 +23,8 @@ from components.policy.rules import (
     Resource,
     StackContext,
 )
+from components.resolve.stack_files import STACKS_DIR, available_stacks
+from components.resolve.tenancy.ownership import owner_stacks
 from tests.helpers import stack_file_values
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"

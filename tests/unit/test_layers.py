@@ -27,19 +27,24 @@ PACKAGE = ROOT / "components"
 LAYERS: dict[str, int] = {
     "": 0,  # foundation: errors, labels, model, tokens, files, vocabulary
     "tpu": 1,  # the TPU catalog
+    "sdk": 1,  # the one home of private Pulumi SDK APIs (sdk/pulumi_private.py)
     "pathways": 2,  # the pure Pathways model
-    "config": 3,  # the stack file -> validated config (pure)
+    "config": 3,  # the stack file read and validated key by key (pure)
     "gke": 3,  # Pulumi components taking typed Args
     "addons": 3,
     "workloads": 3,
-    "stack": 4,  # the program: the only place config meets components
-    "plan": 5,  # tools
-    "policy": 6,
-    "cli": 7,
+    "resolve": 4,  # the config resolved: checks, preflight, specs, other stacks (pure)
+    "stack": 5,  # the program: the only place resolved config meets components
+    "plan": 6,  # tools
+    "policy": 7,
+    "cli": 8,
 }
+# Rooms a room may not import though its rank allows it: the resolve layer decides from config
+# alone and never reaches a Pulumi component (the program maps its answers to their Args).
+APART: dict[str, set[str]] = {"resolve": {"gke", "addons", "workloads"}}
 # The entry points: the public API (lazy, by name) and ``python -m components``.
 ENTRIES = {"components", "components.__main__"}
-PURE_ROOMS = ("", "tpu", "pathways", "config")
+PURE_ROOMS = ("", "tpu", "pathways", "config", "resolve")
 # The tool modules the policy pack (policy/tpu_pathways_policies.py) loads, with what they import.
 PURE_TOOLS = ["components.plan.model", "components.policy.rules"]
 SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
@@ -67,16 +72,21 @@ def pure_modules(package: Path) -> list[str]:
 
 
 def layer_violations(
-    graph: dict[str, set[str]], room: dict[str, str], layers: dict[str, int]
+    graph: dict[str, set[str]],
+    room: dict[str, str],
+    layers: dict[str, int],
+    apart: dict[str, set[str]] | None = None,
 ) -> list[str]:
-    """Imports from a room to a higher or sibling room (same rank, another folder)."""
+    """Imports from a room to a higher or sibling room (same rank, another folder), or to a
+    room ``apart`` keeps it from."""
     found = []
     for module, targets in sorted(graph.items()):
         if module not in room:
             continue
         for target in sorted(targets):
             here, there = room[module], room.get(target, room[module])
-            if here != there and layers[there] >= layers[here]:
+            upward = layers[there] >= layers[here]
+            if here != there and (upward or there in (apart or {}).get(here, ())):
                 found.append(f"{module} ({here or 'foundation'}) imports {target} ({there})")
     return found
 
@@ -197,8 +207,26 @@ def test_every_folder_has_a_layer():
     assert set(rooms(PACKAGE).values()) == set(LAYERS)
 
 
+def test_layer_check_catches_an_import_its_room_is_kept_apart_from():
+    known = {"res.a", "comp.b", "conf.c"}
+    graph = {"res.a": imported_modules("import comp.b\nimport conf.c\n", known)}
+    room = {name: name.split(".")[0] for name in known}
+    layers = {"conf": 1, "comp": 1, "res": 2}
+    assert layer_violations(graph, room, layers) == []
+    assert layer_violations(graph, room, layers, {"res": {"comp"}}) == [
+        "res.a (res) imports comp.b (comp)"
+    ]
+
+
+def test_the_resolve_layer_sits_between_config_and_the_program():
+    assert LAYERS["config"] < LAYERS["resolve"] < LAYERS["stack"]
+    assert {"gke", "addons", "workloads"} <= APART["resolve"]
+    for room in ("gke", "addons", "workloads"):  # and they import neither config nor resolve
+        assert LAYERS[room] == LAYERS["config"] < LAYERS["resolve"]
+
+
 def test_no_import_runs_up_or_across_the_layers():
-    assert layer_violations(import_graph(PACKAGE), rooms(PACKAGE), LAYERS) == []
+    assert layer_violations(import_graph(PACKAGE), rooms(PACKAGE), LAYERS, APART) == []
 
 
 def first_sdk_import(modules: list[str]) -> dict[str, list[str]]:
@@ -225,9 +253,8 @@ def first_sdk_import(modules: list[str]) -> dict[str, list[str]]:
 
 def test_the_pure_layers_import_no_provider_sdk():
     pure = pure_modules(PACKAGE)
-    assert {"components.vocabulary", "components.config.loader", "components.tpu.catalog"} <= set(
-        pure
-    )
+    expected = {"components.vocabulary", "components.resolve.loader", "components.tpu.catalog"}
+    assert expected | {"components.config.schema", "components.resolve.tenancy.fleet"} <= set(pure)
     assert first_sdk_import(pure) == {}
 
 

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from components.addons.multikueue import worker_kubeconfig, worker_role_rules, worker_watch_rules
-from components.config.workload_specs import workload_spec
 from components.pathways.jobset import render_jobset
 from components.plan.engine import read_stack
 from components.plan.render import manifest
+from components.resolve.workload_specs import workload_spec
 
 
 @pytest.fixture(scope="module")

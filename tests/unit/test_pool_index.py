@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from components.config.preflight import bucket_grants, planned_pools, preflight
 from components.labels import NODE_POOL_LABEL
 from components.pathways import scheduler_model
 from components.pathways.controller_model import PodModel, expand
@@ -25,6 +24,7 @@ from components.pathways.spec import (
     WorkerType,
 )
 from components.plan.engine import load_stack
+from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.tpu.machines import tpu_host
 
 ACCELERATOR = "cloud.google.com/gke-tpu-accelerator"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.preflight import bucket_grants, planned_pools, preflight
 from components.errors import ConfigError
 from components.pathways.controller_model import expand
 from components.pathways.preflight import preflight_job
@@ -18,6 +17,7 @@ from components.pathways.spec import (
     Worker,
     WorkerType,
 )
+from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.stack.program import build_stack
 from components.tpu.machines import machine_type
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
@@ -277,8 +277,8 @@ def test_too_few_slices_for_a_job_is_refused(config_of, stack_values):
 
 
 def test_team_stack_identity_is_reported_unverified():
-    from components.config.loader import STACKS_DIR
     from components.plan.engine import load_stack
+    from components.resolve.stack_files import STACKS_DIR
 
     config = load_stack("team-research", STACKS_DIR)
     report = preflight(config, planned_pools(config), bucket_grants(config))
@@ -456,7 +456,7 @@ def test_jobs_in_pools_without_a_colocated_job_are_not_pinned(plan_of, stack_val
 
 
 def test_a_node_pool_the_user_selects_is_kept_and_not_handed_out(config_of, stack_values):
-    from components.config.workload_specs import node_pool_pins
+    from components.resolve.workload_specs import node_pool_pins
 
     infer = {**INFER, "nodeSelector": {NODE_POOL: "v5e-0"}}
     config = config_of(_colocated_values(stack_values, [infer, TRAIN], slices=2))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 import components
-from components.config.workload_specs import user_container, user_pod_template
 from components.errors import ConfigError
 from components.pathways.spec import DeploymentMode, Worker, WorkerType
 from components.pathways.user_container import UserContainer
+from components.resolve.workload_specs import user_container, user_pod_template
 from tests.helpers import SIGTERM_WRAPPER
 
 HOST_TMP = {"name": "shared-tmp", "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}

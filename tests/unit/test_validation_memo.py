@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import checks
 from components.errors import ConfigError, ConfigIssue
+from components.resolve import checks
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ import dataclasses
 
 import pytest
 
-from components.config.preflight import bucket_grants, planned_pools, preflight, stack_deployments
 from components.pathways.controller_model import PodModel, expand
 from components.pathways.gcs_access import Access, BucketGrant, access_of
 from components.pathways.jobset_pods import DIFFERENCES
+from components.resolve.preflight import bucket_grants, planned_pools, preflight, stack_deployments
 from components.vocabulary import WorkloadBackend
 
 TRAIN = {

@@ -2,13 +2,14 @@
 ``tpu-pathways:`` namespace, as pydantic models.
 
 These models are the single, documented schema of the config: their field docstrings become
-the README's config reference (``python -m components config-reference``). Validation runs
-before any resource is registered and reports every problem at once (see ``errors.py``).
+the config reference, docs/config-reference.md (``python -m components config-reference``).
+Validation runs before any resource is registered and reports every problem at once (see
+``errors.py``).
 
 The package is split by part of the stack file: ``base`` (shared validators and text types),
 ``cluster`` (GCP, network, cluster), ``pools`` (CPU and TPU pools), ``addons`` (installs),
 ``teams`` (team namespaces and the scratch bucket), ``workloads`` (PathwaysJobs and shared
-services) and ``stack`` (the root ``StackConfig``; ``config/checks.py`` parses a stack's
+services) and ``stack`` (the root ``StackConfig``; ``resolve/checks.py`` parses a stack's
 values with it).
 """
 

@@ -1,5 +1,5 @@
 """The owner's ``shared_cluster`` document (the team-stack contract) as pydantic models: what a
-team stack builds on. Its export and validation are ``components.config.shared_cluster``.
+team stack builds on. Its export and validation are ``components.resolve.tenancy.shared_cluster``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 small manager cluster dispatches to with Kueue MultiKueue, and the workloads it dispatches.
 
 Checks that need the workers' contracts (a workload fits some worker, the team namespaces exist
-there) are ``components.config.fleet``; this module is the schema only.
+there) are ``components.resolve.tenancy.fleet``; this module is the schema only.
 """
 
 from __future__ import annotations

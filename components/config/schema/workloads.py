@@ -324,7 +324,7 @@ class WorkloadConfig(PathwaysDeployment):
     host_network: StrictBool = True
     """false (jobset backend only): the Pathways pods run on the pod network as the team's
     Kubernetes service account, so its Workload Identity grants apply instead of the node
-    service account's (README: Workload backends)."""
+    service account's (docs/workloads.md: Workload backends)."""
 
     @model_validator(mode="after")
     def _mode_fields(self) -> WorkloadConfig:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from components.config.checks import parse_stack_config
 from components.errors import ConfigError
 from components.plan.cost import cost_summary, plan_cost
 from components.plan.render import render_cost
+from components.resolve.checks import parse_stack_config
 from components.tpu.pricing import PriceTable, PricingOverrides, price_table
 
 TABLE = PriceTable(

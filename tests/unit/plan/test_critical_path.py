@@ -15,18 +15,18 @@ import yaml
 
 from components.cli import plan as plan_cli
 from components.cli.main import main
-from components.config.loader import owner_stacks
 from components.plan.critical_path import (
     CONFIG_FILE,
-    DURATIONS_PATH,
     NODE_POOL,
-    UNBOUNDED,
     DurationTable,
     critical_path,
     minutes,
     structure_violations,
 )
+from components.plan.durations import DURATIONS_PATH
 from components.plan.model import PlannedResource
+from components.plan.schedule import UNBOUNDED
+from components.resolve.tenancy.ownership import owner_stacks
 
 STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
 

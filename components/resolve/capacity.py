@@ -1,8 +1,8 @@
 """How big a stack may grow: GKE's and GCP's limits on nodes, address ranges and control-plane
 access lists, each checked against what the stack's pools may scale to.
 
-Each check returns None or a message naming the numbers and what is allowed; the schema
-(``schema/stack.py``) places them under their keys. Sources:
+Each check returns None or a message naming the numbers and what is allowed; ``size_issues``
+places them under the stack's keys. Sources:
 
 - nodes per cluster: 15,000 for a GKE Standard cluster (cloud.google.com/kubernetes-engine/
   quotas, "Limits per cluster"; over 5,000 also needs a cluster size quota lifted);
@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import ipaddress
 
+from components.config.schema import StackConfig
+from components.errors import ConfigIssue
 from components.tpu.machines import MachineType
+from components.vocabulary import jobset_memory_mib
 
 GKE_MAX_NODES = 15_000
 RESERVED_PER_SUBNET = 4
@@ -91,3 +94,30 @@ def controller_memory_problem(memory_mib: int, machine: MachineType, nodes: int)
 def _prefix_for(addresses: int) -> int:
     """The longest IPv4 prefix whose range holds ``addresses`` addresses."""
     return max(0, 32 - (max(addresses, 1) - 1).bit_length())
+
+
+def size_issues(config: StackConfig) -> list[ConfigIssue]:
+    """What the pools may scale to against GKE's node limit and, in a cluster this stack
+    creates, against its ranges and the system pool (the checks above)."""
+    nodes = config.max_node_count
+    found = {"tpuPools": node_count_problem(nodes)}
+    if config.creates_cluster:
+        found |= _cluster_size_problems(config, nodes)
+    return [ConfigIssue(key, problem) for key, problem in found.items() if problem]
+
+
+def _cluster_size_problems(config: StackConfig, nodes: int) -> dict[str, str | None]:
+    network = config.cluster.network
+    found = {
+        "cluster.network.podsCidr": pod_range_problem(network.pods_cidr, nodes),
+        "cluster.authorizedNetworks": authorized_networks_problem(
+            len(config.cluster.authorized_networks), config.private_nodes
+        ),
+    }
+    if network.create:  # an existing subnetwork's primary range is not this stack's
+        found["cluster.network.nodesCidr"] = node_range_problem(network.nodes_cidr, nodes)
+    if config.addons.jobset.install:  # the patched controller runs on the system pool
+        found["systemPool.machineType"] = controller_memory_problem(
+            jobset_memory_mib(nodes), config.system_pool.machine, nodes
+        )
+    return found

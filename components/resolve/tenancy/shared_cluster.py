@@ -1,8 +1,9 @@
 """One cluster, many teams: the one home of the team-stack contract. What an owner stack exports
 (``export_contract``), how a team stack's reader validates it (``contract_from_outputs``,
-``read_contract``) and which keys a team stack may not restate (``owner_problems``). Pure data;
-the document's model is ``components.config.schema.contract``, the StackReference that reads it
-under Pulumi is ``components.stack.owner``.
+``read_contract``), which keys a team stack may not restate (``owner_problems``) and which
+namespaces it may not take (``ownership_issues``). Pure data; the document's model is
+``components.config.schema.contract``, the StackReference that reads it under Pulumi is
+``components.stack.owner``.
 
 The owner stack (it creates the cluster) exports one stack output, ``shared_cluster``: a
 ``SharedCluster`` document of plain JSON data (no unknowns: all of it follows from the owner's
@@ -41,15 +42,15 @@ from components.config.schema.contract import (
     SharedTpuPool,
     SharedVersions,
 )
-from components.config.workload_specs import (
+from components.errors import ConfigError, ConfigIssue
+from components.labels import QUEUE_LABEL, tpu_node_labels
+from components.resolve.workload_specs import (
     deployment_namespace,
     is_colocated,
     job_key,
     node_pool_pins,
     selected_node_pool,
 )
-from components.errors import ConfigError, ConfigIssue
-from components.labels import QUEUE_LABEL, tpu_node_labels
 from components.vocabulary import (
     CLUSTER_QUEUE,
     LOCAL_QUEUE,
@@ -196,6 +197,25 @@ def owner_problems(values: dict[str, Any], owner: str) -> list[ConfigIssue]:
         )
         for key, what in OWNER_KEYS.items()
         if key in values
+    ]
+
+
+def ownership_issues(config: StackConfig) -> list[ConfigIssue]:
+    """A team stack owns its namespaces and what is in them, nothing cluster-wide."""
+    owner = config.shared_cluster
+    if config.owner is None:
+        return []
+    if owner is None:  # parse_stack_config resolves it first; never a user's mistake
+        return [ConfigIssue("owner", "the owner stack's outputs were not read")]
+    taken = set(owner.team_namespaces)
+    return [
+        ConfigIssue(
+            f"teams[{i}].name",
+            f"namespace {team.name!r} belongs to owner stack {owner.owner_stack!r}; "
+            "choose another name for this team stack's namespace",
+        )
+        for i, team in enumerate(config.teams)
+        if team.name in taken
     ]
 
 

@@ -1,5 +1,5 @@
 """Conflicts only the stacks seen together show: names two stacks would both create, and a
-namespace two team stacks would both own. ``loader.classify_stacks`` reads every stack file of
+namespace two team stacks would both own. ``ownership.classify_stacks`` reads every stack file of
 the project and reports these with its ownership conflicts (``python -m components stacks``,
 which the deploy workflow runs before anything deploys).
 

@@ -21,18 +21,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
 from components.config.schema.contract import HeldNodePool
-from components.config.workload_specs import (
-    deployment_jobset,
-    deployment_namespace,
-    holds_client_port,
-    node_pool_pins,
-    owner_held_node_pools,
-    shared_service_address,
-    shared_service_connect,
-    shared_service_spec,
-    workload_endpoints,
-    workload_spec,
-)
 from components.errors import ConfigIssue
 from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
 from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
@@ -41,7 +29,6 @@ from components.pathways.preflight import (
     Deployment,
     Placement,
     PreflightReport,
-    StorageCheck,
     check_job,
     oversubscription,
     shared_node_pools,
@@ -53,6 +40,19 @@ from components.pathways.scheduler_model import (
     jobset_bound_topologies,
 )
 from components.pathways.service_client import client_capacity
+from components.pathways.storage_access import StorageCheck
+from components.resolve.workload_specs import (
+    deployment_jobset,
+    deployment_namespace,
+    holds_client_port,
+    node_pool_pins,
+    owner_held_node_pools,
+    shared_service_address,
+    shared_service_connect,
+    shared_service_spec,
+    workload_endpoints,
+    workload_spec,
+)
 from components.tpu.machines import tpu_host
 from components.vocabulary import CapacityType, node_service_account_email, team_prefix
 
@@ -227,7 +227,8 @@ def _service_clients(
     config: StackConfig, pools: Sequence[NodePoolModel], report: PreflightReport
 ) -> None:
     """Each shared service's connect(...) call and client capacity, in the plan's summary (the
-    config checks refused a stack with room for none: ``checks.client_capacity_issues``)."""
+    config checks refused a stack with room for none:
+    ``workload_checks.client_capacity_issues``)."""
     heads = sum(1 for _, entry in config.deployments() if holds_client_port(config, entry))
     capacity = client_capacity(pools, heads)
     for service in config.shared_services:

@@ -1,0 +1,81 @@
+"""How long each resource takes to create: ``components/plan/data/durations.yaml`` (per type,
+with sources) parsed into a ``DurationTable``; a resource the table does not list takes its
+default if it is a custom resource and no time if it is a component."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.plan.model import PlannedResource
+from components.plan.views import value_at
+
+DURATIONS_PATH = Path(__file__).resolve().parent / "data" / "durations.yaml"
+ESTIMATES = ("low", "typical", "high")
+
+
+@dataclass(frozen=True)
+class Duration:
+    low: float
+    high: float
+    label: str
+    source: str
+
+    def at(self, estimate: str) -> float:
+        if estimate == "typical":
+            return (self.low + self.high) / 2
+        return self.low if estimate == "low" else self.high
+
+
+NO_TIME = Duration(0, 0, "component", "does no work of its own")
+
+
+def _matches(when: Mapping[str, Any] | None, inputs: Mapping[str, Any]) -> bool:
+    if not when:
+        return True
+    value = value_at(inputs, when["input"])
+    if "equals" in when:
+        return value == when["equals"]
+    prefixes = when.get("prefix", ())
+    prefixes = (prefixes,) if isinstance(prefixes, str) else tuple(prefixes)
+    return isinstance(value, str) and value.startswith(prefixes)
+
+
+@dataclass(frozen=True)
+class DurationTable:
+    """Per-type creation times: the parsed ``durations.yaml`` (or any dict of that shape)."""
+
+    types: Mapping[str, list[dict[str, Any]]]
+    default_custom: Duration
+    default_parallel: int | None = None
+    """`pulumi up`'s default ``--parallel`` on the runner the table assumes (its ``engine``
+    section); None: unbounded."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DurationTable:
+        low, high = data["defaultCustom"]["seconds"]
+        default = Duration(low, high, "default", data["defaultCustom"]["source"])
+        engine = data.get("engine")
+        parallel = engine["parallelPerCpu"] * engine["runnerCpus"] if engine else None
+        return cls(dict(data.get("types", {})), default, parallel)
+
+    @classmethod
+    def load(cls, path: Path = DURATIONS_PATH) -> DurationTable:
+        return cls.from_dict(yaml.safe_load(path.read_text()))
+
+    def duration(self, resource: PlannedResource) -> Duration:
+        for rule in self.types.get(resource.type, ()):
+            if _matches(rule.get("when"), resource.inputs):
+                low, high = rule["seconds"]
+                return Duration(low, high, rule.get("label", resource.type), rule["source"])
+        return self.default_custom if resource.custom else NO_TIME
+
+
+@cache
+def default_table() -> DurationTable:
+    return DurationTable.load()

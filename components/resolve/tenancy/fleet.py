@@ -1,0 +1,169 @@
+"""A fleet stack validated as a whole: its schema (``schema/fleet.py``), its workers (stacks of
+this project that own their cluster) and each workload against every worker's pools, read from
+the workers' ``shared_cluster`` contracts exactly as a team stack reads its owner's. The checks
+that need no worker's contract are ``fleet_checks``; a workload against each worker is
+``fleet_placement``.
+
+How a workload is checked against a worker: the worker's contract becomes the cluster part of a
+stack config (``SharedCluster.team_values``, the owner part of a team stack) and the workload is
+validated in it with every check a stack's own workloads get (pool, slices, head fit on the
+worker's CPU pool). A workload no worker accepts is refused, naming each worker's shapes.
+
+Where ``pathwaysDir`` resolves: MultiKueue picks the worker at admission, after the JobSet was
+written, and one JobSet has one pathwaysDir; so a workload pinned to a worker (``worker:``)
+defaults to that worker's scratch bucket (its regional bucket), and an unpinned one must name a
+pathwaysDir on a bucket every worker's node identities can write (granted outside the fleet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from components.config import grammars
+from components.config.schema import StackConfig
+from components.config.schema.contract import SharedCluster
+from components.config.schema.fleet import (
+    FLEET_KEY,
+    FleetStackConfig,
+)
+from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.resolve.checks import parse_stack_config
+from components.resolve.stack_files import (
+    STACKS_DIR,
+    decode_engine_values,
+    read_stack_file,
+    stack_path,
+)
+from components.resolve.tenancy.fleet_checks import (
+    NOT_IN_A_FLEET,
+    backend_issues,
+    cluster_conflicts,
+    config_secret_issues,
+    contract_issues,
+    foreign_key_issues,
+    manager_issue,
+    team_quota_issues,
+    token_issues,
+    worker_issues,
+    workload_name_issues,
+)
+from components.resolve.tenancy.fleet_placement import (
+    placements_of,
+    worker_cluster,
+    worker_service_accounts,
+)
+from components.resolve.tenancy.shared_cluster import contract_outputs, read_contract
+from components.vocabulary import WorkloadBackend
+
+WorkerReader = Callable[[str], Mapping[str, Any] | None]
+"""A worker stack's name -> its exported outputs (the offline plan: its own offline plan)."""
+
+
+@dataclass(frozen=True)
+class FleetStack:
+    """A validated fleet: its config, each worker's contract, and where each workload may run
+    (workload index -> the worker stacks that accept it, with their view of it)."""
+
+    config: FleetStackConfig
+    manager: StackConfig
+    """The manager cluster as a stack config (system pool only is built; no TPU pools)."""
+    workers: dict[str, SharedCluster]
+    placements: dict[int, dict[str, StackConfig]]
+
+    def worker_clusters(self) -> dict[str, StackConfig]:
+        """Each worker's cluster as a stack config (pools with their TPU shapes)."""
+        return {name: worker_cluster(name, c) for name, c in self.workers.items()}
+
+    @property
+    def regions(self) -> dict[str, str]:
+        """Worker stack -> its region."""
+        return {name: c.region for name, c in self.workers.items()}
+
+
+def load_fleet(
+    stack: str,
+    read_worker: WorkerReader,
+    stacks_dir: Path = STACKS_DIR,
+    raw: Mapping[str, str] | None = None,
+) -> FleetStack:
+    """Read and validate fleet stack ``stack`` (``raw``: its config map already read)."""
+    raw = read_stack_file(stack, stacks_dir) if raw is None else raw
+    return parse_fleet_config(stack, decode_engine_values(dict(raw)), read_worker, stacks_dir)
+
+
+def worker_outputs(fleet: FleetStack) -> dict[str, dict[str, Any]]:
+    """The StackReference answers of a fleet's workers (their contracts, as read)."""
+    return {name: contract_outputs(c) for name, c in fleet.workers.items()}
+
+
+def parse_fleet_config(
+    stack: str, values: dict[str, Any], read_worker: WorkerReader, stacks_dir: Path = STACKS_DIR
+) -> FleetStack:
+    """Validate a fleet stack's decoded values: every problem at once (ConfigError)."""
+    source = f"{stack_path(stack, stacks_dir).name} (tpu-pathways:)"
+    foreign = foreign_key_issues(values)
+    fleet_values = {k: v for k, v in values.items() if k not in NOT_IN_A_FLEET}
+    try:
+        config = FleetStackConfig.model_validate(fleet_values)
+    except ValidationError as exc:
+        issues = foreign + issues_from_validation(exc, FleetStackConfig, grammars.hides_value)
+        fleet = values.get(FLEET_KEY)
+        names = fleet.get("workers") if isinstance(fleet, dict) else None
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            issues += worker_issues(stack, names, stacks_dir)
+        raise ConfigError(issues + cluster_conflicts(stack, values, stacks_dir), source) from None
+    issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
+    issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
+    issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
+    try:
+        manager = parse_stack_config(manager_values(config), source)
+    except ConfigError as exc:
+        issues += [manager_issue(i) for i in exc.issues]
+    if issues:
+        raise ConfigError(issues, source)
+    workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
+    accounts = {w: worker_service_accounts(w, stacks_dir) for w in config.fleet.workers}
+    issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
+    if issues:
+        raise ConfigError(issues, source)
+    placements: dict[int, dict[str, StackConfig]] = {}
+    for i, workload in enumerate(config.workloads):
+        found, problems = placements_of(config, workload, workers, accounts)
+        placements[i] = found
+        issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
+    if issues:
+        raise ConfigError(issues, source)
+    return FleetStack(config, manager, workers, placements)
+
+
+def manager_values(config: FleetStackConfig) -> dict[str, Any]:
+    """The manager cluster as stack values: its project, location and system pool; no TPU
+    pools (MultiKueue's manager is never a worker)."""
+    manager = config.fleet.manager
+    return {
+        "environment": config.environment.value,
+        "team": config.team,
+        "gcp": {"project": manager.project, "region": manager.region, "zone": manager.zone},
+        "cluster": {
+            "name": manager.cluster_name,
+            **manager.model_dump(
+                mode="json",
+                by_alias=True,
+                include={"security_group", "secrets_encryption"},
+                exclude_none=True,
+            ),
+        },
+        "systemPool": {
+            "machineType": manager.machine_type,
+            "minNodes": manager.nodes,
+            "maxNodes": manager.nodes,
+        },
+        "teams": [t.model_dump(mode="json", by_alias=True) for t in config.teams],
+        "workloadBackend": WorkloadBackend.JOBSET.value,
+        "addons": {"kueue": {"enabled": True}},
+    }

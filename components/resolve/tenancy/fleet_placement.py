@@ -1,0 +1,168 @@
+"""Where a fleet's workloads may run: each workload validated as a stack on every worker's
+cluster (``worker_view``: the worker's contract becomes the cluster part of a stack config, as a
+team stack's owner part does), the workers that accept it, and why none does
+(``placements_of``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from components.config.schema import StackConfig
+from components.config.schema.contract import SharedCluster
+from components.config.schema.fleet import (
+    FleetStackConfig,
+    FleetWorkloadConfig,
+)
+from components.config.schema.teams import TeamConfig
+from components.errors import ConfigError
+from components.resolve.checks import parse_stack_config
+from components.resolve.preflight import run_preflight
+from components.resolve.stack_files import (
+    STACKS_DIR,
+    read_stack_values,
+)
+from components.resolve.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
+from components.vocabulary import WorkloadBackend
+
+
+def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
+    """Team -> the Kubernetes service account its pods run as on ``worker``, from the worker's
+    stack file (its contract lists the team namespaces only), as its ownership is read."""
+    teams = read_stack_values(worker, stacks_dir).get("teams")
+    default = TeamConfig.model_fields["service_account"].default
+    return {
+        t["name"]: t.get("serviceAccount", default)
+        for t in (teams if isinstance(teams, list) else [])
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
+
+
+def placements_of(
+    config: FleetStackConfig,
+    workload: FleetWorkloadConfig,
+    workers: dict[str, SharedCluster],
+    accounts: Mapping[str, Mapping[str, str]] | None = None,
+) -> tuple[dict[str, StackConfig], list[tuple[str, str]]]:
+    """The workers that can run ``workload`` (worker -> its view) and the problems, as
+    (key suffix, message), when none can or the pin or pathwaysDir is wrong."""
+    if workload.worker is not None and workload.worker not in workers:
+        known = ", ".join(workers)
+        return {}, [(".worker", f"{workload.worker!r} is not one of fleet.workers ({known})")]
+    candidates = [workload.worker] if workload.worker else list(workers)
+    found: dict[str, StackConfig] = {}
+    refusals: list[str] = []
+    for name in candidates:
+        view, problem = worker_view(
+            config, workload, name, workers[name], (accounts or {}).get(name, {})
+        )
+        if view is not None:
+            found[name] = view
+        else:
+            refusals.append(f"{name}: {problem}")
+    problems: list[tuple[str, str]] = []
+    if len(found) > 1 and len({_rendering(v) for v in found.values()}) > 1:
+        problems.append(
+            (
+                ".worker",
+                f"the workers that can run it ({', '.join(found)}) would need different JobSets "
+                "(CPU pool or node pool names differ), and MultiKueue may dispatch it to any of "
+                "them; pin it to one with `worker:`",
+            )
+        )
+    if not found:
+        problems.append(("", _fits_no_worker(workload, refusals, workers, candidates)))
+    if workload.worker is None and workload.pathways_dir is None:
+        problems.append(
+            (
+                ".pathwaysDir",
+                "is required for a workload without `worker:`: MultiKueue chooses the worker at "
+                "admission and one JobSet has one pathwaysDir; name a gs:// path every worker's "
+                "nodes can write, or pin the workload with `worker:` to use that worker's "
+                "scratch bucket",
+            )
+        )
+    return found, problems
+
+
+def _rendering(view: StackConfig) -> str:
+    """What of a worker shapes the workload's JobSet (pathwaysDir aside): its spec and where
+    its head runs."""
+    workload = view.workloads[0]
+    spec = workload_spec(view, workload, node_pool_pins(view))
+    spec = spec.model_copy(update={"pathways_dir": ""})
+    return repr((spec.model_dump(mode="json"), cpu_pool_selector(view)))
+
+
+def _fits_no_worker(
+    workload: FleetWorkloadConfig,
+    refusals: list[str],
+    workers: dict[str, SharedCluster],
+    candidates: list[str],
+) -> str:
+    shapes = "; ".join(f"{name}: {worker_shapes(workers[name])}" for name in candidates)
+    return (
+        f"{workload.name!r} (pool {workload.pool!r}, {workload.slices} slice(s)) fits no worker "
+        f"({' | '.join(refusals)}); the workers have {shapes}"
+    )
+
+
+def worker_shapes(contract: SharedCluster) -> str:
+    """A worker's TPU pools as `pool (accelerator generation-topology x slices)`."""
+    pools = [
+        f"pool {p.name!r} ({p.generation} {p.topology} x{p.slices})" for p in contract.tpu_pools
+    ]
+    return ", ".join(pools) or "no TPU pools"
+
+
+def worker_view(
+    config: FleetStackConfig,
+    workload: FleetWorkloadConfig,
+    name: str,
+    contract: SharedCluster,
+    accounts: Mapping[str, str] | None = None,
+) -> tuple[StackConfig | None, str]:
+    """The workload validated as a stack on worker ``name``'s cluster (its pools, CPU pool and
+    bucket from the contract), or None and why it cannot run there. ``accounts``: the worker's
+    team service accounts (``worker_service_accounts``)."""
+    teams = [t for t in config.teams if t.name == workload.team]
+    if workload.team not in contract.team_namespaces:
+        owned = ", ".join(contract.team_namespaces) or "none"
+        return None, f"has no team namespace {workload.team!r} (it has {owned})"
+    wanted = teams[0].service_account if teams else None
+    there = (accounts or {}).get(workload.team, wanted)
+    if not workload.host_network and there != wanted:
+        # Off the host network the pods run as the service account the JobSet names, which
+        # must exist in the worker's namespace (and hold its Workload Identity grants).
+        return None, (
+            f"runs the pods of team {workload.team!r} as service account {there!r}, and the "
+            f"JobSet names the fleet's {wanted!r} (teams[].serviceAccount): set the same in both"
+        )
+    # Unpinned, its pathwaysDir is a bucket outside every worker's scratch bucket (module doc).
+    dropped = {"worker"} if workload.worker else {"worker", "pathways_dir"}
+    values = {
+        **contract.team_values(),
+        "environment": config.environment.value,
+        "teams": [t.model_dump(mode="json", by_alias=True) for t in teams],
+        "workloadBackend": WorkloadBackend.JOBSET.value,
+        "workloads": [
+            workload.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=dropped)
+        ],
+    }
+    # The manager's Kueue queues the JobSet (and installs the priority classes).
+    values["addons"] = {**values["addons"], "kueue": {"enabled": True}}
+    try:
+        view = parse_stack_config(values, f"worker {name!r}")
+        # Its pods scheduled on the worker's pools, as the stack's own preflight does.
+        run_preflight(view)
+        return view, ""
+    except ConfigError as exc:
+        return None, "; ".join(
+            f"{i.key.removeprefix('workloads[0]')}: {i.message}".lstrip(": ") for i in exc.issues
+        )
+
+
+def worker_cluster(name: str, contract: SharedCluster) -> StackConfig:
+    """Worker ``name``'s cluster as a stack config (its pools and CPU pool, no workloads): what
+    the manager's quota and flavors are computed from."""
+    return parse_stack_config(contract.team_values(), f"worker {name!r}")
