@@ -22,9 +22,10 @@ STACKS = sorted(
 )
 
 # `plan --stack S --json` for each stack named in argv, in one process as `python -m components`
-# runs it (the cyclic GC off, as there); prints {stack: [exit code, stdout]}.
+# runs it (the cyclic GC off, and os._exit instead of the interpreter's teardown, as there);
+# prints {stack: [exit code, stdout]}.
 PLAN_EACH = """
-import contextlib, gc, io, json, sys
+import contextlib, gc, io, json, os, sys
 gc.disable()
 from components.cli.main import main
 found = {}
@@ -34,6 +35,8 @@ for stack in sys.argv[1:]:
         code = main(["plan", "--stack", stack, "--json"])
     found[stack] = [code, out.getvalue()]
 json.dump(found, sys.stdout)
+sys.stdout.flush()
+os._exit(0)
 """
 
 
