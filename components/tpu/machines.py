@@ -152,6 +152,9 @@ def tpu_host(name: str) -> MachineType | None:
 # disk (exact at 100 GiB, an underestimate elsewhere: the check errs towards refusing). The
 # kubelet takes the 10% as a float32 percentage (0.1 rounds to 0.10000000149011612).
 _FILE_SYSTEM_OVERHEAD = 6_170_308_608
+# A node pool that names no boot disk size gets 100 GB (pulumi-gcp 10.2
+# container.NodePoolNodeConfigArgs.disk_size_gb: "Defaults to 100GB"); TPU pools name none.
+DEFAULT_BOOT_DISK_GIB = 100
 _OVERHEAD_SHARE = _FILE_SYSTEM_OVERHEAD / (100 * GIB)
 _EVICTION_SHARE = 0.10000000149011612
 
