@@ -79,11 +79,14 @@ class Deployment:
     # instead of the controller's expansion of ``spec``.
     jobset: Mapping[str, Any] | None = None
     keys: SpecKeys = STACK_KEYS
+    # The PathwaysJob's own annotations (the controller gives them to the head pod: the Cloud
+    # Storage FUSE sidecar's); a JobSet carries its pods' in itself.
+    annotations: Mapping[str, str] | None = None
 
     def expand(self) -> ExpandedJob:
         if self.jobset is not None:
             return expand_jobset(self.jobset)
-        return expand(self.name, self.namespace, self.spec)
+        return expand(self.name, self.namespace, self.spec, self.annotations)
 
     @property
     def label(self) -> str:
