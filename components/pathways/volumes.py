@@ -265,3 +265,39 @@ def option_problem(option: str) -> str | None:
             )
             return f"{option!r} cannot be set here: {why}"
     return None
+
+
+def mount_problems(
+    pod_spec: Mapping[str, Any], annotations: Mapping[str, str] | None, host_network: bool
+) -> list[tuple[str, str]]:
+    """Why the FUSE volumes of a head pod (a template written by hand, through the Python API)
+    would not mount, as (key under the pod spec, message): no sidecar without the injection
+    annotation; on the host network, no mount as the pod's account without hostNetworkPodKSA
+    (the driver's bucket check then fails, or gcsfuse acts as the node)."""
+    fuse = [(i, v) for i, v in enumerate(pod_spec.get("volumes") or []) if _is_fuse(v.get("csi"))]
+    problems = []
+    if fuse and (annotations or {}).get(VOLUMES_ANNOTATION, "").lower() != "true":
+        problems.append(
+            (
+                f"volumes[{fuse[0][0]}]",
+                f"a Cloud Storage FUSE volume without the annotation {VOLUMES_ANNOTATION}: "
+                '"true" on the head pod (on a PathwaysJob: on the PathwaysJob itself, which the '
+                "controller copies to the head), so no sidecar would mount it",
+            )
+        )
+    for i, volume in fuse if host_network else []:
+        attributes = volume["csi"].get("volumeAttributes") or {}
+        if str(attributes.get("hostNetworkPodKSA", "")).lower() != "true":
+            problems.append(
+                (
+                    f"volumes[{i}].csi.volumeAttributes.hostNetworkPodKSA",
+                    'must be "true" on a host-network pod: without it the driver checks the '
+                    "bucket as the pod's service account yet gcsfuse acts as the node's, so the "
+                    "mount fails or reaches what the nodes may",
+                )
+            )
+    return problems
+
+
+def _is_fuse(csi: Any) -> bool:
+    return isinstance(csi, Mapping) and csi.get("driver") == DRIVER

@@ -203,3 +203,21 @@ def test_gke_versions_compare_numerically_not_as_text():
 def test_what_is_no_gke_version_is_refused(text):
     with pytest.raises(ValueError, match="is not a GKE version"):
         GkeVersion.parse(text)
+
+
+def test_a_hand_written_fuse_volume_the_driver_would_not_mount_is_refused_with_its_key():
+    """Through the Python API: a template's FUSE volume without hostNetworkPodKSA on the host
+    network, and a PathwaysJob without the injection annotation."""
+    from components.pathways.preflight import preflight_job
+
+    spec = _spec()
+    template = spec.controller.template
+    del template["spec"]["volumes"][1]["csi"]["volumeAttributes"]["hostNetworkPodKSA"]
+    report = preflight_job("job", "team", spec, [])
+    keys = {i.key: i.message for i in report.issues}
+    assert keys["spec.controller.template.spec.volumes[1]"].startswith(
+        'a Cloud Storage FUSE volume without the annotation gke-gcsfuse/volumes: "true"'
+    )
+    assert keys["spec.controller.template.spec.volumes[1].csi.volumeAttributes.hostNetworkPodKSA"]
+    good = preflight_job("job", "team", _spec(), [], annotations=sidecar_annotations([DATA]))
+    assert not [i for i in good.issues if "volumes[" in i.key]
