@@ -216,7 +216,8 @@ def test_a_hand_written_fuse_volume_the_driver_would_not_mount_is_refused_with_i
     report = preflight_job("job", "team", spec, [])
     keys = {i.key: i.message for i in report.issues}
     assert keys["spec.controller.template.spec.volumes[1]"].startswith(
-        'a Cloud Storage FUSE volume without the annotation gke-gcsfuse/volumes: "true"'
+        "PathwaysJob 'team/job': a Cloud Storage FUSE volume without the annotation "
+        'gke-gcsfuse/volumes: "true" on the head pod'
     )
     assert keys["spec.controller.template.spec.volumes[1].csi.volumeAttributes.hostNetworkPodKSA"]
     good = preflight_job("job", "team", _spec(), [], annotations=sidecar_annotations([DATA]))
