@@ -43,7 +43,9 @@ from components.resolve.preflight import run_preflight
 from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
 from components.stack import args
 from components.stack.installs import build_installs
+from components.stack.observability import build_observability
 from components.stack.owner import read_owner_contract
+from components.stack.storage import build_storage
 from components.stack.workloads import build_workloads
 
 PreflightListener = Callable[[PreflightReport], None]
@@ -99,7 +101,9 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         grants += DataBucketGrants(
             f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
         ).grants
+    grants += build_storage(config, cluster, installs.namespaces)
     workloads = build_workloads(config, cluster, installs, grants)
+    watched = build_observability(config, cluster, installs) if config.creates_cluster else {}
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -111,6 +115,7 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         "scratch_bucket": bucket.url,
         "team_namespaces": installs.namespaces,
         **workloads,
+        **watched,
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
