@@ -41,7 +41,8 @@ from components.pathways.scheduler_model import (
 )
 from components.pathways.service_client import client_capacity
 from components.pathways.storage_access import StorageCheck
-from components.resolve.storage import gcsfuse_annotations, team_bucket_grants
+from components.resolve.links import job_logs_url
+from components.resolve.storage import gcsfuse_annotations, mounts_summary, team_bucket_grants
 from components.resolve.workload_specs import (
     deployment_jobset,
     deployment_namespace,
@@ -184,6 +185,7 @@ def preflight(
     storage = StorageCheck(tuple(grants), how_to_grant)
     index = PoolIndex(pools)  # once: each job then costs what its pods select
     placements = [check_job(deployment, index, storage, report) for deployment in deployments]
+    _links_and_mounts(config, report, skip)
     report.issues += shared_node_pools(placements)
     report.issues += owner_node_pools(config, placements)
     if not config.queues_jobs:
@@ -191,6 +193,17 @@ def preflight(
     if config.shared_services:
         _service_clients(config, pools, report)
     return report
+
+
+def _links_and_mounts(config: StackConfig, report: PreflightReport, skip: Collection[str]) -> None:
+    """Each job's Logs Explorer link, and a workload's mounts, in the plan's summary."""
+    for key, entry in config.deployments():
+        job = report.jobs.get(f"{deployment_namespace(entry)}/{entry.name}")
+        if key in skip or job is None:
+            continue
+        if isinstance(entry, WorkloadConfig) and (mounts := mounts_summary(config, entry)):
+            job["volumes"] = mounts
+        job["logs"] = job_logs_url(config, entry.name, deployment_namespace(entry))
 
 
 def owner_node_pools(config: StackConfig, placements: Sequence[Placement]) -> list[ConfigIssue]:

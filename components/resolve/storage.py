@@ -93,3 +93,14 @@ def teams_of_home_dirs(config: StackConfig) -> list[str]:
         return []
     listed = config.home_dirs.teams
     return list(listed) if listed is not None else [t.name for t in config.teams]
+
+
+def mounts_summary(config: StackConfig, workload: WorkloadConfig) -> list[str]:
+    """What the workload's user container mounts, as the plan's summary lists it."""
+    lines = [
+        f"{v.mount_path} gs://{v.bucket}/{v.prefix.strip('/')} ({v.access.value}, "
+        f"{v.purpose.value}, as the team's service account)"
+        for v in workload.volumes
+    ]
+    lines += [f"{c.mount_path} claim {c.claim}" for c in claim_mounts(config, workload)]
+    return lines

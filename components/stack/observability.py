@@ -18,8 +18,9 @@ from components.addons.monitoring import (
 )
 from components.config.schema import StackConfig, WorkloadMode
 from components.config.schema.observability import AlertConfig, TpuIdleAlert
-from components.console_links import dashboards_url, logs_url
+from components.console_links import dashboards_url
 from components.gke.cluster import ClusterTarget
+from components.resolve.links import job_logs_url
 from components.resolve.workload_specs import deployment_namespace
 from components.stack.installs import Installs
 from components.tpu.pricing import price_table
@@ -40,12 +41,6 @@ def workload_links(config: StackConfig) -> list[WorkloadLink]:
         for _, entry in config.deployments()
         for ns in [deployment_namespace(entry)]
     ]
-
-
-def job_logs_url(config: StackConfig, name: str, namespace: str) -> str:
-    return logs_url(
-        config.gcp.project, config.cluster_location, config.cluster.name, namespace, name
-    )
 
 
 def controller_namespaces(config: StackConfig) -> list[str]:

@@ -96,11 +96,7 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         f"{name}-scratch",
         args.scratch_bucket_args(config, cluster.control_plane, node_account),
     )
-    grants = list(bucket.grants)
-    if config.data_buckets and node_account is not None:
-        grants += DataBucketGrants(
-            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
-        ).grants
+    grants = [*bucket.grants, *_data_grants(config, node_account)]
     grants += build_storage(config, cluster, installs.namespaces)
     workloads = build_workloads(config, cluster, installs, grants)
     watched = build_observability(config, cluster, installs) if config.creates_cluster else {}
@@ -124,6 +120,16 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     if config.owner is not None:
         outputs["owner_stack"] = config.owner
     return outputs
+
+
+def _data_grants(
+    config: StackConfig, node_account: pulumi.Output[str] | None
+) -> list[pulumi.Resource]:
+    """The node service account's ``dataBuckets`` (a cluster this stack creates)."""
+    if not config.data_buckets or node_account is None:
+        return []
+    grants = args.data_bucket_grants_args(config, node_account)
+    return DataBucketGrants(f"{config.cluster.name}-data-buckets", grants).grants
 
 
 def _node_pools(

@@ -22,6 +22,7 @@ from components.gke.cluster import ClusterTarget
 from components.labels import QUEUE_LABEL, standard_labels
 from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.spec import wait_for_running
+from components.resolve.links import job_logs_url
 from components.resolve.storage import gcsfuse_annotations
 from components.resolve.workload_specs import (
     config_secrets_name,
@@ -39,7 +40,6 @@ from components.resolve.workload_specs import (
     workload_spec,
 )
 from components.stack.installs import Installs
-from components.stack.observability import job_logs_url
 from components.vocabulary import WorkloadBackend
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs, wait_for_started

@@ -95,6 +95,12 @@ class PricingOverrides(ConfigModel):
             return None
         return prices.model_dump(by_alias=True).get(capacity)
 
+    def gib_month(self, service: str, tier: str) -> float | None:
+        """The override for a storage service's tier (``lustre``: "1000"; ``filestore``:
+        "BASIC_HDD"), if any."""
+        prices = self.lustre_gib_month if service == "lustre" else self.filestore_gib_month
+        return next((p for t, p in prices.items() if str(t.value) == tier), None)
+
 
 @dataclass(frozen=True)
 class Price:
