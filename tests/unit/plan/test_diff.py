@@ -740,8 +740,9 @@ RESERVATION_LABEL = "tpu-pathways/reservation"
 
 def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     """research-v5p moves its slices from the reservation to flex-start and bumps the image:
-    the comment draws the replaced pools and job, and the Gantt shows the modeled `pulumi up`
-    getting shorter (flex-start pools are created empty)."""
+    the comment draws the replaced pools and job, and the dashboard updated (its idle-cost tile
+    goes: v5p flex-start has no price), and the Gantt shows the modeled `pulumi up` getting
+    shorter (flex-start pools are created empty)."""
     stacks = stacks_copy(tmp_path)
     argv = ("--stack", "research-v5p", "--stacks-dir", str(stacks))
     code, base_json, _ = run_cli(capsys, "plan", *argv, "--json")
@@ -774,10 +775,16 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         '  subgraph workloads["workloads"]',
         '    n2["replace: pathways-research-research-llm-pretrain"]',
         "  end",
+        '  subgraph other["other cloud resources"]',
+        '    n3["update: Dashboard pathways-research-monitoring-dashboard"]',
+        "  end",
         "  cluster --> pools",
         "  pools --> workloads",
+        "  other -.- cluster",
         "  classDef replace fill:#fff1e5,stroke:#bc4c00,color:#1f2328",
         "  class n0,n1,n2 replace",
+        "  classDef update fill:#ddf4ff,stroke:#0969da,color:#1f2328",
+        "  class n3 update",
         "```",
     ]
     gantt = out[out.index("```mermaid\ngantt") :]
