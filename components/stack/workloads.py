@@ -145,6 +145,7 @@ class _Workloads:
                 None if workload.host_network else team_service_account(config, workload)
             ),
             head_node_selector=cpu_pool_selector(config),
+            head_annotations=gcsfuse_annotations(config, workload),
             prerequisites=self.prerequisites(logical, workload),
         )
 
