@@ -817,3 +817,15 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     ]
     image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"
     assert (f'  - `{CONTAINERS}[main].image`: `"{image}:0.2.3"` → `"{image}:0.2.4"`') in out
+
+
+def test_a_dashboards_json_is_compared_as_a_document():
+    from components.plan.diff import property_changes
+
+    before = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 6}]}})
+    after = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 4}]}})
+    assert property_changes({"dashboardJson": before}, {"dashboardJson": after}) == [
+        ("dashboardJson.mosaicLayout.tiles[0].w", 6, 4)
+    ]
+    # any other string compares whole
+    assert property_changes({"text": before}, {"text": after}) == [("text", before, after)]
