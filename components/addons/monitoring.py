@@ -67,7 +67,10 @@ class ControllerMetrics(pulumi.ComponentResource):
         )
         meta = k8s.meta.v1.ObjectMetaArgs
         account = k8s.core.v1.ServiceAccount(
-            f"{name}-scraper", metadata=meta(name=SCRAPER, namespace=ns), opts=child
+            f"{name}-scraper",
+            metadata=meta(name=SCRAPER, namespace=ns),
+            automount_service_account_token=False,  # no pod runs as it; only its token is read
+            opts=child,
         )
         after_account = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[account])

@@ -274,16 +274,17 @@ class GkeCluster(ClusterTarget):
             database_encryption=secrets_encryption(args.secrets_kms_key),
             binary_authorization=binary_authorization(args.binary_authorization),
             resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                protect=args.protect,
-                # node_config only shapes the temporary default pool; changing it would
-                # otherwise replace the whole cluster.
-                ignore_changes=["nodeConfig", "initialNodeCount"],
-                custom_timeouts=pulumi.CustomTimeouts(
-                    **cluster_timeouts(args.node_pools).as_strings()
-                ),
-            ),
+            opts=self._cluster_options(args),
+        )
+
+    def _cluster_options(self, args: GkeClusterArgs) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(
+            parent=self,
+            protect=args.protect,
+            # node_config only shapes the temporary default pool; changing it would
+            # otherwise replace the whole cluster.
+            ignore_changes=["nodeConfig", "initialNodeCount"],
+            custom_timeouts=pulumi.CustomTimeouts(**cluster_timeouts(args.node_pools).as_strings()),
         )
 
     def pool_target(self) -> PoolTarget:

@@ -275,6 +275,8 @@ def workload_lines(job: dict[str, Any], indent: int = 6) -> list[str]:
         lines += _labelled("mounts", volume, indent)
     if logs := job.get("logs"):
         lines += _labelled("logs", logs, indent)
+    if dashboard := job.get("dashboard"):
+        lines += _labelled("dashboard", dashboard, indent)
     return lines
 
 

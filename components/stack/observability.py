@@ -131,7 +131,7 @@ def build_observability(
     config: StackConfig, cluster: ClusterTarget, installs: Installs
 ) -> dict[str, Any]:
     """PodMonitorings of the installed controllers, then the dashboard and alerts; outputs the
-    dashboard's URL."""
+    dashboard's URL, and its title and where to find it (``dashboard``)."""
     watched, name = config.observability, config.cluster.name
     if watched.managed_prometheus and watched.scrape_controllers:
         for controller, install in scraped_installs(installs).items():
@@ -148,7 +148,12 @@ def build_observability(
                     install=(install,),
                 ),
             )
-    monitoring = StackMonitoring(f"{name}-monitoring", stack_monitoring_args(config))
-    if monitoring.dashboard_url is None:
+    args = stack_monitoring_args(config)
+    monitoring = StackMonitoring(f"{name}-monitoring", args)
+    if monitoring.dashboard_url is None or args.dashboard is None:
         return {}
-    return {"dashboard_url": monitoring.dashboard_url}
+    return {
+        "dashboard_url": monitoring.dashboard_url,
+        # Known before deploy, unlike the URL (it holds the ID Cloud Monitoring gives it).
+        "dashboard": f'"{args.dashboard.display_name}" at {dashboards_url(config.gcp.project)}',
+    }

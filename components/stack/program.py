@@ -100,6 +100,12 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     grants += build_storage(config, cluster, installs.namespaces)
     workloads = build_workloads(config, cluster, installs, grants)
     watched = build_observability(config, cluster, installs) if config.creates_cluster else {}
+    jobs = [
+        *workloads.get("workloads", {}).values(),
+        *workloads.get("shared_services", {}).values(),
+    ]
+    for job in jobs if "dashboard" in watched else ():
+        job["dashboard"] = watched["dashboard"]  # where to find it (its URL: dashboard_url)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,

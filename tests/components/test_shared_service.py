@@ -56,6 +56,10 @@ def test_serving_stack_outputs(serving):
             ),
             "connect": SERVING_CONNECT,
             "logs": SERVING_LOGS,
+            "dashboard": (
+                '"tpu-pathways serving-v6e (pathways-serving)" at '
+                "https://console.cloud.google.com/monitoring/dashboards?project=tpu-pathways-serving"
+            ),
         }
     }
 

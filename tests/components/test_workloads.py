@@ -158,10 +158,17 @@ def logs(job: str) -> str:
     )
 
 
+DASHBOARD = (
+    '"tpu-pathways test (pathways-dev)" at '
+    "https://console.cloud.google.com/monitoring/dashboards?project=tpu-pathways-dev"
+)
+
+
 def test_training_outputs(plain):
     assert plain.outputs["workloads"]["ml/train"] == {
         "proxy": "grpc://train-pathways-head-0-0.train.ml.svc.cluster.local:29000",
         "logs": logs("train"),
+        "dashboard": DASHBOARD,
     }
 
 
@@ -216,6 +223,7 @@ def test_headless_outputs_say_how_to_connect(plain):
             " -o name | head -n 1) 29000:29000"
         ),
         "logs": logs("nb"),
+        "dashboard": DASHBOARD,
     }
 
 
