@@ -128,10 +128,14 @@ def scraped_installs(installs: Installs) -> dict[str, pulumi.Resource]:
 
 
 def build_observability(
-    config: StackConfig, cluster: ClusterTarget, installs: Installs
+    config: StackConfig,
+    cluster: ClusterTarget,
+    installs: Installs,
+    within: pulumi.ResourceOptions | None = None,
 ) -> dict[str, Any]:
-    """PodMonitorings of the installed controllers, then the dashboard and alerts; outputs the
-    dashboard's URL, and its title and where to find it (``dashboard``)."""
+    """PodMonitorings of the installed controllers, then the dashboard and alerts (``within``:
+    ``build_stack``'s options); outputs the dashboard's URL, and its title and where to find it
+    (``dashboard``)."""
     watched, name = config.observability, config.cluster.name
     if watched.managed_prometheus and watched.scrape_controllers:
         for controller, install in scraped_installs(installs).items():
@@ -147,9 +151,10 @@ def build_observability(
                     interval_seconds=watched.scrape_interval_seconds,
                     install=(install,),
                 ),
+                within,
             )
     args = stack_monitoring_args(config)
-    monitoring = StackMonitoring(f"{name}-monitoring", args)
+    monitoring = StackMonitoring(f"{name}-monitoring", args, within)
     if monitoring.dashboard_url is None or args.dashboard is None:
         return {}
     return {

@@ -92,18 +92,19 @@ def build_storage(
     config: StackConfig,
     cluster: ClusterTarget,
     namespaces: Mapping[str, pulumi.Input[str]],
+    within: pulumi.ResourceOptions | None = None,
 ) -> list[pulumi.Resource]:
-    """Team bucket grants, Lustre and home shares; what workloads wait for."""
+    """Team bucket grants, Lustre and home shares (``within``: ``build_stack``'s options);
+    what workloads wait for."""
     name = config.cluster.name
     ready: list[pulumi.Resource] = []
     if any(team.buckets for team in config.teams):
-        grants = TeamBucketGrants(
-            f"{name}-team-buckets", team_bucket_grants_args(config, cluster.control_plane)
-        )
-        ready += grants.grants
+        grants_args = team_bucket_grants_args(config, cluster.control_plane)
+        ready += TeamBucketGrants(f"{name}-team-buckets", grants_args, within).grants
     if isinstance(cluster, GkeCluster) and config.lustre:
-        ready += ManagedLustre(f"{name}-lustre", lustre_args(config, cluster, namespaces)).claims
+        lustre = lustre_args(config, cluster, namespaces)
+        ready += ManagedLustre(f"{name}-lustre", lustre, within).claims
     if isinstance(cluster, GkeCluster) and config.home_dirs is not None:
-        homes = FilestoreHomes(f"{name}-homes", filestore_args(config, cluster, namespaces))
-        ready += homes.claims
+        homes = filestore_args(config, cluster, namespaces)
+        ready += FilestoreHomes(f"{name}-homes", homes, within).claims
     return ready
