@@ -181,6 +181,12 @@ def _charts(args: DashboardArgs, scope: q.Scope) -> list[Widget]:
                 q.pending_per_queue(scope),
                 plot=PlotType.STACKED_AREA,
             ),
+            _line(
+                "Kueue pending workloads per team",
+                q.pending_per_team(scope),
+                plot=PlotType.STACKED_AREA,
+                legend="${exported_namespace}",
+            ),
             _line("Kueue admission wait, 95th percentile (s)", q.admission_wait_p95(scope)),
             _line(
                 "TPU chips used / nominal quota per queue",

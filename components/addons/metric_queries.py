@@ -49,6 +49,10 @@ DEPLOYMENT_AVAILABLE = "kube_deployment_status_replicas_available"
 WORKER_JOB = 'replicated_job_name="worker"'
 # Kueue's own, scraped through the PodMonitoring.
 PENDING = "kueue_pending_workloads"
+# Per LocalQueue, so per team namespace; Kueue's own ``namespace`` label, scraped under the
+# collector's protected ``namespace``, reads as ``exported_namespace`` (to confirm live).
+LOCAL_PENDING = "kueue_local_queue_pending_workloads"
+TEAM_LABEL = "exported_namespace"
 ADMITTED = "kueue_admitted_active_workloads"
 ADMISSION_WAIT = "kueue_admission_wait_time_seconds_bucket"
 QUEUE_USAGE = "kueue_cluster_queue_resource_usage"
@@ -127,6 +131,10 @@ def suspended_jobsets(scope: Scope) -> str:
 
 def pending_per_queue(scope: Scope) -> str:
     return f"sum by (cluster_queue, status) ({PENDING}{scope.scraped})"
+
+
+def pending_per_team(scope: Scope) -> str:
+    return f"sum by ({TEAM_LABEL}) ({LOCAL_PENDING}{scope.scraped})"
 
 
 def admission_wait_p95(scope: Scope) -> str:
