@@ -1,18 +1,22 @@
 """The deploy action passes `pulumi up --parallel` from the plan (`plan --deploy-parallelism`):
 the most operations ready or in flight at once, so nothing that can start waits for a slot, never
-below Pulumi's default (8 on the runner). Its step is run here for real on a 64-slice stack and on
-dev, against counts of what is ready at once worked out by hand."""
+below Pulumi's default (8 on the runner). Its step is run here for real on a 64-slice stack; on
+dev, its plan command runs in this process. Both against counts of what is ready at once worked
+out by hand."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / ".github" / "actions" / "deploy-stack" / "action.yml"
@@ -41,6 +45,14 @@ def _run_step(tmp_path: Path, stack: str, stacks_dir: Path | None) -> str:
     return output.read_text()
 
 
+def _step_plan_arguments(stack: str) -> list[str]:
+    """What the step's command substitution passes `python -m components` for ``stack``."""
+    script = _parallel_step()["run"].replace(STACK_INPUT, shlex.quote(stack))
+    words = shlex.split(script.splitlines()[0])
+    command = words[words.index("components") + 1 :]
+    return [*command[:-1], command[-1].removesuffix(")")]
+
+
 def test_pulumi_up_gets_the_steps_output():
     steps = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
     (pulumi,) = [s for s in steps if str(s.get("uses", "")).startswith("pulumi/actions")]
@@ -63,17 +75,22 @@ def sixty_four_slices(tmp_path_factory):
 
 def test_sixty_four_slices_deploy_with_everything_ready_at_once(sixty_four_slices, tmp_path):
     work, stack = sixty_four_slices
-    # At 17 min the installs are done and the jobs go in while GKE still queues the slices
-    # (10 at once until 1h20m): 64 TPU node pools, 16 PathwaysJobs (one per pool of 4 slices) and
-    # the 2 controller patches rolling their Deployments.
-    assert _run_step(tmp_path, stack, work) == f"parallel={64 + 16 + 2}\n"
+    # Just after 17 min the installs are done and the jobs go in while GKE still queues the
+    # slices (10 at once until 1h20m): 64 TPU node pools, 16 PathwaysJobs (one per pool of 4
+    # slices), the 2 controller patches rolling their Deployments, and Kueue's metrics scraper
+    # objects (its token Secret, its cluster role binding and its collector's role binding).
+    assert _run_step(tmp_path, stack, work) == f"parallel={64 + 16 + 2 + 3}\n"
 
 
-def test_a_small_stack_gets_what_is_ready_when_its_cluster_is(tmp_path):
+def test_a_small_stack_gets_what_is_ready_when_its_cluster_is(capsys):
     # dev at 10 min, its cluster up: its 3 node pools (system, CPU, one v5e slice), 5 priority
-    # classes, the team namespace, the pod admission policy and the scratch bucket's IAM grant:
-    # 11, more than Pulumi's 8.
-    assert _run_step(tmp_path, "dev", None) == f"parallel={3 + 5 + 1 + 1 + 1}\n"
+    # classes, the team namespace, the pod admission policy and the team's 2 bucket grants (the
+    # scratch bucket, the datasets bucket): 12, more than Pulumi's 8.
+    arguments = _step_plan_arguments("dev")
+    assert arguments == ["plan", "--stack", "dev", "--deploy-parallelism"]
+    code, out, err = run_cli(capsys, *arguments)
+    assert code == 0, err
+    assert out == f"{3 + 5 + 1 + 1 + 2}\n"
 
 
 def test_the_cli_refuses_what_it_would_drop(capsys):

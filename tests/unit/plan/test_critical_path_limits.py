@@ -146,4 +146,4 @@ def test_the_cli_says_what_it_assumed(sixty_four_slices, capsys):
     assert "Parallel total (as the engine runs it, within those limits): 1h20m00s" in out
     assert "Without any limit (the graph's longest chain): 20m00s" in out
     # the deploy parallelism is printed whatever was modeled
-    assert "Deploy with `pulumi up --parallel 82`" in out
+    assert "Deploy with `pulumi up --parallel 85`" in out
