@@ -139,6 +139,7 @@ def _pod_model(
         command=tuple(main.get("command", [])) if main else (),
         # A head pinned to TPU nodes without asking for chips shares the workers' hosts.
         colocated=role == "head" and ACCELERATOR_LABEL in selector and not chips,
+        priority_class=pod_spec.get("priorityClassName"),
     )
 
 
