@@ -68,3 +68,5 @@ JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 # What a Pathways workload is created as, on either backend.
 WORKLOAD_TYPES = (PATHWAYS_JOB, JOBSET)
 KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
+# Kueue's namespaced queue: KUEUE_TYPE_PREFIX, a served version, then ":LocalQueue".
+LOCAL_QUEUE_KIND = "LocalQueue"

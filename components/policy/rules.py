@@ -51,6 +51,7 @@ from components.policy.model import (
     all_of,
     expect,
 )
+from components.policy.workload_admission import workload_queued
 from components.tokens import (
     ADMISSION_POLICY,
     ADMISSION_POLICY_BINDING,
@@ -62,9 +63,10 @@ from components.tokens import (
     NAMESPACE,
     NODE_POOL,
     ROLE_BINDING,
+    WORKLOAD_TYPES,
 )
 
-# --- the rules (their checks: ``cluster_checks``, ``access_checks``) ---------------------------
+# --- the rules (their checks: ``cluster_checks``, ``access_checks``, ``workload_admission``) ----
 
 _NODE_TYPES = frozenset({NODE_POOL})
 _CLUSTER_TYPES = frozenset({CLUSTER})
@@ -255,6 +257,14 @@ RULES: tuple[Rule, ...] = (
         "Project IAM grants no basic roles (roles/owner, roles/editor, roles/viewer).",
         frozenset(PROJECT_IAM_TYPES),
         no_basic_roles,
+    ),
+    Rule(
+        "workload-queued",
+        "Workloads (PathwaysJob or JobSet) in a namespace the stack gives Kueue LocalQueues are "
+        "labelled with one of them (kueue.x-k8s.io/queue-name), so Kueue admits them.",
+        frozenset(WORKLOAD_TYPES),
+        workload_queued,
+        stack_wide=True,
     ),
 )
 
