@@ -54,6 +54,8 @@ KUBERNETES_YAML_PREFIX = "kubernetes:yaml"
 # A release manifest applied by URL (pulumi-kubernetes' remote ConfigFile component).
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+# A server-side patch of an install's controller Deployment (addons/installs.py ControllerPatch).
+DEPLOYMENT_PATCH = "kubernetes:apps/v1:DeploymentPatch"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 K8S_SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"

@@ -20,6 +20,7 @@ from components.tokens import (
     CONFIG_FILE,
     DEFAULT_OBJECT_ACCESS_CONTROL,
     DEFAULT_OBJECT_ACL,
+    DEPLOYMENT_PATCH,
     FIREWALL,
     KUEUE_TYPE_PREFIX,
     LOCAL_QUEUE_KIND,
@@ -68,7 +69,8 @@ PROJECT_IAM_TYPES: dict[str, str] = {
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 
 # What a production stack stands on besides the cluster and node pools: deleting or replacing any
-# of these takes running workloads down (a CRD's deletion deletes every object of it).
+# of these takes running workloads down (a CRD's deletion deletes every object of it; an install's
+# controller patch going away puts its controller back wherever the scheduler likes).
 NETWORK_TYPES = frozenset(
     {
         NETWORK,
@@ -79,7 +81,7 @@ NETWORK_TYPES = frozenset(
     }
 )
 PROTECTED_IN_PRODUCTION = frozenset(
-    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, CONFIG_FILE, PRIORITY_CLASS}
+    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, CONFIG_FILE, DEPLOYMENT_PATCH, PRIORITY_CLASS}
     | NETWORK_TYPES
     | set(PROJECT_IAM_TYPES)
 )

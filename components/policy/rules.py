@@ -192,7 +192,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "production-protect",
         "Production clusters, node pools, network, node service account and its project grants, "
-        "installs and Kueue objects set the protect resource option.",
+        "installs (and their controllers' patches) and Kueue objects set the protect resource "
+        "option.",
         PROTECTED_IN_PRODUCTION,
         protected,
         type_prefixes=(KUEUE_TYPE_PREFIX,),
