@@ -1326,6 +1326,7 @@ PRODUCTION_STATE = [
     ("gcp:serviceaccount/account:Account", "pathways-serving-nodes"),
     (PROJECT_IAM_MEMBER, "pathways-serving-nodes-default-node-sa"),
     ("kubernetes:yaml/v2:ConfigFile", "pathways-serving-pathways-job"),
+    ("kubernetes:apps/v1:DeploymentPatch", "pathways-serving-pathways-job-controller"),
 ]
 
 
