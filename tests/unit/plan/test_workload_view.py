@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from components.pathways.jobset import render_jobset
-from components.pathways.spec import API_VERSION, KIND, WorkerType
+from components.pathways.spec import API_VERSION, KIND
 from components.plan.views import MISSING, NODE_IDENTITY, WorkloadView, is_workload
 from components.tokens import JOBSET, PATHWAYS_JOB, WORKLOAD_TYPES
 from components.vocabulary import WorkloadBackend
@@ -17,13 +17,10 @@ from tests.jobset_shapes import spec
 U = "[unknown]"
 QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
 SPEC = spec(
-    WorkerType.CT5P_HIGHTPU_4T,
+    "ct5p-hightpu-4t",
     "2x2x2",
     2,
-    worker={
-        "priority_class_name": "high",
-        "node_selector": {"cloud.google.com/gke-nodepool": "p-0"},
-    },
+    worker={"priorityClassName": "high", "nodeSelector": {"cloud.google.com/gke-nodepool": "p-0"}},
 )
 TPU_SELECTOR = {
     "cloud.google.com/gke-nodepool": "p-0",
