@@ -651,24 +651,14 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
             assert info.name == pack.PACK_NAME
             assert [p.name for p in info.policies] == [rule.id for rule in RULES]
 
-            props = struct_pb2.Struct()
-            props.update(_changed(GOOD[NODE_POOL], "placementPolicy", None))
-            request = analyzer_pb2.AnalyzeRequest(
-                type=NODE_POOL,
-                properties=props,
-                urn=f"urn:pulumi:serving::tpu-pathways::{NODE_POOL}::pathways-serving-v5e-0",
-                name="pathways-serving-v5e-0",
-                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            unplaced = _changed(GOOD[NODE_POOL], "placementPolicy", None)
+            request = _wire(
+                analyzer_pb2.AnalyzeRequest, NODE_POOL, "pathways-serving-v5e-0", unplaced
             )
             response = analyzer.Analyze(request, timeout=30)
-            cluster = struct_pb2.Struct()
-            cluster.update(_changed(GOOD[CLUSTER], "deletionProtection", False))
-            cluster_request = analyzer_pb2.AnalyzeRequest(
-                type=CLUSTER,
-                properties=cluster,
-                urn=f"urn:pulumi:dev::tpu-pathways::{CLUSTER}::pathways-dev",
-                name="pathways-dev",
-                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            unprotected = _changed(GOOD[CLUSTER], "deletionProtection", False)
+            cluster_request = _wire(
+                analyzer_pb2.AnalyzeRequest, CLUSTER, "pathways-dev", unprotected
             )
             as_dev = analyzer.Analyze(cluster_request, timeout=30)
             tighter = struct_pb2.Struct()
@@ -683,7 +673,7 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
                 timeout=30,
             )
             as_production = analyzer.Analyze(cluster_request, timeout=30)
-            stack = analyzer.AnalyzeStack(_stack_request(analyzer_pb2, struct_pb2), timeout=30)
+            stack = analyzer.AnalyzeStack(_stack_request(), timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -705,18 +695,29 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
     ]
 
 
-def _stack_request(analyzer_pb2, struct_pb2):
+def _wire(message: Any, type_token: str, name: str, props: dict[str, Any]) -> Any:
+    """A resource as the engine sends it (an AnalyzeRequest or an AnalyzerResource), protected."""
+    from google.protobuf import struct_pb2
+    from pulumi.runtime.proto import analyzer_pb2
+
+    properties = struct_pb2.Struct()
+    properties.update(props)
+    return message(
+        type=type_token,
+        properties=properties,
+        urn=_urn(type_token, name),
+        name=name,
+        options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+    )
+
+
+def _stack_request() -> Any:
     """A stack of a LocalQueue and a PathwaysJob in its namespace without the queue label."""
-    resources = [(*STACK[0], _urn(LOCAL_QUEUE, "lq"))]
+    from pulumi.runtime.proto import analyzer_pb2
+
     job = _changed(GOOD[PATHWAYS_JOB], "metadata.labels", {})
-    resources.append((PATHWAYS_JOB, "unqueued", job, _urn(PATHWAYS_JOB, "unqueued")))
-    request = analyzer_pb2.AnalyzeStackRequest()
-    for type_token, name, props, urn in resources:
-        properties = struct_pb2.Struct()
-        properties.update(props)
-        request.resources.append(
-            analyzer_pb2.AnalyzerResource(
-                type=type_token, properties=properties, urn=urn, name=name
-            )
-        )
-    return request
+    resources = [(LOCAL_QUEUE, name, props) for _, name, props in STACK]
+    resources.append((PATHWAYS_JOB, "unqueued", job))
+    return analyzer_pb2.AnalyzeStackRequest(
+        resources=[_wire(analyzer_pb2.AnalyzerResource, *resource) for resource in resources]
+    )
