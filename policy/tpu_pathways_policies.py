@@ -141,18 +141,15 @@ def policy_for(rule: guardrails.Rule) -> ResourceValidationPolicy | StackValidat
             for message in rule.violations(resource, context):
                 report_violation(message, resource.urn)
 
-    if rule.stack_wide:
-        return StackValidationPolicy(
-            name=rule.id,
-            description=rule.description,
-            validate=validate_stack,
-            enforcement_level=EnforcementLevel.MANDATORY,
-            config_schema=CONFIG_SCHEMA,
-        )
-    return ResourceValidationPolicy(
+    kind, check = (
+        (StackValidationPolicy, validate_stack)
+        if rule.stack_wide
+        else (ResourceValidationPolicy, validate)
+    )
+    return kind(
         name=rule.id,
         description=rule.description,
-        validate=validate,
+        validate=check,
         enforcement_level=EnforcementLevel.MANDATORY,
         config_schema=CONFIG_SCHEMA,
     )
