@@ -41,7 +41,8 @@ _SCRATCH_FLAG = "--gcs_scratch_location="
 
 # Where ``expand_jobset(render_jobset(name, ns, spec, ...))`` and
 # ``controller_model.expand(name, ns, spec)`` may disagree, as (role, PodModel field) -> why.
-# Any other difference is a bug in one of the two renderers (tests/unit/test_jobset_pods.py).
+# Any other difference is a bug in one of the two renderers
+# (tests/unit/pathways/test_jobset_pods.py).
 DIFFERENCES: Mapping[tuple[str, str], str] = {
     ("worker", "tolerations"): (
         "the JobSet names the google.com/tpu toleration, as XPK does; under the controller GKE "

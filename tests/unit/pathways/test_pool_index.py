@@ -23,7 +23,7 @@ from components.tpu.machines import tpu_host
 
 ACCELERATOR = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY = "cloud.google.com/gke-tpu-topology"
-BENCH_STACKS = Path(__file__).resolve().parents[2] / "benchmarks" / "stacks.py"
+BENCH_STACKS = Path(__file__).resolve().parents[3] / "benchmarks" / "stacks.py"
 
 
 def _tpu_pool(name: str, group: str, accelerator: str = "tpu-v5-lite-podslice") -> NodePoolModel:

@@ -19,7 +19,7 @@ from components.resolve.tenancy.fleet_checks import NOT_IN_A_FLEET
 from components.resolve.tenancy.ownership import classify_stacks
 from components.stack.fleet import manager_flavors
 
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = Path(__file__).resolve().parents[4] / "stacks"
 
 
 @pytest.fixture(scope="module")
