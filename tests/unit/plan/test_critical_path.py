@@ -28,6 +28,7 @@ from components.plan.model import PlannedResource
 from components.plan.schedule import UNBOUNDED
 from components.resolve.tenancy.ownership import owner_stacks
 from components.tokens import LUSTRE_INSTANCE, WORKLOAD_TYPES
+from tests.helpers import graph_resource as res
 
 STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
 
@@ -44,29 +45,6 @@ TABLE = DurationTable.from_dict(
         },
     }
 )
-
-
-def res(
-    name: str,
-    type_: str = "t:x:S10",
-    *,
-    deps: tuple[str, ...] = (),
-    parent: str | None = None,
-    provider: str | None = None,
-    custom: bool = True,
-    inputs: dict | None = None,
-) -> PlannedResource:
-    """A plan resource whose URN is its name (edges name other resources)."""
-    return PlannedResource(
-        urn=name,
-        type=type_,
-        name=name,
-        parent=parent,
-        custom=custom,
-        provider=provider,
-        inputs=inputs or {},
-        dependencies=list(deps),
-    )
 
 
 def chain_of(resources: list[PlannedResource]) -> list[tuple[str, float, float]]:
