@@ -23,10 +23,12 @@ from components.config.schema import (
 )
 from components.config.schema.contract import SharedCluster
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.resolve.image_checks import image_issues
 from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.resolve.stack_checks import cross_check_issues
 from components.resolve.tenancy.shared_cluster import owner_problems
 from components.resolve.workload_checks import workload_issues
+from components.resolve.zone_checks import zone_issues
 
 
 def parse_stack_config(
@@ -110,10 +112,12 @@ def _validate(
     across = cross_check_issues(config, whole_pools=not recovery.partial)
     found = workload_issues(config)
     skipped = _unchecked_deployments(config, found)
+    # Checks no other problem can mislead, and none of whose problems misleads the preflight.
+    independent = zone_issues(config) + image_issues(config)
     if not across:  # a problem across the stack (a pool's name taken) can mislead every job's
         report = preflight(config, planned_pools(config), bucket_grants(config), skip=skipped)
         found += report.issues
-    issues += [recovery.original(i) for i in [*across, *found]]
+    issues += [recovery.original(i) for i in [*across, *found, *independent]]
     if issues:
         skipped = [recovery.original(ConfigIssue(k, "")).key for k in skipped]
         raise ConfigError(issues, source, _later(recovery.left_out, skipped, bool(across)))

@@ -77,8 +77,14 @@ def rich(plan_of, stack_values):
             cpuPool={"maxNodes": 4},  # three heads and a node for one client of the service
             tpuPools=[
                 {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2},
-                {"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 2},
-                {"name": "v5p", "accelerator": "v5p-16"},
+                {
+                    "name": "v6e",
+                    "generation": "v6e",
+                    "topology": "2x2",
+                    "slices": 2,
+                    "allowUnlistedZone": True,
+                },
+                {"name": "v5p", "accelerator": "v5p-16", "allowUnlistedZone": True},
             ],
             addons={"kueue": {"enabled": True}},
             teams=[{"name": "ml", "serviceAccount": "trainer"}],
@@ -119,7 +125,15 @@ def colocated(plan_of, stack_values):
     """Inference (head colocated with the workers); Kueue cannot queue it, so it is off."""
     return plan_of(
         stack_values(
-            tpuPools=[{"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 2}],
+            tpuPools=[
+                {
+                    "name": "v6e",
+                    "generation": "v6e",
+                    "topology": "2x2",
+                    "slices": 2,
+                    "allowUnlistedZone": True,
+                }
+            ],
             addons={"kueue": {"enabled": False}},
             workloads=[
                 {

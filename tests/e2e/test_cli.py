@@ -189,8 +189,9 @@ def test_shapes_table(capsys):
         "tpuv4:2x2x1",
         "yes",
         "no",
+        "us-central2-b",  # the zones that offer v4 (components/tpu/data/zones.yaml)
     ]
-    assert rows["tpu7-8"][-3:] == ["tpu7:2x2x1", "no", "no"]
+    assert rows["tpu7-8"][-5:] == ["tpu7:2x2x1", "no", "no", "none", "listed"]
     assert len(lines) == 1 + 1675  # every shape once
 
 
@@ -209,7 +210,7 @@ def test_shapes_table_columns_are_aligned(capsys):
     assert all(line[hosts_end - 1].isdigit() for line in lines[1:])
     assert header == (
         "accelerator     topology  machine type       hosts  chips/host  chips  "
-        "pathways instance  controller v0.1.4  pathwaysutils"
+        "pathways instance  controller v0.1.4  pathwaysutils  zones"
     )
 
 

@@ -63,8 +63,8 @@ def test_manager_quota_is_the_sum_of_the_workers_chips_per_flavor(stacks, worker
     west = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
     west["config"]["tpu-pathways:gcp"] = {
         "project": "tpu-pathways-research-west",  # one cluster per project
-        "region": "us-west1",
-        "zone": "us-west1-c",
+        "region": "us-central1",
+        "zone": "us-central1-a",
     }
     west["config"]["tpu-pathways:cluster"]["name"] = "pathways-research-west"
     (stacks / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
@@ -285,8 +285,8 @@ def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
     other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
     other["config"]["tpu-pathways:gcp"] = {
         "project": "tpu-pathways-dev-b",  # one cluster per project
-        "region": "us-east1",
-        "zone": "us-east1-c",
+        "region": "us-south1",
+        "zone": "us-south1-a",
     }
     other["config"]["tpu-pathways:cluster"]["name"] = "pathways-dev-b"
     other["config"]["tpu-pathways:cpuPool"]["name"] = "heads"

@@ -164,7 +164,61 @@ NO_WINDOW = (
 )
 CPU_POOL_DEFAULT_UPGRADE = edit(CPU_POOL, upgradeSettings=DELETE)
 
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+PJ = f"{PATHWAYS_JOB} 'res': "
+JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
+
+
+def _job(image: str, version: str = "jax-0.9.0") -> dict:
+    """A PathwaysJob's inputs with one user container."""
+    container = {"name": "main", "image": image}
+    template = {"spec": {"containers": [container]}}
+    return {"spec": {"pathwaysVersion": version, "controller": {"template": template}}}
+
+
 CASES = [
+    # images-pinned (outside dev, every image of a workload is pinned)
+    case(
+        "images-pinned", PATHWAYS_JOB, _job("us-docker.pkg.dev/acme/t:1"), [], "staging", id="tag"
+    ),
+    case("images-pinned", PATHWAYS_JOB, _job("us-docker.pkg.dev/acme/t"), [], id="dev-untagged"),
+    case(
+        "images-pinned",
+        PATHWAYS_JOB,
+        _job("us-docker.pkg.dev/acme/t"),
+        [
+            PJ + "spec.controller.template.spec.containers[0].image: 'us-docker.pkg.dev/acme/t' "
+            "has no tag or digest, so it runs whatever 'latest' is (pin a tag or a digest "
+            "outside dev)"
+        ],
+        environment="staging",
+        id="staging-untagged",
+    ),
+    case(
+        "images-pinned",
+        PATHWAYS_JOB,
+        _job("us-docker.pkg.dev/acme/t:LATEST", version="latest"),
+        [
+            PJ + "spec.controller.template.spec.containers[0].image: "
+            "'us-docker.pkg.dev/acme/t:LATEST' is tagged 'LATEST', which names no fixed build "
+            "(pin a tag or a digest outside dev)",
+            PJ + "spec.pathwaysVersion is 'latest', which names no fixed build (use a Pathways "
+            "release such as jax-0.9.0 outside dev)",
+        ],
+        environment="production",
+        id="production-latest",
+    ),
+    case(
+        "images-pinned",
+        JOBSET,
+        {"spec": {"replicatedJobs": [{"template": {"spec": {"image": "r.io/a/b:latest"}}}]}},
+        [
+            JOBSET + " 'res': spec.replicatedJobs[0].template.spec.image: 'r.io/a/b:latest' is "
+            "tagged 'latest', which names no fixed build (pin a tag or a digest outside dev)"
+        ],
+        environment="staging",
+        id="jobset-latest",
+    ),
     # cluster-workload-identity
     case("cluster-workload-identity", CLUSTER, CLUSTER_OK, [], id="wi-set"),
     case(
@@ -1053,7 +1107,7 @@ def test_every_rule_has_a_passing_and_a_failing_case():
     passing = {p.values[0] for p in CASES if not p.values[5]}
     failing = {p.values[0] for p in CASES if p.values[5]}
     ids = {r.id for r in RULES}
-    assert len(ids) == len(RULES) == 24
+    assert len(ids) == len(RULES) == 25
     assert ids - passing == set()
     assert ids - failing == set()
 
@@ -1245,7 +1299,7 @@ def test_production_protects_kueue_objects_of_any_version(type_token):
 
 def test_cli_policy_passes_the_dev_stack(capsys):
     assert main(["plan", "--stack", "dev", "--policy"]) == 0
-    assert "Policy for stack 'dev' (dev environment): no violations of 24 rules" in (
+    assert "Policy for stack 'dev' (dev environment): no violations of 25 rules" in (
         capsys.readouterr().out
     )
 

@@ -243,7 +243,11 @@ def test_plain_plan_text_shows_hourly_and_monthly_cost_per_pool_and_total(plan_o
 
 
 def test_plain_plan_text_names_unpriced_pools(plan_of, stack_values):
-    values = stack_values(tpuPools=[{"name": "iw", "generation": "tpu7x", "topology": "2x2x1"}])
+    values = stack_values(
+        tpuPools=[
+            {"name": "iw", "generation": "tpu7x", "topology": "2x2x1", "allowUnlistedZone": True}
+        ]
+    )
     text = render_cost(plan_of(values))
     assert "  iw-0       tpu7x-standard-4t  onDemand      1      4  not priced" in text
     assert text.splitlines()[-4:] == [
