@@ -1,21 +1,20 @@
 """The TPU zone catalog: for each generation, the zones that offer it and with which capacity
-types, as Google's published tables list them (``components/tpu/data/zones.yaml``, with its
+types, as Google's published tables list them (``components/tpu/data/zones.json``, with its
 sources and the date they were read).
 
-Pure data and lookups: no pydantic, no Pulumi (``shapes --zone`` reads it).
+Pure data and lookups: no pydantic, no Pulumi, no YAML (``shapes`` reads it and stays fast).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from components.tpu.generations import TpuGeneration
 
-ZONE_TABLE = Path(__file__).resolve().parent / "data" / "zones.yaml"
+ZONE_TABLE = Path(__file__).resolve().parent / "data" / "zones.json"
 CAPACITY_TYPES = ("onDemand", "spot", "reservation", "flexStart")
 """The capacity types in the stack file's words (``tpuPools[].capacity``)."""
 
@@ -47,7 +46,7 @@ class ZoneTable:
 @cache
 def zone_table(path: Path = ZONE_TABLE) -> ZoneTable:
     """The zone catalog, read once. A malformed file is a bug of this repository: it raises."""
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document = json.loads(path.read_text(encoding="utf-8"))
     named: dict[str, list[str]] = document["capacity"]
     zones: dict[TpuGeneration, dict[str, tuple[str, ...]]] = {}
     for generation, by_zone in document["generations"].items():

@@ -9,6 +9,7 @@ import re
 import pulumi_kubernetes as k8s
 import pytest
 
+from components.errors import ConfigError
 from components.pathways.spec import Controller, DeploymentMode, PathwaysJobSpec, Worker, WorkerType
 from components.plan.engine import run_program
 from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
@@ -661,5 +662,5 @@ def test_a_service_without_a_scratch_path_is_refused_by_its_args():
         workers=[Worker(type=WorkerType.CT6E_STANDARD_4T, topology="2x4", num_slices=1)],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
     )
-    with pytest.raises(ValueError, match="needs pathways_dir"):
+    with pytest.raises(ConfigError, match="needs pathways_dir"):
         service_args(spec)

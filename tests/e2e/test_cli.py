@@ -189,7 +189,7 @@ def test_shapes_table(capsys):
         "tpuv4:2x2x1",
         "yes",
         "no",
-        "us-central2-b",  # the zones that offer v4 (components/tpu/data/zones.yaml)
+        "us-central2-b",  # the zones that offer v4 (components/tpu/data/zones.json)
     ]
     assert rows["tpu7-8"][-5:] == ["tpu7:2x2x1", "no", "no", "none", "listed"]
     assert len(lines) == 1 + 1675  # every shape once

@@ -99,8 +99,8 @@ def test_a_fleet_in_another_stacks_dir_is_checked_against_that_dir(tmp_path):
     west = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
     west["config"]["tpu-pathways:gcp"] = {
         "project": "tpu-pathways-research-west",
-        "region": "us-west1",
-        "zone": "us-west1-c",
+        "region": "us-central1",
+        "zone": "us-central1-a",
     }
     west["config"]["tpu-pathways:cluster"]["name"] = "pathways-research-west"
     (tmp_path / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
@@ -109,6 +109,6 @@ def test_a_fleet_in_another_stacks_dir_is_checked_against_that_dir(tmp_path):
     fleet["config"]["tpu-pathways:workloads"][0]["worker"] = "research-west"
     (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
     assert plan_file("fleet", tmp_path).outputs["fleet"]["workers"] == {
-        "research-west": "us-west1",
+        "research-west": "us-central1",
         "dev": "us-west4",
     }

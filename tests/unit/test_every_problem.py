@@ -63,7 +63,7 @@ def test_one_mistake_of_each_kind_is_reported_in_one_run(tmp_path: Path):
         "kubernetesTokensViaDns, network, maintenance, securityGroup, secretsEncryption, "
         "imageRepositories, binaryAuthorization, existing.",
         "  - tpuPools[1].topology: '3x3' is not a v6e topology; valid: 1x1, 2x2, 2x4, 4x4, 4x8, "
-        "8x8, 8x16, 16x16",
+        "8x8, 8x16, 16x16 (python -m components shapes v6e)",
         "  - workloads[0].mode: inference (head colocated with the workers) cannot be queued by "
         "Kueue here: Kueue would place the head's CPU and memory on the CPU-pool flavor while "
         "the controller pins the head to TPU nodes; use mode training or headless, or set "
@@ -99,7 +99,7 @@ def test_a_refused_pool_leaves_out_its_workloads_instead_of_calling_the_pool_mis
     error = config_error(values)
     assert [str(i) for i in error.issues] == [
         "tpuPools[0].topology: '3x3' is not a v6e topology; valid: 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, "
-        "8x16, 16x16",
+        "8x16, 16x16 (python -m components shapes v6e)",
         "tpuPools[1].name: 'v5e' is the CPU pool's name",
     ]
     assert error.later == (

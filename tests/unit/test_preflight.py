@@ -91,7 +91,7 @@ def test_eight_chip_hosts_and_sub_host_slices():
         vms(WorkerType.CT6E_STANDARD_4T, "1x1")
     assert str(refused.value) == (
         "Worker: 1 problem\n  - topology: '1x1' is not a topology of ct6e-standard-4t; nearest "
-        "valid: 2x2, 2x4, 4x4, 4x8 (7 in all: python -m components shapes)"
+        "valid: 2x2, 2x4, 4x4, 4x8 (7 in all: python -m components shapes v6e)"
     )
 
 

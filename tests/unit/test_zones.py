@@ -1,13 +1,13 @@
-"""The TPU zone catalog (components/tpu/data/zones.yaml) and the plan's zone check: a pool whose
+"""The TPU zone catalog (components/tpu/data/zones.json) and the plan's zone check: a pool whose
 generation the stack's zone does not offer is refused, naming the zones that have it; the
 override warns instead. Known answers are literals from Google's published table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from components.cli.main import main
 from components.errors import ConfigError
@@ -24,7 +24,7 @@ WEST = {"project": "tpu-pathways-dev", "region": "us-west1", "zone": "us-west1-b
 
 
 def test_the_data_file_names_its_source_and_the_date_it_was_read():
-    document = yaml.safe_load(ZONE_TABLE.read_text())
+    document = json.loads(ZONE_TABLE.read_text())
     assert document["source"]["zones"] == "https://cloud.google.com/tpu/docs/regions-zones"
     assert document["source"]["seen"] == "2026-11-26"
 

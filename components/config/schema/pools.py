@@ -179,7 +179,7 @@ class TpuPoolConfig(ConfigModel):
     """Capacity type of every slice of the pool."""
     allow_unlisted_zone: StrictBool = False
     """Create the pool in the stack's zone even though Google's TPU regions-and-zones table (as
-    kept in components/tpu/data/zones.yaml) does not list its generation there: for a zone
+    kept in components/tpu/data/zones.json) does not list its generation there: for a zone
     newer than the table. The plan warns instead of refusing."""
 
     _shape: catalog.TpuShape = PrivateAttr()
