@@ -28,9 +28,10 @@ from components.plan.engine import plan_file, plan_stack  # noqa: E402
 from components.plan.model import Plan  # noqa: E402
 from components.resolve.checks import forget_validated, parse_stack_config  # noqa: E402
 from components.resolve.stack_files import engine_string  # noqa: E402
+from tests.examples import EXAMPLES_DIR  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 
-STACKS_DIR = PROJECT_ROOT / "stacks"
+STACKS_DIR = EXAMPLES_DIR  # the declared examples only (tests/examples.py)
 # A Cloud KMS key for production test stacks (production requires Secrets encryption).
 PRODUCTION_KMS = "projects/tpu-pathways-dev/locations/us-west4/keyRings/gke/cryptoKeys/secrets"
 

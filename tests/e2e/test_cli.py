@@ -6,14 +6,14 @@ import contextlib
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from components.cli import main as cli
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
-STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+STACKS_DIR = EXAMPLES_DIR
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "provider", "inputs", "dependencies"}
 

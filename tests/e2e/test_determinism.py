@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.examples import EXAMPLES_DIR
+
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in EXAMPLES_DIR.glob("Pulumi.*.yaml")
 )
 
 

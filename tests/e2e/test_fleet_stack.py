@@ -4,17 +4,17 @@ own offline plans, no credential in plain text anywhere in the plan or its --out
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import yaml
 
 from components.plan.engine import plan_file
 from components.policy.report import check_plan
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import run_cli
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = EXAMPLES_DIR
 # What production protects on the manager, as on a cluster a stack owns.
 PROTECTED = {
     "kubernetes:yaml/v2:ConfigFile",

@@ -17,8 +17,9 @@ from components.resolve.tenancy.fleet import load_fleet
 from components.resolve.tenancy.fleet_checks import NOT_IN_A_FLEET
 from components.resolve.tenancy.ownership import classify_stacks
 from components.stack.fleet import manager_flavors
+from tests.examples import EXAMPLES_DIR
 
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = EXAMPLES_DIR
 
 
 @pytest.fixture(scope="module")

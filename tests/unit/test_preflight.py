@@ -278,7 +278,7 @@ def test_too_few_slices_for_a_job_is_refused(config_of, stack_values):
 
 def test_team_stack_identity_is_reported_unverified():
     from components.plan.engine import load_stack
-    from components.resolve.stack_files import STACKS_DIR
+    from tests.examples import EXAMPLES_DIR as STACKS_DIR
 
     config = load_stack("team-research", STACKS_DIR)
     report = preflight(config, planned_pools(config), bucket_grants(config))

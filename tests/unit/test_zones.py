@@ -5,7 +5,6 @@ override warns instead. Known answers are literals from Google's published table
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +12,7 @@ from components.cli.main import main
 from components.errors import ConfigError
 from components.tpu.generations import TpuGeneration
 from components.tpu.zones import ZONE_TABLE, zone_problem, zone_table
+from tests.examples import EXAMPLES_DIR
 
 # The three pools that planned cleanly in us-west1-b (no v5e, v5p or v6e there).
 WEST_POOLS = [
@@ -103,8 +103,7 @@ def test_a_capacity_type_the_zone_does_not_list_is_a_warning(cli_plan):
 
 
 def test_every_example_stack_places_its_pools_in_listed_zones():
-    examples = Path(__file__).resolve().parents[2] / "stacks"
-    for path in examples.glob("Pulumi.*.yaml"):
+    for path in EXAMPLES_DIR.glob("Pulumi.*.yaml"):
         assert "allowUnlistedZone" not in path.read_text(), path.name
 
 

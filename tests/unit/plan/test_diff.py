@@ -16,6 +16,7 @@ from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.plan.model import Plan
 from components.tpu.pricing import PriceTable
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -439,7 +440,7 @@ def stacks_copy(tmp_path: Path) -> Path:
     """A copy of stacks/ whose dev stack prices its spot v5e chips at $0.50 (the table has no
     spot price), so the cost delta of the TPU change is visible."""
     stacks = tmp_path / "stacks"
-    shutil.copytree(ROOT / "stacks", stacks)
+    shutil.copytree(EXAMPLES_DIR, stacks)
     dev = stacks / "Pulumi.dev.yaml"
     pricing = "  tpu-pathways:pricing:\n    tpuChipHour:\n      v5e:\n        spot: 0.5\n"
     dev.write_text(dev.read_text().replace("config:\n", "config:\n" + pricing, 1))
