@@ -334,8 +334,8 @@ def test_markdown_is_one_comment_with_a_headline_per_stack():
     summaries = re.findall(r"<summary>(.*)</summary>", text)
     assert len(summaries) == 2
     assert summaries[0].startswith(
-        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them · "
-        "2 to replace, 1 to add"
+        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them; "
+        "replaces job train: it starts again from the beginning · 2 to replace, 1 to add"
     )
     assert "+$5,840.00/mo" in summaries[0]
     assert "+$23,360.00/mo" in summaries[1]
