@@ -11,6 +11,7 @@ rejects, a scratch path the pods cannot write), after TPU capacity has been allo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -118,6 +119,7 @@ def _validate(
         report = preflight(config, planned_pools(config), bucket_grants(config), skip=skipped)
         found += report.issues
     issues += [recovery.original(i) for i in [*across, *found, *independent]]
+    issues[len(earlier) :] = in_file_order(issues[len(earlier) :], values)
     if issues:
         skipped = [recovery.original(ConfigIssue(k, "")).key for k in skipped]
         raise ConfigError(issues, source, _later(recovery.left_out, skipped, bool(across)))
@@ -168,6 +170,24 @@ def _unchecked_deployments(config: StackConfig, issues: list[ConfigIssue]) -> li
         for key, _ in config.deployments()
         if any(i.key == key or i.key.startswith((f"{key}.", f"{key}[")) for i in issues)
     ]
+
+
+def in_file_order(issues: list[ConfigIssue], values: dict[str, Any]) -> list[ConfigIssue]:
+    """The problems by where the file has them (its top-level keys in their order, a list's
+    entries by index), so one entry's problems read together; otherwise as found."""
+    order = {key: i for i, key in enumerate(values)}
+
+    def position(issue: ConfigIssue) -> tuple[int, int]:
+        match = _TOP_KEY.match(issue.key)
+        if match is None:
+            return (len(order), 0)
+        index = int(match[2]) if match[2] is not None else -1
+        return (order.get(match[1], len(order)), index)
+
+    return sorted(issues, key=position)
+
+
+_TOP_KEY = re.compile(r"([A-Za-z]+)(?:\[(\d+)\])?")
 
 
 def _listing(keys: list[str]) -> str:
