@@ -34,17 +34,32 @@ if __name__ == "__main__":
     gc.disable()  # before the SDK imports, as the project's CLI does for its one-shot process
 
 import importlib
+import importlib.util
 import json
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import pulumi
 from google.protobuf import json_format
-from pulumi.runtime import mocks, settings
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime import mocks
+
+
+def _private_sdk() -> Any:
+    """The project's one module of private Pulumi APIs (``components/sdk/pulumi_private.py``,
+    which imports only ``pulumi``), loaded from its file: the ``components`` package itself
+    stays unimported."""
+    path = Path(__file__).resolve().parents[1] / "components" / "sdk" / "pulumi_private.py"
+    spec = importlib.util.spec_from_file_location("_baseline_pulumi_private", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sdk = _private_sdk()
 
 # How the plan JSON shows a value known only after deploy, and a secret.
 UNKNOWN, SECRET = "[unknown]", "[secret]"
@@ -125,7 +140,7 @@ class EchoMocks(mocks.Mocks):
         return {}, []
 
 
-class Recorder(mocks.MockMonitor):
+class Recorder(sdk.MockMonitor):
     def __init__(self, resource_mocks: mocks.Mocks) -> None:
         super().__init__(resource_mocks)
         self.records: list[dict[str, Any]] = []
@@ -219,13 +234,11 @@ def run_shape(shape: list[dict[str, Any]]) -> list[dict[str, Any]]:
     classes = classes_of(shape)
     resource_mocks = EchoMocks()
     monitor = Recorder(resource_mocks)
-    settings.ROOT.set(None)  # a fresh runtime per run, as pulumi.runtime.test does
-    settings.SETTINGS.rpc_manager.clear()
-    settings.SETTINGS.outputs.clear()
+    sdk.fresh_runtime()  # a fresh runtime per run, as pulumi.runtime.test does
     pulumi.runtime.set_mocks(
         resource_mocks, project="baseline", stack="baseline", preview=True, monitor=monitor
     )
-    _sync_await(run_pulumi_func(lambda: program(shape, classes)))
+    sdk.run(lambda: program(shape, classes))
     return monitor.records
 
 

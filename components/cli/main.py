@@ -32,6 +32,14 @@ _MODULES = {
         "list TPU shapes (by generation, chips or zone) or resolve one accelerator name",
     ),
     "new": ("components.cli.new", "write a new stack file from a few flags"),
+    "drift-report": (
+        "components.cli.drift",
+        "the drift issue's Markdown from the drift workflow's per-stack preview results",
+    ),
+    "stack-schema": (
+        "components.cli.stack_schema",
+        "print (or --out FILE) the JSON Schema of a stack file, for editors",
+    ),
 }
 _OTHER_COMMANDS = ("stacks", "config-reference")
 

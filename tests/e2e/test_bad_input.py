@@ -1249,12 +1249,13 @@ def test_a_secure_value_outside_secrets_is_refused(tmp_path):
 
 
 def test_engine_refuses_unencrypted_secrets(monkeypatch):
+    import pulumi
     from pulumi.runtime import config as runtime_config
 
     from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
-    monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
+    monkeypatch.setattr(pulumi.runtime, "is_config_secret", lambda key: False)
     token = runtime_config.CONFIG.set({"tpu-pathways:secrets": '{"a": "plain"}'})
     try:
         with pytest.raises(ConfigError, match="stored in plain text") as caught:

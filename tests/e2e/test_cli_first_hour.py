@@ -48,7 +48,9 @@ def test_a_mistyped_command_gets_a_suggestion(capsys, typed, meant):
 def test_an_unknown_command_lists_the_commands(capsys):
     code, _, err = run_cli(capsys, "deploy")
     assert code == 2
-    assert "(commands: plan, shapes, new, stacks, config-reference;" in err
+    assert (
+        "(commands: plan, shapes, new, drift-report, stack-schema, stacks, config-reference;" in err
+    )
 
 
 def test_help_is_for_users_and_has_the_exit_codes(capsys):
