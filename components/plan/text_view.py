@@ -278,7 +278,7 @@ def render_stages(plan: Plan, verbose: bool = False) -> str:
     hint = "every input shown" if verbose else "--verbose: every input"
     lines = _wrapped(
         f"Plan for stack '{plan.stack}' of {plan.project}: creates {len(created(plan))} "
-        f"resources (in {components} components); {hint}, --json: all",
+        f"resources ({components} components); {hint}, --json: all",
         0,
     )
     for stage in Stage:

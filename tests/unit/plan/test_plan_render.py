@@ -138,7 +138,7 @@ def test_render_summary():
 def test_render_text():
     text = render_text(plan_with_summary({}))
     assert text.splitlines()[:4] == [
-        "Plan for stack 's' of p: creates 1 resources (in 0 components); --verbose: every input, "
+        "Plan for stack 's' of p: creates 1 resources (0 components); --verbose: every input, "
         "--json: all",
         "",
         "Cluster, network and identity:",
