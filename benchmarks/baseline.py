@@ -121,11 +121,22 @@ def _is_kubernetes_crd(type_token: str) -> bool:
     return type_token.startswith("kubernetes:")
 
 
+# A Python dynamic resource (pulumi.dynamic.Resource): registered as a plain CustomResource of
+# its type token, its props as the program sent them (the serialized provider among them).
+DYNAMIC_PREFIX = "pulumi-python:dynamic"
+
+
+def _is_dynamic(type_token: str) -> bool:
+    return type_token.startswith(DYNAMIC_PREFIX)
+
+
 def resolve_types(type_tokens: set[str], custom: dict[str, bool]) -> dict[str, type | None]:
     """The class of every type (imports its SDK module); raises on an unmappable custom type."""
     classes = {t: sdk_class(t) for t in sorted(type_tokens)}
     unknown = [
-        t for t, cls in classes.items() if cls is None and custom[t] and not _is_kubernetes_crd(t)
+        t
+        for t, cls in classes.items()
+        if cls is None and custom[t] and not (_is_kubernetes_crd(t) or _is_dynamic(t))
     ]
     if unknown:
         raise UnknownTypeError(f"no SDK class for custom resource type(s) {', '.join(unknown)}")
@@ -195,6 +206,9 @@ def register(
         component = pulumi.ComponentResource(type_token, name, None, opts)
         component.register_outputs({})
         return component
+    if _is_dynamic(type_token):
+        props = {k: program_value(v) for k, v in entry["inputs"].items()}
+        return pulumi.CustomResource(type_token, name, props, opts)
     # Top-level names become keyword arguments; nested values stay the plain dicts the plan
     # holds (the SDK accepts dicts for its Args types and translates them the same way).
     args = {keyword(type_token, k): program_value(v) for k, v in entry["inputs"].items()}
@@ -212,7 +226,7 @@ def _custom_resource() -> type:
 def classes_of(shape: list[dict[str, Any]]) -> dict[str, type | None]:
     custom = {entry["type"]: entry["custom"] for entry in shape}
     classes = resolve_types(set(custom), custom)
-    if any(cls is None and custom[t] for t, cls in classes.items()):
+    if any(cls is None and custom[t] and not _is_dynamic(t) for t, cls in classes.items()):
         _custom_resource()
     return classes
 
