@@ -1,14 +1,19 @@
 """Helpers the test modules share (fixtures live in conftest.py).
 
-``run_cli`` runs ``python -m components`` in-process; ``assert_error_report`` checks that a
-refusal printed the CLI's report and nothing else; ``deep_merge`` builds stack values from a
-base and overrides; ``SIGTERM_WRAPPER`` is a user command's wrapper prefix, written out.
+``run_cli`` runs ``python -m components`` in-process; ``ends_within`` bounds an in-process call
+that once hung; ``assert_error_report`` checks that a refusal printed the CLI's report and
+nothing else; ``deep_merge`` builds stack values from a base and overrides; ``SIGTERM_WRAPPER``
+is a user command's wrapper prefix, written out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import faulthandler
 import re
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -28,6 +33,21 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@contextlib.contextmanager
+def ends_within(seconds: float) -> Iterator[None]:
+    """A hang in the block (a FIFO opened for reading, a pattern that backtracks for hours)
+    ends this test process after ``seconds`` instead of stalling the run: faulthandler's
+    watchdog, a C thread that needs no GIL (a regex holds it), prints every thread's stack to
+    stderr and exits with status 1. Under xdist (the default run) that worker's test is then
+    reported as failed ("worker crashed") and a new worker runs the rest; a run in one process
+    ends there, the stack showing what hung."""
+    faulthandler.dump_traceback_later(seconds, exit=True, file=sys.__stderr__)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def assert_error_report(err: str) -> None:

@@ -71,10 +71,9 @@ def expected_slice(pool: dict[str, Any]) -> tuple[str, int, str]:
 
 
 @pytest.fixture(scope="module", params=STACK_FILES, ids=stack_name)
-def stack(request):
+def stack(request, example_plan):
     path: Path = request.param
-    name = stack_name(path)
-    return file_values(path), plan_file(name, EXAMPLES_DIR)
+    return file_values(path), example_plan(stack_name(path))
 
 
 def test_there_are_stacks():

@@ -24,9 +24,9 @@ STACKS = EXAMPLES_DIR
 
 
 @pytest.fixture(scope="module")
-def worker_outputs():
-    """The example workers' offline plans' outputs (planned once)."""
-    return {name: plan_file(name, STACKS).outputs for name in ("research-v5p", "dev")}
+def worker_outputs(example_plan):
+    """The example workers' offline plans' outputs (planned once per session)."""
+    return {name: example_plan(name).outputs for name in ("research-v5p", "dev")}
 
 
 @pytest.fixture
@@ -250,13 +250,13 @@ def allow_tokens(stacks: Path, worker: str) -> None:
     (stacks / f"Pulumi.{worker}.yaml").write_text(yaml.safe_dump(values))
 
 
-def test_a_worker_without_kueue_is_refused(stacks):
+def test_a_worker_without_kueue_is_refused(stacks, example_plan):
     # serving-v6e turns Kueue off (inference): MultiKueue would have nothing to dispatch to.
     allow_tokens(stacks, "serving-v6e")
     config = on_workers(fleet_values(), ["serving-v6e"])
     config["tpu-pathways:workloads"] = []
     write_fleet(stacks, config)
-    outputs = {"serving-v6e": plan_file("serving-v6e", STACKS).outputs}
+    outputs = {"serving-v6e": example_plan("serving-v6e").outputs}
     error = refusal(stacks, outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[0]"]
     assert error.issues[0].message.startswith(
@@ -307,14 +307,16 @@ def test_a_worker_without_tpu_pools_is_refused(stacks, worker_outputs):
     ]
 
 
-def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(stacks, worker_outputs):
+def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(
+    stacks, worker_outputs, example_plan
+):
     # research-jobset leaves kubernetesTokensViaDns unset: GKE answers the manager's
     # service-account token on the DNS-based endpoint with 401.
     shutil.copy(STACKS / "Pulumi.research-jobset.yaml", stacks)
     config = on_workers(fleet_values(), ["research-v5p", "research-jobset"])
     config["tpu-pathways:workloads"] = []
     write_fleet(stacks, config)
-    outputs = {**worker_outputs, "research-jobset": plan_file("research-jobset", STACKS).outputs}
+    outputs = {**worker_outputs, "research-jobset": example_plan("research-jobset").outputs}
     error = refusal(stacks, outputs)
     assert [(i.key, i.message) for i in error.issues] == [
         (

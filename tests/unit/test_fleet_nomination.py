@@ -28,8 +28,9 @@ STOPS_ALL = (
 
 
 @pytest.fixture(scope="module")
-def worker_outputs():
-    return {name: plan_file(name, STACKS).outputs for name in ("research-v5p", "dev")}
+def worker_outputs(example_plan):
+    """The example workers' offline plans' outputs (planned once per session)."""
+    return {name: example_plan(name).outputs for name in ("research-v5p", "dev")}
 
 
 @pytest.fixture
