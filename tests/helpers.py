@@ -100,8 +100,11 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
 SIGTERM_WRAPPER = [
     "/bin/sh",
     "-c",
-    'trap \'term=1; kill -TERM "$child" 2>/dev/null\' TERM\nterm=0\n"$@" &\nchild=$!\n'
+    'child=\npending=0\nterm=0\ntrap \'term=1; if [ -n "$child" ]; then kill -TERM "$child" '
+    '2>/dev/null; else pending=1; fi\' TERM\n"$@" &\nchild=$!\n'
+    'if [ "$pending" = 1 ]; then kill -TERM "$child" 2>/dev/null; fi\n'
     'wait "$child"\nstatus=$?\nwhile [ "$term" = 1 ]; do\n  term=0\n  wait "$child"\n'
-    '  status=$?\ndone\nexit "$status"\n',
+    '  again=$?\n  if [ "$again" = 127 ] && ! kill -0 "$child" 2>/dev/null; then break; fi\n'
+    '  status=$again\ndone\nexit "$status"\n',
     "pathways-main",
 ]
