@@ -14,6 +14,7 @@ fields GKE cannot change in place although the provider would plan an update.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -52,10 +53,29 @@ def mask_secrets(value: Any) -> Any:
     return value
 
 
+# Inputs that hold a JSON document in one string (a dashboard's ``dashboardJson``): compared as
+# documents, so a change names the tile or query it is in instead of one long string.
+JSON_DOCUMENTS = ("dashboardJson",)
+
+
+def _documents(before: Any, after: Any, prefix: str) -> tuple[Any, Any] | None:
+    if prefix.rsplit(".", 1)[-1] not in JSON_DOCUMENTS:
+        return None
+    if not (isinstance(before, str) and isinstance(after, str)) or before == after:
+        return None
+    try:
+        return json.loads(before), json.loads(after)
+    except ValueError:
+        return None
+
+
 def property_changes(before: Any, after: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
     """(path, before, after) for every differing property. Objects are walked key by key; lists
     of named objects (containers, env, volumes, ...) item by item as ``containers[main]``, other
-    lists of objects of one length by index (``workers[0]``); any other list compares whole."""
+    lists of objects of one length by index (``workers[0]``); any other list compares whole; a
+    JSON document in a string (``JSON_DOCUMENTS``) as the document."""
+    if (documents := _documents(before, after, prefix)) is not None:
+        return property_changes(*documents, prefix)
     if isinstance(before, dict) and isinstance(after, dict):
         found: list[tuple[str, Any, Any]] = []
         for key in sorted(set(before) | set(after)):

@@ -25,6 +25,7 @@ from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
 from components.plan.cost import cost_summary
+from components.plan.links import add_dashboard
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.resolve import loader
@@ -407,4 +408,5 @@ def plan_stack(
     # the pods per workload, where they land and as which identity.
     if reports and reports[-1].jobs:
         summary["workloads"] = reports[-1].jobs
+        add_dashboard(summary["workloads"], resources)
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -45,7 +45,9 @@ from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
 from components.resolve.zone_checks import zone_warnings
 from components.stack import args
 from components.stack.installs import build_installs
+from components.stack.observability import build_observability
 from components.stack.owner import read_owner_contract
+from components.stack.storage import build_storage
 from components.stack.workloads import build_workloads
 
 PreflightListener = Callable[[PreflightReport], None]
@@ -94,12 +96,13 @@ def build_stack(
         args.scratch_bucket_args(config, cluster.control_plane, node_account),
         within,
     )
-    grants = list(bucket.grants)
-    if config.data_buckets and node_account is not None:
-        grants += DataBucketGrants(
-            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account), within
-        ).grants
+    grants = [*bucket.grants, *_data_grants(config, node_account, within)]
+    grants += build_storage(config, cluster, installs.namespaces, within)
     workloads = build_workloads(config, cluster, installs, grants)
+    watched = (
+        build_observability(config, cluster, installs, within) if config.creates_cluster else {}
+    )
+    _name_the_dashboard(workloads, watched)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -111,6 +114,7 @@ def build_stack(
         "scratch_bucket": bucket.url,
         "team_namespaces": installs.namespaces,
         **workloads,
+        **watched,
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
@@ -119,6 +123,30 @@ def build_stack(
     if config.owner is not None:
         outputs["owner_stack"] = config.owner
     return outputs
+
+
+def _name_the_dashboard(workloads: dict[str, Any], watched: dict[str, Any]) -> None:
+    """Each job's outputs say where its dashboard is (its URL is ``dashboard_url``)."""
+    if "dashboard" not in watched:
+        return
+    jobs = [
+        *workloads.get("workloads", {}).values(),
+        *workloads.get("shared_services", {}).values(),
+    ]
+    for job in jobs:
+        job["dashboard"] = watched["dashboard"]
+
+
+def _data_grants(
+    config: StackConfig,
+    node_account: pulumi.Output[str] | None,
+    within: pulumi.ResourceOptions | None,
+) -> list[pulumi.Resource]:
+    """The node service account's ``dataBuckets`` (a cluster this stack creates)."""
+    if not config.data_buckets or node_account is None:
+        return []
+    grants = args.data_bucket_grants_args(config, node_account)
+    return DataBucketGrants(f"{config.cluster.name}-data-buckets", grants, within).grants
 
 
 def _check_before_registering(config: StackConfig, owner_read: bool) -> None:

@@ -1120,7 +1120,12 @@ def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
     plan = json.loads(stdout)
-    secret = next(r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:Secret")
+    secret = next(
+        r
+        for r in plan["resources"]
+        if r["type"] == "kubernetes:core/v1:Secret"
+        and r["inputs"]["metadata"]["namespace"] == "pathways"
+    )
     assert secret["inputs"]["metadata"] == {
         "name": "hello-train-config-secrets",
         "namespace": "pathways",
@@ -1146,7 +1151,7 @@ def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
             "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
         }
     ]
-    written = "".join(p.read_text() for p in out.iterdir())
+    written = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert CIPHERTEXT not in stdout and CIPHERTEXT not in written
     assert "stringData: '[secret]'" in written
 

@@ -583,6 +583,9 @@ def test_every_key_of_a_stack_that_a_fleet_lacks_is_refused_with_a_reason():
             "pricing",
             "secrets",
             "sharedServices",
+            "lustre",
+            "homeDirs",
+            "observability",
         }
     )
 

@@ -794,8 +794,9 @@ RESERVATION_LABEL = "tpu-pathways/reservation"
 
 def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     """research-v5p moves its slices from the reservation to flex-start and bumps the image:
-    the comment draws the replaced pools and job, and the Gantt shows the modeled `pulumi up`
-    getting shorter (flex-start pools are created empty)."""
+    the comment draws the replaced pools and job, and the dashboard updated (its idle-cost tile
+    goes: v5p flex-start has no price), and the Gantt shows the modeled `pulumi up` getting
+    shorter (flex-start pools are created empty)."""
     stacks = stacks_copy(tmp_path)
     argv = ("--stack", "research-v5p", "--stacks-dir", str(stacks))
     code, base_json, _ = run_cli(capsys, "plan", *argv, "--json")
@@ -828,10 +829,16 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         '  subgraph workloads["workloads"]',
         '    n2["replace: pathways-research-research-llm-pretrain"]',
         "  end",
+        '  subgraph other["other cloud resources"]',
+        '    n3["update: Dashboard pathways-research-monitoring-dashboard"]',
+        "  end",
         "  cluster --> pools",
         "  pools --> workloads",
+        "  other -.- cluster",
         "  classDef replace fill:#fff1e5,stroke:#bc4c00,color:#1f2328",
         "  class n0,n1,n2 replace",
+        "  classDef update fill:#ddf4ff,stroke:#0969da,color:#1f2328",
+        "  class n3 update",
         "```",
     ]
     gantt = out[out.index("```mermaid\ngantt") :]
@@ -864,3 +871,15 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     ]
     image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"
     assert (f'  - `{CONTAINERS}[main].image`: `"{image}:0.2.3"` → `"{image}:0.2.4"`') in out
+
+
+def test_a_dashboards_json_is_compared_as_a_document():
+    from components.plan.diff import property_changes
+
+    before = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 6}]}})
+    after = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 4}]}})
+    assert property_changes({"dashboardJson": before}, {"dashboardJson": after}) == [
+        ("dashboardJson.mosaicLayout.tiles[0].w", 6, 4)
+    ]
+    # any other string compares whole
+    assert property_changes({"text": before}, {"text": after}) == [("text", before, after)]
