@@ -248,14 +248,11 @@ def test_seven_mistakes_are_all_reported_in_one_run_in_file_order(tmp_path: Path
     (tmp_path / "Pulumi.seven.yaml").write_text(SEVEN_MISTAKES)
     with pytest.raises(ConfigError) as caught:
         read_stack("seven", tmp_path)
-    assert [(i.key, i.message.split(";")[0]) for i in caught.value.issues] == [
-        (
-            "cluster.nodeCount",
-            "unknown key 'nodeCount'. Allowed keys: name, regional, "
-            "releaseChannel, deletionProtection, privateNodes, authorizedNetworks, "
-            "kubernetesTokensViaDns, network, maintenance, securityGroup, secretsEncryption, "
-            "imageRepositories, binaryAuthorization, existing.",
-        ),
+    found = [
+        (i.key, i.message.split(";")[0].split(". Allowed keys")[0]) for i in caught.value.issues
+    ]
+    assert found == [
+        ("cluster.nodeCount", "unknown key 'nodeCount'"),
         (
             "tpuPools[0].generation",
             "v5p is not offered in zone 'us-west1-b' (zones that have it: "
