@@ -1,4 +1,5 @@
-"""`python -m components ...`: a one-shot process that skips the interpreter's teardown.
+"""`python -m components ...` (and the `tpu-pathways` command): a one-shot process that skips
+the interpreter's teardown.
 
 Two measures, both only for this entry point (importing ``components.cli.main`` changes neither):
 
@@ -74,7 +75,9 @@ def finish(code: object) -> None:
     os._exit(status)
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The CLI, then the fast exit: ``python -m components`` and the ``tpu-pathways`` console
+    script (pyproject.toml's [project.scripts]) both end here."""
     try:
         result: object = main()
     except SystemExit as exc:  # argparse (--help, usage errors) and explicit sys.exit
@@ -82,3 +85,7 @@ if __name__ == "__main__":
     except BrokenPipeError:
         result = closed_stdout()
     finish(result)
+
+
+if __name__ == "__main__":
+    run()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
 from components.cli import path_argument, usage_error
+from components.cli.progress import progress
 from components.errors import ConfigError
 from components.files import FileProblem, read_regular_file
 
@@ -138,8 +139,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out is not None:  # before the plan runs: a refused --out prints no plan
         _check_out(args.out)
-    source = read_stack(args.stack, diff_cli.stacks_dir(args))
-    plan = plan_read(source, args.program or PROGRAM)
+    with progress(f"planning stack {args.stack!r}"):
+        source = read_stack(args.stack, diff_cli.stacks_dir(args))
+        plan = plan_read(source, args.program or PROGRAM)
     code = _show(plan, args)
     if args.policy and not args.critical_path:
         environment = source.config.environment.value
@@ -163,7 +165,9 @@ def _run_program_dir(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         _check_out(args.out)
-    return _show(plan_program(args.program, args.config, args.stack), args)
+    with progress(f"planning {str(args.program)!r}"):
+        plan = plan_program(args.program, args.config, args.stack)
+    return _show(plan, args)
 
 
 def _show(plan: Plan, args: argparse.Namespace) -> int:

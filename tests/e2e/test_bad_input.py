@@ -34,7 +34,7 @@ BASE: dict[str, Any] = {
     "cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 4},
     "tpuPools": [
         {"name": "v5e", "generation": "v5e", "topology": "2x4", "capacity": {"spot": True}},
-        {"name": "v5p", "accelerator": "v5p-16", "slices": 2},
+        {"name": "v5p", "accelerator": "v5p-16", "slices": 2, "allowUnlistedZone": True},
     ],
     "addons": {"kueue": {"enabled": True}},
     "workloads": [

@@ -53,6 +53,7 @@ VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 KSA = "kubernetes:core/v1:ServiceAccount"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 NODE_SA = "nodes@tpu-pathways-serving.iam.gserviceaccount.com"
 
 # Compliant resources in the engine's wire form: numbers are floats.
@@ -143,6 +144,10 @@ GOOD: dict[str, dict[str, Any]] = {
     KSA: {
         "metadata": {"name": "infer", "namespace": "serving"},
         "automountServiceAccountToken": False,
+    },
+    PATHWAYS_JOB: {
+        "metadata": {"name": "infer", "namespace": "serving"},
+        "spec": {"pathwaysVersion": "jax-0.9.0", "image": "us-docker.pkg.dev/acme/serve:1.2"},
     },
 }
 RULE_TYPES = {rule.id: sorted(rule.types & set(GOOD)) for rule in RULES}
@@ -449,6 +454,14 @@ FAILING = [
         "roles/owner",
         "grants the basic role 'roles/owner': project-wide access far beyond what node service "
         "accounts need; grant the specific predefined roles instead",
+    ),
+    (
+        "images-pinned",
+        PATHWAYS_JOB,
+        "spec.image",
+        "us-docker.pkg.dev/acme/serve",
+        "spec.image: 'us-docker.pkg.dev/acme/serve' has no tag or digest, so it runs whatever "
+        "'latest' is (pin a tag or a digest outside dev)",
     ),
 ]
 

@@ -38,7 +38,9 @@ class GcpConfig(ConfigModel):
     """GCP project ID that owns the cluster, network, node pools and bucket."""
     region: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+", "a GCP region such as 'us-east5'")]
     """Region of the cluster's control plane (regional clusters), subnet and bucket."""
-    zone: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "a GCP zone such as 'us-east5-b'")]
+    zone: Annotated[
+        str, pattern(r"[a-z]+-[a-z]+\d+-[a-z][a-z0-9]{0,4}", "a GCP zone such as 'us-east5-b'")
+    ]
     """Zone of every node pool; TPU capacity is zonal, so all slices live here."""
 
     @model_validator(mode="after")

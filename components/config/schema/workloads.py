@@ -290,7 +290,8 @@ class WorkloadConfig(PathwaysDeployment):
     """training (head on the CPU pool), inference (head colocated with workers: one slice, on
     a node pool of its own) or headless."""
     image: ImageReference | None = None
-    """User container image (training and inference)."""
+    """User container image (training and inference); outside environment dev it needs a tag
+    other than latest, or a digest (in dev an unpinned one is warned about)."""
     command: list[CommandArg] = []
     """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit. No NUL
     characters; at most 128 KiB per argument (Linux's limit) and 256 KiB together."""
