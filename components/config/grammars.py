@@ -207,7 +207,7 @@ MAX_ENV_NAME = 256
 """Characters of one environment variable name (ours: Kubernetes sets no length; a name this
 long is already a mistake, and every later check of the name stays cheap)."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-# Names YAML 1.1 readers (Pulumi's among them) make of unquoted ON/YES/off/~/NULL... keys.
+# Names Pulumi's YAML reader (gopkg.in/yaml.v3) makes of unquoted TRUE/False/NULL/~... keys.
 YAML_WORDS = frozenset({"true", "false", "null"})
 
 
@@ -226,15 +226,16 @@ def env_name_problem(name: str) -> str | None:
 
 
 def yaml_word_problem(name: str) -> str | None:
-    """A name that is ``true``, ``false`` or ``null``: what a YAML 1.1 reader makes of an
-    unquoted ``ON``, ``Yes``, ``off``, ``NULL`` or ``~`` key, so two such keys collapse into one
-    (a value lost) before this program sees them."""
+    """A name that is ``true``, ``false`` or ``null``: what Pulumi's YAML reader (gopkg.in/
+    yaml.v3 v3.0.1, resolve.go) makes of an unquoted ``True``, ``TRUE``, ``False``, ``NULL`` or
+    ``~`` key, so two such keys collapse into one (a value lost) before this program sees them
+    under `pulumi up` (``ON``, ``yes``, ``off`` stay text there)."""
     if name not in YAML_WORDS:
         return None
     return (
-        f"{name!r} is not allowed as a name: YAML reads unquoted ON, On, YES, Yes, TRUE, OFF, "
-        "NO, FALSE, NULL and ~ as true/false/null, and two such keys become one; quote the "
-        'name in the stack file ("ON": ...)'
+        f"{name!r} is not allowed as a name: Pulumi's YAML reader reads unquoted true, True, "
+        "TRUE, false, False, FALSE, null, Null, NULL and ~ keys as true/false/null, and two "
+        'such keys become one; quote the name in the stack file ("TRUE": ...)'
     )
 
 

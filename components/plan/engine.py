@@ -312,14 +312,13 @@ class StackFile:
 def load_stack(
     stack: str,
     stacks_dir: Path = STACKS_DIR,
-    warn: Callable[[str], None] | None = None,
     raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
     """Read (unless ``raw`` is the file's config map already read) and validate a stack file for
     the offline plan: a team stack's owner contract is what the owner stack's own offline plan
     exports (same project, no network)."""
     return loader.load_stack(
-        stack, stacks_dir, warn, lambda owner: plan_file(owner, stacks_dir).outputs, raw
+        stack, stacks_dir, lambda owner: plan_file(owner, stacks_dir).outputs, raw
     )
 
 
@@ -333,8 +332,7 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
         fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
         return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
-    # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
-    config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
+    config = load_stack(stack, stacks_dir, raw=raw)
     label = stack_path(stack, stacks_dir).name
     if conflicts := classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
         raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")

@@ -15,7 +15,6 @@ from components.resolve.stack_files import (
     SECRETS_KEY,
     SET_SECRET_HINT,
     decode_engine_values,
-    lookalike_key_warnings,
     misspelled_namespaces,
     program_stacks_dir,
 )
@@ -29,8 +28,6 @@ def load_from_engine() -> StackConfig | FleetStack:
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     source = f"stack config ({NAMESPACE}:)"
     misspelled = misspelled_namespaces(raw)  # reported with the rest
-    for message in lookalike_key_warnings(raw):
-        pulumi.log.warn(message)
     if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
         issue = ConfigIssue(
             SECRETS_KEY,
