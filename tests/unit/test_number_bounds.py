@@ -96,3 +96,19 @@ def test_a_quota_past_int64_is_refused(kueue, key):
         parse_stack_config(deep_merge(BASE, {"addons": {"kueue": kueue}}), "test")
     messages = {issue.key: issue.message for issue in caught.value.issues}
     assert messages[key].endswith("must be at most 1000000"), messages
+
+
+@pytest.mark.parametrize(
+    ("resources", "key", "message"),
+    [
+        ({"cpu": "9223372036854776"}, "cpu", "more millicores than Kubernetes can count (int64)"),
+        ({"memory": "8Ei"}, "memory", "more bytes than Kubernetes can count (int64)"),
+    ],
+)
+def test_a_quantity_past_int64_is_refused(resources, key, message):
+    workload = {"name": "w", "pool": "v5e", "image": "python:3.12", "command": ["true"]}
+    values = deep_merge(BASE, {"workloads": [{**workload, "resources": resources}]})
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(values, "test")
+    messages = {issue.key: issue.message for issue in caught.value.issues}
+    assert message in messages[f"workloads[0].resources.{key}"], messages
