@@ -363,24 +363,6 @@ def subnet_range_problem(value: str) -> str | None:
     return None
 
 
-def covers_every_address(cidrs: list[str]) -> str | None:
-    """The address family ('0.0.0.0/0' or '::/0') that the ranges together cover completely
-    (``[0.0.0.0/1, 128.0.0.0/1]`` is the whole internet as much as 0.0.0.0/0 is), else None.
-    Invalid ranges are left out."""
-    by_family: dict[int, list[ipaddress.IPv4Network | ipaddress.IPv6Network]] = {4: [], 6: []}
-    for cidr in cidrs:
-        try:
-            network = ipaddress.ip_network(cidr, strict=False)
-        except ValueError:
-            continue
-        by_family[network.version].append(network)
-    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
-        merged = list(ipaddress.collapse_addresses(by_family[version]))  # type: ignore[arg-type]
-        if any(n.prefixlen == 0 for n in merged):
-            return everything
-    return None
-
-
 # --- stack references (``owner:``) -------------------------------------------------------
 _STACK_PART = r"[A-Za-z0-9_.-]+"
 _OWNER_REF = re.compile(rf"(?:({_STACK_PART})/)?(?:({_STACK_PART})/)?({_STACK_PART})")
