@@ -144,12 +144,69 @@ MAX_ENV_TOTAL_BYTES = 256 * 2**10
 
 
 def flag_problem(value: str) -> str | None:
+    shown = _show(value) if credential_flag_name(value) is None else _flag_shown(value)
     if _has_control(value):
         return (
-            f"{_show(value)} contains control characters (newline, tab...); a flag is one line "
-            "such as '--name=value'"
+            f"{shown} contains control characters (newline, tab...); a flag is one line such as "
+            "'--name=value'"
         )
-    return arg_size_problem(value)
+    return arg_size_problem(value, shown)
+
+
+def credential_flag_name(flag: str) -> str | None:
+    """The name of a flag that looks like it passes a credential (``--hf_token=...``,
+    ``--api-key ...``, ``--password``: ``credential_name`` of the name, '-' read as '_'), else
+    None."""
+    if not flag.startswith("-"):
+        return None
+    name = re.split(r"[=\s]", flag.lstrip("-"), maxsplit=1)[0]
+    return name if name and credential_name(name.replace("-", "_")) else None
+
+
+def _flag_shown(flag: str) -> str:
+    return f"the flag --{credential_flag_name(flag)} (value not shown)"
+
+
+# Kubernetes expands $(NAME) in a container's args from its environment (Pod spec, "args":
+# "Variable references $(VAR_NAME) are expanded using the container's environment").
+_ENV_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def credential_flag_problems(flags: list[str], secret_env: set[str]) -> list[tuple[int, str]]:
+    """Flags that pass a credential as plain text, by index: a credential flag's value (after
+    '=' or a space, or the next item) may only be ``$(NAME)``, NAME an environment variable set
+    from a secret (``secret_env``); the value itself is never shown."""
+    problems = []
+    for index, flag in enumerate(flags):
+        name = credential_flag_name(flag)
+        if name is None:
+            continue
+        value, where = _flag_value(flags, index)
+        reference = _ENV_REFERENCE.fullmatch(value or "")
+        if not value or (reference is not None and reference[1] in secret_env):
+            continue
+        problems.append(
+            (
+                where,
+                f"--{name} looks like it passes a credential, so its value may not be plain "
+                "text (it would be readable in the stack file, the plan and the PathwaysJob); "
+                f"pass it from the environment: --{name}=$(NAME), with env NAME set to "
+                "{configSecret: SECRET} or {secretKeyRef: {name: SECRET, key: KEY}}",
+            )
+        )
+    return problems
+
+
+def _flag_value(flags: list[str], index: int) -> tuple[str | None, int]:
+    """A flag's value and the index it is at: after '=' or a space, or the next item unless
+    that is another flag (then the flag is a switch, with no value)."""
+    parts = re.split(r"[=\s]", flags[index], maxsplit=1)
+    if len(parts) == 2:
+        return parts[1].strip(), index
+    following = flags[index + 1] if index + 1 < len(flags) else None
+    if following is None or following.startswith("-"):
+        return None, index
+    return following, index + 1
 
 
 def command_arg_problem(value: str) -> str | None:
@@ -160,13 +217,13 @@ def command_arg_problem(value: str) -> str | None:
     return arg_size_problem(value)
 
 
-def arg_size_problem(value: str) -> str | None:
+def arg_size_problem(value: str, shown: str | None = None) -> str | None:
     size = len(value.encode("utf-8"))
     if size > MAX_ARG_BYTES:
         return (
-            f"{_show(value)} is {size} bytes; Linux refuses to start a process with an argument "
-            f"over {MAX_ARG_BYTES} bytes (MAX_ARG_STRLEN); put large data in a file on the "
-            "scratch bucket or a ConfigMap"
+            f"{shown or _show(value)} is {size} bytes; Linux refuses to start a process with an "
+            f"argument over {MAX_ARG_BYTES} bytes (MAX_ARG_STRLEN); put large data in a file on "
+            "the scratch bucket or a ConfigMap"
         )
     return None
 
