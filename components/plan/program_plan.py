@@ -153,6 +153,7 @@ def plan_program(directory: Path, settings: Sequence[str] = (), stack: str | Non
         project.name,
         config=config,
         log=ProgramLog(str(directory / PROGRAM_FILE)),
+        user_program=directory,
     )
     summary: dict[str, Any] = {
         "tpu": exported_tpu_summary(outputs),
