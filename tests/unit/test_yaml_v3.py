@@ -223,3 +223,23 @@ def test_structured_values_reach_the_program_as_pulumi_encodes_them(text, expect
     assert raw is not None
     assert list(json.loads(raw["tpu-pathways:k"])) == list(json.loads(expected))
     assert json.loads(raw["tpu-pathways:k"]) == json.loads(expected)
+
+
+def test_a_large_file_without_aliases_is_no_alias_bomb(tmp_path):
+    """250,000 values written out (a 10,000-workload stack has as many) add nothing by
+    aliases; the alias budget is for what aliases add."""
+    values = ", ".join(["1"] * 250_000)
+    raw = _read(tmp_path, f"config:\n  tpu-pathways:k: [{values}]\n")
+    assert raw is not None and len(json.loads(raw["tpu-pathways:k"])) == 250_000
+
+
+def test_aliases_that_add_more_than_the_budget_are_refused(tmp_path):
+    lines = ["config:", '  tpu-pathways:a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 7):  # 10**6 values from a few hundred written
+        previous = "a" if i == 1 else f"b{i - 1}"
+        lines.append(f"  tpu-pathways:b{i}: &b{i} [{', '.join([f'*{previous}'] * 10)}]")
+    directory = tmp_path / "bomb"
+    directory.mkdir()
+    (directory / "Pulumi.k.yaml").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match="more than the 200000 aliases may add"):
+        read_stack_file("k", directory)
