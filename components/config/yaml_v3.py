@@ -18,7 +18,6 @@ with PyYAML's for every scalar of a stack file.
 
 from __future__ import annotations
 
-import calendar
 import enum
 import math
 import re
@@ -148,30 +147,17 @@ def _prefixed_int(plain: str) -> int | None:
 # resolve.go allowedTimestampFormats, as Go's time.Parse reads them: a 4-digit year, 1-2 digit
 # month, day, hour, minute and second, any fraction after '.' or ',', and a zone (Z or +hh:mm)
 # after 'T'/'t', none after ' '.
-_DATE = r"(\d{4})-(\d\d?)-(\d\d?)"
-_TIME = r"(\d\d?):(\d\d?):(\d\d?)(?:[.,]\d+)?"
-_TIMESTAMPS = (
-    re.compile(rf"{_DATE}[Tt]{_TIME}(?:Z|[+-](\d\d):(\d\d))"),
-    re.compile(rf"{_DATE} {_TIME}()()"),
-    re.compile(rf"{_DATE}()()()()()"),
-)
+_DATE = r"\d{4}-\d\d?-\d\d?"
+_TIME = r"\d\d?:\d\d?:\d\d?(?:[.,]\d+)?"
+_TIMESTAMP = re.compile(rf"{_DATE}(?:[Tt]{_TIME}(?:Z|[+-]\d\d:\d\d)| {_TIME})?")
 
 
 def is_timestamp(text: str) -> bool:
-    """Whether yaml.v3 reads ``text`` as a timestamp (Go's time.Parse checks every field's
-    range, the day against the month: ``2025-02-30`` is text)."""
-    for pattern in _TIMESTAMPS:
-        if match := pattern.fullmatch(text):
-            return _in_range([int(g) if g else 0 for g in match.groups()])
-    return False
-
-
-def _in_range(fields: list[int]) -> bool:
-    year, month, day, hour, minute, second, zone_hour, zone_minute = fields
-    # Go's year 0 is a leap year, as 2000 is (Python's calendar has no year 0).
-    if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year or 2000, month)[1]:
-        return False
-    return hour < 24 and minute < 60 and second < 60 and zone_hour <= 24 and zone_minute <= 60
+    """Whether yaml.v3 may read ``text`` as a timestamp: its layouts, without the range checks
+    of Go's time.Parse (``2025-02-30`` is text to it), which changed between Go releases (a
+    zone of +25:00 is a date to Go 1.19). Taking every such text for a date only refuses more:
+    quoting it is always the fix."""
+    return _TIMESTAMP.fullmatch(text) is not None
 
 
 def go_json_number(value: int | float) -> str:

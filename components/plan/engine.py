@@ -220,13 +220,14 @@ def run_program(
 
 @contextlib.contextmanager
 def _failures_of(user_program: Path | None) -> Iterator[None]:
-    """An exception of the user's program (not a ConfigError: this project's clean report) is
-    the program's failure; one of the project's own program is a bug, left as it is."""
+    """An exception of the user's program (not a ConfigError: this project's clean report), or
+    its sys.exit, is the program's failure; one of the project's own program is a bug, left as
+    it is."""
     try:
         yield
     except ConfigError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         if user_program is None:
             raise
         raise ProgramFailed(user_program, exc) from None

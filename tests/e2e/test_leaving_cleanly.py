@@ -128,3 +128,76 @@ def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(value, capsy
         cli.main(["plan", "--stack", "dev", "--timeout", value])
     assert caught.value.code == 2
     assert f"argument --timeout: {value!r} is not allowed" in capsys.readouterr().err
+
+
+# --- the same classes, fresh cases ---------------------------------------------------------
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("argv", [("config-reference",), ("stacks",)])
+def test_other_commands_to_a_full_disk_are_one_line_too(argv):
+    with open("/dev/full", "wb") as full:
+        done = _cli(*argv, stdout=full)
+    assert done.returncode == 2
+    assert done.stderr.decode().count("\n") == 1
+    assert b"No space left on device" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_ctrl_c_while_the_users_program_runs_is_one_line_and_status_130(tmp_path):
+    program = tmp_path / "slow.py"
+    marker = tmp_path / "started"
+    program.write_text(
+        f"import time, pathlib\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(60)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "components", "plan", "--stack", "dev", "--program", str(program)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err.decode()) == (130, "error: interrupted (Ctrl-C)\n")
+
+
+@pytest.mark.parametrize(
+    ("source", "helper", "summary", "frames"),
+    [
+        ("import sys\nsys.exit(3)\n", None, "SystemExit: 3", ["sys.exit(3)"]),
+        (
+            "import helper\nhelper.go()\n",
+            "def go():\n    {}['missing']\n",
+            "KeyError: 'missing'",
+            ["helper.go()", "{}['missing']"],
+        ),
+        (  # raised inside this project's code: only the program's call is shown
+            "from components import resolve_accelerator\nresolve_accelerator(None)\n",
+            None,
+            "TypeError: object of type 'NoneType' has no len()",
+            ["resolve_accelerator(None)"],
+        ),
+        (
+            "import pulumi\npulumi.Output.from_input(1).apply(lambda v: 1 / 0)\n",
+            None,
+            "ZeroDivisionError: division by zero",
+            ["pulumi.Output.from_input(1).apply(lambda v: 1 / 0)"],
+        ),
+    ],
+    ids=["sys-exit", "in-a-helper-module", "in-the-project-api", "in-an-apply"],
+)
+def test_a_failing_program_is_one_line_then_its_own_frames(
+    source, helper, summary, frames, tmp_path, capsys
+):
+    directory = _program(tmp_path, source)
+    if helper is not None:
+        (directory / "helper.py").write_text(helper)
+    code = cli.main(["plan", "--program", str(directory)])
+    err = capsys.readouterr().err
+    head, *rest = err.splitlines()
+    assert code == 2
+    assert head.startswith(f"error: the program {directory} failed: ")
+    assert summary in head
+    assert all(f"    {line}" in rest for line in frames), err
+    assert "/components/" not in err and "site-packages" not in err and "<frozen" not in err
