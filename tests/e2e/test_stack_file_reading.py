@@ -189,3 +189,35 @@ def test_an_explicit_number_tag_is_refused_and_a_string_tag_is_text(tmp_path):
         read_stack_file("s", directory)
     directory = _stack(tmp_path, "config:\n  tpu-pathways:x: !!str 0.10\n", "t")
     assert read_stack_file("t", directory)["tpu-pathways:x"] == "0.10"
+
+
+@pytest.mark.parametrize(
+    ("project", "message"),
+    [
+        ("name: mine\nconfig:\n  mine:version: 0.10\n", 'quote it: "0.10"'),
+        ("name: mine\nconfig:\n  mine:zone: [a, b\n", "not valid YAML"),
+        ("name: mine\nruntime: python\ndescription: 2025-1-5\n", "as a date/time"),
+    ],
+)
+def test_a_project_file_is_read_as_pulumi_reads_it_or_refused(project, message, tmp_path, capsys):
+    directory = tmp_path / "prog"
+    directory.mkdir()
+    (directory / "Pulumi.yaml").write_text(project)
+    (directory / "__main__.py").write_text("import pulumi\n")
+    code, _, err = run_cli(capsys, "plan", "--program", str(directory))
+    assert code == 2
+    assert_error_report(err)
+    assert f"error: {directory / 'Pulumi.yaml'}: 1 problem" in err
+    assert message in err
+
+
+def test_a_project_files_config_reaches_the_program_as_pulumi_reads_it(tmp_path, capsys):
+    directory = tmp_path / "prog"
+    directory.mkdir()
+    (directory / "Pulumi.yaml").write_text("name: mine\nconfig:\n  mine:team: on\n")
+    (directory / "__main__.py").write_text(
+        "import pulumi\npulumi.export('team', pulumi.Config().get('team'))\n"
+    )
+    code, out, err = run_cli(capsys, "plan", "--program", str(directory), "--json")
+    assert code == 0, err
+    assert json.loads(out)["outputs"]["team"] == "on"
