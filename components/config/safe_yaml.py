@@ -28,6 +28,7 @@ expanded).
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from components.config.grammars import hides_value
 from components.config.scalar_readings import MERGE, STR, Place, read_scalar
+from components.config.yaml_v3 import MAYBE_NOT_TEXT
 from components.errors import ConfigError, ConfigIssue, join_key, key_part
 
 # libyaml's parser when PyYAML has it: ~9x faster on large stack files (benchmarks/README.md).
@@ -278,6 +280,9 @@ class _Walk:
             shown = "" if hidden or len(node.value) > 40 else f': "{node.value}"'
             yield ConfigIssue(key, f"line {_line(node)}: {_FLOW_QUESTION}{shown}")
             return
+        if node.tag == STR and (node.style or node.value[:1] not in MAYBE_NOT_TEXT):
+            self.readings[id(node)] = node.value  # text to both readers: most scalars
+            return
         reading = read_scalar(node, tag, place, hidden)
         if reading.problem is not None:
             yield ConfigIssue(key, f"line {_line(node)}: {reading.problem}")
@@ -312,7 +317,7 @@ class _Walk:
             if problems:
                 yield from problems
                 continue
-            under = hidden or hides_value(name)  # the whole name: ``child`` may show it cut short
+            under = hidden or _hides(name)  # the whole name: ``child`` may show it cut short
             yield from self.walk(value_node, child, depth + 1, _child_level(level, name), under)
 
     def merge(
@@ -338,6 +343,8 @@ _FLOW_QUESTION = (
     "inside [ ] or { }, Pulumi's YAML reader ends unquoted text at a '?' and then cannot load "
     "the file; quote the text"
 )
+# A stack file repeats its key names (name, image, pool...): each is judged once.
+_hides = functools.lru_cache(maxsize=4096)(hides_value)
 # pulumi/pulumi LoadProjectStackBytes writes the file out and reads it again (yaml.v3): the
 # writer leaves the text << unquoted, and the reader takes that for a merge key.
 _QUOTED_MERGE = (

@@ -52,6 +52,9 @@ _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _NOT_FINITE = frozenset(
     sign + inf for sign in ("", "+", "-") for inf in (".inf", ".Inf", ".INF")
 ) | frozenset({".nan", ".NaN", ".NAN"})
+MAYBE_NOT_TEXT = frozenset("+-0123456789yYnNtTfFoO~.")
+"""resolve.go resolveTable: a plain scalar is text to yaml.v3 unless it starts with one of
+these (or is empty, a null)."""
 # resolve.go yamlStyleFloat, applied after every '_' is removed.
 _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 # Go's ParseFloat on text starting with '.': a Go float literal, '_' only between digits.
@@ -69,7 +72,7 @@ def resolve_plain(text: str) -> GoScalar:
     if text[:1] == ".":
         number = _DOT_FLOAT.fullmatch(text) and _finite_float(text.replace("_", ""))
         return GoScalar(Kind.FLOAT, number) if number is not None else GoScalar(Kind.TEXT, text)
-    if text[:1] not in "+-0123456789" or not text:
+    if text[:1] not in "+-0123456789" or not text:  # the map lookups above were the rest
         return GoScalar(Kind.TEXT, text)
     if is_timestamp(text):
         return GoScalar(Kind.TIMESTAMP, text)
