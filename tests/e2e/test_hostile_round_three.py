@@ -17,7 +17,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.config.address_sets import everywhere, exposure
 from components.errors import ConfigError
 from components.resolve.checks import parse_stack_config
 from components.resolve.stack_files import read_stack_file
@@ -293,6 +292,8 @@ def _spellings(network: ipaddress.IPv4Network) -> list[str]:
     other=st.sampled_from(["10.0.0.0/8", "128.0.0.0/1", "192.168.0.0/16"]),
 )
 def test_every_spelling_of_an_ipv4_range_is_judged_as_the_range(address, bits, other):
+    from components.config.address_sets import everywhere, exposure
+
     network = ipaddress.IPv4Network((address, bits), strict=False)
     verdicts = {
         (everywhere(spelled) is None, exposure([spelled, other]) is None)

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from components.cli import main as cli
-from components.cli.deadline import DEFAULT_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,6 +96,8 @@ def test_a_program_file_that_fails_is_reported_the_same_way(tmp_path, capsys):
 
 
 def test_the_default_timeout_is_ten_minutes():
+    from components.cli.deadline import DEFAULT_SECONDS
+
     parser = cli._parser("plan")
     assert parser.parse_args(["plan", "--stack", "dev"]).timeout == DEFAULT_SECONDS == 600
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.address_sets import everywhere, exposure
 from components.errors import ConfigError
 from components.resolve.checks import parse_stack_config
 from tests.helpers import deep_merge
@@ -41,6 +40,8 @@ def _issues(cidrs: list[str]) -> dict[str, str]:
     ],
 )
 def test_a_range_that_admits_all_of_ipv4_however_written_is_refused(cidr, meaning):
+    from components.config.address_sets import everywhere
+
     assert everywhere(cidr) == meaning
     message = _issues([cidr])["cluster.authorizedNetworks[0].cidr"]
     assert message.startswith(f"{cidr!r} would open the control plane's IP endpoint to the whole")
@@ -89,6 +90,8 @@ def test_ranges_that_admit_more_public_ipv4_than_a_slash_8_are_refused(cidrs, pu
     ],
 )
 def test_ordinary_networks_are_accepted(cidrs):
+    from components.config.address_sets import everywhere, exposure
+
     assert exposure(cidrs) is None
     assert all(everywhere(cidr) is None for cidr in cidrs)
 

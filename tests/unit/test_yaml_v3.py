@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from components.config.yaml_v3 import Kind, go_json_number, program_text, resolve_plain
 from components.errors import ConfigError
 from components.resolve.stack_files import read_stack_file
 
@@ -151,6 +150,8 @@ def test_the_plan_reads_a_nested_value_as_the_program_gets_it_or_refuses_it(writ
 
 @pytest.mark.parametrize("written", sorted(w for w in KNOWN if w[:1] not in "!'\""))
 def test_the_resolver_reads_a_plain_scalar_as_yaml_v3_does(written):
+    from components.config.yaml_v3 import Kind, program_text, resolve_plain
+
     pulumi, _, _, _ = KNOWN[written]
     scalar = resolve_plain(written)
     if pulumi == DATE:
@@ -177,6 +178,8 @@ def test_the_resolver_reads_a_plain_scalar_as_yaml_v3_does(written):
     ],
 )
 def test_numbers_are_written_as_go_encoding_json_writes_them(number, text):
+    from components.config.yaml_v3 import go_json_number
+
     assert go_json_number(number) == text
 
 
