@@ -42,10 +42,18 @@ BUCKET_ACL = "gcp:storage/bucketACL:BucketACL"
 DEFAULT_OBJECT_ACL = "gcp:storage/defaultObjectACL:DefaultObjectACL"
 OBJECT_ACL = "gcp:storage/objectACL:ObjectACL"
 
+# --- Google Cloud: file systems and monitoring ---------------------------------------------
+LUSTRE_INSTANCE = "gcp:lustre/instance:Instance"
+FILESTORE_INSTANCE = "gcp:filestore/instance:Instance"
+DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+
 # --- Google Cloud: invokes the program calls ----------------------------------------------
 GET_SUBNETWORK = "gcp:compute/getSubnetwork:getSubnetwork"
 GET_PROJECT = "gcp:organizations/getProject:getProject"
 GET_CLUSTER = "gcp:container/getCluster:getCluster"
+# The deployer's own credentials (a fleet mints the manager's tokens on its workers with them).
+GET_CLIENT_CONFIG = "gcp:organizations/getClientConfig:getClientConfig"
 
 # --- Kubernetes ---------------------------------------------------------------------------
 KUBERNETES_PREFIX = "kubernetes:"  # every object pulumi-kubernetes registers

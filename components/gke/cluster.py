@@ -21,6 +21,7 @@ from components.gke.cluster_settings import (
     binary_authorization,
     control_plane_endpoints,
     default_pool_node_config,
+    monitoring_config,
     private_cluster_config,
     secrets_encryption,
     workload_identity,
@@ -111,6 +112,16 @@ class GkeClusterArgs:
     """Enforce the project's Binary Authorization policy on every image."""
     image_repositories: Sequence[ImageRepository] = ()
     """Artifact Registry repositories the nodes may pull from (read on each, nothing more)."""
+    lustre_csi: bool = False
+    """Enable GKE's Managed Lustre CSI driver."""
+    filestore_csi: bool = False
+    """Enable GKE's Filestore CSI driver."""
+    monitoring_components: Sequence[str] = ()
+    """GKE metric packages (SYSTEM_COMPONENTS, POD, DEPLOYMENT, JOBSET, ...); none: GKE's."""
+    managed_prometheus: bool | None = None
+    """Managed Service for Prometheus on or off (None: GKE's default)."""
+    min_master_version: str | None = None
+    """The lowest GKE version of the control plane (None: the release channel's default)."""
 
     @property
     def location(self) -> str:
@@ -203,6 +214,9 @@ class GkeCluster(ClusterTarget):
             )
         )
         self.node_service_account = node_sa.email
+        # The VPC (name) and the nodes' range: what file systems in it are reached through.
+        self.network = pulumi.Output.from_input(network.network)
+        self.nodes_range = pulumi.Output.from_input(network.nodes_range)
         self.control_plane = [cluster]
         self._pool_dependencies = (cluster, node_sa.account)
         self.provider = self._make_provider(name, self.kubeconfig)
@@ -244,7 +258,11 @@ class GkeCluster(ClusterTarget):
                 args.maintenance_window, args.maintenance_exclusions
             ),
             workload_identity_config=workload_identity(args.project),
-            addons_config=addons_config(),
+            addons_config=addons_config(args.lustre_csi, args.filestore_csi),
+            monitoring_config=monitoring_config(
+                args.monitoring_components, args.managed_prometheus
+            ),
+            min_master_version=args.min_master_version,
             control_plane_endpoints_config=control_plane_endpoints(
                 args.authorized_networks, args.kubernetes_tokens_via_dns
             ),
@@ -256,16 +274,17 @@ class GkeCluster(ClusterTarget):
             database_encryption=secrets_encryption(args.secrets_kms_key),
             binary_authorization=binary_authorization(args.binary_authorization),
             resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                protect=args.protect,
-                # node_config only shapes the temporary default pool; changing it would
-                # otherwise replace the whole cluster.
-                ignore_changes=["nodeConfig", "initialNodeCount"],
-                custom_timeouts=pulumi.CustomTimeouts(
-                    **cluster_timeouts(args.node_pools).as_strings()
-                ),
-            ),
+            opts=self._cluster_options(args),
+        )
+
+    def _cluster_options(self, args: GkeClusterArgs) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(
+            parent=self,
+            protect=args.protect,
+            # node_config only shapes the temporary default pool; changing it would
+            # otherwise replace the whole cluster.
+            ignore_changes=["nodeConfig", "initialNodeCount"],
+            custom_timeouts=pulumi.CustomTimeouts(**cluster_timeouts(args.node_pools).as_strings()),
         )
 
     def pool_target(self) -> PoolTarget:

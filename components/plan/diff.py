@@ -14,6 +14,7 @@ fields GKE cannot change in place although the provider would plan an update.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -33,6 +34,9 @@ from components.plan.views import Bound, ClusterView, NodePoolView
 from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX, NODE_POOL
 from components.tpu.pricing import PriceTable
 
+# The estimates of `pulumi up`'s critical path a diff draws (mermaid.timeline_gantt): typical.
+DRAWN_ESTIMATES = ("typical",)
+
 # The wire signature Pulumi gives a secret value; plan documents already hide secrets, but a
 # hand-made or older document is masked again so no secret reaches a diff.
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
@@ -49,10 +53,29 @@ def mask_secrets(value: Any) -> Any:
     return value
 
 
+# Inputs that hold a JSON document in one string (a dashboard's ``dashboardJson``): compared as
+# documents, so a change names the tile or query it is in instead of one long string.
+JSON_DOCUMENTS = ("dashboardJson",)
+
+
+def _documents(before: Any, after: Any, prefix: str) -> tuple[Any, Any] | None:
+    if prefix.rsplit(".", 1)[-1] not in JSON_DOCUMENTS:
+        return None
+    if not (isinstance(before, str) and isinstance(after, str)) or before == after:
+        return None
+    try:
+        return json.loads(before), json.loads(after)
+    except ValueError:
+        return None
+
+
 def property_changes(before: Any, after: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
     """(path, before, after) for every differing property. Objects are walked key by key; lists
     of named objects (containers, env, volumes, ...) item by item as ``containers[main]``, other
-    lists of objects of one length by index (``workers[0]``); any other list compares whole."""
+    lists of objects of one length by index (``workers[0]``); any other list compares whole; a
+    JSON document in a string (``JSON_DOCUMENTS``) as the document."""
+    if (documents := _documents(before, after, prefix)) is not None:
+        return property_changes(*documents, prefix)
     if isinstance(before, dict) and isinstance(after, dict):
         found: list[tuple[str, Any, Any]] = []
         for key in sorted(set(before) | set(after)):
@@ -274,8 +297,8 @@ def diff_plans(
         cost_before=plan_cost(before, table) if before is not None else None,
         cost_after=plan_cost(after, table) if after is not None else None,
         cluster=_cluster_name([*new.values(), *old.values()]),
-        path_before=_critical_path(before),
-        path_after=_critical_path(after),
+        path_before=_critical_path(old_plan),
+        path_after=_critical_path(new_plan),
         fleet=_fleet(after),
     )
 
@@ -293,14 +316,14 @@ def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _critical_path(document: dict[str, Any] | None) -> CriticalPath | None:
-    """The modeled critical path of a plan document; None when there is none to draw (no plan,
-    or a hand-made document the model cannot schedule). The graph's own chain, without the
-    engine's and GKE's limits: a diff compares the shapes of two graphs (``plan
-    --critical-path`` models the queue)."""
-    if document is None:
+def _critical_path(plan: Plan | None) -> CriticalPath | None:
+    """The modeled critical path of a plan; None when there is none to draw (no plan, or a
+    hand-made document the model cannot schedule). The graph's own chain, without the engine's
+    and GKE's limits: a diff compares the shapes of two graphs (``plan --critical-path`` models
+    the queue). Only the typical estimate, the one the diff draws."""
+    if plan is None:
         return None
     try:
-        return critical_path(document.get("resources") or [], limits=UNBOUNDED)
+        return critical_path(plan.resources, limits=UNBOUNDED, estimates=DRAWN_ESTIMATES)
     except (KeyError, TypeError, ValueError):
         return None

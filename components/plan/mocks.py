@@ -17,6 +17,8 @@ from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 from components.tokens import (
     BUCKET,
     CLUSTER,
+    FILESTORE_INSTANCE,
+    GET_CLIENT_CONFIG,
     GET_CLUSTER,
     GET_PROJECT,
     GET_SUBNETWORK,
@@ -42,8 +44,14 @@ def _cluster(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"endpoint": rpc.UNKNOWN, "controlPlaneEndpointsConfig": endpoints}
 
 
+def _filestore(inputs: dict[str, Any]) -> dict[str, Any]:
+    # The instance's IP addresses exist only once Filestore has created it.
+    return {"networks": rpc.UNKNOWN}
+
+
 _DERIVED_OUTPUTS = {
     CLUSTER: _cluster,
+    FILESTORE_INSTANCE: _filestore,
     SERVICE_ACCOUNT: _service_account,
     BUCKET: _bucket,
 }
@@ -67,10 +75,16 @@ def _get_subnetwork(args: dict[str, Any]) -> dict[str, Any]:
     return {"name": args.get("name"), "region": args.get("region"), "ipCidrRange": DEPLOY_TIME}
 
 
+def _get_client_config(args: dict[str, Any]) -> dict[str, Any]:
+    # The deployer's access token exists only where `pulumi up` runs.
+    return {"accessToken": DEPLOY_TIME, "id": DEPLOY_TIME, "project": DEPLOY_TIME}
+
+
 _INVOKES = {
     GET_SUBNETWORK: _get_subnetwork,
     GET_PROJECT: _get_project,
     GET_CLUSTER: _get_cluster,
+    GET_CLIENT_CONFIG: _get_client_config,
 }
 
 

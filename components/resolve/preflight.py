@@ -41,6 +41,8 @@ from components.pathways.scheduler_model import (
 )
 from components.pathways.service_client import client_capacity
 from components.pathways.storage_access import StorageCheck
+from components.resolve.links import job_logs_url
+from components.resolve.storage import gcsfuse_annotations, mounts_summary, team_bucket_grants
 from components.resolve.workload_specs import (
     deployment_jobset,
     deployment_namespace,
@@ -106,8 +108,9 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
 
 def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
     """What this stack grants: each team's Kubernetes service account read-write on its prefix
-    of the scratch bucket (Workload Identity: the identity of Pathways pods off the host
-    network), and its node service account (the identity of host-network Pathways pods)
+    of the scratch bucket and what its ``buckets`` give it (Workload Identity: the identity of
+    Pathways pods off the host network and of Cloud Storage FUSE mounts), and its node service
+    account (the identity of host-network Pathways pods)
     read-write on the scratch bucket and each of ``dataBuckets``. A stack on a cluster it does
     not create grants its nodes nothing."""
     grants = [
@@ -119,6 +122,7 @@ def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
         )
         for team in config.teams
     ]
+    grants += team_bucket_grants(config)
     if config.creates_cluster:
         nodes = node_service_account_email(config.gcp.project, config.cluster.name)
         grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE))
@@ -149,7 +153,16 @@ def _deployment(
         spec = workload_spec(config, entry, pins)
         proxy = workload_endpoints(entry).proxy
         return Deployment(
-            key, "workload", entry.name, entry.team, entry.pool, spec, proxy, entry.image, jobset
+            key,
+            "workload",
+            entry.name,
+            entry.team,
+            entry.pool,
+            spec,
+            proxy,
+            entry.image,
+            jobset,
+            annotations=gcsfuse_annotations(config, entry),
         )
     spec = shared_service_spec(config, entry, pins)
     address = shared_service_address(entry)
@@ -172,6 +185,7 @@ def preflight(
     storage = StorageCheck(tuple(grants), how_to_grant)
     index = PoolIndex(pools)  # once: each job then costs what its pods select
     placements = [check_job(deployment, index, storage, report) for deployment in deployments]
+    _links_and_mounts(config, report, skip)
     report.issues += shared_node_pools(placements)
     report.issues += owner_node_pools(config, placements)
     if not config.queues_jobs:
@@ -179,6 +193,17 @@ def preflight(
     if config.shared_services:
         _service_clients(config, pools, report)
     return report
+
+
+def _links_and_mounts(config: StackConfig, report: PreflightReport, skip: Collection[str]) -> None:
+    """Each job's Logs Explorer link, and a workload's mounts, in the plan's summary."""
+    for key, entry in config.deployments():
+        job = report.jobs.get(f"{deployment_namespace(entry)}/{entry.name}")
+        if key in skip or job is None:
+            continue
+        if isinstance(entry, WorkloadConfig) and (mounts := mounts_summary(config, entry)):
+            job["volumes"] = mounts
+        job["logs"] = job_logs_url(config, entry.name, deployment_namespace(entry))
 
 
 def owner_node_pools(config: StackConfig, placements: Sequence[Placement]) -> list[ConfigIssue]:

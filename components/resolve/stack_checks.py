@@ -20,6 +20,7 @@ from components.resolve.quota_checks import (
     namespace_quota_issues,
     team_quota_issues,
 )
+from components.resolve.storage_checks import stack_storage_issues
 from components.resolve.tenancy.shared_cluster import ownership_issues
 from components.vocabulary import Environment, WorkloadBackend
 
@@ -36,7 +37,7 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
     issues += _bucket_name_rules(config) + _data_bucket_issues(config)
     issues += _latest_pathways(config) + _backend_issues(config) + size_issues(config)
     issues += _isolation_issues(config) + namespace_quota_issues(config)
-    issues += _unused_addon_settings(config)
+    issues += _unused_addon_settings(config) + stack_storage_issues(config)
     return issues
 
 

@@ -27,6 +27,7 @@ from components.pathways.service_client import (
     client_capacity,
     slice_restarts_limit,
 )
+from components.resolve.storage_checks import workload_storage_issues
 from components.resolve.workload_specs import (
     deployment_namespace,
     holds_client_port,
@@ -46,7 +47,7 @@ def workload_issues(config: StackConfig) -> list[ConfigIssue]:
             else _service_problems(config, entry)
         )
         issues += _located(key, problems)
-    issues += _duplicate_names(config)
+    issues += _duplicate_names(config) + workload_storage_issues(config)
     if not issues:  # the jobs' specs need valid pools and teams
         issues += client_capacity_issues(config) + object_size_issues(config)
     return issues

@@ -77,6 +77,11 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         secrets_kms_key=cluster.secrets_encryption.kms_key if cluster.secrets_encryption else None,
         binary_authorization=cluster.binary_authorization,
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
+        lustre_csi=bool(config.lustre),
+        filestore_csi=config.home_dirs is not None,
+        monitoring_components=tuple(c.value for c in config.observability.system_components),
+        managed_prometheus=config.observability.managed_prometheus,
+        min_master_version=cluster.min_master_version,
     )
 
 

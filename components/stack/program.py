@@ -43,7 +43,9 @@ from components.resolve.preflight import run_preflight
 from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
 from components.stack import args
 from components.stack.installs import build_installs
+from components.stack.observability import build_observability
 from components.stack.owner import read_owner_contract
+from components.stack.storage import build_storage
 from components.stack.workloads import build_workloads
 
 PreflightListener = Callable[[PreflightReport], None]
@@ -61,8 +63,13 @@ def preflight_reports(listener: PreflightListener) -> Iterator[None]:
         _preflight_listeners.remove(listener)
 
 
-def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
+def build_stack(
+    config: StackConfig, owner_read: bool = False, within: pulumi.ResourceOptions | None = None
+) -> dict[str, Any]:
     """Register every resource of the stack; returns the stack outputs to export.
+
+    ``within``: options for the cluster's components (the component package's ``Cluster``
+    registers a stack of no workloads inside itself: its parent and depends_on).
 
     For a team stack, ``owner_read`` says the caller already read the owner's contract through
     the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
@@ -70,36 +77,30 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
 
     Raises ConfigError (before registering anything but that read) when the preflight finds a
     job that would not run."""
-    read_here = config.owner is not None and not owner_read
-    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
-        raise ConfigError(
-            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
-            "owner stack",
-        )
-    report = run_preflight(config)
-    for listener in _preflight_listeners:
-        listener(report)
+    _check_before_registering(config, owner_read)
     name = config.cluster.name
     node_account = None
     if config.creates_cluster:
-        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config))
-        system_pool, pools = _node_pools(config, cluster)
+        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config), within)
+        system_pool, pools = _node_pools(config, cluster, within)
         install_after = [*cluster.control_plane, system_pool]
         node_account = cluster.node_service_account
     else:
-        cluster = ExistingCluster(name, args.existing_cluster_args(config))
+        cluster = ExistingCluster(name, args.existing_cluster_args(config), within)
         pools, install_after = {}, []
-    installs = build_installs(config, cluster, install_after)
+    installs = build_installs(config, cluster, install_after, within)
     bucket = ScratchBucket(
         f"{name}-scratch",
         args.scratch_bucket_args(config, cluster.control_plane, node_account),
+        within,
     )
-    grants = list(bucket.grants)
-    if config.data_buckets and node_account is not None:
-        grants += DataBucketGrants(
-            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
-        ).grants
+    grants = [*bucket.grants, *_data_grants(config, node_account, within)]
+    grants += build_storage(config, cluster, installs.namespaces, within)
     workloads = build_workloads(config, cluster, installs, grants)
+    watched = (
+        build_observability(config, cluster, installs, within) if config.creates_cluster else {}
+    )
+    _name_the_dashboard(workloads, watched)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -111,6 +112,7 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         "scratch_bucket": bucket.url,
         "team_namespaces": installs.namespaces,
         **workloads,
+        **watched,
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
@@ -121,17 +123,54 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     return outputs
 
 
+def _name_the_dashboard(workloads: dict[str, Any], watched: dict[str, Any]) -> None:
+    """Each job's outputs say where its dashboard is (its URL is ``dashboard_url``)."""
+    if "dashboard" not in watched:
+        return
+    jobs = [
+        *workloads.get("workloads", {}).values(),
+        *workloads.get("shared_services", {}).values(),
+    ]
+    for job in jobs:
+        job["dashboard"] = watched["dashboard"]
+
+
+def _data_grants(
+    config: StackConfig,
+    node_account: pulumi.Output[str] | None,
+    within: pulumi.ResourceOptions | None,
+) -> list[pulumi.Resource]:
+    """The node service account's ``dataBuckets`` (a cluster this stack creates)."""
+    if not config.data_buckets or node_account is None:
+        return []
+    grants = args.data_bucket_grants_args(config, node_account)
+    return DataBucketGrants(f"{config.cluster.name}-data-buckets", grants, within).grants
+
+
+def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
+    """A team stack's owner read (unless the caller did), then the preflight."""
+    read_here = config.owner is not None and not owner_read
+    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
+            "owner stack",
+        )
+    report = run_preflight(config)
+    for listener in _preflight_listeners:
+        listener(report)
+
+
 def _node_pools(
-    config: StackConfig, cluster: GkeCluster
+    config: StackConfig, cluster: GkeCluster, within: pulumi.ResourceOptions | None = None
 ) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
     """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
     target = cluster.pool_target()
     name = config.cluster.name
     system, cpu = config.system_pool, config.cpu_pool
-    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target))
-    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target))
+    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target), within)
+    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target), within)
     return system_pool, {
-        pool.name: TpuNodePool(f"{name}-{pool.name}", args.tpu_pool_args(pool, target))
+        pool.name: TpuNodePool(f"{name}-{pool.name}", args.tpu_pool_args(pool, target), within)
         for pool in config.tpu_pools
     }
 

@@ -58,7 +58,13 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
         if problem:
             raise ConfigError([ConfigIssue("metadata.name", problem)], "PathwaysJob")
         if args.node_pools is not None and isinstance(args.namespace, str):
-            report = preflight_job(args.name, args.namespace, args.spec, args.node_pools)
+            report = preflight_job(
+                args.name,
+                args.namespace,
+                args.spec,
+                args.node_pools,
+                annotations=args.annotations,
+            )
             report.raise_if_failed()
         install = [args.controller_install] if args.controller_install else []
         required = pulumi.ResourceOptions(

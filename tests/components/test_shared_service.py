@@ -35,6 +35,16 @@ SERVING_CONNECT = (
 )
 
 
+SERVING_LOGS = (
+    "https://console.cloud.google.com/logs/query;query=resource.type%3D%22k8s_container%22%0A"
+    "resource.labels.project_id%3D%22tpu-pathways-serving%22%0Aresource.labels.location%3D%22"
+    "us-east5%22%0Aresource.labels.cluster_name%3D%22pathways-serving%22%0Aresource.labels."
+    "namespace_name%3D%22default%22%0Aresource.labels.pod_name%3D~%22%5Eshared-v6e-%28pathways-"
+    "head%7Cworker%29-%22%0Aseverity%3E%3DDEFAULT;storageScope=project;duration=P1D"
+    "?project=tpu-pathways-serving"
+)
+
+
 def test_serving_stack_outputs(serving):
     assert serving.outputs["shared_services"] == {
         "default/shared-v6e": {
@@ -45,6 +55,11 @@ def test_serving_stack_outputs(serving):
                 "shared-v6e-pathways-head-0-0.shared-v6e.default.svc.cluster.local:29001"
             ),
             "connect": SERVING_CONNECT,
+            "logs": SERVING_LOGS,
+            "dashboard": (
+                '"tpu-pathways serving-v6e (pathways-serving)" at '
+                "https://console.cloud.google.com/monitoring/dashboards?project=tpu-pathways-serving"
+            ),
         }
     }
 

@@ -146,9 +146,29 @@ def test_explicit_pathways_dir_inside_the_bucket_is_kept(plan_of, stack_values):
     assert jobs(plan)["train"]["spec"]["pathwaysDir"] == f"gs://{BUCKET}/ml/runs/2026/train"
 
 
+def logs(job: str) -> str:
+    """Logs Explorer on a job of namespace ml of the dev cluster (console_links' URL form)."""
+    return (
+        "https://console.cloud.google.com/logs/query;query=resource.type%3D%22k8s_container%22"
+        "%0Aresource.labels.project_id%3D%22tpu-pathways-dev%22%0Aresource.labels.location%3D%22"
+        "us-west4%22%0Aresource.labels.cluster_name%3D%22pathways-dev%22%0Aresource.labels."
+        f"namespace_name%3D%22ml%22%0Aresource.labels.pod_name%3D~%22%5E{job}-%28pathways-head"
+        "%7Cworker%29-%22%0Aseverity%3E%3DDEFAULT;storageScope=project;duration=P1D"
+        "?project=tpu-pathways-dev"
+    )
+
+
+DASHBOARD = (
+    '"tpu-pathways test (pathways-dev)" at '
+    "https://console.cloud.google.com/monitoring/dashboards?project=tpu-pathways-dev"
+)
+
+
 def test_training_outputs(plain):
     assert plain.outputs["workloads"]["ml/train"] == {
         "proxy": "grpc://train-pathways-head-0-0.train.ml.svc.cluster.local:29000",
+        "logs": logs("train"),
+        "dashboard": DASHBOARD,
     }
 
 
@@ -202,6 +222,8 @@ def test_headless_outputs_say_how_to_connect(plain):
             "jobset.sigs.k8s.io/jobset-name=nb,jobset.sigs.k8s.io/replicatedjob-name=pathways-head"
             " -o name | head -n 1) 29000:29000"
         ),
+        "logs": logs("nb"),
+        "dashboard": DASHBOARD,
     }
 
 
@@ -496,6 +518,17 @@ def test_wrapper_forwards_sigterm_and_propagates_the_exit_status(wrapper_script)
         for status, output in results:
             outcomes[(status, output)] = outcomes.get((status, output), 0) + 1
     assert outcomes == {(7, "ready\ngot-term\n"): BATCHES * RUNS}
+
+
+# The child signals its own wrapper as soon as it starts: often before the wrapper has read the
+# child's process id (`child=$!`). A wrapper that forwards only once it knows the id loses that
+# SIGTERM (the child runs to completion and exits 0: seen in 30 of 48 runs of the old wrapper).
+EARLY_CHILD = "trap 'echo got-term; exit 7' TERM; kill -TERM $PPID; sleep 5 & wait"
+
+
+def test_wrapper_forwards_a_sigterm_that_arrives_before_it_knows_the_child(wrapper_script):
+    results = run_wrapped(wrapper_script, ["sh", "-c", EARLY_CHILD], terminate_after=None, runs=48)
+    assert sorted(set(results)) == [(7, "got-term\n")]
 
 
 def test_wrapper_passes_arguments_and_status_through(wrapper_script):

@@ -67,10 +67,15 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     # default in a stack that owns its cluster), the patches that pin each controller to the
     # system pool (JobSet's also sets its memory), and the JobSet, PathwaysJob and Kueue release
     # manifests; the team's isolation: its pod admission policy and binding, NetworkPolicies
-    # and ResourceQuota
+    # and ResourceQuota; Kueue's and JobSet's metrics scraping (a PodMonitoring, the scraper's
+    # account, token, reader binding and the collector's read of the token), and the dashboard
+    # in a directory of its own that `kubectl apply -f DIR` does not read
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
+        "clusterrolebinding-jobset-system-metrics-scraper.yaml",
+        "clusterrolebinding-kueue-system-metrics-scraper.yaml",
         "localqueue-pathways-multislice-queue.yaml",
+        "monitoring",
         "namespace-pathways.yaml",
         "networkpolicy-pathways-allow-dns.yaml",
         "networkpolicy-pathways-allow-google-apis.yaml",
@@ -81,6 +86,8 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "patch-deployment-pathways-job-system-pathways-job-controller-manager.yaml",
         "pathwaysjob-pathways-hello-train.yaml",
         "pathwaysjob-pathways-notebook.yaml",
+        "podmonitoring-jobset-system-jobset-controller.yaml",
+        "podmonitoring-kueue-system-kueue-controller.yaml",
         "priorityclass-high.yaml",
         "priorityclass-low.yaml",
         "priorityclass-medium.yaml",
@@ -90,14 +97,27 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "resourceflavor-cpu-cpu-np.yaml",
         "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
         "resourcequota-pathways-pathways-quota.yaml",
+        "role-jobset-system-gmp-collector-reads-scraper-token.yaml",
+        "role-kueue-system-gmp-collector-reads-scraper-token.yaml",
+        "rolebinding-jobset-system-gmp-collector-reads-scraper-token.yaml",
+        "rolebinding-kueue-system-gmp-collector-reads-scraper-token.yaml",
+        "secret-jobset-system-metrics-scraper-token.yaml",
+        "secret-kueue-system-metrics-scraper-token.yaml",
+        "serviceaccount-jobset-system-metrics-scraper.yaml",
+        "serviceaccount-kueue-system-metrics-scraper.yaml",
         "serviceaccount-pathways-pathways.yaml",
         "validatingadmissionpolicy-tpu-pathways-pods-pathways.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-pods-pathways.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 24 files to {out_dir}: 20 Kubernetes objects, 3 server-side patches, "
-        "release-manifests.txt (the 3 release manifests installed by URL)"
+        f"wrote 37 files to {out_dir}: 32 Kubernetes objects, 3 server-side patches, "
+        "release-manifests.txt (the 3 release manifests installed by URL), Cloud Monitoring "
+        "dashboard JSON to import (monitoring/dashboard-pathways-dev-monitoring-dashboard.json)"
     )
+    dashboard = json.loads(
+        (out_dir / "monitoring" / "dashboard-pathways-dev-monitoring-dashboard.json").read_text()
+    )
+    assert dashboard["displayName"] == "tpu-pathways dev (pathways-dev)"
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
     assert [line.split()[1] for line in urls] == [
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",

@@ -39,7 +39,7 @@ def test_the_stages_come_in_deployment_order(example_plan):
         "Node pools:",
         "Installs (JobSet, PathwaysJob, Kueue and their controller patches):",
         "Namespaces and queues:",
-        "Buckets and who may use them:",
+        "Buckets, file systems and who may use them:",
         "Workloads (pods as the PathwaysJob controller v0.1.4 or the JobSet makes them):",
     ]
     installs = lines[lines.index(headings[2]) + 1 : lines.index(headings[3]) - 1]
@@ -92,14 +92,16 @@ def test_outputs_are_one_entry_per_line_when_long(example_plan):
 
 def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
     lines = render_text(example_plan("dev")).splitlines()
-    assert lines[-5:] == [
-        "Creates 40 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
+    assert lines[-6:] == [
+        "Creates 58 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
         "Firewall, 3 NodePool, 3 ConfigFile,",
         "  3 DeploymentPatch, 1 ClusterQueue, 1 Namespace, 1 LocalQueue, 2 ResourceFlavor, 5 "
-        "PriorityClass, 1",
-        "  ValidatingAdmissionPolicy, 1 ValidatingAdmissionPolicyBinding, 1 ResourceQuota, 4 "
-        "NetworkPolicy, 1 ServiceAccount, 1",
-        "  Bucket, 2 BucketIAMMember, 2 PathwaysJob",
+        "PriorityClass, 3 ServiceAccount, 2",
+        "  Secret, 2 PodMonitoring, 2 ClusterRoleBinding, 2 Role, 2 RoleBinding, 1 "
+        "ValidatingAdmissionPolicy, 1",
+        "  ValidatingAdmissionPolicyBinding, 1 ResourceQuota, 4 NetworkPolicy, 1 Bucket, 3 "
+        "BucketIAMMember, 2 PathwaysJob, 4",
+        "  AlertPolicy, 1 Dashboard",
         "Total: 8 TPU chips (v5e), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list prices)",
     ]
 

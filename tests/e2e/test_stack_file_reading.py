@@ -38,6 +38,11 @@ def _plan_json(capsys, directory: Path) -> dict:
     return json.loads(out)
 
 
+def _line(needle: str) -> int:
+    """The line of the dev stack file that holds ``needle`` (the edits keep line counts)."""
+    return next(i for i, line in enumerate(DEV.splitlines(), 1) if needle in line)
+
+
 def _refusal(capsys, directory: Path) -> str:
     code, _, err = run_cli(capsys, "plan", "--stack", "s", "--stacks-dir", str(directory))
     assert code == 2, err
@@ -78,7 +83,8 @@ def test_a_top_level_value_pulumi_would_pass_changed_is_refused_with_its_quoting
     )
     err = _refusal(capsys, directory)
     assert (
-        f"tpu-pathways:pathwaysVersion: line 4: Pulumi passes {written} to the program as the "
+        f"tpu-pathways:pathwaysVersion: line {_line('environment: dev') + 1}: Pulumi passes "
+        f"{written} to the program as the "
     ) in err
     assert f"text '{passed}', not as written; quote it: \"{written}\"" in err
 
@@ -113,7 +119,8 @@ def test_a_number_only_pulumi_reads_as_one_is_refused_inside_a_value(
 ):
     directory = _dev(tmp_path, "maxNodes: 3", f"maxNodes: {written}")
     err = _refusal(capsys, directory)
-    assert f"tpu-pathways:cpuPool.maxNodes: line 18: YAML readers disagree on {written}" in err
+    line = _line("maxNodes: 3")
+    assert f"tpu-pathways:cpuPool.maxNodes: line {line}: YAML readers disagree on {written}" in err
     assert f'write {number} or quote it: "{written}"' in err
 
 
@@ -131,7 +138,8 @@ def test_on_inside_a_value_reaches_the_schema_as_text(tmp_path, capsys):
 
 def test_an_integer_past_int64_inside_a_value_is_refused(tmp_path, capsys):
     directory = _dev(tmp_path, "maxNodes: 3", "maxNodes: 9223372036854775808")
-    assert "cpuPool.maxNodes: line 18: '9223372036854775808' is past the largest integer" in (
+    line = _line("maxNodes: 3")
+    assert f"cpuPool.maxNodes: line {line}: '9223372036854775808' is past the largest" in (
         _refusal(capsys, directory)
     )
 

@@ -6,6 +6,7 @@ import ipaddress
 from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     Field,
     StrictBool,
     StrictInt,
@@ -25,6 +26,7 @@ from components.config.schema.base import (
 )
 from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
+from components.gke_versions import GkeVersion
 from components.model import ConfigModel
 from components.vocabulary import ReleaseChannel
 
@@ -119,6 +121,14 @@ class AuthorizedNetwork(ConfigModel):
         return value
 
 
+def _gke_version(value: str) -> str:
+    GkeVersion.parse(value)
+    return value
+
+
+GkeVersionText = Annotated[str, AfterValidator(_gke_version)]
+
+
 class ExistingClusterConfig(ConfigModel):
     """Target a cluster another stack (or XPK) made, instead of creating one."""
 
@@ -132,6 +142,10 @@ class ExistingClusterConfig(ConfigModel):
         Annotated[str, pattern(r"\S(.*\S)?", "a kubeconfig context name (not blank)")] | None
     ) = None
     """Alternatively, a context of the user's kubeconfig file to deploy through."""
+    gke_version: GkeVersionText | None = None
+    """The oldest GKE version the cluster's control plane and nodes run ('1.35' or
+    '1.35.1-gke.1234000'): the preflight checks features against it (Cloud Storage FUSE on the
+    host network needs 1.33.3-gke.1226000). Unset: not known, so such features are refused."""
 
     @model_validator(mode="after")
     def _one_way(self) -> ExistingClusterConfig:
@@ -232,6 +246,11 @@ class ClusterConfig(ConfigModel):
     binary_authorization: StrictBool = False
     """Admit only images the project's Binary Authorization policy allows
     (PROJECT_SINGLETON_POLICY_ENFORCE)."""
+    min_master_version: GkeVersionText | None = None
+    """The lowest GKE version of the control plane ('1.35' or '1.35.1-gke.1234000', a version
+    the release channel offers): GKE creates the cluster at it and never goes below it; new node
+    pools start at the control plane's version. Unset: the channel's default (every channel
+    offers 1.34 or later, which the preflight assumes)."""
     existing: ExistingClusterConfig | None = None
     """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
     authorizedNetworks, deletionProtection, regional, releaseChannel, network and maintenance are
@@ -267,6 +286,7 @@ class ClusterConfig(ConfigModel):
             "secrets_encryption",
             "binary_authorization",
             "image_repositories",
+            "min_master_version",
         )
         issues = [
             ConfigIssue(

@@ -12,14 +12,11 @@ from pydantic import (
     model_validator,
 )
 
-from components.config import grammars
-from components.config.schema.base import MAX_CHIPS, DnsLabel, GroupEmail, grammar
+from components.config.schema.base import MAX_CHIPS, DnsLabel, GroupEmail
+from components.config.schema.storage import BucketName, TeamBucketConfig
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
-
-# Cloud Storage's naming rules, the one rule every bucket name and gs:// path is checked by.
-BucketName = Annotated[str, grammar(grammars.bucket_problem)]
 
 
 class ScratchBucketConfig(ConfigModel):
@@ -134,3 +131,7 @@ class TeamConfig(ConfigModel):
     resource_quota: TeamResourceQuotaConfig = TeamResourceQuotaConfig()
     """A ResourceQuota on the team's namespace (default: no LoadBalancer or NodePort Services;
     pods, CPU, memory and TPU chips unbounded unless set)."""
+    buckets: list[TeamBucketConfig] = Field([], max_length=32)
+    """Existing buckets (or prefixes of them) the team's service account may read or write,
+    through Workload Identity: what its Cloud Storage FUSE volumes act as. No other team's
+    account gets them."""

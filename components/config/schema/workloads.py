@@ -31,6 +31,7 @@ from components.config.schema.base import (
     grammar,
     pattern,
 )
+from components.config.schema.storage import GcsVolumeConfig, volume_issues
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import PodResources
@@ -332,6 +333,22 @@ class WorkloadConfig(PathwaysDeployment):
     """false (jobset backend only): the Pathways pods run on the pod network as the team's
     Kubernetes service account, so its Workload Identity grants apply instead of the node
     service account's (docs/workloads.md: Workload backends)."""
+    volumes: list[GcsVolumeConfig] = Field([], max_length=8)
+    """Buckets mounted into the user container through Cloud Storage FUSE (training and
+    inference; docs/storage.md). Each acts as the team's service account, which needs a grant
+    in ``teams[].buckets``."""
+    lustre: list[DnsLabel] = Field([], max_length=4)
+    """Managed Lustre file systems of the stack (``lustre[].name``) mounted into the user
+    container; each must list the workload's team."""
+    home_dir: StrictBool = False
+    """Mount the team's Filestore home share (``homeDirs``) into the user container."""
+
+    @model_validator(mode="after")
+    def _volumes(self) -> WorkloadConfig:
+        headless = self.mode is WorkloadMode.HEADLESS
+        if issues := volume_issues(self.volumes, headless, bool(self.lustre or self.home_dir)):
+            raise KeyedError(issues)
+        return self
 
     @model_validator(mode="after")
     def _mode_fields(self) -> WorkloadConfig:

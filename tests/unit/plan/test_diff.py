@@ -721,6 +721,59 @@ def test_added_and_removed_containers_and_a_reordering():
     assert [c.path for c in swapped.changes] == [CONTAINERS]
 
 
+SIDECAR = {"name": "sidecar", "image": "s:1"}
+IMAGE_RULE = {"replaceOnChanges": [f"{CONTAINERS}[*].image"]}
+
+
+@pytest.mark.parametrize(
+    ("after", "path"),
+    [(job_with(SIDECAR, MAIN), CONTAINERS), (job_with(MAIN), f"{CONTAINERS}[sidecar]")],
+    ids=["reordered", "resized"],
+)
+def test_a_list_reordered_or_resized_above_a_replace_field_forces_replacement(after, path):
+    """The change is at the list, above the rule's field: the field is compared as the list
+    compares, whole (after the reordering index 0 holds another image; after the resize an
+    image is gone)."""
+    change = one(
+        res("j", PATHWAYS_JOB, job_with(MAIN, SIDECAR), IMAGE_RULE),
+        res("j", PATHWAYS_JOB, after, IMAGE_RULE),
+    )
+    assert [(c.path, c.replace_reason) for c in change.changes] == [
+        (path, "options.replaceOnChanges 'spec.controller.template.spec.containers[*].image'")
+    ]
+    assert change.kind == "replace"
+
+
+TAINT = {"key": "tpu-pathways/team", "value": "research", "effect": "NO_SCHEDULE"}
+
+
+def test_a_block_above_a_force_new_field_replaces_only_if_that_field_changes():
+    """nodeConfig.confidentialNodes appearing is a change above the ForceNew
+    nodeConfig.confidentialNodes.confidentialInstanceType; beside it the taints list is resized
+    (compared whole). Without that field the block updates in place; with it, the pool is
+    replaced."""
+    before = res("p", inputs=tpu_pool(taints=[TAINT]))
+    two_taints = [TAINT, {**TAINT, "key": "tpu-pathways/pool"}]
+    enabled = res("p", inputs=tpu_pool(confidentialNodes={"enabled": True}, taints=two_taints))
+    updated = one(before, enabled)
+    assert [(c.path, c.replace_reason) for c in updated.changes] == [
+        ("nodeConfig.confidentialNodes", None),
+        ("nodeConfig.taints", None),
+    ]
+    assert updated.kind == "update"
+    typed = {"enabled": True, "confidentialInstanceType": "SEV"}
+    replaced = one(before, res("p", inputs=tpu_pool(confidentialNodes=typed, taints=two_taints)))
+    assert [(c.path, c.replace_reason) for c in replaced.changes] == [
+        (
+            "nodeConfig.confidentialNodes",
+            "nodeConfig.confidentialNodes.confidentialInstanceType "
+            "(ForceNew in the Google provider)",
+        ),
+        ("nodeConfig.taints", None),
+    ]
+    assert replaced.kind == "replace"
+
+
 def test_list_item_selectors_do_not_hide_a_rule():
     # ignoreChanges and replaceOnChanges name properties; a [name] selector is not one
     options = {"ignoreChanges": [f"{CONTAINERS}[*].image"]}
@@ -740,8 +793,9 @@ RESERVATION_LABEL = "tpu-pathways/reservation"
 
 def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     """research-v5p moves its slices from the reservation to flex-start and bumps the image:
-    the comment draws the replaced pools and job, and the Gantt shows the modeled `pulumi up`
-    getting shorter (flex-start pools are created empty)."""
+    the comment draws the replaced pools and job, and the dashboard updated (its idle-cost tile
+    goes: v5p flex-start has no price), and the Gantt shows the modeled `pulumi up` getting
+    shorter (flex-start pools are created empty)."""
     stacks = stacks_copy(tmp_path)
     argv = ("--stack", "research-v5p", "--stacks-dir", str(stacks))
     code, base_json, _ = run_cli(capsys, "plan", *argv, "--json")
@@ -774,10 +828,16 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         '  subgraph workloads["workloads"]',
         '    n2["replace: pathways-research-research-llm-pretrain"]',
         "  end",
+        '  subgraph other["other cloud resources"]',
+        '    n3["update: Dashboard pathways-research-monitoring-dashboard"]',
+        "  end",
         "  cluster --> pools",
         "  pools --> workloads",
+        "  other -.- cluster",
         "  classDef replace fill:#fff1e5,stroke:#bc4c00,color:#1f2328",
         "  class n0,n1,n2 replace",
+        "  classDef update fill:#ddf4ff,stroke:#0969da,color:#1f2328",
+        "  class n3 update",
         "```",
     ]
     gantt = out[out.index("```mermaid\ngantt") :]
@@ -810,3 +870,15 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     ]
     image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"
     assert (f'  - `{CONTAINERS}[main].image`: `"{image}:0.2.3"` → `"{image}:0.2.4"`') in out
+
+
+def test_a_dashboards_json_is_compared_as_a_document():
+    from components.plan.diff import property_changes
+
+    before = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 6}]}})
+    after = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 4}]}})
+    assert property_changes({"dashboardJson": before}, {"dashboardJson": after}) == [
+        ("dashboardJson.mosaicLayout.tiles[0].w", 6, 4)
+    ]
+    # any other string compares whole
+    assert property_changes({"text": before}, {"text": after}) == [("text", before, after)]
