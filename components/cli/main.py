@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
 
-from components.cli import path_argument
+from components.cli import EXIT_USAGE, path_argument
 from components.errors import ConfigError
-
-EXIT_USAGE = 2
+from components.program_failure import ProgramFailed
 
 # The commands whose arguments live in their own module (``add_arguments(parser)``, which also
 # sets the handler): only the module of the command run is imported, so `shapes` loads the TPU
@@ -75,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except ConfigError as exc:
+    except (ConfigError, ProgramFailed) as exc:  # the user's mistake, or the user's program's
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
 from components.cli import path_argument, usage_error
+from components.cli.deadline import PlanTimeout, add_timeout_argument, deadline
 from components.cli.progress import progress
 from components.errors import ConfigError
 from components.files import FileProblem, read_regular_file
@@ -78,6 +79,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         help="with --critical-path: the `pulumi up --parallel` to model (default: Pulumi's, "
         "4 x CPUs, on a 2-vCPU runner: 8)",
     )
+    add_timeout_argument(plan)
     diff_cli.add_arguments(plan)
     plan.set_defaults(handler=run)
 
@@ -122,6 +124,15 @@ def _first_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The `plan` command, stopped after ``--timeout`` seconds."""
+    try:
+        with deadline(args.timeout, watchdog=args.program is not None):
+            return _run(args)
+    except PlanTimeout as exc:
+        raise _error("--timeout", str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     _check_critical_path(args)
     if args.program is not None and args.program.is_dir():
         return _run_program_dir(args)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 
+from components.config.safe_yaml import load_yaml
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
 from components.plan.cost import cost_summary
@@ -71,13 +71,13 @@ def read_project(directory: Path) -> Project:
     path = directory / PROJECT_FILE
     try:
         text = read_regular_file(path, MAX_PROJECT_BYTES, "project file").decode("utf-8")
-        document = yaml.safe_load(text)
     except FileProblem as exc:
         message = f"{str(path)!r} {exc}; a program directory holds its Pulumi.yaml"
         raise _error(_ARGUMENT, message) from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+    except UnicodeDecodeError as exc:
         message = f"{str(path)!r} is not a Pulumi.yaml ({type(exc).__name__})"
         raise _error(_ARGUMENT, message) from None
+    document = load_yaml(text, str(path))  # as the Pulumi CLI reads it (yaml.v3), or refused
     name = document.get("name") if isinstance(document, dict) else None
     if not isinstance(name, str) or not name:
         raise _error(_ARGUMENT, f"{str(path)!r} names no project (its `name:` key)")
@@ -176,6 +176,7 @@ def plan_program(directory: Path, settings: Sequence[str] = (), stack: str | Non
                     project.name,
                     config={**config, **_stand_ins(missing, config)},
                     log=ProgramLog(str(directory / PROGRAM_FILE)),
+                    user_program=directory,
                 )
         except MissingConfig as exc:
             missing.append(exc.key)

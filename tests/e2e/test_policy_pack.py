@@ -291,14 +291,15 @@ FAILING = [
         "masterAuthorizedNetworksConfig",
         {
             "cidrBlocks": [
-                {"cidrBlock": "::/1"},
-                {"cidrBlock": "8000::/2"},
-                {"cidrBlock": "c000::/2"},
+                {"cidrBlock": "::ffff:0:0/97"},
+                {"cidrBlock": "2002:8000::/17"},
             ]
         },
-        "masterAuthorizedNetworksConfig.cidrBlocks together cover ::/0 (::/1, 8000::/2, "
-        "c000::/2): the control plane's IP endpoint would take traffic from the whole internet; "
-        "list your networks' CIDRs or use the IAM-gated DNS endpoint",
+        "masterAuthorizedNetworksConfig.cidrBlocks together cover 0.0.0.0/0 (::ffff:0:0/97 "
+        "(0.0.0.0/1 written as IPv6, IPv4-mapped), 2002:8000::/17 (128.0.0.0/1 written as IPv6, "
+        "6to4)) (::ffff:0:0/97, 2002:8000::/17): the control plane's IP endpoint would take "
+        "traffic from the whole internet; list your networks' CIDRs or use the IAM-gated DNS "
+        "endpoint",
     ),
     (
         "cluster-control-plane-endpoints",

@@ -393,9 +393,9 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ),
     (
         "IPv6 authorized networks that add up to the internet",
-        _merge(cluster={"authorizedNetworks": [{"cidr": "::/1"}, {"cidr": "8000::/1"}]}),
+        _merge(cluster={"authorizedNetworks": [{"cidr": "2002::/17"}, {"cidr": "2002:8000::/17"}]}),
         "cluster.authorizedNetworks",
-        ("together these ranges cover ::/0",),
+        ("together these ranges cover 0.0.0.0/0 (2002::/17 (0.0.0.0/1 written as IPv6, 6to4)",),
     ),
     (
         "more authorized networks than GKE allows",
