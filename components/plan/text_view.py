@@ -296,8 +296,8 @@ def render_stages(plan: Plan, verbose: bool = False) -> str:
     components = sum(1 for r in plan.resources if not listed(r))
     hint = "every input shown" if verbose else "--verbose: every input"
     lines = _wrapped(
-        f"Plan for stack '{plan.stack}' of {plan.project}: {len(plan.resources)} resources "
-        f"({components} components); {hint}, --json: all",
+        f"Plan for stack '{plan.stack}' of {plan.project}: creates {len(created(plan))} "
+        f"resources ({components} components); {hint}, --json: all",
         0,
     )
     for stage in Stage:
@@ -336,6 +336,9 @@ def output_lines(label: str, value: Any, indent: int = 2, depth: int = 1) -> lis
 
 
 def render_outputs(plan: Plan) -> str:
+    """The stack outputs ('' when there are none: no empty section)."""
+    if not plan.outputs:
+        return ""
     lines = ["Outputs:"]
     for key, value in plan.outputs.items():
         lines += output_lines(key, value)

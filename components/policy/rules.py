@@ -52,6 +52,7 @@ from components.policy.model import (
     expect,
 )
 from components.policy.workload_admission import workload_queued
+from components.policy.workload_checks import images_pinned
 from components.tokens import (
     ADMISSION_POLICY,
     ADMISSION_POLICY_BINDING,
@@ -266,6 +267,13 @@ RULES: tuple[Rule, ...] = (
         frozenset(WORKLOAD_TYPES),
         workload_queued,
         stack_wide=True,
+    ),
+    Rule(
+        "images-pinned",
+        "Outside dev, every image a workload runs has a tag other than latest, or a digest, "
+        "and no Pathways release is latest.",
+        frozenset(WORKLOAD_TYPES),
+        images_pinned,
     ),
 )
 

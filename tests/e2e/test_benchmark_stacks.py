@@ -14,11 +14,11 @@ from types import ModuleType
 import pytest
 
 from components.plan.engine import load_stack, plan_file
+from tests.examples import EXAMPLES_DIR
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (BENCH_DIR.parent / "stacks").glob("Pulumi.*.yaml")
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in EXAMPLES_DIR.glob("Pulumi.*.yaml")
 )
 
 

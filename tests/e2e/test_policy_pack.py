@@ -158,6 +158,8 @@ GOOD: dict[str, dict[str, Any]] = {
             "labels": {"kueue.x-k8s.io/queue-name": "lq"},
         },
         "spec": {
+            "pathwaysVersion": "jax-0.9.0",
+            "image": "us-docker.pkg.dev/acme/serve:1.2",
             "workers": [{"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1.0}],
             "controller": {"deploymentMode": "default"},
         },
@@ -329,14 +331,15 @@ FAILING = [
         "masterAuthorizedNetworksConfig",
         {
             "cidrBlocks": [
-                {"cidrBlock": "::/1"},
-                {"cidrBlock": "8000::/2"},
-                {"cidrBlock": "c000::/2"},
+                {"cidrBlock": "::ffff:0:0/97"},
+                {"cidrBlock": "2002:8000::/17"},
             ]
         },
-        "masterAuthorizedNetworksConfig.cidrBlocks together cover ::/0 (::/1, 8000::/2, "
-        "c000::/2): the control plane's IP endpoint would take traffic from the whole internet; "
-        "list your networks' CIDRs or use the IAM-gated DNS endpoint",
+        "masterAuthorizedNetworksConfig.cidrBlocks together cover 0.0.0.0/0 (::ffff:0:0/97 "
+        "(0.0.0.0/1 written as IPv6, IPv4-mapped), 2002:8000::/17 (128.0.0.0/1 written as IPv6, "
+        "6to4)) (::ffff:0:0/97, 2002:8000::/17): the control plane's IP endpoint would take "
+        "traffic from the whole internet; list your networks' CIDRs or use the IAM-gated DNS "
+        "endpoint",
     ),
     (
         "cluster-control-plane-endpoints",
@@ -502,6 +505,14 @@ FAILING = [
         "'serving' through LocalQueue 'lq': Kueue leaves the job alone "
         "(manageJobsWithoutQueueName is false), so it starts outside the quota and its slices "
         "are not admitted all or nothing",
+    ),
+    (
+        "images-pinned",
+        PATHWAYS_JOB,
+        "spec.image",
+        "us-docker.pkg.dev/acme/serve",
+        "spec.image: 'us-docker.pkg.dev/acme/serve' has no tag or digest, so it runs whatever "
+        "'latest' is (pin a tag or a digest outside dev)",
     ),
 ]
 

@@ -28,9 +28,10 @@ from components.plan.model import PlannedResource
 from components.plan.schedule import UNBOUNDED
 from components.resolve.tenancy.ownership import owner_stacks
 from components.tokens import LUSTRE_INSTANCE, WORKLOAD_TYPES
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import graph_resource as res
 
-STACKS = owner_stacks()  # the stacks that create a cluster and its node pools
+STACKS = owner_stacks(EXAMPLES_DIR)  # the stacks that create a cluster and its node pools
 
 # Test types take exactly the seconds in their name ("t:x:S10" takes 10 s); "t:x:R10-30" takes
 # 10 s (low) to 30 s (high), 20 s typical. Unlisted custom types take 0 s.

@@ -17,6 +17,7 @@ from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.plan.model import Plan
 from components.tpu.pricing import PriceTable
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -334,8 +335,8 @@ def test_markdown_is_one_comment_with_a_headline_per_stack():
     summaries = re.findall(r"<summary>(.*)</summary>", text)
     assert len(summaries) == 2
     assert summaries[0].startswith(
-        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them · "
-        "2 to replace, 1 to add"
+        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them; "
+        "replaces job train: it starts again from the beginning · 2 to replace, 1 to add"
     )
     assert "+$5,840.00/mo" in summaries[0]
     assert "+$23,360.00/mo" in summaries[1]
@@ -440,7 +441,7 @@ def stacks_copy(tmp_path: Path) -> Path:
     """A copy of stacks/ whose dev stack prices its spot v5e chips at $0.50 (the table has no
     spot price), so the cost delta of the TPU change is visible."""
     stacks = tmp_path / "stacks"
-    shutil.copytree(ROOT / "stacks", stacks)
+    shutil.copytree(EXAMPLES_DIR, stacks)
     dev = stacks / "Pulumi.dev.yaml"
     pricing = "  tpu-pathways:pricing:\n    tpuChipHour:\n      v5e:\n        spot: 0.5\n"
     dev.write_text(dev.read_text().replace("config:\n", "config:\n" + pricing, 1))
