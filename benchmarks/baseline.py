@@ -195,14 +195,30 @@ class Recorder(sdk.MockMonitor):
 
 
 def program_value(value: Any) -> Any:
-    """A plan value as a program passes it: '[unknown]' left out, '[secret]' a secret again."""
+    """A plan value as a program passes it: '[unknown]' an output not known until the cloud
+    creates its resource, '[secret]' a secret again."""
     if isinstance(value, dict):
-        return {k: program_value(v) for k, v in value.items() if v != UNKNOWN}
+        return {k: program_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [program_value(v) for v in value if v != UNKNOWN]
+        return [program_value(v) for v in value]
+    if value == UNKNOWN:
+        return _unknown()
     if value == SECRET:
         return pulumi.Output.secret(value)
     return value
+
+
+def _unknown() -> pulumi.Output[Any]:
+    """An output the engine does not know yet (in a preview, what another resource's output
+    is until that resource exists): on the wire, the SDK's unknown sentinel."""
+
+    async def value() -> None:
+        return None
+
+    async def known() -> bool:
+        return False
+
+    return pulumi.Output(set(), value(), known())
 
 
 def keyword(type_token: str, name: str) -> str:

@@ -14,12 +14,12 @@ import faulthandler
 import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.cli import main as cli
+from tests.examples import EXAMPLES_DIR
 
 # argparse's usage error: `usage: ...` lines, then `<prog>: error: ...`.
 _USAGE = re.compile(r"usage: .+\n[^\n]*: error: [^\n]+\n?", re.DOTALL)
@@ -63,7 +63,7 @@ def assert_error_report(err: str) -> None:
             assert report.count("\n  - ") == int(counted[1]), err
 
 
-STACKS_DIR = Path(__file__).resolve().parents[1] / "stacks"
+STACKS_DIR = EXAMPLES_DIR  # the declared examples only (tests/examples.py)
 
 
 def stack_file_values(stack: str) -> dict[str, Any]:
@@ -108,3 +108,29 @@ SIGTERM_WRAPPER = [
     '  status=$again\ndone\nexit "$status"\n',
     "pathways-main",
 ]
+
+
+def graph_resource(
+    name: str,
+    type_: str = "t:x:S10",
+    deps: tuple[str, ...] = (),
+    *,
+    parent: str | None = None,
+    provider: str | None = None,
+    custom: bool = True,
+    inputs: dict[str, Any] | None = None,
+) -> Any:
+    """A planned resource whose URN is its name, so edges (``deps``, ``parent``, ``provider``)
+    name other resources: what the critical path and the schedule tests build graphs of."""
+    from components.plan.model import PlannedResource
+
+    return PlannedResource(
+        urn=name,
+        type=type_,
+        name=name,
+        parent=parent,
+        custom=custom,
+        provider=provider,
+        inputs=inputs or {},
+        dependencies=list(deps),
+    )

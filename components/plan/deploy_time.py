@@ -52,8 +52,8 @@ from components.gke.operations import (
 from components.plan.durations import ESTIMATES, Duration, DurationTable
 from components.plan.model import PlannedResource
 from components.plan.schedule import Graph, Limits, Schedule
-from components.plan.views import NodePoolView
-from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, WORKLOAD_TYPES
+from components.plan.views import NodePoolView, is_workload
+from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL
 
 MAX_DEPLOY_PARALLEL = 512
 """The most `--parallel` the deploy path passes: the engine's memory grows with the operations in
@@ -70,7 +70,7 @@ STAGES: dict[str, Callable[[PlannedResource], bool]] = {
     "cpu node pools": lambda r: r.type == NODE_POOL and not is_tpu_node_pool(r),
     "tpu node pools": is_tpu_node_pool,
     "installs": lambda r: r.type == CONFIG_FILE,
-    "workloads submitted": lambda r: r.type in WORKLOAD_TYPES,
+    "workloads submitted": lambda r: is_workload(r.type),
 }
 
 

@@ -300,7 +300,19 @@ def diff_plans(
         path_before=_critical_path(old_plan),
         path_after=_critical_path(new_plan),
         fleet=_fleet(after),
+        jobs_on=_jobs_on(before),
     )
+
+
+def _jobs_on(plan: dict[str, Any] | None) -> dict[str, list[str]]:
+    """The base plan's jobs by the node pools their pods land on (its preflight summary)."""
+    jobs: dict[str, list[str]] = {}
+    for key, job in (((plan or {}).get("summary") or {}).get("workloads") or {}).items():
+        for part in ("head", "workers"):
+            for pool in (job.get(part) or {}).get("landsOn") or []:
+                if key not in jobs.setdefault(pool, []):
+                    jobs[pool].append(key)
+    return jobs
 
 
 def _fleet(plan: dict[str, Any] | None) -> dict[str, Any] | None:

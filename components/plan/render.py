@@ -22,6 +22,7 @@ from components.plan.text_view import (
     render_stages,
     render_totals,
 )
+from components.resolve.stack_files import PROJECT
 from components.tokens import DASHBOARD, KUBERNETES_YAML_PREFIX
 
 
@@ -178,9 +179,42 @@ def render_text(plan: Plan, verbose: bool = False) -> str:
         render_summary(plan),
         render_cost(plan),
         render_outputs(plan),
-        render_totals(plan),
+        render_totals(plan) + "\n" + deploy_time_line(plan),
+        next_steps(plan),
     ]
-    return "\n\n".join(parts)
+    return "\n\n".join(part for part in parts if part)
+
+
+def deploy_time_line(plan: Plan) -> str:
+    """The modeled `pulumi up` time, on one line (``--critical-path`` shows the chain)."""
+    from components.plan.critical_path import critical_path, minutes
+
+    if not any(r.custom for r in plan.resources):
+        return "Deploy time: nothing to create"
+    total = critical_path(plan.resources).parallel
+    return (
+        f"Deploy time (modeled `pulumi up`): about {minutes(total['typical'])} (low "
+        f"{minutes(total['low'])}, high {minutes(total['high'])}); --critical-path: the chain"
+    )
+
+
+def next_steps(plan: Plan) -> str:
+    """What to run next: the stack created in Pulumi and deployed (a program of your own: from
+    its directory)."""
+    stack = plan.stack
+    where = "" if plan.project == PROJECT else " (in your program's directory)"
+    steps = [
+        (f"pulumi stack select {stack} --create", "once: the stack in your Pulumi backend"),
+        (f"pulumi preview -s {stack}", "what would change, with credentials"),
+        (f"pulumi up -s {stack}", "create it"),
+    ]
+    width = max(len(command) for command, _ in steps)
+    return "\n".join(
+        [
+            f"Next steps (docs/getting-started.md, step 4){where}:",
+            *(f"  {command:<{width}}  # {why}" for command, why in steps),
+        ]
+    )
 
 
 def render_json(plan: Plan) -> str:

@@ -51,6 +51,8 @@ from components.policy.model import (
     all_of,
     expect,
 )
+from components.policy.workload_admission import workload_queued
+from components.policy.workload_checks import images_pinned
 from components.tokens import (
     ADMISSION_POLICY,
     ADMISSION_POLICY_BINDING,
@@ -62,9 +64,10 @@ from components.tokens import (
     NAMESPACE,
     NODE_POOL,
     ROLE_BINDING,
+    WORKLOAD_TYPES,
 )
 
-# --- the rules (their checks: ``cluster_checks``, ``access_checks``) ---------------------------
+# --- the rules (their checks: ``cluster_checks``, ``access_checks``, ``workload_admission``) ----
 
 _NODE_TYPES = frozenset({NODE_POOL})
 _CLUSTER_TYPES = frozenset({CLUSTER})
@@ -190,7 +193,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "production-protect",
         "Production clusters, node pools, network, node service account and its project grants, "
-        "installs and Kueue objects set the protect resource option.",
+        "installs (and their controllers' patches) and Kueue objects set the protect resource "
+        "option.",
         PROTECTED_IN_PRODUCTION,
         protected,
         type_prefixes=(KUEUE_TYPE_PREFIX,),
@@ -255,6 +259,21 @@ RULES: tuple[Rule, ...] = (
         "Project IAM grants no basic roles (roles/owner, roles/editor, roles/viewer).",
         frozenset(PROJECT_IAM_TYPES),
         no_basic_roles,
+    ),
+    Rule(
+        "workload-queued",
+        "Workloads (PathwaysJob or JobSet) in a namespace the stack gives Kueue LocalQueues are "
+        "labelled with one of them (kueue.x-k8s.io/queue-name), so Kueue admits them.",
+        frozenset(WORKLOAD_TYPES),
+        workload_queued,
+        stack_wide=True,
+    ),
+    Rule(
+        "images-pinned",
+        "Outside dev, every image a workload runs has a tag other than latest, or a digest, "
+        "and no Pathways release is latest.",
+        frozenset(WORKLOAD_TYPES),
+        images_pinned,
     ),
 )
 

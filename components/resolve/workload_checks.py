@@ -92,7 +92,7 @@ def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceCon
         )
     if entry.team not in {t.name for t in config.teams}:
         teams = ", ".join(t.name for t in config.teams)
-        yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams}"
+        yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams or 'none'}"
 
 
 def _slice_restarts_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceConfig):

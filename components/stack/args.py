@@ -10,8 +10,8 @@ import pulumi_kubernetes as k8s
 
 from components.addons.data_buckets import DataBucketGrant, DataBucketGrantsArgs
 from components.addons.installs import (
-    ControllerDeployment,
     ControllerPatchArgs,
+    Install,
     ReleaseManifest,
     ReleaseManifestArgs,
 )
@@ -151,18 +151,22 @@ def release_args(
 
 def controller_patch_args(
     config: StackConfig,
-    deployment: ControllerDeployment,
+    install: Install,
     provider: k8s.Provider,
-    install: ReleaseManifest,
+    release: ReleaseManifest,
     memory_mib: int | None = None,
-) -> ControllerPatchArgs:
-    """A stack that owns its cluster keeps every controller on its system pool (GKE labels each
-    node with its pool's name); on another's cluster the owner decides where they run."""
-    selector = {NODE_POOL_LABEL: config.system_pool.name} if config.creates_cluster else None
+) -> ControllerPatchArgs | None:
+    """A stack that owns its cluster keeps an install's controller on its system pool (GKE labels
+    each node with its pool's name) unless the install says otherwise; on another's cluster the
+    owner decides where they run. None: nothing to change (no placement, no memory)."""
+    on_system_pool = config.creates_cluster and install.system_pool
+    selector = {NODE_POOL_LABEL: config.system_pool.name} if on_system_pool else None
+    if selector is None and memory_mib is None:
+        return None
     return ControllerPatchArgs(
-        deployment=deployment,
+        deployment=install.controller,
         provider=provider,
-        install=install.manifest,
+        install=release.manifest,
         node_selector=selector,
         memory_mib=memory_mib,
     )

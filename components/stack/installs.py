@@ -2,7 +2,11 @@
 controller sized for the stack's nodes), the PathwaysJob controller (it watches JobSets), the
 team namespaces, and Kueue with its queues and priority classes (its JobSet integration needs
 JobSet's API), or a team stack's LocalQueues on its owner's Kueue. ``build_installs`` returns
-what the workloads wait for (``Installs``)."""
+what the workloads wait for (``Installs``).
+
+Every install of ``addons.installs.INSTALLS`` is registered by ``_release``: its release
+manifest, and its controller on the system pool (of a stack that creates its cluster) unless the
+install says otherwise, both protected in production."""
 
 from __future__ import annotations
 
@@ -11,17 +15,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.installs import (
-    JOBSET_CONTROLLER,
-    KUEUE_CONTROLLER,
-    PATHWAYS_JOB_CONTROLLER,
-    ControllerDeployment,
-    ControllerPatch,
-    ReleaseManifest,
-)
+from components.addons import installs
+from components.addons.installs import ControllerPatch, Install, ReleaseManifest
 from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses, PriorityClassesArgs
 from components.addons.teams import TeamNamespace
-from components.config.schema import StackConfig
+from components.config.schema import ReleaseAddon, StackConfig
 from components.gke.cluster import ClusterTarget
 from components.stack import args
 from components.vocabulary import jobset_memory_mib
@@ -87,6 +85,27 @@ def _protected(
     )
 
 
+def _release(
+    config: StackConfig,
+    install: Install,
+    settings: ReleaseAddon,
+    provider: k8s.Provider,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None,
+    memory_mib: int | None = None,
+    patch_options: pulumi.ResourceOptions | None = None,
+) -> ReleaseManifest:
+    """An install's release manifest (waiting for ``ready``) and its controller's patch: on the
+    system pool unless the install says otherwise, and ``memory_mib`` if given."""
+    name, protected = f"{config.cluster.name}-{install.name}", _protected(config, within)
+    release = ReleaseManifest(name, args.release_args(settings, provider, ready), opts=protected)
+    patch = args.controller_patch_args(config, install, provider, release, memory_mib)
+    if patch is not None:
+        options = pulumi.ResourceOptions.merge(protected, patch_options)
+        ControllerPatch(f"{name}-controller", patch, opts=options)
+    return release
+
+
 def _jobset(
     config: StackConfig,
     provider: k8s.Provider,
@@ -94,26 +113,20 @@ def _jobset(
     within: pulumi.ResourceOptions | None,
 ) -> pulumi.Resource:
     """JobSet's release, and its controller sized for the nodes the stack may have."""
-    name, protected = config.cluster.name, _protected(config, within)
-    jobset = ReleaseManifest(
-        f"{name}-jobset", args.release_args(config.addons.jobset, provider, ready), opts=protected
+    # The controller's patch was the JobSetControllerMemory component: same resources, kept.
+    renamed = pulumi.Alias(
+        name=f"{config.cluster.name}-jobset-memory",
+        type_="tpu-pathways:installs:JobSetControllerMemory",
     )
-    memory = jobset_memory_mib(config.max_node_count)
-    ControllerPatch(
-        f"{name}-jobset-controller",
-        args.controller_patch_args(config, JOBSET_CONTROLLER, provider, jobset, memory),
-        # It was the JobSetControllerMemory component: same resources, kept in place.
-        opts=pulumi.ResourceOptions.merge(
-            protected,
-            pulumi.ResourceOptions(
-                aliases=[
-                    pulumi.Alias(
-                        name=f"{name}-jobset-memory",
-                        type_="tpu-pathways:installs:JobSetControllerMemory",
-                    )
-                ]
-            ),
-        ),
+    jobset = _release(
+        config,
+        installs.JOBSET,
+        config.addons.jobset,
+        provider,
+        ready,
+        within,
+        memory_mib=jobset_memory_mib(config.max_node_count),
+        patch_options=pulumi.ResourceOptions(aliases=[renamed]),
     )
     return jobset.manifest
 
@@ -125,21 +138,8 @@ def _pathways_controller(
     within: pulumi.ResourceOptions | None,
 ) -> pulumi.Resource:
     """The controller watches JobSets, and JobSet's webhooks fail closed until it is ready."""
-    name = config.cluster.name
-    pathways_job = ReleaseManifest(
-        f"{name}-pathways-job",
-        args.release_args(config.addons.pathways_job, provider, ready),
-        opts=_protected(config, within),
-    )
-    _place_on_system_pool(
-        f"{name}-pathways-job-controller",
-        config,
-        PATHWAYS_JOB_CONTROLLER,
-        pathways_job,
-        provider,
-        within,
-    )
-    return pathways_job.manifest
+    settings = config.addons.pathways_job
+    return _release(config, installs.PATHWAYS_JOB, settings, provider, ready, within).manifest
 
 
 def _kueue(
@@ -151,12 +151,7 @@ def _kueue(
 ) -> list[pulumi.Resource]:
     """Kueue manages JobSets: its JobSet integration needs JobSet's API first."""
     name, protected = config.cluster.name, _protected(config, within)
-    kueue = ReleaseManifest(
-        f"{name}-kueue", args.release_args(config.addons.kueue, provider, ready), opts=protected
-    )
-    _place_on_system_pool(
-        f"{name}-kueue-controller", config, KUEUE_CONTROLLER, kueue, provider, within
-    )
+    kueue = _release(config, installs.KUEUE, config.addons.kueue, provider, ready, within)
     return [
         KueueQueues(
             f"{name}-queues",
@@ -165,21 +160,3 @@ def _kueue(
         ),
         PriorityClasses(f"{name}-priorities", PriorityClassesArgs(provider), opts=protected),
     ]
-
-
-def _place_on_system_pool(
-    name: str,
-    config: StackConfig,
-    deployment: ControllerDeployment,
-    install: ReleaseManifest,
-    provider: k8s.Provider,
-    within: pulumi.ResourceOptions | None,
-) -> None:
-    """Pin an install's controller to the system pool, in stacks that have one. Protected in
-    production like the install it patches."""
-    if config.creates_cluster:
-        ControllerPatch(
-            name,
-            args.controller_patch_args(config, deployment, provider, install),
-            opts=_protected(config, within),
-        )

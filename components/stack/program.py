@@ -39,8 +39,10 @@ from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
 from components.gke.tpu_pool import TpuNodePool
 from components.pathways.preflight import PreflightReport
+from components.resolve.image_checks import image_warnings
 from components.resolve.preflight import run_preflight
 from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
+from components.resolve.zone_checks import zone_warnings
 from components.stack import args
 from components.stack.installs import build_installs
 from components.stack.observability import build_observability
@@ -156,6 +158,8 @@ def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
             "owner stack",
         )
     report = run_preflight(config)
+    for message in zone_warnings(config) + image_warnings(config):
+        pulumi.log.warn(message)
     for listener in _preflight_listeners:
         listener(report)
 

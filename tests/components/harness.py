@@ -21,6 +21,17 @@ STACK = "test"
 URN_PREFIX = f"urn:pulumi:{STACK}::tpu-pathways::pulumi:pulumi:Stack$"
 
 
+def team_namespace_labels(team: str) -> dict[str, str]:
+    """A team namespace's labels: the team, and Pod Security admission's levels (enforce
+    privileged, warn baseline, audit restricted), each at the latest version."""
+    levels = {"enforce": "privileged", "warn": "baseline", "audit": "restricted"}
+    labels = {"tpu-pathways/team": team}
+    for mode, level in levels.items():
+        labels[f"pod-security.kubernetes.io/{mode}"] = level
+        labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
+    return labels
+
+
 @dataclass
 class Registered:
     resources: list[PlannedResource]

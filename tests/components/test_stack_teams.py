@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.components.harness import team_namespace_labels
+
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -30,15 +32,7 @@ def test_a_namespace_per_team(teams):
     namespaces = {r.inputs["metadata"]["name"]: r for r in teams.by_type(NAMESPACE)}
     assert set(namespaces) == {"research", "serving"}
     for name, namespace in namespaces.items():
-        assert namespace.inputs["metadata"]["labels"] == {
-            "tpu-pathways/team": name,
-            "pod-security.kubernetes.io/enforce": "privileged",
-            "pod-security.kubernetes.io/enforce-version": "latest",
-            "pod-security.kubernetes.io/warn": "baseline",
-            "pod-security.kubernetes.io/warn-version": "latest",
-            "pod-security.kubernetes.io/audit": "restricted",
-            "pod-security.kubernetes.io/audit-version": "latest",
-        }
+        assert namespace.inputs["metadata"]["labels"] == team_namespace_labels(name)
 
 
 def test_a_service_account_per_team_in_its_namespace(teams):

@@ -7,7 +7,7 @@ import pytest
 
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespace, TeamNamespaceArgs
-from tests.components.harness import k8s_provider, register, urn
+from tests.components.harness import k8s_provider, register, team_namespace_labels, urn
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
@@ -33,15 +33,7 @@ def test_the_namespace(team):
     namespace = team.one(NAMESPACE, "t-research")
     assert namespace.inputs["metadata"] == {
         "name": "research",
-        "labels": {
-            "tpu-pathways/team": "research",
-            "pod-security.kubernetes.io/enforce": "privileged",
-            "pod-security.kubernetes.io/enforce-version": "latest",
-            "pod-security.kubernetes.io/warn": "baseline",
-            "pod-security.kubernetes.io/warn-version": "latest",
-            "pod-security.kubernetes.io/audit": "restricted",
-            "pod-security.kubernetes.io/audit-version": "latest",
-        },
+        "labels": team_namespace_labels("research"),
     }
     assert namespace.provider == urn("pulumi:providers:kubernetes", "k8s")
     assert team.outputs == {"namespace": "research"}

@@ -47,8 +47,8 @@ def values(stack_values, *, workloads=None, **overrides):
     base = {
         "cpuPool": {"name": "head-pool"},
         "tpuPools": [
-            {"name": "v5p", "accelerator": "v5p-16", "slices": 3},
-            {"name": "v6e", "generation": "v6e", "topology": "2x2"},
+            {"name": "v5p", "accelerator": "v5p-16", "slices": 3, "allowUnlistedZone": True},
+            {"name": "v6e", "generation": "v6e", "topology": "2x2", "allowUnlistedZone": True},
         ],
         "teams": [{"name": "ml", "serviceAccount": "trainer"}],
         "workloads": [TRAIN, INFER, NOTEBOOK] if workloads is None else workloads,
@@ -322,7 +322,14 @@ CHECKS = [
     ),
     pytest.param(
         {
-            "tpuPools": [{"name": "v5p", "generation": "v5p", "topology": UNSUPPORTED_V5P}],
+            "tpuPools": [
+                {
+                    "name": "v5p",
+                    "generation": "v5p",
+                    "topology": UNSUPPORTED_V5P,
+                    "allowUnlistedZone": True,
+                }
+            ],
             "workloads": [{**TRAIN, "slices": 1}],
         },
         "workloads[0].pool",
@@ -551,7 +558,9 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
         values(
             stack_values,
             workloads=[train_v4, infer_v4],
-            tpuPools=[{"name": "v4", "accelerator": "v4-16", "slices": 2}],
+            tpuPools=[
+                {"name": "v4", "accelerator": "v4-16", "slices": 2, "allowUnlistedZone": True}
+            ],
         )
     )
     # the inference job holds the pool's first node pool although it is declared second, and

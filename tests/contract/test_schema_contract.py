@@ -42,8 +42,8 @@ from kubernetes_validate import utils as kv_utils
 from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon
 from components.plan.model import SECRET, PlannedResource
 from components.plan.render import is_patch, manifest
-from components.resolve.stack_files import available_stacks
 from components.vocabulary import KUEUE_API_VERSION
+from tests.examples import EXAMPLE_STACKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
@@ -176,7 +176,7 @@ def schema_errors(resource: PlannedResource) -> list[str]:
 # --- every object of every example stack -----------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", available_stacks())
+@pytest.mark.parametrize("stack", list(EXAMPLE_STACKS))
 def test_every_kubernetes_object_of_every_example_stack_is_valid(example_plan, stack):
     objects = [r for r in example_plan(stack).resources if r.is_kubernetes_object]
     assert objects
@@ -187,7 +187,7 @@ def test_every_kubernetes_object_of_every_example_stack_is_valid(example_plan, s
 def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
     kinds = {
         r.type
-        for stack in available_stacks()
+        for stack in list(EXAMPLE_STACKS)
         for r in example_plan(stack).resources
         if r.is_kubernetes_object
     }

@@ -15,11 +15,12 @@ import pytest
 
 from components.plan.engine import load_stack, plan_file
 from components.sdk.pulumi_private import SECRET_SIG, SIG_KEY
+from tests.examples import EXAMPLES_DIR
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+UNKNOWN_SIG = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the SDK's wire sentinel for an unknown
 STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (BENCH_DIR.parent / "stacks").glob("Pulumi.*.yaml")
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in EXAMPLES_DIR.glob("Pulumi.*.yaml")
 )
 
 
@@ -286,7 +287,10 @@ def test_the_independent_floor_registers_the_same_as_plain_registrations(
 
 
 def _secrets_shown(value):
-    """A recorded wire value with each secret as the plan shows it ("[secret]")."""
+    """A recorded wire value with each secret and unknown as the plan shows it ("[secret]",
+    "[unknown]")."""
+    if value == UNKNOWN_SIG:
+        return "[unknown]"
     if isinstance(value, dict):
         if set(value) == {"value", SIG_KEY} and value[SIG_KEY] == SECRET_SIG:
             return "[secret]"

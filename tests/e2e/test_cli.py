@@ -6,14 +6,14 @@ import contextlib
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from components.cli import main as cli
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
-STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+STACKS_DIR = EXAMPLES_DIR
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "provider", "inputs", "dependencies"}
 
@@ -209,8 +209,9 @@ def test_shapes_table(capsys):
         "tpuv4:2x2x1",
         "yes",
         "no",
+        "us-central2-b",  # the zones that offer v4 (components/tpu/data/zones.json)
     ]
-    assert rows["tpu7-8"][-3:] == ["tpu7:2x2x1", "no", "no"]
+    assert rows["tpu7-8"][-5:] == ["tpu7:2x2x1", "no", "no", "none", "listed"]
     assert len(lines) == 1 + 1675  # every shape once
 
 
@@ -229,7 +230,7 @@ def test_shapes_table_columns_are_aligned(capsys):
     assert all(line[hosts_end - 1].isdigit() for line in lines[1:])
     assert header == (
         "accelerator     topology  machine type       hosts  chips/host  chips  "
-        "pathways instance  controller v0.1.4  pathwaysutils"
+        "pathways instance  controller v0.1.4  pathwaysutils  zones"
     )
 
 

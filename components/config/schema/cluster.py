@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.config import grammars
+from components.config import address_sets, grammars
 from components.config.schema.base import (
     Cidr,
     ClusterName,
@@ -38,7 +38,9 @@ class GcpConfig(ConfigModel):
     """GCP project ID that owns the cluster, network, node pools and bucket."""
     region: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+", "a GCP region such as 'us-east5'")]
     """Region of the cluster's control plane (regional clusters), subnet and bucket."""
-    zone: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "a GCP zone such as 'us-east5-b'")]
+    zone: Annotated[
+        str, pattern(r"[a-z]+-[a-z]+\d+-[a-z][a-z0-9]{0,4}", "a GCP zone such as 'us-east5-b'")
+    ]
     """Zone of every node pool; TPU capacity is zonal, so all slices live here."""
 
     @model_validator(mode="after")
@@ -103,18 +105,20 @@ class NetworkConfig(ConfigModel):
 
 class AuthorizedNetwork(ConfigModel):
     cidr: Cidr
-    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0, nor ranges that
-    add up to it)."""
+    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0, nor IPv4 written
+    as IPv6 that means it, such as ::ffff:0.0.0.0/96)."""
     display_name: str = ""
     """A label shown in the console."""
 
     @field_validator("cidr")
     @classmethod
     def _not_everywhere(cls, value: str) -> str:
-        if ipaddress.ip_network(value).prefixlen == 0:
+        if (every := address_sets.everywhere(value)) is not None:
+            spelled = "" if every == value else f" (it is {every})"
             raise ValueError(
-                f"{value!r} would open the control plane's IP endpoint to the whole internet; "
-                "list your networks' CIDRs, or list none and use the IAM-gated DNS endpoint"
+                f"{value!r} would open the control plane's IP endpoint to the whole internet"
+                f"{spelled}; list your networks' CIDRs, or list none and use the IAM-gated DNS "
+                "endpoint"
             )
         return value
 
@@ -219,8 +223,10 @@ class ClusterConfig(ConfigModel):
     production stacks, false otherwise."""
     authorized_networks: list[AuthorizedNetwork] = []
     """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
-    DNS endpoint). At most 50 (100 with privateNodes), GKE's limit; together they may not cover
-    the whole internet."""
+    DNS endpoint). At most 50 (100 with privateNodes), GKE's limit; together they may not admit
+    every IPv4 address, more public IPv4 addresses than a /8, or more global IPv6 addresses than
+    a /12, however written (IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 ranges count as
+    the IPv4 they carry)."""
     kubernetes_tokens_via_dns: StrictBool = False
     """Let the IAM-gated DNS-based control-plane endpoint also take Kubernetes service-account
     tokens (GKE's enableK8sTokensViaDns). Needed on a fleet's worker: the fleet's manager reaches
@@ -255,12 +261,12 @@ class ClusterConfig(ConfigModel):
     @field_validator("authorized_networks")
     @classmethod
     def _not_the_internet(cls, networks: list[AuthorizedNetwork]) -> list[AuthorizedNetwork]:
-        everything = grammars.covers_every_address([n.cidr for n in networks])
-        if everything is not None:
+        exposed = address_sets.exposure([n.cidr for n in networks])
+        if exposed is not None:
             raise ValueError(
-                f"together these ranges cover {everything}: the control plane's IP endpoint "
-                "would take traffic from the whole internet; list your networks' CIDRs, or list "
-                "none and use the IAM-gated DNS endpoint"
+                f"together these ranges {exposed.what}: the control plane's IP endpoint would "
+                f"take traffic from {exposed.reach}; list your networks' CIDRs, or list none and "
+                "use the IAM-gated DNS endpoint"
             )
         return networks
 

@@ -177,6 +177,10 @@ class TpuPoolConfig(ConfigModel):
     """Number of slices (a multislice of N is N node pools)."""
     capacity: CapacityConfig = CapacityConfig()
     """Capacity type of every slice of the pool."""
+    allow_unlisted_zone: StrictBool = False
+    """Create the pool in the stack's zone even though Google's TPU regions-and-zones table (as
+    kept in components/tpu/data/zones.json) does not list its generation there: for a zone
+    newer than the table. The plan warns instead of refusing."""
 
     _shape: catalog.TpuShape = PrivateAttr()
 

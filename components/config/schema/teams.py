@@ -12,7 +12,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.config.schema.base import DnsLabel, GroupEmail
+from components.config.schema.base import MAX_CHIPS, DnsLabel, GroupEmail
 from components.config.schema.storage import BucketName, TeamBucketConfig
 from components.errors import KeyedError
 from components.model import ConfigModel
@@ -107,7 +107,7 @@ class TeamResourceQuotaConfig(ConfigModel):
     memory_gib: StrictInt | None = Field(None, ge=1, le=100_000_000)
     """Most memory (GiB) the team's pods may request in all (requests.memory); unset:
     unbounded. Every container then has to request memory."""
-    tpu_chips: StrictInt | None = Field(None, ge=1, le=1_000_000)
+    tpu_chips: StrictInt | None = Field(None, ge=1, le=MAX_CHIPS)
     """Most TPU chips (requests.google.com/tpu) the team's pods may hold; unset: unbounded."""
     load_balancers: StrictInt = Field(0, ge=0, le=1000)
     """LoadBalancer Services (default 0: nothing of the team is exposed outside the VPC)."""

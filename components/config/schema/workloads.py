@@ -220,13 +220,20 @@ class CustomComponentConfig(ConfigModel):
     """Image to use instead of the one pathwaysVersion selects; outside environment dev it
     needs a tag other than latest, or a digest."""
     flags: list[Flag] = []
-    """Extra command-line flags (one line each, at most 128 KiB each and 256 KiB together)."""
+    """Extra command-line flags (one line each, at most 128 KiB each and 256 KiB together). A
+    flag that passes a credential (--hf_token, --api-key, --password...) takes it from the
+    environment, as --hf_token=$(HF_TOKEN) with env HF_TOKEN from a secret."""
     env: dict[EnvName, EnvValue] = {}
     """Extra environment variables: text, {secretKeyRef: ...} or {configSecret: NAME}."""
 
     @model_validator(mode="after")
     def _env(self) -> CustomComponentConfig:
         issues = env_issues(self.env)
+        secret = {name for name, value in self.env.items() if not isinstance(value, str)}
+        issues += [
+            ConfigIssue(f"flags[{index}]", problem)
+            for index, problem in grammars.credential_flag_problems(self.flags, secret)
+        ]
         if problem := grammars.args_total_problem(self.flags, "flags"):
             issues.append(ConfigIssue("flags", problem))
         if issues:
@@ -290,7 +297,8 @@ class WorkloadConfig(PathwaysDeployment):
     """training (head on the CPU pool), inference (head colocated with workers: one slice, on
     a node pool of its own) or headless."""
     image: ImageReference | None = None
-    """User container image (training and inference)."""
+    """User container image (training and inference); outside environment dev it needs a tag
+    other than latest, or a digest (in dev an unpinned one is warned about)."""
     command: list[CommandArg] = []
     """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit. No NUL
     characters; at most 128 KiB per argument (Linux's limit) and 256 KiB together."""

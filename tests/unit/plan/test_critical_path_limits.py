@@ -20,7 +20,7 @@ from components.plan.critical_path import (
     default_table,
 )
 from components.plan.engine import plan_file
-from components.plan.model import PlannedResource
+from tests.helpers import graph_resource as res
 
 TABLE = DurationTable.from_dict(
     {
@@ -33,19 +33,6 @@ TABLE = DurationTable.from_dict(
     }
 )
 BENCH_STACKS = Path(__file__).resolve().parents[3] / "benchmarks" / "stacks.py"
-
-
-def res(name: str, type_: str, deps: tuple[str, ...] = ()) -> PlannedResource:
-    return PlannedResource(
-        urn=name,
-        type=type_,
-        name=name,
-        parent=None,
-        custom=True,
-        provider=None,
-        inputs={},
-        dependencies=list(deps),
-    )
 
 
 # A cluster (10 s), then five node pools (10 s each) and two installs (5 s each) that wait for it.

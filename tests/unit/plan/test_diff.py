@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.plan.model import Plan
 from components.tpu.pricing import PriceTable
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -333,8 +335,8 @@ def test_markdown_is_one_comment_with_a_headline_per_stack():
     summaries = re.findall(r"<summary>(.*)</summary>", text)
     assert len(summaries) == 2
     assert summaries[0].startswith(
-        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them · "
-        "2 to replace, 1 to add"
+        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them; "
+        "replaces job train: it starts again from the beginning · 2 to replace, 1 to add"
     )
     assert "+$5,840.00/mo" in summaries[0]
     assert "+$23,360.00/mo" in summaries[1]
@@ -439,14 +441,16 @@ def stacks_copy(tmp_path: Path) -> Path:
     """A copy of stacks/ whose dev stack prices its spot v5e chips at $0.50 (the table has no
     spot price), so the cost delta of the TPU change is visible."""
     stacks = tmp_path / "stacks"
-    shutil.copytree(ROOT / "stacks", stacks)
+    shutil.copytree(EXAMPLES_DIR, stacks)
     dev = stacks / "Pulumi.dev.yaml"
     pricing = "  tpu-pathways:pricing:\n    tpuChipHour:\n      v5e:\n        spot: 0.5\n"
     dev.write_text(dev.read_text().replace("config:\n", "config:\n" + pricing, 1))
     return stacks
 
 
-def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
+def diff_after_an_edit(tmp_path, capsys, edit: Callable[[str], str]) -> tuple[str, ...]:
+    """Plan the dev stack (of ``stacks_copy``), ``edit`` its file's text, and return the `plan`
+    arguments that diff it against the plan from before the edit."""
     stacks = stacks_copy(tmp_path)
     code, base_json, _ = run_cli(
         capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json"
@@ -454,12 +458,24 @@ def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
     assert code == 0
     base = tmp_path / "dev.json"
     base.write_text(base_json)
-
     dev = stacks / "Pulumi.dev.yaml"
-    assert "topology: 2x4" in dev.read_text()
-    dev.write_text(dev.read_text().replace("topology: 2x4", "topology: 4x4"))
-    argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
+    dev.write_text(edit(dev.read_text()))
+    return ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
 
+
+def _bigger_slice(text: str) -> str:
+    assert "topology: 2x4" in text
+    return text.replace("topology: 2x4", "topology: 4x4")
+
+
+def _another_region(text: str) -> str:
+    assert "region: us-west4\n" in text and "zone: us-west4-a\n" in text
+    # another region (and so another zone): the bucket's location would change too
+    return text.replace("us-west4", "us-east5").replace("us-east5-a", "us-east5-b")
+
+
+def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
+    argv = diff_after_an_edit(tmp_path, capsys, _bigger_slice)
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "json")
     assert code == 0, err
     (stack,) = json.loads(out)["stacks"]
@@ -614,19 +630,7 @@ def test_a_zone_move_of_a_flex_start_pool_moves_its_autoscaling_maximum():
 
 
 def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, capsys):
-    stacks = stacks_copy(tmp_path)
-    code, base_json, _ = run_cli(
-        capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json"
-    )
-    assert code == 0
-    base = tmp_path / "dev.json"
-    base.write_text(base_json)
-    dev = stacks / "Pulumi.dev.yaml"
-    text = dev.read_text()
-    assert "region: us-west4\n" in text and "zone: us-west4-a\n" in text
-    # another region (and so another zone): the bucket's location would change too
-    dev.write_text(text.replace("us-west4", "us-east5").replace("us-east5-a", "us-east5-b"))
-    argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
+    argv = diff_after_an_edit(tmp_path, capsys, _another_region)
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "json")
     assert code == 0, err
     (stack,) = json.loads(out)["stacks"]

@@ -275,7 +275,7 @@ def test_a_program_runs_as_main_and_the_process_is_restored(tmp_path):
     module and argv come back after it, also when it raises."""
     import sys
 
-    from components.plan.engine import run_as_main
+    from components.plan.main_module import run_as_main
 
     program = tmp_path / "__main__.py"
     program.write_text(
