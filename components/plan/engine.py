@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pulumi
-from google.protobuf import json_format
 
 from components.config.schema import StackConfig
 from components.config.schema.fleet import is_fleet
@@ -29,6 +28,7 @@ from components.plan.links import add_dashboard
 from components.plan.main_module import main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.plan.wire import readable, readable_struct
 from components.program_failure import ProgramFailed
 from components.resolve import loader
 from components.resolve.stack_files import (
@@ -103,7 +103,7 @@ def _record(urn: str, request, read: bool = False) -> PlannedResource:
         parent=request.parent or None,
         custom=True if read else bool(request.custom),
         provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
-        inputs=readable(json_format.MessageToDict(inputs)),
+        inputs=readable_struct(inputs),
         dependencies=sorted(set(request.dependencies)),
         options={k: v for k, v in options.items() if v},
     )
@@ -123,24 +123,6 @@ def _aliases(request) -> list[dict[str, str]]:
     API versions are left out."""
     specs = [a.spec for a in request.aliases if a.HasField("spec") and a.spec.name]
     return [{k: v for k, v in (("name", s.name), ("type", s.type)) if v} for s in specs]
-
-
-def readable(value: Any) -> Any:
-    """Wire values -> plan values: secrets hidden, unknowns marked, whole floats as ints."""
-    if isinstance(value, dict):
-        sig = value.get(sdk.SIG_KEY)
-        if sig == sdk.SECRET_SIG:
-            return SECRET
-        if sig == sdk.RESOURCE_SIG:
-            return value.get("urn")
-        return {k: readable(v) for k, v in sorted(value.items())}
-    if isinstance(value, list | tuple):  # a program's tuple output is a list on the wire
-        return [readable(v) for v in value]
-    if value == pulumi.runtime.rpc.UNKNOWN:
-        return UNKNOWN
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 class ProgramLog:
