@@ -41,7 +41,6 @@ from components.resolve.stack_files import (
     stack_path,
     stacks_dir_of_program,
 )
-from components.resolve.tenancy.fleet import load_fleet, worker_outputs
 from components.resolve.tenancy.ownership import classify_stacks
 from components.resolve.tenancy.shared_cluster import contract_outputs
 from components.sdk import pulumi_private as sdk
@@ -309,6 +308,9 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     namespace both would own)."""
     raw = read_stack_file(stack, stacks_dir)
     if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
+        # Only a fleet's plan loads the fleet modules (MultiKueue models, dispatch, sets).
+        from components.resolve.tenancy.fleet import load_fleet, worker_outputs
+
         fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
         return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
