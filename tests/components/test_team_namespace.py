@@ -7,6 +7,7 @@ import pytest
 
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespace, TeamNamespaceArgs
+from components.vocabulary import HostNetworkPlacement
 from tests.components.harness import k8s_provider, register, urn
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -23,10 +24,23 @@ def team():
             service_account="trainer",
             group="ml-research@example.com",
             quota=TeamQuota(pods=10),
+            host_network=HostNetworkPlacement.DEDICATED,
+            priority_classes=("low", "high"),
         )
         return {"namespace": TeamNamespace("t-research", args).namespace}
 
     return register(build)
+
+
+def test_a_namespace_without_host_network_enforces_baseline():
+    def build():
+        args = TeamNamespaceArgs("serving", k8s_provider())
+        return {"namespace": TeamNamespace("t-serving", args).namespace}
+
+    labels = register(build).one(NAMESPACE, "t-serving").inputs["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert labels["tpu-pathways/host-network"] == "none"
+    assert "tpu-pathways/priority-classes" not in labels  # none may be named
 
 
 def test_the_namespace(team):
@@ -35,12 +49,19 @@ def test_the_namespace(team):
         "name": "research",
         "labels": {
             "tpu-pathways/team": "research",
+            # host-network Pathways pods: only privileged can be enforced (the shared admission
+            # policies enforce baseline for everything else); restricted warned and audited,
+            # at the minor the policies follow
             "pod-security.kubernetes.io/enforce": "privileged",
-            "pod-security.kubernetes.io/enforce-version": "latest",
-            "pod-security.kubernetes.io/warn": "baseline",
-            "pod-security.kubernetes.io/warn-version": "latest",
+            "pod-security.kubernetes.io/enforce-version": "v1.36",
+            "pod-security.kubernetes.io/warn": "restricted",
+            "pod-security.kubernetes.io/warn-version": "v1.36",
             "pod-security.kubernetes.io/audit": "restricted",
-            "pod-security.kubernetes.io/audit-version": "latest",
+            "pod-security.kubernetes.io/audit-version": "v1.36",
+            # the shared policies' selector and this namespace's parameters
+            "tpu-pathways/team-namespace": "true",
+            "tpu-pathways/host-network": "dedicated",
+            "tpu-pathways/priority-classes": "low.high",
         },
     }
     assert namespace.provider == urn("pulumi:providers:kubernetes", "k8s")
