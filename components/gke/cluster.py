@@ -21,6 +21,7 @@ from components.gke.cluster_settings import (
     binary_authorization,
     control_plane_endpoints,
     default_pool_node_config,
+    dns_config,
     private_cluster_config,
     secrets_encryption,
     workload_identity,
@@ -47,7 +48,13 @@ from components.gke.node_identity import (
 )
 from components.gke.operations import cluster_timeouts
 from components.labels import gcp_resource_labels
-from components.vocabulary import Environment, ReleaseChannel, node_service_account_email
+from components.vocabulary import (
+    DnsProvider,
+    Environment,
+    ReleaseChannel,
+    node_service_account_email,
+    team_node_service_account_email,
+)
 
 DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()
 
@@ -111,6 +118,11 @@ class GkeClusterArgs:
     """Enforce the project's Binary Authorization policy on every image."""
     image_repositories: Sequence[ImageRepository] = ()
     """Artifact Registry repositories the nodes may pull from (read on each, nothing more)."""
+    dedicated_teams: Sequence[str] = ()
+    """Team namespaces the stack dedicates pools to: each gets its own node service account
+    and Pathways ports firewall."""
+    dns: DnsProvider = DnsProvider.CLOUD_DNS
+    """The cluster's DNS provider."""
 
     @property
     def location(self) -> str:
@@ -180,16 +192,25 @@ class GkeCluster(ClusterTarget):
             NodeServiceAccountArgs(project, args.name, args.image_repositories),
             opts=protected,
         )
-        PathwaysPortsFirewall(
-            f"{name}-pathways-ports",
-            PathwaysPortsFirewallArgs(
-                project=project,
-                network=network.network,
-                cluster_ranges=[network.nodes_range, args.pods_cidr],
-                node_service_account=node_sa.email,
-            ),
-            opts=protected,
-        )
+        team_accounts = {
+            team: NodeServiceAccount(
+                f"{name}-{team}-nodes",
+                NodeServiceAccountArgs(project, args.name, args.image_repositories, team=team),
+                opts=protected,
+            )
+            for team in args.dedicated_teams
+        }
+        for prefix, account in [("", node_sa), *((f"{t}-", a) for t, a in team_accounts.items())]:
+            PathwaysPortsFirewall(
+                f"{name}-{prefix}pathways-ports",
+                PathwaysPortsFirewallArgs(
+                    project=project,
+                    network=network.network,
+                    pods_range=args.pods_cidr,
+                    node_service_account=account.email,
+                ),
+                opts=protected,
+            )
         cluster = self._cluster(name, args, network, node_sa.email)
         dns_endpoint = cluster.control_plane_endpoints_config.apply(
             lambda c: c.dns_endpoint_config.endpoint if c and c.dns_endpoint_config else None
@@ -205,6 +226,7 @@ class GkeCluster(ClusterTarget):
         self.node_service_account = node_sa.email
         self.control_plane = [cluster]
         self._pool_dependencies = (cluster, node_sa.account)
+        self._team_accounts = {team: a.account for team, a in team_accounts.items()}
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
 
@@ -245,6 +267,7 @@ class GkeCluster(ClusterTarget):
             ),
             workload_identity_config=workload_identity(args.project),
             addons_config=addons_config(),
+            dns_config=dns_config(args.dns),
             control_plane_endpoints_config=control_plane_endpoints(
                 args.authorized_networks, args.kubernetes_tokens_via_dns
             ),
@@ -268,21 +291,32 @@ class GkeCluster(ClusterTarget):
             ),
         )
 
-    def pool_target(self) -> PoolTarget:
-        """Where this cluster's node pools go, and what their nodes run as."""
+    def pool_target(self, dedicated_to: str = "") -> PoolTarget:
+        """Where this cluster's node pools go, and what their nodes run as: the shared pools'
+        account, or that of the pools dedicated to a team namespace."""
         args = self._args
+        account = node_service_account_email(args.project, args.name)
+        created_first = self._pool_dependencies
+        if dedicated_to:
+            account = team_node_service_account_email(args.project, args.name, dedicated_to)
+            created_first = (created_first[0], self._team_accounts[dedicated_to])
         return PoolTarget(
             project=args.project,
             region=args.region,
             zone=args.zone,
             cluster_name=args.name,
             location=args.location,
-            service_account=node_service_account_email(args.project, args.name),
-            created_first=self._pool_dependencies,
+            service_account=account,
+            created_first=created_first,
             team=args.team,
+            dedicated_to=dedicated_to,
             protect=args.protect,
             node_pools=args.node_pools,
         )
+
+    def team_node_service_accounts(self) -> dict[str, pulumi.Output[str]]:
+        """The node service account of each team namespace's dedicated pools (email)."""
+        return {team: account.email for team, account in self._team_accounts.items()}
 
 
 @dataclass(frozen=True)
@@ -292,7 +326,6 @@ class _Networking:
     network: pulumi.Input[str]
     subnetwork: pulumi.Input[str]
     ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
-    nodes_range: pulumi.Input[str]
 
 
 def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions) -> _Networking:
@@ -314,22 +347,15 @@ def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions)
             cluster_secondary_range_name=PODS_RANGE,
             services_secondary_range_name=SERVICES_RANGE,
         )
-        return _Networking(
-            network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
-        )
+        return _Networking(network.network_name, network.subnetwork_name, ip_allocation)
     ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
         cluster_ipv4_cidr_block=args.pods_cidr,
         services_ipv4_cidr_block=args.services_cidr,
     )
-    # The nodes' addresses are the existing subnetwork's primary range.
-    nodes_range = gcp.compute.get_subnetwork_output(
-        name=args.existing_subnetwork, region=args.region, project=args.project
-    ).ip_cidr_range
     return _Networking(
         pulumi.Output.from_input(args.existing_network),
         pulumi.Output.from_input(args.existing_subnetwork),
         ip_allocation,
-        nodes_range,
     )
 
 
