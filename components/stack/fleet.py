@@ -54,6 +54,7 @@ from components.resolve.workload_specs import (
 from components.stack import args
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
+from components.vocabulary import HostNetworkPlacement
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs
 
 
@@ -84,7 +85,9 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     )
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}", args.team_namespace_args(team, provider)
+            f"{name}-{team.name}",
+            # The manager runs no team pod: MultiKueue runs its jobs on the workers.
+            args.team_namespace_args(manager, team, provider, HostNetworkPlacement.NONE),
         ).namespace
         for team in manager.teams
     }
@@ -159,8 +162,14 @@ def fleet_output(fleet: FleetStack) -> dict[str, Any]:
 
 
 def manager_flavors(fleet: FleetStack) -> list[TpuFlavor]:
-    """One TPU flavor per shape over every worker, its chips summed."""
-    pools = [(p.shape, p.slices) for c in fleet.worker_clusters().values() for p in c.tpu_pools]
+    """One TPU flavor per shape over every worker's shared pools (a pool dedicated to a worker's
+    team is not the fleet's), its chips summed."""
+    pools = [
+        (p.shape, p.slices)
+        for c in fleet.worker_clusters().values()
+        for p in c.tpu_pools
+        if p.team is None
+    ]
     return tpu_flavors(pools)
 
 
