@@ -16,6 +16,7 @@ from components.addons.installs import (
     ReleaseManifestArgs,
 )
 from components.addons.kueue import (
+    DedicatedQueueArgs,
     KueueQueuesArgs,
     LocalQueuesArgs,
     TeamQuotaArgs,
@@ -40,7 +41,9 @@ from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL
+from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
 from components.resolve.workload_specs import service_queue_name
+from components.vocabulary import HostNetworkPlacement
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
@@ -71,12 +74,14 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         environment=config.environment,
         team=config.team,
         protect=config.protects_state,
-        # the system pool, the CPU pool, one per TPU slice
-        node_pools=2 + sum(pool.slices for pool in config.tpu_pools),
+        # the system pool, the CPU pool, the teams' CPU pools, one per TPU slice
+        node_pools=2 + len(config.team_cpu_pools) + sum(pool.slices for pool in config.tpu_pools),
         security_group=cluster.security_group,
         secrets_kms_key=cluster.secrets_encryption.kms_key if cluster.secrets_encryption else None,
         binary_authorization=cluster.binary_authorization,
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
+        dedicated_teams=tuple(config.dedicated_teams),
+        dns=cluster.dns,
     )
 
 
@@ -163,7 +168,14 @@ def controller_patch_args(
     )
 
 
-def team_namespace_args(team: TeamConfig, provider: k8s.Provider) -> TeamNamespaceArgs:
+def team_namespace_args(
+    config: StackConfig,
+    team: TeamConfig,
+    provider: k8s.Provider,
+    host_network: HostNetworkPlacement | None = None,
+) -> TeamNamespaceArgs:
+    """A team namespace: its placement (``host_network`` overrides the stack's), quota
+    (tpuChips: its share by default), PriorityClasses and the cluster's DNS and egress."""
     quota = team.resource_quota
     return TeamNamespaceArgs(
         name=team.name,
@@ -174,10 +186,14 @@ def team_namespace_args(team: TeamConfig, provider: k8s.Provider) -> TeamNamespa
             pods=quota.pods,
             cpu=quota.cpu,
             memory_gib=quota.memory_gib,
-            tpu_chips=quota.tpu_chips,
+            tpu_chips=team_tpu_chips(config, team),
             load_balancers=quota.load_balancers,
             node_ports=quota.node_ports,
         ),
+        host_network=host_network or placements(config)[team.name],
+        priority_classes=tuple(p.value for p in team.priority_classes),
+        dns=config.cluster.dns,
+        google_apis=google_api_egress(config),
     )
 
 
@@ -187,11 +203,13 @@ def kueue_queues_args(
     provider: k8s.Provider,
     kueue_install: pulumi.Resource,
 ) -> KueueQueuesArgs:
+    """The shared pools' flavors and queues, and each dedicated team's own."""
+    shared = [pool for pool in config.tpu_pools if pool.team is None]
     return KueueQueuesArgs(
         provider=provider,
         kueue_install=kueue_install,
         cohort=config.cluster.name,
-        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in config.tpu_pools)),
+        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in shared)),
         cpu_pool=config.cpu_pool.name,
         cpu_machine_type=config.cpu_pool.machine_type,
         cpu_max_nodes=config.cpu_pool.max_nodes,
@@ -201,6 +219,20 @@ def kueue_queues_args(
             for q in config.addons.kueue.team_quotas
         ),
         service_queues=service_queues(config),
+        dedicated=tuple(dedicated_queue_args(config, team) for team in config.dedicated_teams),
+    )
+
+
+def dedicated_queue_args(config: StackConfig, team: str) -> DedicatedQueueArgs:
+    cpu = config.team_cpu_pool(team)
+    assert cpu is not None  # the isolation checks refuse dedicated TPU pools without one
+    pools = [pool for pool in config.tpu_pools if pool.team == team]
+    return DedicatedQueueArgs(
+        team=team,
+        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in pools)),
+        cpu_pool=cpu.name,
+        cpu_machine_type=cpu.machine_type,
+        cpu_max_nodes=cpu.max_nodes,
     )
 
 
@@ -227,6 +259,7 @@ def scratch_bucket_args(
     config: StackConfig,
     cluster_ready: Sequence[pulumi.Resource],
     node_service_account: pulumi.Input[str] | None,
+    team_node_accounts: Mapping[str, pulumi.Input[str]] | None = None,
 ) -> ScratchBucketArgs:
     """Each team's workload account gets its prefix through Workload Identity: the identity of
     its notebooks and of its Pathways pods off the host network (JobSet backend,
@@ -247,14 +280,18 @@ def scratch_bucket_args(
         ),
         cluster_ready=tuple(cluster_ready),
         node_service_account=node_service_account,
+        team_node_accounts=tuple((team_node_accounts or {}).items()),
     )
 
 
 def data_bucket_grants_args(
-    config: StackConfig, node_service_account: pulumi.Input[str]
+    config: StackConfig, node_service_account: pulumi.Input[str], team: str | None = None
 ) -> DataBucketGrantsArgs:
-    """The stack's ``dataBuckets``, granted to the account its nodes run as."""
+    """The stack's ``dataBuckets`` of ``team`` (None: the shared pools'), granted to the account
+    the nodes of those pools run as."""
     return DataBucketGrantsArgs(
         node_service_account=node_service_account,
-        grants=tuple(DataBucketGrant(b.name, b.access) for b in config.data_buckets),
+        grants=tuple(
+            DataBucketGrant(b.name, b.access) for b in config.data_buckets if b.team == team
+        ),
     )

@@ -6,6 +6,7 @@ what the workloads wait for (``Installs``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pulumi
@@ -20,6 +21,8 @@ from components.addons.installs import (
     ReleaseManifest,
 )
 from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses, PriorityClassesArgs
+from components.addons.kueue_config import KueueConfig, KueueConfigArgs
+from components.addons.team_policies import TeamAdmissionPolicies, TeamAdmissionPoliciesArgs
 from components.addons.teams import TeamNamespace
 from components.config.schema import StackConfig
 from components.gke.cluster import ClusterTarget
@@ -50,9 +53,20 @@ def build_installs(
     # A stack whose jobs all run as JobSets (workloadBackend: jobset) needs no controller.
     if config.addons.pathways_job.install and config.needs_pathways_controller:
         controller = _pathways_controller(config, provider, [*ready, *after_jobset])
+    if config.owner is None:  # cluster-wide: the stack that owns the cluster's (or alone on it)
+        TeamAdmissionPolicies(
+            f"{name}-team-admission",
+            TeamAdmissionPoliciesArgs(
+                provider=provider,
+                kueue=config.kueue_enabled,
+                team=config.team,
+                depends_on=[*ready, *after_jobset],
+            ),
+            opts=_protected(config),
+        )
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}", args.team_namespace_args(team, provider)
+            f"{name}-{team.name}", args.team_namespace_args(config, team, provider)
         ).namespace
         for team in config.teams
     }
@@ -128,8 +142,20 @@ def _kueue(
     kueue = ReleaseManifest(
         f"{name}-kueue", args.release_args(config.addons.kueue, provider, ready), opts=protected
     )
-    _place_on_system_pool(f"{name}-kueue-controller", config, KUEUE_CONTROLLER, kueue, provider)
+    configured = KueueConfig(
+        f"{name}-kueue-config", KueueConfigArgs(provider, kueue.manifest), opts=protected
+    )
+    # Placed on the system pool (in stacks that have one) and rolled to read its configuration.
+    patch = args.controller_patch_args(config, KUEUE_CONTROLLER, provider, kueue)
+    restarted = ControllerPatch(
+        f"{name}-kueue-controller",
+        dataclasses.replace(
+            patch, install=configured.config_map, pod_annotations=configured.pod_annotations
+        ),
+        opts=protected,
+    )
     return [
+        restarted,
         KueueQueues(
             f"{name}-queues",
             args.kueue_queues_args(config, namespaces, provider, kueue.manifest),

@@ -40,11 +40,13 @@ from components.gke.cpu_pool import CpuNodePool
 from components.gke.tpu_pool import TpuNodePool
 from components.pathways.preflight import PreflightReport
 from components.resolve.preflight import run_preflight
+from components.resolve.tenancy.isolation import tenancy_summary
 from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
 from components.stack import args
 from components.stack.installs import build_installs
 from components.stack.owner import read_owner_contract
 from components.stack.workloads import build_workloads
+from components.vocabulary import team_node_service_account_email
 
 PreflightListener = Callable[[PreflightReport], None]
 _preflight_listeners: list[PreflightListener] = []
@@ -81,24 +83,24 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         listener(report)
     name = config.cluster.name
     node_account = None
+    team_accounts: dict[str, pulumi.Input[str]] = {}
     if config.creates_cluster:
         cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config))
         system_pool, pools = _node_pools(config, cluster)
         install_after = [*cluster.control_plane, system_pool]
         node_account = cluster.node_service_account
+        team_accounts = dict(cluster.team_node_service_accounts())
     else:
         cluster = ExistingCluster(name, args.existing_cluster_args(config))
         pools, install_after = {}, []
+        team_accounts = _team_stack_accounts(config)
     installs = build_installs(config, cluster, install_after)
+    own_accounts = team_accounts if config.creates_cluster else None
     bucket = ScratchBucket(
         f"{name}-scratch",
-        args.scratch_bucket_args(config, cluster.control_plane, node_account),
+        args.scratch_bucket_args(config, cluster.control_plane, node_account, own_accounts),
     )
-    grants = list(bucket.grants)
-    if config.data_buckets and node_account is not None:
-        grants += DataBucketGrants(
-            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
-        ).grants
+    grants = list(bucket.grants) + _data_bucket_grants(config, node_account, team_accounts)
     workloads = build_workloads(config, cluster, installs, grants)
 
     outputs: dict[str, Any] = {
@@ -110,6 +112,7 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
         "tpu_summary": tpu_summary(config),
         "scratch_bucket": bucket.url,
         "team_namespaces": installs.namespaces,
+        "tenancy": tenancy_summary(config),
         **workloads,
     }
     if isinstance(cluster, GkeCluster):
@@ -124,16 +127,58 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
 def _node_pools(
     config: StackConfig, cluster: GkeCluster
 ) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
-    """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
+    """The system pool (returned first: installs wait for it), the CPU pool, the teams' CPU
+    pools and the TPU pools; a pool dedicated to a team runs as the team's own account."""
     target = cluster.pool_target()
     name = config.cluster.name
     system, cpu = config.system_pool, config.cpu_pool
     system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target))
     CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target))
+    for team_cpu in config.team_cpu_pools:
+        team_target = cluster.pool_target(team_cpu.team)
+        CpuNodePool(f"{name}-{team_cpu.name}", args.cpu_pool_args(team_cpu, team_target))
     return system_pool, {
-        pool.name: TpuNodePool(f"{name}-{pool.name}", args.tpu_pool_args(pool, target))
+        pool.name: TpuNodePool(
+            f"{name}-{pool.name}",
+            args.tpu_pool_args(pool, cluster.pool_target(pool.team or "")),
+        )
         for pool in config.tpu_pools
     }
+
+
+def _team_stack_accounts(config: StackConfig) -> dict[str, pulumi.Input[str]]:
+    """A team stack's teams with pools dedicated to them in its owner: their node service
+    account (its email follows from the owner's project, cluster and the team)."""
+    if config.owner is None:
+        return {}
+    mine = {team.name for team in config.teams}
+    return {
+        team: team_node_service_account_email(config.gcp.project, config.cluster.name, team)
+        for team in config.dedicated_teams
+        if team in mine
+    }
+
+
+def _data_bucket_grants(
+    config: StackConfig,
+    node_account: pulumi.Input[str] | None,
+    team_accounts: dict[str, pulumi.Input[str]],
+) -> list[pulumi.Resource]:
+    """``dataBuckets`` granted to the node service account of the shared pools, and those of
+    a team to its dedicated pools' account."""
+    name, grants = config.cluster.name, []
+    teams = sorted({b.team for b in config.data_buckets if b.team is not None})
+    if node_account is not None and any(b.team is None for b in config.data_buckets):
+        grants += DataBucketGrants(
+            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
+        ).grants
+    for team in teams:
+        if team in team_accounts:
+            grants += DataBucketGrants(
+                f"{name}-{team}-data-buckets",
+                args.data_bucket_grants_args(config, team_accounts[team], team),
+            ).grants
+    return grants
 
 
 def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:

@@ -136,7 +136,7 @@ class _Workloads:
             service_account=(
                 None if workload.host_network else team_service_account(config, workload)
             ),
-            head_node_selector=cpu_pool_selector(config),
+            head_node_selector=cpu_pool_selector(config, workload.team),
             prerequisites=self.prerequisites(logical, workload),
         )
 
@@ -170,7 +170,7 @@ class _Workloads:
             prerequisites=self.prerequisites(logical, entry),
             backend=config.backend_of(entry),
             jobset_install=self.installs.jobset,
-            head_node_selector=cpu_pool_selector(config),
+            head_node_selector=cpu_pool_selector(config, entry.team),
         )
 
 

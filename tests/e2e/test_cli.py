@@ -64,18 +64,17 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
     # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
-    # default in a stack that owns its cluster), the patches that pin each controller to the
-    # system pool (JobSet's also sets its memory), and the JobSet, PathwaysJob and Kueue release
-    # manifests; the team's isolation: its pod admission policy and binding, NetworkPolicies
-    # and ResourceQuota
+    # default in a stack that owns its cluster) and its configuration, the patches that pin each
+    # controller to the system pool (JobSet's also sets its memory, Kueue's rolls it to read its
+    # configuration), and the JobSet, PathwaysJob and Kueue release manifests; the admission
+    # policies every team namespace shares (pods, Jobs, JobSets) and their bindings; the team's
+    # NetworkPolicy and ResourceQuota
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
         "localqueue-pathways-multislice-queue.yaml",
         "namespace-pathways.yaml",
-        "networkpolicy-pathways-allow-dns.yaml",
-        "networkpolicy-pathways-allow-google-apis.yaml",
-        "networkpolicy-pathways-allow-same-namespace.yaml",
-        "networkpolicy-pathways-default-deny.yaml",
+        "networkpolicy-pathways-team-network.yaml",
+        "patch-configmap-kueue-system-kueue-manager-config.yaml",
         "patch-deployment-jobset-system-jobset-controller-manager.yaml",
         "patch-deployment-kueue-system-kueue-controller-manager.yaml",
         "patch-deployment-pathways-job-system-pathways-job-controller-manager.yaml",
@@ -91,18 +90,22 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
         "resourcequota-pathways-pathways-quota.yaml",
         "serviceaccount-pathways-pathways.yaml",
-        "validatingadmissionpolicy-tpu-pathways-pods-pathways.yaml",
-        "validatingadmissionpolicybinding-tpu-pathways-pods-pathways.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-jobs.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-pods.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-jobs.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-pods.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 24 files to {out_dir}: 20 Kubernetes objects, 3 server-side patches, "
+        f"wrote 26 files to {out_dir}: 21 Kubernetes objects, 4 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL)"
     )
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
     assert [line.split()[1] for line in urls] == [
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
-        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
         "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
     ]
 
 
