@@ -53,12 +53,12 @@ class TeamQuota:
 
 @dataclass(frozen=True)
 class TeamIsolationArgs:
-    """Inputs of a ``TeamIsolation``."""
+    """What isolates one team namespace (``isolate``)."""
 
     team: str
     """The team and its namespace's name."""
-    namespace: pulumi.Input[str]
-    """The namespace (an output of the namespace, so everything waits for it)."""
+    namespace: str
+    """The namespace's name (its objects depend on the namespace explicitly)."""
     provider: k8s.Provider
     group: str | None = None
     """The Google group bound to ``edit`` in the namespace (None: no binding)."""
@@ -68,54 +68,90 @@ class TeamIsolationArgs:
     google_apis: GoogleApiEgress = GoogleApiEgress.PRIVATE_ACCESS
 
 
-class TeamIsolation(pulumi.ComponentResource):
-    """A team namespace's RBAC, NetworkPolicy and ResourceQuota."""
+ISOLATION_TYPE = "tpu-pathways:teams:TeamIsolation"
+ROLE_BINDING_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+QUOTA_TYPE = "kubernetes:core/v1:ResourceQuota"
+"""The component the RoleBinding and ResourceQuota were children of (their aliases): one
+component per team cost as much to plan as the objects it held."""
 
-    def __init__(
-        self, name: str, args: TeamIsolationArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
-        super().__init__("tpu-pathways:teams:TeamIsolation", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        labels = standard_labels(args.team)
-        if args.group is not None:
-            k8s.rbac.v1.RoleBinding(
-                f"{name}-edit",
-                metadata=_meta(f"{args.team}-edit", args, labels),
-                role_ref=k8s.rbac.v1.RoleRefArgs(
-                    api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TEAM_ROLE
-                ),
-                subjects=[
-                    k8s.rbac.v1.SubjectArgs(
-                        api_group="rbac.authorization.k8s.io", kind="Group", name=args.group
-                    )
-                ],
-                opts=child,
-            )
-        net = k8s.networking.v1
-        every_pod = k8s.meta.v1.LabelSelectorArgs()
-        same_namespace = net.NetworkPolicyPeerArgs(pod_selector=every_pod)
-        net.NetworkPolicy(
-            f"{name}-network",
-            metadata=_meta(NETWORK_POLICY, args, labels),
-            spec=net.NetworkPolicySpecArgs(
-                pod_selector=every_pod,
-                policy_types=["Ingress", "Egress"],
-                ingress=[net.NetworkPolicyIngressRuleArgs(from_=[same_namespace])],
-                egress=[
-                    net.NetworkPolicyEgressRuleArgs(to=[same_namespace]),
-                    _dns_egress(args.dns),
-                    *_google_api_egress(args.google_apis),
-                ],
+
+def isolate(
+    name: str,
+    args: TeamIsolationArgs,
+    parent: pulumi.Resource,
+    namespace: pulumi.Resource,
+    parent_types: str | None = None,
+) -> None:
+    """A team namespace's RBAC, NetworkPolicy and ResourceQuota, children of ``parent`` (the
+    team's ``TeamNamespace``), after ``namespace``. ``name``: their names' prefix;
+    ``parent_types``: the parent's type chain when it is known here (a top-level component:
+    its own type), which spares an Output per alias."""
+    child = pulumi.ResourceOptions(parent=parent, provider=args.provider, depends_on=[namespace])
+    labels = standard_labels(args.team)
+
+    def moved(type_: str, resource_name: str) -> pulumi.ResourceOptions:
+        """``child``, aliased to where the resource was: under ``TeamIsolation``."""
+        if parent_types is not None:
+            chain = f"{parent_types}${ISOLATION_TYPE}${type_}"
+            project_stack = f"{pulumi.get_stack()}::{pulumi.get_project()}"
+            alias: str | pulumi.Alias = f"urn:pulumi:{project_stack}::{chain}::{resource_name}"
+        else:
+            alias = pulumi.Alias(parent=_former_parent(name, parent))
+        return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(aliases=[alias]))
+
+    labels = standard_labels(args.team)
+    if args.group is not None:
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-edit",
+            metadata=_meta(f"{args.team}-edit", args, labels),
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TEAM_ROLE
             ),
-            opts=child,
+            subjects=[
+                k8s.rbac.v1.SubjectArgs(
+                    api_group="rbac.authorization.k8s.io", kind="Group", name=args.group
+                )
+            ],
+            opts=moved(ROLE_BINDING_TYPE, f"{name}-edit"),
         )
-        k8s.core.v1.ResourceQuota(
-            f"{name}-quota",
-            metadata=_meta(f"{args.team}-quota", args, labels),
-            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota_limits(args.quota)),
-            opts=child,
-        )
-        self.register_outputs({})
+    net = k8s.networking.v1
+    every_pod = k8s.meta.v1.LabelSelectorArgs()
+    same_namespace = net.NetworkPolicyPeerArgs(pod_selector=every_pod)
+    net.NetworkPolicy(
+        f"{name}-network",
+        metadata=_meta(NETWORK_POLICY, args, labels),
+        spec=net.NetworkPolicySpecArgs(
+            pod_selector=every_pod,
+            policy_types=["Ingress", "Egress"],
+            ingress=[net.NetworkPolicyIngressRuleArgs(from_=[same_namespace])],
+            egress=[
+                net.NetworkPolicyEgressRuleArgs(to=[same_namespace]),
+                _dns_egress(args.dns),
+                *_google_api_egress(args.google_apis),
+            ],
+        ),
+        opts=child,
+    )
+    k8s.core.v1.ResourceQuota(
+        f"{name}-quota",
+        metadata=_meta(f"{args.team}-quota", args, labels),
+        spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota_limits(args.quota)),
+        opts=moved(QUOTA_TYPE, f"{name}-quota"),
+    )
+
+
+def _former_parent(name: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """The URN the ``TeamIsolation`` component named ``name`` had under ``parent``."""
+    return pulumi.Output.from_input(parent.urn).apply(
+        lambda urn: _child_urn(urn, ISOLATION_TYPE, name)
+    )
+
+
+def _child_urn(parent_urn: str, type_: str, name: str) -> str:
+    """The URN of a resource of ``type_`` named ``name`` whose parent's URN is ``parent_urn``
+    (Pulumi: the parent's type chain, ``$``, its own type, ``::``, its name)."""
+    prefix, parent_types, _ = parent_urn.rsplit("::", 2)
+    return f"{prefix}::{parent_types}${type_}::{name}"
 
 
 def _ip_block(cidr: str, except_: Sequence[str] | None = None):

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.addons.pod_security import BASELINE_VERSION
 from components.addons.team_admission import PRIORITY_SEPARATOR
-from components.addons.team_isolation import TeamIsolation, TeamIsolationArgs, TeamQuota
+from components.addons.team_isolation import TeamIsolationArgs, TeamQuota, isolate
 from components.addons.team_policies import TEAM_NAMESPACE_VALUE
 from components.labels import (
     HOST_NETWORK_LABEL,
@@ -36,6 +36,9 @@ def pod_security_labels(host_network: HostNetworkPlacement) -> dict[str, str]:
         for mode, level in (("enforce", enforce), ("warn", "restricted"), ("audit", "restricted"))
         for suffix, value in (("", level), ("-version", BASELINE_VERSION))
     }
+
+
+TEAM_NAMESPACE_TYPE = "tpu-pathways:teams:TeamNamespace"
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ class TeamNamespace(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: TeamNamespaceArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("tpu-pathways:teams:TeamNamespace", name, None, opts)
+        super().__init__(TEAM_NAMESPACE_TYPE, name, None, opts)
         team = args
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         namespace = k8s.core.v1.Namespace(
@@ -88,27 +91,30 @@ class TeamNamespace(pulumi.ComponentResource):
             opts=child,
         )
         # Pathways pods reach GCP as the node's service account (host network), and nothing of
-        # theirs calls the Kubernetes API: no token is mounted unless a pod asks for one.
+        # theirs calls the Kubernetes API: no token is mounted unless a pod asks for one. The
+        # namespace's objects name it plainly and wait for it (no Output chain per object: a
+        # cluster may hold a thousand team namespaces).
+        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace]))
         k8s.core.v1.ServiceAccount(
             f"{name}-{team.service_account}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=team.service_account, namespace=namespace.metadata.name
-            ),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=team.service_account, namespace=team.name),
             automount_service_account_token=False,
-            opts=child,
+            opts=after,
         )
-        TeamIsolation(
+        isolate(
             f"{name}-isolation",
             TeamIsolationArgs(
                 team=team.name,
-                namespace=namespace.metadata.name,
+                namespace=team.name,
                 provider=args.provider,
                 group=team.group,
                 quota=team.quota,
                 dns=team.dns,
                 google_apis=team.google_apis,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            parent=self,
+            namespace=namespace,
+            parent_types=TEAM_NAMESPACE_TYPE if opts is None or opts.parent is None else None,
         )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace})

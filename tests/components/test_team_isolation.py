@@ -1,11 +1,13 @@
-"""TeamIsolation from its Args: the group's RoleBinding, one NetworkPolicy and the
-ResourceQuota (the admission policies are shared by every team namespace: team_policies)."""
+"""What isolates a team namespace (``isolate``, inside its TeamNamespace): the group's
+RoleBinding, one NetworkPolicy and the ResourceQuota (the admission policies are shared by every
+team namespace: team_policies)."""
 
 from __future__ import annotations
 
 import pytest
 
-from components.addons.team_isolation import TeamIsolation, TeamIsolationArgs, TeamQuota
+from components.addons.team_isolation import TeamQuota
+from components.addons.teams import TeamNamespace, TeamNamespaceArgs
 from components.vocabulary import DnsProvider, GoogleApiEgress
 from tests.components.harness import k8s_provider, register, urn
 
@@ -13,7 +15,7 @@ ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 LABELS = {"tpu-pathways/team": "research"}
-PARENT = "tpu-pathways:teams:TeamIsolation"
+PARENT = "tpu-pathways:teams:TeamNamespace"
 METADATA_SERVER = [
     {
         "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
@@ -28,8 +30,10 @@ DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
 
 
 def isolation(**more):
+    """A TeamNamespace named ``iso`` (its isolation's objects are named ``iso-isolation-*``)."""
+
     def build():
-        TeamIsolation("iso", TeamIsolationArgs("research", "research", k8s_provider(), **more))
+        TeamNamespace("iso", TeamNamespaceArgs("research", k8s_provider(), **more))
 
     return register(build)
 
@@ -43,7 +47,7 @@ def team():
 
 
 def test_the_groups_edit_binding(team):
-    binding = team.one(ROLE_BINDING, "iso-edit")
+    binding = team.one(ROLE_BINDING, "iso-isolation-edit")
     assert binding.inputs == {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
@@ -63,7 +67,7 @@ def test_one_network_policy_default_deny_but_the_namespace_dns_and_google_apis(t
     """Cloud DNS (the default): DNS at the metadata server's address; HTTPS only to
     private.googleapis.com, where the cluster's private zones resolve Google APIs."""
     (policy,) = team.of_type(NETWORK_POLICY)
-    assert policy.name == "iso-network"
+    assert policy.name == "iso-isolation-network"
     assert policy.inputs["metadata"] == {
         "name": "team-network",
         "namespace": "research",
@@ -116,7 +120,7 @@ def test_kube_dns_and_a_vpc_of_unknown_dns():
 
 
 def test_the_quota(team):
-    quota = team.one(QUOTA, "iso-quota")
+    quota = team.one(QUOTA, "iso-isolation-quota")
     assert quota.inputs["metadata"] == {
         "name": "research-quota",
         "namespace": "research",
@@ -144,6 +148,6 @@ def test_everything_is_a_child_on_the_explicit_provider(team):
 def test_no_group_no_binding_and_only_the_service_limits():
     bare = isolation()
     assert bare.of_type(ROLE_BINDING) == []
-    assert bare.one(QUOTA, "iso-quota").inputs["spec"] == {
+    assert bare.one(QUOTA, "iso-isolation-quota").inputs["spec"] == {
         "hard": {"services.loadbalancers": "0", "services.nodeports": "0"}
     }

@@ -74,12 +74,27 @@ def test_the_workload_service_account(team):
     assert account.inputs["automountServiceAccountToken"] is False
 
 
-def test_the_isolation_is_a_child_with_the_teams_group_and_quota(team):
-    isolation = team.one(ISOLATION, "t-research-isolation")
-    assert isolation.parent == urn("tpu-pathways:teams:TeamNamespace", "t-research")
+def test_the_isolation_is_the_namespaces_children_with_the_teams_group_and_quota(team):
+    """The RoleBinding and ResourceQuota were children of a TeamIsolation component: their
+    aliases keep their state where they were (one component per team cost as much to plan as
+    the objects it held)."""
+    parent = urn("tpu-pathways:teams:TeamNamespace", "t-research")
     binding = team.one(
         "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "t-research-isolation-edit"
     )
     assert binding.inputs["subjects"][0]["name"] == "ml-research@example.com"
     quota = team.one("kubernetes:core/v1:ResourceQuota", "t-research-isolation-quota")
     assert quota.inputs["spec"]["hard"]["pods"] == "10"
+    for resource, type_ in (
+        (binding, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"),
+        (quota, "kubernetes:core/v1:ResourceQuota"),
+    ):
+        assert resource.parent == parent
+        # the URN the engine gave it: the root stack's type is no part of a URN (pulumi/pulumi
+        # pkg/resource/deploy deployment.go generateURN), unlike this mock engine's URNs
+        former = (
+            f"urn:pulumi:test::tpu-pathways::tpu-pathways:teams:TeamNamespace${ISOLATION}"
+            f"${type_}::{resource.name}"
+        )
+        assert resource.options["aliases"] == [{"urn": former}]
+    assert team.of_type(ISOLATION) == []
