@@ -34,17 +34,32 @@ if __name__ == "__main__":
     gc.disable()  # before the SDK imports, as the project's CLI does for its one-shot process
 
 import importlib
+import importlib.util
 import json
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import pulumi
 from google.protobuf import json_format
-from pulumi.runtime import mocks, settings
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime import mocks
+
+
+def _private_sdk() -> Any:
+    """The project's one module of private Pulumi APIs (``components/sdk/pulumi_private.py``,
+    which imports only ``pulumi``), loaded from its file: the ``components`` package itself
+    stays unimported."""
+    path = Path(__file__).resolve().parents[1] / "components" / "sdk" / "pulumi_private.py"
+    spec = importlib.util.spec_from_file_location("_baseline_pulumi_private", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sdk = _private_sdk()
 
 # How the plan JSON shows a value known only after deploy, and a secret.
 UNKNOWN, SECRET = "[unknown]", "[secret]"
@@ -106,11 +121,22 @@ def _is_kubernetes_crd(type_token: str) -> bool:
     return type_token.startswith("kubernetes:")
 
 
+# A Python dynamic resource (pulumi.dynamic.Resource): registered as a plain CustomResource of
+# its type token, its props as the program sent them (the serialized provider among them).
+DYNAMIC_PREFIX = "pulumi-python:dynamic"
+
+
+def _is_dynamic(type_token: str) -> bool:
+    return type_token.startswith(DYNAMIC_PREFIX)
+
+
 def resolve_types(type_tokens: set[str], custom: dict[str, bool]) -> dict[str, type | None]:
     """The class of every type (imports its SDK module); raises on an unmappable custom type."""
     classes = {t: sdk_class(t) for t in sorted(type_tokens)}
     unknown = [
-        t for t, cls in classes.items() if cls is None and custom[t] and not _is_kubernetes_crd(t)
+        t
+        for t, cls in classes.items()
+        if cls is None and custom[t] and not (_is_kubernetes_crd(t) or _is_dynamic(t))
     ]
     if unknown:
         raise UnknownTypeError(f"no SDK class for custom resource type(s) {', '.join(unknown)}")
@@ -125,7 +151,7 @@ class EchoMocks(mocks.Mocks):
         return {}, []
 
 
-class Recorder(mocks.MockMonitor):
+class Recorder(sdk.MockMonitor):
     def __init__(self, resource_mocks: mocks.Mocks) -> None:
         super().__init__(resource_mocks)
         self.records: list[dict[str, Any]] = []
@@ -180,6 +206,9 @@ def register(
         component = pulumi.ComponentResource(type_token, name, None, opts)
         component.register_outputs({})
         return component
+    if _is_dynamic(type_token):
+        props = {k: program_value(v) for k, v in entry["inputs"].items()}
+        return pulumi.CustomResource(type_token, name, props, opts)
     # Top-level names become keyword arguments; nested values stay the plain dicts the plan
     # holds (the SDK accepts dicts for its Args types and translates them the same way).
     args = {keyword(type_token, k): program_value(v) for k, v in entry["inputs"].items()}
@@ -197,7 +226,7 @@ def _custom_resource() -> type:
 def classes_of(shape: list[dict[str, Any]]) -> dict[str, type | None]:
     custom = {entry["type"]: entry["custom"] for entry in shape}
     classes = resolve_types(set(custom), custom)
-    if any(cls is None and custom[t] for t, cls in classes.items()):
+    if any(cls is None and custom[t] and not _is_dynamic(t) for t, cls in classes.items()):
         _custom_resource()
     return classes
 
@@ -219,13 +248,11 @@ def run_shape(shape: list[dict[str, Any]]) -> list[dict[str, Any]]:
     classes = classes_of(shape)
     resource_mocks = EchoMocks()
     monitor = Recorder(resource_mocks)
-    settings.ROOT.set(None)  # a fresh runtime per run, as pulumi.runtime.test does
-    settings.SETTINGS.rpc_manager.clear()
-    settings.SETTINGS.outputs.clear()
+    sdk.fresh_runtime()  # a fresh runtime per run, as pulumi.runtime.test does
     pulumi.runtime.set_mocks(
         resource_mocks, project="baseline", stack="baseline", preview=True, monitor=monitor
     )
-    _sync_await(run_pulumi_func(lambda: program(shape, classes)))
+    sdk.run(lambda: program(shape, classes))
     return monitor.records
 
 

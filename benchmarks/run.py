@@ -18,10 +18,15 @@ Three measurements (README.md explains each and its target; exit 1 if a target i
    generated stacks of ``--process-sizes`` slices (targets) and of each example stack (reported)
    against the floor ``python benchmarks/baseline.py SHAPE``, which loads the same SDK classes,
    registers the same resources, prints them and leaves by ``os._exit`` as the CLI does.
+4. **Scaling shapes** (fresh processes; ``scaling.py``): a plan command along one dimension
+   of its input (the diff base's size; the teams count), ``--scaling-runs`` runs per size: the
+   growth check of 2. on its CPU medians, and its budget at the largest size.
 
 Every comparison is ``--pairs`` alternating runs (who goes first alternates); each figure is the
 median of the pair ratios with min, max and interquartile range, with the load average. Writes
-benchmarks/results.json. ``--worker`` is internal (a measured child process).
+benchmarks/results.json; with ``--merge``, the parts this run skips are kept from it (e.g.
+``--skip fixed slope process --merge`` measures the scaling shapes alone). ``--worker`` is
+internal (a measured child process).
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ MAX_BAND_GROWTH = 1.5
 # Whole process, project / floor (equal exit), CPU, per generated size (issue 23: 1,024 slices
 # within 1.3x, 2,048 within 1.4x); other sizes and the example stacks are reported.
 MAX_PROCESS_RATIO = {1024: 1.3, 2048: 1.4}
+SCALING_RUNS = 5  # fresh processes per size of a scaling shape, after a warm-up
+PARTS = ("fixed_cost", "slope", "process", "scaling")
 
 
 # --- statistics (pure; tested in tests/test_benchmark_stacks.py) ---------------------------------
@@ -474,6 +481,43 @@ def measure_process(case: Case, pairs: int) -> dict[str, Any]:
     }
 
 
+def measure_shape(shape: Any, work: Path, runs: int) -> dict[str, Any]:
+    """A scaling shape (``scaling.Shape``): each size in a fresh process, ``runs`` times after
+    a warm-up; the growth check on the CPU medians."""
+    load_before = load()
+    rows = []
+    for step in shape.steps:
+        prepared = shape.prepare(work, step)
+        run_process(prepared.command)  # warm-up (the input in the file cache)
+        samples = [run_process(prepared.command) for _ in range(runs)]
+        for made in prepared.files:
+            made.unlink()
+        rows.append(
+            {
+                "size": prepared.size,
+                **{
+                    attr: rounded(spread([getattr(s, attr) for s in samples]))
+                    for attr in ("cpu_s", "wall_s", "rss_mb")
+                },
+                "runs [wall_s, cpu_s, rss_mb]": [
+                    [round(s.wall_s, 3), round(s.cpu_s, 3), round(s.rss_mb, 1)] for s in samples
+                ],
+            }
+        )
+        progress()
+    fit = growth([r["size"] for r in rows], [r["cpu_s"]["median"] for r in rows])
+    return {
+        "shape": shape.name,
+        "unit": shape.unit,
+        "command": shape.what,
+        "runs": runs,
+        "max_cpu_s": shape.max_cpu_s,
+        "sizes": rows,
+        "growth": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in fit.items()},
+        "loadavg": [load_before, load()],
+    }
+
+
 def progress() -> None:
     print(".", end="", file=sys.stderr, flush=True)
 
@@ -522,6 +566,11 @@ def check_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             checks[-1]["margin_wider_than_noise"] = (
                 limit - ratio["median"] > ratio["q3"] - ratio["q1"]
             )
+    from scaling import targets
+
+    for part in result.get("scaling", []):
+        for name, value, limit in targets(part, MAX_QUADRATIC_SHARE, MAX_BAND_GROWTH):
+            check(name, value, limit)
     return checks
 
 
@@ -578,6 +627,12 @@ def report(result: dict[str, Any]) -> str:
                 f"| {r['loadavg'][0][0]}-{r['loadavg'][1][0]} |"
             )
         lines.append("")
+    if result.get("scaling"):
+        from scaling import report_lines
+
+        lines.append("Scaling shapes:")
+        for part in result["scaling"]:
+            lines += report_lines(part)
     for c in result["targets"]:
         spread = ""
         if "spread" in c:
@@ -589,6 +644,21 @@ def report(result: dict[str, Any]) -> str:
             f"{spread})"
         )
     return "\n".join(lines)
+
+
+def merge_previous(result: dict[str, Any], path: Path) -> None:
+    """The parts ``result`` lacks (skipped) taken from the results file ``path``, each noted
+    with the date of the run that measured it."""
+    if not path.exists():
+        return
+    previous = json.loads(path.read_text())
+    kept = [p for p in PARTS if p not in result and p in previous]
+    for part in kept:
+        result[part] = previous[part]
+    if kept:
+        dates = previous.get("measured", dict.fromkeys(kept, previous.get("date")))
+        measured = dict.fromkeys([p for p in PARTS if p in result], result["date"])
+        result["measured"] = {**measured, **{p: dates.get(p, previous.get("date")) for p in kept}}
 
 
 def fmt(figures: dict[str, float]) -> str:
@@ -629,13 +699,23 @@ def main(argv: list[str] | None = None) -> int:
         help="TPU slices of the generated stacks measured as whole processes",
     )
     parser.add_argument("--stacks", nargs="*", default=None, help="example stacks (default: all)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=("fixed", "slope", "process"))
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=("fixed", "slope", "process", "scaling")
+    )
+    parser.add_argument(
+        "--scaling-runs", type=int, default=SCALING_RUNS, help="runs per size of a shape"
+    )
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results.json")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the parts this run skips from --out"
+    )
     args = parser.parse_args(argv)
     if args.pairs < 2:
         parser.error("--pairs needs at least 2 (a spread)")
     if len(args.sizes) < 4:
         parser.error("--sizes needs at least four sizes (a quadratic fit and size bands)")
+    if args.scaling_runs < 2:
+        parser.error("--scaling-runs needs at least 2 (a spread)")
 
     compile_project()
     started = time.perf_counter()
@@ -660,7 +740,8 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         stacks = example_stacks() if args.stacks is None else args.stacks
         print("preparing", file=sys.stderr, flush=True)
-        generated = [generated_case(work, n) for n in sorted(args.sizes)]
+        in_process = not {"fixed", "slope"} <= set(args.skip)
+        generated = [generated_case(work, n) for n in sorted(args.sizes)] if in_process else []
         if "fixed" not in args.skip:
             print("fixed cost ", end="", file=sys.stderr, flush=True)
             result["fixed_cost"] = measure_fixed(generated[0], args.pairs)
@@ -680,6 +761,16 @@ def main(argv: list[str] | None = None) -> int:
                 case = prepare(stack, PROJECT_DIR / "stacks", work)
                 result["process"].append(measure_process(case, args.pairs))
                 print(file=sys.stderr)
+        if "scaling" not in args.skip:
+            from scaling import SHAPES
+
+            result["scaling"] = []
+            for shape in SHAPES.values():
+                print(f"{shape.name} ", end="", file=sys.stderr, flush=True)
+                result["scaling"].append(measure_shape(shape, work, args.scaling_runs))
+                print(file=sys.stderr)
+    if args.merge:
+        merge_previous(result, args.out)
     result["targets"] = check_targets(result)
     result["machine"].update(
         loadavg_after=load(), duration_s=round(time.perf_counter() - started, 1)

@@ -46,6 +46,8 @@ OBJECT_ACL = "gcp:storage/objectACL:ObjectACL"
 GET_SUBNETWORK = "gcp:compute/getSubnetwork:getSubnetwork"
 GET_PROJECT = "gcp:organizations/getProject:getProject"
 GET_CLUSTER = "gcp:container/getCluster:getCluster"
+# The deployer's own credentials (a fleet mints the manager's tokens on its workers with them).
+GET_CLIENT_CONFIG = "gcp:organizations/getClientConfig:getClientConfig"
 
 # --- Kubernetes ---------------------------------------------------------------------------
 KUBERNETES_PREFIX = "kubernetes:"  # every object pulumi-kubernetes registers

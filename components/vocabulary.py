@@ -132,6 +132,11 @@ PRIORITY_CLASSES: Mapping[Priority, int] = {
 }
 
 
+# What a team namespace may name unless its config says otherwise: every class but the one that
+# preempts every other team's jobs.
+TEAM_PRIORITY_CLASSES = (Priority.VERY_LOW, Priority.LOW, Priority.MEDIUM, Priority.HIGH)
+
+
 def team_cluster_queue_name(team: str) -> str:
     return f"{team}-{CLUSTER_QUEUE}"
 

@@ -1,7 +1,9 @@
 """Policy pack entry point: `pulumi preview --policy-pack policy` runs this file.
 
-The rules come from the project (``components.policy.rules``), which requirements.txt installs into
-the pack's virtualenv (``-e ..``).
+The pack's virtualenv (``policy/.venv``) holds only third-party packages, hash-pinned in
+``requirements.txt``. The rules are the project's own (``components.policy.rules`` and the pure
+modules it reads), imported from the repository checkout this pack sits in (``policy/..``):
+the pack checks stacks with the rules of the same commit as the program.
 """
 
 import sys
@@ -9,16 +11,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-try:
-    import components.policy.rules  # noqa: F401  (the project, installed by requirements.txt)
-except ImportError:
-    # Fallback for a virtualenv without the project (e.g. only pulumi-policy installed): import
-    # it from the repository this pack lives in, policy/.. .
-    sys.path.insert(0, str(HERE.parent))
-
+# The checkout first: a project installed in the pack's virtualenv must not shadow its rules.
 # Pulumi runs the pack directory with runpy, which puts it on sys.path; keep that explicit.
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for path in (HERE, HERE.parent):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 from tpu_pathways_policies import PACK_NAME, policies  # noqa: E402

@@ -3,25 +3,30 @@
 One ``ResourceValidationPolicy`` per rule, enforcement mandatory. Building the list does not start
 the policy-pack server (``__main__.py`` does), so tests can call each validator directly.
 
-The stack environment (dev | staging | production) comes from the stack's own config: the Pulumi
-engine starts a policy pack with the stack config in the ``PULUMI_CONFIG`` environment variable
-(a JSON map of ``namespace:key`` to string), so the pack reads ``tpu-pathways:environment`` exactly
-as the program does, with the program's default ``dev`` when the key is absent. The variable
-``TPU_PATHWAYS_POLICY_ENVIRONMENT`` can only make the rules stricter (check a dev stack as
-production); it never relaxes a stack's own environment, so a production stack is always checked
-as production. With no stack config at all, or a value that is no environment (in the config or
-the variable), the pack applies the production rules.
+Settings come from Pulumi, never from the process environment:
+
+* the stack's environment (dev | staging | production) from the stack's own config,
+  ``pulumi.Config("tpu-pathways").get("environment")``, as the program reads it, with the
+  program's default ``dev`` when the key is absent. pulumi-policy puts the stack config into
+  Pulumi's runtime config before each validation, so it is read inside the validator, never at
+  import. A config with none of a stack's keys (gcp, owner, fleet), or a value that is no
+  environment, gets the production rules (fail closed).
+* the policy's own config (``--policy-pack-config FILE``, the pulumi/actions input
+  ``policyPackConfigs``): each policy declares ``environment`` in its ``config_schema``, the
+  environment to check every stack as at least. It only tightens: a production stack is always
+  checked as production. The engine validates the file against the schemas before anything
+  runs, so a misspelled key or value fails the preview.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pulumi
 from pulumi_policy import (
     EnforcementLevel,
+    PolicyConfigSchema,
     PolicyResourceOptions,
     ReportViolation,
     ResourceValidationArgs,
@@ -35,33 +40,39 @@ from components.policy import rules as guardrails
 from components.vocabulary import Environment
 
 PACK_NAME = "tpu-pathways-guardrails"
-ENVIRONMENT_OVERRIDE = "TPU_PATHWAYS_POLICY_ENVIRONMENT"
-ENVIRONMENT_KEY = f"{NAMESPACE}:environment"
+# Keys one of which every stack of this project sets: without any, no stack config is visible.
+STACK_KEYS = ("gcp", "owner", "fleet")
 
-
-# Least to most strict: the override variable may move a stack right, never left.
+# Least to most strict: the policy config may move a stack right, never left.
 STRICTNESS = (Environment.DEV, Environment.STAGING, Environment.PRODUCTION)
 
+CONFIG_SCHEMA = PolicyConfigSchema(
+    properties={
+        "environment": {
+            "type": "string",
+            "enum": [e.value for e in STRICTNESS],
+            "description": "Check every stack at least as strictly as this environment "
+            "(never relaxes a stack's own environment).",
+        }
+    }
+)
 
-def stack_environment(environ: Mapping[str, str] | None = None) -> str:
-    """The environment the rules apply: the stricter of the stack config and the override
-    variable; anything unreadable or unknown fails closed (production)."""
-    environ = os.environ if environ is None else environ
-    chosen = [_config_environment(environ)]
-    override = environ.get(ENVIRONMENT_OVERRIDE)
-    if override:
-        chosen.append(_environment(override))
+
+def stack_settings() -> dict[str, str | None]:
+    """The stack config the rules read (inside a validator: pulumi-policy has set it)."""
+    config = pulumi.Config(NAMESPACE)
+    return {key: config.get(key) for key in ("environment", *STACK_KEYS)}
+
+
+def stack_environment(stack: Mapping[str, str | None], policy: Mapping[str, Any]) -> str:
+    """The environment the rules apply: the stricter of the stack's and the policy config's;
+    anything unreadable or unknown fails closed (production)."""
+    if not any(stack.get(key) for key in STACK_KEYS):
+        return Environment.PRODUCTION.value
+    chosen = [_environment(stack.get("environment") or Environment.DEV.value)]
+    if (tighter := policy.get("environment")) is not None:
+        chosen.append(_environment(tighter))
     return max(chosen, key=STRICTNESS.index).value
-
-
-def _config_environment(environ: Mapping[str, str]) -> Environment:
-    try:
-        config = json.loads(environ["PULUMI_CONFIG"])
-    except (KeyError, json.JSONDecodeError):
-        return Environment.PRODUCTION
-    if not isinstance(config, Mapping):
-        return Environment.PRODUCTION
-    return _environment(config.get(ENVIRONMENT_KEY, Environment.DEV.value))
 
 
 def _environment(value: object) -> Environment:
@@ -107,7 +118,7 @@ def policy_for(rule: guardrails.Rule) -> ResourceValidationPolicy:
             options=resource_options(args.opts),
             urn=args.urn,
         )
-        context = guardrails.StackContext(stack_environment())
+        context = guardrails.StackContext(stack_environment(stack_settings(), args.get_config()))
         for message in rule.violations(resource, context):
             report_violation(message, None)
 
@@ -116,6 +127,7 @@ def policy_for(rule: guardrails.Rule) -> ResourceValidationPolicy:
         description=rule.description,
         validate=validate,
         enforcement_level=EnforcementLevel.MANDATORY,
+        config_schema=CONFIG_SCHEMA,
     )
 
 

@@ -4,6 +4,8 @@
     .venv/bin/python scripts/refresh_crd_schemas.py \
         --manifest kueue=FILE --manifest pathways-job=FILE   # local copies of them
     .venv/bin/python scripts/refresh_crd_schemas.py --only jobset --manifest jobset=FILE
+    .venv/bin/python scripts/refresh_crd_schemas.py --only kueue \
+        --manifest kueue=clusterqueues.yaml --manifest kueue=localqueues.yaml ...  # one per CRD
 
 The release tags are the addons' defaults in components/config/schema/addons.py (KueueAddon,
 PathwaysJobAddon, JobSetAddon), so bumping one there and running this script keeps the two in
@@ -14,10 +16,12 @@ file holds, per kind, the schema of the version the release stores (the one the 
 emit) and names the versions it still serves but marks deprecated, so a test can say why an old
 apiVersion is refused. The tests only read the files; they never download anything.
 
-Kueue's MultiKueueCluster, MultiKueueConfig and AdmissionCheck were added to the wanted kinds
-after the last refresh: until the manifest is at hand their schemas live in a hand-written file
-(kueue-<version>-multikueue-schemas.json, from the Go types); a refresh that extracts every kind
-of that file removes it, so each schema keeps one home.
+``--manifest KEY=FILE`` may be repeated: the files' documents are read together, so a release
+can be refreshed from one CRD file per kind (as config/components/crd/bases holds them). A wanted
+kind none of the files holds is kept, as it is, from the current file of the same release
+version, and the script says so; with no such file it is an error. A hand-written schema file
+(kueue-<version>-multikueue-schemas.json, once used for the MultiKueue kinds) is removed when a
+refresh extracts every kind it held, so each schema keeps one home.
 """
 
 from __future__ import annotations
@@ -110,17 +114,20 @@ def without_descriptions(node: Any) -> Any:
     return node
 
 
-def crds(documents: Iterable[Any], kinds: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """kind -> CustomResourceDefinition, for the wanted kinds."""
+def crds(
+    documents: Iterable[Any], kinds: tuple[str, ...], kept: Iterable[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """kind -> CustomResourceDefinition, for the wanted kinds the documents hold; a wanted kind
+    neither there nor in ``kept`` (kinds the current file can supply) ends the script."""
     found = {
         d["spec"]["names"]["kind"]: d
         for d in documents
         if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
     }
-    missing = sorted(set(kinds) - set(found))
+    missing = sorted(set(kinds) - set(found) - set(kept))
     if missing:
         raise SystemExit(f"the manifest has no CRD for {', '.join(missing)}")
-    return {kind: found[kind] for kind in kinds}
+    return {kind: found[kind] for kind in kinds if kind in found}
 
 
 def stored_version(crd: dict[str, Any]) -> dict[str, Any]:
@@ -133,30 +140,57 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
     print(f"wrote {path.relative_to(ROOT)}")
 
 
+def current_kueue_entries(path: Path) -> dict[str, dict[str, Any]]:
+    """kind -> its schema and deprecated entries in the current file (none: no file)."""
+    if not path.exists():
+        return {}
+    document = json.loads(path.read_text())
+    entries: dict[str, dict[str, Any]] = {}
+    for part in ("schemas", "deprecated"):
+        for key, value in document[part].items():
+            entries.setdefault(key.rsplit("/", 1)[-1], {"schemas": {}, "deprecated": {}})
+            entries[key.rsplit("/", 1)[-1]][part][key] = value
+    return entries
+
+
+def kind_entries(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A CRD's schema of the version it stores and its deprecated served versions."""
+    group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+    stored = stored_version(crd)
+    schema = without_descriptions(stored["schema"]["openAPIV3Schema"])
+    deprecated = {
+        f"{group}/{version['name']}/{kind}": version.get("deprecationWarning") or "deprecated"
+        for version in crd["spec"]["versions"]
+        if version.get("served") and version.get("deprecated")
+    }
+    return {"schemas": {f"{group}/{stored['name']}/{kind}": schema}, "deprecated": deprecated}
+
+
 def refresh_kueue(documents: list[Any]) -> None:
     release = KUEUE
-    group_crds = crds(documents, release.kinds)
+    path = kueue_schema_file(release.version)
+    current = current_kueue_entries(path)
+    group_crds = crds(documents, release.kinds, kept=current)
     schemas: dict[str, Any] = {}
     deprecated: dict[str, str] = {}
-    for kind, crd in group_crds.items():
-        group = crd["spec"]["group"]
-        stored = stored_version(crd)
-        schemas[f"{group}/{stored['name']}/{kind}"] = without_descriptions(
-            stored["schema"]["openAPIV3Schema"]
-        )
-        for version in crd["spec"]["versions"]:
-            if version.get("served") and version.get("deprecated"):
-                warning = version.get("deprecationWarning") or "deprecated"
-                deprecated[f"{group}/{version['name']}/{kind}"] = warning
+    for kind in release.kinds:
+        if kind in group_crds:
+            entries = kind_entries(group_crds[kind])
+        else:
+            entries = current[kind]
+            print(f"kept {kind} from {path.relative_to(ROOT)} (no CRD for it in the manifests)")
+        schemas.update(entries["schemas"])
+        deprecated.update(entries["deprecated"])
     write_json(
-        kueue_schema_file(release.version),
+        path,
         {
             "$comment": (
                 f"openAPIV3Schema of the {', '.join(release.kinds)} CRDs of {release.repo} "
-                f"release {release.version} ({release.url}), each of the version the release "
-                "stores, keyed group/version/kind; extracted verbatim except that 'description' "
-                "texts were dropped. 'deprecated': versions the release still serves with a "
-                "deprecation warning. Written by scripts/refresh_crd_schemas.py."
+                f"release {release.version} ({release.url}, or its CRD files, one per kind), "
+                "each of the version the release stores, keyed group/version/kind; extracted "
+                "verbatim except that 'description' texts were dropped. 'deprecated': versions "
+                "the release still serves with a deprecation warning. Written by "
+                "scripts/refresh_crd_schemas.py."
             ),
             "schemas": schemas,
             "deprecated": deprecated,
@@ -200,15 +234,21 @@ def refresh_jobset(documents: list[Any]) -> None:
     refresh_single_crd(JOBSET, documents, jobset_schema_file(JOBSET.version))
 
 
-def load(release: Release, local: Path | None) -> list[Any]:
-    """The release manifest's YAML documents; a file or download that cannot be read or
-    parsed ends the script with a message naming it (not a traceback)."""
-    source = str(local) if local is not None else release.url
+def load(release: Release, local: list[Path]) -> list[Any]:
+    """The YAML documents of the local files (all of them, in order), else of the downloaded
+    release manifest; a file or download that cannot be read or parsed ends the script with a
+    message naming it (not a traceback)."""
+    if not local:
+        return _documents(release, release.url)
+    return [document for path in local for document in _documents(release, path)]
+
+
+def _documents(release: Release, source: Path | str) -> list[Any]:
     try:
-        if local is not None:
-            text = local.read_text()
+        if isinstance(source, Path):
+            text = source.read_text()
         else:
-            with urllib.request.urlopen(release.url, timeout=60) as response:
+            with urllib.request.urlopen(source, timeout=60) as response:
                 text = response.read().decode()
         return list(yaml.safe_load_all(text))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -222,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="KEY=FILE",
-        help=f"read a local copy of a release manifest (KEY: {', '.join(REFRESH)})",
+        help=f"read a local copy of a release manifest (KEY: {', '.join(REFRESH)}); repeat a "
+        "KEY to read several files together",
     )
     parser.add_argument(
         "--only",
@@ -231,15 +272,15 @@ def main(argv: list[str] | None = None) -> int:
         help="refresh only this release's file (repeatable; default: all)",
     )
     args = parser.parse_args(argv)
-    local = {}
+    local: dict[str, list[Path]] = {}
     for item in args.manifest:
         key, _, path = item.partition("=")
         if key not in REFRESH or not path:
             parser.error(f"--manifest {item!r}: use KEY=FILE with KEY one of {', '.join(REFRESH)}")
-        local[key] = Path(path)
+        local.setdefault(key, []).append(Path(path))
     for key in args.only or REFRESH:
         release, refresh = REFRESH[key]
-        refresh(load(release, local.get(key)))
+        refresh(load(release, local.get(key, [])))
     return 0
 
 

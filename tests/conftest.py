@@ -9,12 +9,15 @@ read-only: never mutate one).
 from __future__ import annotations
 
 import copy
+import gc
+import importlib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,13 +25,17 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from components.config.schema import StackConfig  # noqa: E402
-from components.errors import ConfigError  # noqa: E402
-from components.plan.engine import plan_file, plan_stack  # noqa: E402
-from components.plan.model import Plan  # noqa: E402
-from components.resolve.checks import forget_validated, parse_stack_config  # noqa: E402
-from components.resolve.stack_files import engine_string  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
+
+# The project's modules are imported by the fixtures that use them, not here: a run of tests
+# that need neither the config models nor the Pulumi engine does not load them (about 1 s).
+if TYPE_CHECKING:
+    from components.config.schema import StackConfig
+    from components.errors import ConfigError
+    from components.plan.model import Plan
+
+# parse_stack_config's module: it keeps a per-process memo of the configs it validated.
+CHECKS_MODULE = "components.resolve.checks"
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 # A Cloud KMS key for production test stacks (production requires Secrets encryption).
@@ -53,11 +60,48 @@ DEV_VALUES: dict[str, Any] = {
 }
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """The workers ``-n auto`` (pyproject.toml's addopts) starts: none (this process runs the
+    tests) when the run names only files or tests, or on one core; otherwise xdist's choice,
+    one per core. A worker starts in seconds (each imports and collects on its own), which a
+    directory of tests repays and a single file does not. ``-n N`` and
+    PYTEST_XDIST_AUTO_NUM_WORKERS still decide for themselves."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    here = config.invocation_params.dir
+    if config.args and all((here / arg.split("::")[0]).is_file() for arg in config.args):
+        return 0
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count())
+    return None if len(cores) > 1 else 0
+
+
+# How many modules were loaded when the GC last froze what was alive (pytest_runtest_teardown).
+_modules_frozen = [0]
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """After a test that loaded many modules (the first plan loads the provider SDKs, ~100k
+    classes), move every object then alive to the GC's permanent generation (``gc.freeze``):
+    later collections skip them instead of walking them again and again, about a fifth of the
+    suite's CPU (``python -m components`` turns the GC off for the same reason). Garbage is
+    collected first, so only what is still referenced stays (modules, classes, session
+    fixtures' plans); the tests' own garbage is collected as before."""
+    if len(sys.modules) > _modules_frozen[0] + 100:
+        gc.collect()
+        gc.freeze()
+        _modules_frozen[0] = len(sys.modules)
+
+
 @pytest.fixture(autouse=True)
 def _validate_afresh():
     """Each test validates its configs itself: a config validated by an earlier test (the
-    per-process memo of ``parse_stack_config``) would hide what a test patches or counts."""
-    forget_validated()
+    per-process memo of ``parse_stack_config``) would hide what a test patches or counts.
+    Until the module is loaded nothing was validated (the fixtures below load it by this name,
+    so a wrong name fails them)."""
+    checks = sys.modules.get(CHECKS_MODULE)
+    if checks is not None:
+        checks.forget_validated()
 
 
 @pytest.fixture(scope="session")
@@ -77,19 +121,24 @@ def stack_values() -> Callable[..., dict[str, Any]]:
 @pytest.fixture(scope="session")
 def config_of() -> Callable[[dict[str, Any]], StackConfig]:
     """Factory: validate values with the real parser (raises ConfigError)."""
-    return parse_stack_config
+    return importlib.import_module(CHECKS_MODULE).parse_stack_config
 
 
 @pytest.fixture(scope="session")
 def schema_of() -> Callable[[dict[str, Any]], StackConfig]:
     """Factory: values through the schema alone, without the checks across the stack, the
     workload checks and the preflight ``parse_stack_config`` adds (to test those on their own)."""
+    from components.config.schema import StackConfig
+
     return StackConfig.model_validate
 
 
 @pytest.fixture(scope="session")
 def config_error() -> Callable[[dict[str, Any]], ConfigError]:
     """Factory: the ConfigError that values raise (fails the test if they are valid)."""
+    from components.errors import ConfigError
+
+    parse_stack_config = importlib.import_module(CHECKS_MODULE).parse_stack_config
 
     def check(values: dict[str, Any]) -> ConfigError:
         with pytest.raises(ConfigError) as caught:
@@ -102,6 +151,10 @@ def config_error() -> Callable[[dict[str, Any]], ConfigError]:
 @pytest.fixture(scope="session")
 def plan_of() -> Callable[..., Plan]:
     """Factory: the offline plan of a values dict, cached per distinct config and stack name."""
+    from components.plan.engine import plan_stack
+    from components.resolve.stack_files import engine_string
+
+    parse_stack_config = importlib.import_module(CHECKS_MODULE).parse_stack_config
     cache: dict[str, Plan] = {}
 
     def plan(values: dict[str, Any], stack: str = "test") -> Plan:
@@ -126,6 +179,7 @@ CRD_SCHEMA_FILE = PROJECT_ROOT / "tests" / "data" / "pathwaysjob-v0.1.4-openapi-
 def example_plan() -> Callable[[str], Plan]:
     """Factory: the offline plan of an example stack file (stacks/Pulumi.<name>.yaml), planned
     once per session through the same loader the CLI uses. Plans are read-only."""
+    from components.plan.engine import plan_file
 
     cache: dict[str, Plan] = {}
 

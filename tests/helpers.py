@@ -1,14 +1,19 @@
 """Helpers the test modules share (fixtures live in conftest.py).
 
-``run_cli`` runs ``python -m components`` in-process; ``assert_error_report`` checks that a
-refusal printed the CLI's report and nothing else; ``deep_merge`` builds stack values from a
-base and overrides; ``SIGTERM_WRAPPER`` is a user command's wrapper prefix, written out.
+``run_cli`` runs ``python -m components`` in-process; ``ends_within`` bounds an in-process call
+that once hung; ``assert_error_report`` checks that a refusal printed the CLI's report and
+nothing else; ``deep_merge`` builds stack values from a base and overrides; ``SIGTERM_WRAPPER``
+is a user command's wrapper prefix, written out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import faulthandler
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,21 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@contextlib.contextmanager
+def ends_within(seconds: float) -> Iterator[None]:
+    """A hang in the block (a FIFO opened for reading, a pattern that backtracks for hours)
+    ends this test process after ``seconds`` instead of stalling the run: faulthandler's
+    watchdog, a C thread that needs no GIL (a regex holds it), prints every thread's stack to
+    stderr and exits with status 1. Under xdist (the default run) that worker's test is then
+    reported as failed ("worker crashed") and a new worker runs the rest; a run in one process
+    ends there, the stack showing what hung."""
+    faulthandler.dump_traceback_later(seconds, exit=True, file=sys.__stderr__)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def assert_error_report(err: str) -> None:
@@ -80,8 +100,11 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
 SIGTERM_WRAPPER = [
     "/bin/sh",
     "-c",
-    'trap \'term=1; kill -TERM "$child" 2>/dev/null\' TERM\nterm=0\n"$@" &\nchild=$!\n'
+    'child=\npending=0\nterm=0\ntrap \'term=1; if [ -n "$child" ]; then kill -TERM "$child" '
+    '2>/dev/null; else pending=1; fi\' TERM\n"$@" &\nchild=$!\n'
+    'if [ "$pending" = 1 ]; then kill -TERM "$child" 2>/dev/null; fi\n'
     'wait "$child"\nstatus=$?\nwhile [ "$term" = 1 ]; do\n  term=0\n  wait "$child"\n'
-    '  status=$?\ndone\nexit "$status"\n',
+    '  again=$?\n  if [ "$again" = 127 ] && ! kill -0 "$child" 2>/dev/null; then break; fi\n'
+    '  status=$again\ndone\nexit "$status"\n',
     "pathways-main",
 ]

@@ -175,7 +175,7 @@ def local_queues(
     opts: pulumi.ResourceOptions,
 ) -> None:
     for team, namespace in namespaces.items():
-        _local_queue(
+        local_queue(
             f"{name}-{team}-{LOCAL_QUEUE}", LOCAL_QUEUE, namespace, cluster_queues[team], opts
         )
 
@@ -188,7 +188,7 @@ def service_local_queues(
 ) -> None:
     """Each shared service's LocalQueue in ``default``, on its team's ClusterQueue (its quota)."""
     for queue, team in service_queues.items():
-        _local_queue(
+        local_queue(
             f"{name}-{SERVICE_NAMESPACE}-{queue}",
             queue,
             SERVICE_NAMESPACE,
@@ -197,7 +197,7 @@ def service_local_queues(
         )
 
 
-def _local_queue(
+def local_queue(
     resource_name: str,
     queue: str,
     namespace: pulumi.Input[str],

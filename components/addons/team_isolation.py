@@ -69,8 +69,11 @@ class TeamIsolationArgs:
 
 
 ISOLATION_TYPE = "tpu-pathways:teams:TeamIsolation"
-ROLE_BINDING_TYPE = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
-QUOTA_TYPE = "kubernetes:core/v1:ResourceQuota"
+# The objects that moved from under it, by their names' suffix.
+MOVED_TYPES = {
+    "edit": "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+    "quota": "kubernetes:core/v1:ResourceQuota",
+}
 """The component the RoleBinding and ResourceQuota were children of (their aliases): one
 component per team cost as much to plan as the objects it held."""
 
@@ -89,14 +92,10 @@ def isolate(
     child = pulumi.ResourceOptions(parent=parent, provider=args.provider, depends_on=[namespace])
     labels = standard_labels(args.team)
 
-    def moved(type_: str, resource_name: str) -> pulumi.ResourceOptions:
-        """``child``, aliased to where the resource was: under ``TeamIsolation``."""
-        if parent_types is not None:
-            chain = f"{parent_types}${ISOLATION_TYPE}${type_}"
-            project_stack = f"{pulumi.get_stack()}::{pulumi.get_project()}"
-            alias: str | pulumi.Alias = f"urn:pulumi:{project_stack}::{chain}::{resource_name}"
-        else:
-            alias = pulumi.Alias(parent=_former_parent(name, parent))
+    def moved(resource_name: str) -> pulumi.ResourceOptions:
+        """``child``, aliased to the URN the resource had under ``TeamIsolation``: written
+        out for a top-level namespace, from the parent's URN otherwise."""
+        alias = _former_urn(resource_name, name, parent, parent_types)
         return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(aliases=[alias]))
 
     labels = standard_labels(args.team)
@@ -112,7 +111,7 @@ def isolate(
                     api_group="rbac.authorization.k8s.io", kind="Group", name=args.group
                 )
             ],
-            opts=moved(ROLE_BINDING_TYPE, f"{name}-edit"),
+            opts=moved(f"{name}-edit"),
         )
     net = k8s.networking.v1
     every_pod = k8s.meta.v1.LabelSelectorArgs()
@@ -136,15 +135,32 @@ def isolate(
         f"{name}-quota",
         metadata=_meta(f"{args.team}-quota", args, labels),
         spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota_limits(args.quota)),
-        opts=moved(QUOTA_TYPE, f"{name}-quota"),
+        opts=moved(f"{name}-quota"),
     )
 
 
-def _former_parent(name: str, parent: pulumi.Resource) -> pulumi.Output[str]:
-    """The URN the ``TeamIsolation`` component named ``name`` had under ``parent``."""
-    return pulumi.Output.from_input(parent.urn).apply(
+def former_isolation_urn(
+    stack: str, project: str, parent_types: str, name: str, child: tuple[str, str]
+) -> str:
+    """The URN the engine gave ``child`` (type, name) of the ``TeamIsolation`` component
+    ``name`` under a top-level parent of type chain ``parent_types`` (the root stack's type is
+    no part of a URN: pulumi/pulumi pkg/resource/deploy deployment.go, ``generateURN``)."""
+    type_, child_name = child
+    chain = f"{parent_types}${ISOLATION_TYPE}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{chain}::{child_name}"
+
+
+def _former_urn(
+    resource_name: str, name: str, parent: pulumi.Resource, parent_types: str | None
+) -> pulumi.Input[str]:
+    type_ = MOVED_TYPES[resource_name.rsplit("-", 1)[-1]]
+    if parent_types is not None:
+        stack, project = pulumi.get_stack(), pulumi.get_project()
+        return former_isolation_urn(stack, project, parent_types, name, (type_, resource_name))
+    isolation = pulumi.Output.from_input(parent.urn).apply(
         lambda urn: _child_urn(urn, ISOLATION_TYPE, name)
     )
+    return isolation.apply(lambda urn: _child_urn(urn, type_, resource_name))
 
 
 def _child_urn(parent_urn: str, type_: str, name: str) -> str:

@@ -18,7 +18,12 @@ from components.labels import (
     TEAM_NAMESPACE_LABEL,
     standard_labels,
 )
-from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement
+from components.vocabulary import (
+    TEAM_PRIORITY_CLASSES,
+    DnsProvider,
+    GoogleApiEgress,
+    HostNetworkPlacement,
+)
 
 # Pod Security admission's namespace labels (kubernetes.io/docs/concepts/security/
 # pod-security-admission), pinned to the minor the admission policies follow. A namespace whose
@@ -55,8 +60,8 @@ class TeamNamespaceArgs:
     quota: TeamQuota = field(default_factory=TeamQuota)
     host_network: HostNetworkPlacement = HostNetworkPlacement.NONE
     """Where its host-network pods may run (none: Pod Security baseline is enforced)."""
-    priority_classes: Sequence[str] = ()
-    """The PriorityClasses its pods and jobs may name."""
+    priority_classes: Sequence[str] = tuple(p.value for p in TEAM_PRIORITY_CLASSES)
+    """The PriorityClasses its pods and jobs may name (default: all but very-high)."""
     dns: DnsProvider = DnsProvider.CLOUD_DNS
     google_apis: GoogleApiEgress = GoogleApiEgress.PRIVATE_ACCESS
 

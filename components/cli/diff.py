@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,8 +122,11 @@ def _check_combination(args: argparse.Namespace) -> None:
 
 
 # Bounds on what is read. The example stacks' plans are 8-13 levels deep and 8-55 KB
-# (`plan --stack S --json`); a plan grows with resources, not depth, so these leave ample room.
-MAX_PLAN_BYTES = 64 * 2**20
+# (`plan --stack S --json`), 1-6 KB a resource, about 1.9 KB on average for what a big cluster
+# has many of (node pools, workloads, team objects: benchmarks/diff_base.py); a plan grows
+# with resources, not depth. A fleet's or a big cluster's plan of 70,000 resources is about
+# 135 MB: these bounds admit about twice that.
+MAX_PLAN_BYTES = 256 * 2**20
 MAX_PLAN_DEPTH = 64
 
 
@@ -135,12 +139,17 @@ def load_plan_document(path: Path, argument: str, missing_ok: bool = False) -> P
         if missing_ok:
             return None
         raise _error(argument, f"cannot read {path}: no such file; {_PLAN_JSON}")
-    document = _parse_json(_read_bounded(path, argument), path, argument)
-    if (depth := _depth(document)) > MAX_PLAN_DEPTH:
+    text = _read_bounded(path, argument)
+    document = _parse_json(text, path, argument)
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    del text  # the document is what is kept: the text goes before the current plan is made
+    if _too_deep(document):
+        depth = MAX_PLAN_DEPTH + 1
         raise _error(
             argument, f"{path} is nested {depth} levels deep, more than a plan; {_PLAN_JSON}"
         )
-    document = encodable(document)
+    if surrogates:
+        document = encodable(document)
     from pydantic import ValidationError
 
     from components.plan.model import Plan
@@ -200,6 +209,12 @@ def _parse_json(text: str, path: Path, argument: str) -> Any:
         raise _error(argument, f"{path} holds {exc}; {_PLAN_JSON}") from None
 
 
+# A JSON escape of a UTF-16 surrogate (\ud800-\udfff): only such an escape can put a lone
+# surrogate into a parsed document (UTF-8 text holds none); a text without one needs no
+# ``encodable`` pass over every value.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def encodable(value: Any) -> Any:
     """``value`` with every string UTF-8 can encode: JSON's ``\\ud800`` escapes decode to lone
     surrogates, which no output (terminal, Markdown comment, JSON file) can carry; each is
@@ -222,18 +237,16 @@ def _escaped(text: str) -> str:
     return text
 
 
-def _depth(document: Any) -> int:
-    """Nesting depth of a JSON value, without recursion."""
-    deepest, stack = 0, [(document, 1)]
-    while stack:
-        value, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_PLAN_DEPTH:
-            break
-        children = value.values() if isinstance(value, dict) else value
-        if isinstance(value, dict | list):
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
+def _too_deep(value: Any, depth: int = 1) -> bool:
+    """Is anything in the JSON value ``value`` (at ``depth``; a scalar counts as a level)
+    deeper than MAX_PLAN_DEPTH? Recurses at most MAX_PLAN_DEPTH calls deep: only into objects
+    and arrays, never past the bound; stops at the first value past it."""
+    if not isinstance(value, dict | list):
+        return depth > MAX_PLAN_DEPTH
+    children = value.values() if isinstance(value, dict) else value
+    if depth >= MAX_PLAN_DEPTH:
+        return len(children) > 0
+    return any(_too_deep(c, depth + 1) for c in children if isinstance(c, dict | list))
 
 
 def _schema_issues(exc: Any) -> list[ConfigIssue]:

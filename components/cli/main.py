@@ -26,6 +26,14 @@ _MODULES = {
         "plan a stack or a Pulumi program offline under Pulumi's mock engine",
     ),
     "shapes": ("components.cli.shapes", "list the TPU catalog (filtered) or resolve one name"),
+    "drift-report": (
+        "components.cli.drift",
+        "the drift issue's Markdown from the drift workflow's per-stack preview results",
+    ),
+    "stack-schema": (
+        "components.cli.stack_schema",
+        "print (or --out FILE) the JSON Schema of a stack file, for editors",
+    ),
 }
 
 

@@ -219,19 +219,27 @@ def wait_for_running(timeout_seconds: int) -> dict[str, str]:
 
 # Runs the user command as a child, forwards SIGTERM to it and keeps waiting until it exits,
 # so a preempted job spends its whole grace period checkpointing instead of being cut off.
-# A `wait` interrupted by the trap returns 143; waiting again (only then) yields the child's own
-# exit status.
+# - A SIGTERM that arrives before the child's process id is known (between the fork and
+#   `child=$!`, which a loaded node can make long) is kept and forwarded once the id is known.
+# - A `wait` interrupted by the trap returns 143, so after a SIGTERM the wrapper waits again for
+#   the child's own status. That second wait answers 127 when the first one already had the
+#   status (the SIGTERM came before it began); then the first answer stands.
 SIGTERM_WRAPPER = """\
-trap 'term=1; kill -TERM "$child" 2>/dev/null' TERM
+child=
+pending=0
 term=0
+trap 'term=1; if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; else pending=1; fi' TERM
 "$@" &
 child=$!
+if [ "$pending" = 1 ]; then kill -TERM "$child" 2>/dev/null; fi
 wait "$child"
 status=$?
 while [ "$term" = 1 ]; do
   term=0
   wait "$child"
-  status=$?
+  again=$?
+  if [ "$again" = 127 ] && ! kill -0 "$child" 2>/dev/null; then break; fi
+  status=$again
 done
 exit "$status"
 """

@@ -30,7 +30,7 @@ of all durations) show what each costs.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ from components.gke.operations import NODE_POOL_OPERATIONS
 from components.plan import json_text
 from components.plan.durations import ESTIMATES, DurationTable, default_table
 from components.plan.model import PlannedResource
-from components.plan.schedule import Graph, Limits, Schedule
+from components.plan.schedule import UNBOUNDED, Graph, Limits, Schedule
 from components.plan.views import NodePoolView
 from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, WORKLOAD_TYPES
 
@@ -87,15 +87,24 @@ def critical_path(
     resources: Iterable[PlannedResource | Mapping[str, Any]],
     table: DurationTable | None = None,
     limits: Limits | None = None,
+    estimates: Sequence[str] = ESTIMATES,
 ) -> CriticalPath:
     """The longest chain (typical durations), the modeled totals within ``limits`` (default:
-    ``default_limits``), the totals without them, and the structure check."""
+    ``default_limits``), the totals without them, and the structure check. The totals are of
+    ``estimates`` (a plan diff draws only the typical chain and total, and schedules only that
+    one: each schedule is a simulation over the whole plan)."""
+    if "typical" not in estimates:
+        raise ValueError(f"the chain is the typical estimate's; estimates {tuple(estimates)}")
     graph = Graph(resources)
     table = table or default_table()
     limits = limits or default_limits(table)
     durations = {urn: table.duration(r) for urn, r in graph.resources.items()}
-    schedules = {e: Schedule(graph, durations, e, limits) for e in ESTIMATES}
-    unbounded = {e: Schedule(graph, durations, e).makespan for e in ESTIMATES}
+    schedules = {e: Schedule(graph, durations, e, limits) for e in estimates}
+    # Without limits, the totals within them are the totals without them: simulated once.
+    unbounded = {
+        e: (s if limits == UNBOUNDED else Schedule(graph, durations, e)).makespan
+        for e, s in schedules.items()
+    }
     typical = schedules["typical"]
     chain = [
         Step(
@@ -114,7 +123,7 @@ def critical_path(
     return CriticalPath(
         chain=chain,
         parallel={e: s.makespan for e, s in schedules.items()},
-        sequential={e: sum(d.at(e) for d in durations.values()) for e in ESTIMATES},
+        sequential={e: sum(d.at(e) for d in durations.values()) for e in estimates},
         milestones=_milestones(graph, typical),
         violations=structure_violations(graph),
         limits={"parallel": limits.parallel, "nodePoolOperations": limits.node_pool_operations},

@@ -33,6 +33,9 @@ from components.plan.views import Bound, ClusterView, NodePoolView
 from components.tokens import CLUSTER, KUBERNETES_PREFIX, KUBERNETES_YAML_PREFIX, NODE_POOL
 from components.tpu.pricing import PriceTable
 
+# The estimates of `pulumi up`'s critical path a diff draws (mermaid.timeline_gantt): typical.
+DRAWN_ESTIMATES = ("typical",)
+
 # The wire signature Pulumi gives a secret value; plan documents already hide secrets, but a
 # hand-made or older document is masked again so no secret reaches a diff.
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
@@ -274,8 +277,8 @@ def diff_plans(
         cost_before=plan_cost(before, table) if before is not None else None,
         cost_after=plan_cost(after, table) if after is not None else None,
         cluster=_cluster_name([*new.values(), *old.values()]),
-        path_before=_critical_path(before),
-        path_after=_critical_path(after),
+        path_before=_critical_path(old_plan),
+        path_after=_critical_path(new_plan),
         fleet=_fleet(after),
     )
 
@@ -293,14 +296,14 @@ def _cluster_name(resources: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _critical_path(document: dict[str, Any] | None) -> CriticalPath | None:
-    """The modeled critical path of a plan document; None when there is none to draw (no plan,
-    or a hand-made document the model cannot schedule). The graph's own chain, without the
-    engine's and GKE's limits: a diff compares the shapes of two graphs (``plan
-    --critical-path`` models the queue)."""
-    if document is None:
+def _critical_path(plan: Plan | None) -> CriticalPath | None:
+    """The modeled critical path of a plan; None when there is none to draw (no plan, or a
+    hand-made document the model cannot schedule). The graph's own chain, without the engine's
+    and GKE's limits: a diff compares the shapes of two graphs (``plan --critical-path`` models
+    the queue). Only the typical estimate, the one the diff draws."""
+    if plan is None:
         return None
     try:
-        return critical_path(document.get("resources") or [], limits=UNBOUNDED)
+        return critical_path(plan.resources, limits=UNBOUNDED, estimates=DRAWN_ESTIMATES)
     except (KeyError, TypeError, ValueError):
         return None

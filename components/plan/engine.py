@@ -19,10 +19,6 @@ from typing import Any, cast
 
 import pulumi
 from google.protobuf import json_format
-from pulumi.runtime import config as runtime_config
-from pulumi.runtime import mocks, rpc, settings
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 
 from components.config.schema import StackConfig
 from components.config.schema.fleet import is_fleet
@@ -45,10 +41,11 @@ from components.resolve.stack_files import (
 from components.resolve.tenancy.fleet import load_fleet, worker_outputs
 from components.resolve.tenancy.ownership import classify_stacks
 from components.resolve.tenancy.shared_cluster import contract_outputs
+from components.sdk import pulumi_private as sdk
 from components.stack.program import build_stack, preflight_reports
 from components.tokens import STACK
 
-# Where an engine may also pass config to a program (read by pulumi.runtime.config).
+# Where an engine may also pass config to a program (which the SDK reads at start-up).
 _ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
 # The stack output in which the project's program (build_stack) exports its TPU summary.
 TPU_SUMMARY = "tpu_summary"
@@ -56,10 +53,10 @@ TPU_SUMMARY = "tpu_summary"
 PROGRAM = PROJECT_DIR / "__main__.py"
 
 
-class RecordingMonitor(mocks.MockMonitor):
+class RecordingMonitor(sdk.MockMonitor):
     """A mock monitor that also keeps each RegisterResource request."""
 
-    def __init__(self, resource_mocks: mocks.Mocks) -> None:
+    def __init__(self, resource_mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(resource_mocks)
         self.registrations: list[PlannedResource] = []
         self._lock = threading.Lock()
@@ -129,15 +126,15 @@ def _aliases(request) -> list[dict[str, str]]:
 def readable(value: Any) -> Any:
     """Wire values -> plan values: secrets hidden, unknowns marked, whole floats as ints."""
     if isinstance(value, dict):
-        sig = value.get(rpc._special_sig_key)
-        if sig == rpc._special_secret_sig:
+        sig = value.get(sdk.SIG_KEY)
+        if sig == sdk.SECRET_SIG:
             return SECRET
-        if sig == rpc._special_resource_sig:
+        if sig == sdk.RESOURCE_SIG:
             return value.get("urn")
         return {k: readable(v) for k, v in sorted(value.items())}
     if isinstance(value, list | tuple):  # a program's tuple output is a list on the wire
         return [readable(v) for v in value]
-    if value == rpc.UNKNOWN:
+    if value == pulumi.runtime.rpc.UNKNOWN:
         return UNKNOWN
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -184,12 +181,10 @@ def run_program(
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
     # (possibly failed) run, as pulumi.runtime.test does.
-    settings.ROOT.set(None)
-    settings.SETTINGS.rpc_manager.clear()
-    settings.SETTINGS.outputs.clear()
+    sdk.fresh_runtime()
     # The program sees this config only: none left from an earlier run, none from the
     # process environment (PULUMI_CONFIG, the engine's older channel, when run inside one).
-    runtime_config.set_all_config(dict(config or {}), list(secret_keys))
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     for variable in _ENGINE_CONFIG_VARIABLES:
         os.environ.pop(variable, None)
     pulumi.runtime.set_mocks(
@@ -200,15 +195,15 @@ def run_program(
         monitor=monitor,
         logger=cast(Any, log or ProgramLog()),
     )
-    root = settings.get_root_resource()
+    root = pulumi.runtime.get_root_resource()
     returned: dict[str, Any] = {}
 
     def run() -> None:
         returned.update(program() or {})
 
-    _sync_await(run_pulumi_func(run))
+    sdk.run(run)
     exported = {**getattr(root, "outputs", {}), **returned}
-    outputs = {key: _sync_await(resolve(value)) for key, value in sorted(exported.items())}
+    outputs = {key: sdk.sync_await(resolve(value)) for key, value in sorted(exported.items())}
     _refuse_duplicate_urns(monitor.registrations)
     return order_resources(monitor.registrations), outputs
 

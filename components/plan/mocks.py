@@ -17,6 +17,7 @@ from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 from components.tokens import (
     BUCKET,
     CLUSTER,
+    GET_CLIENT_CONFIG,
     GET_CLUSTER,
     GET_PROJECT,
     GET_SUBNETWORK,
@@ -67,10 +68,16 @@ def _get_subnetwork(args: dict[str, Any]) -> dict[str, Any]:
     return {"name": args.get("name"), "region": args.get("region"), "ipCidrRange": DEPLOY_TIME}
 
 
+def _get_client_config(args: dict[str, Any]) -> dict[str, Any]:
+    # The deployer's access token exists only where `pulumi up` runs.
+    return {"accessToken": DEPLOY_TIME, "id": DEPLOY_TIME, "project": DEPLOY_TIME}
+
+
 _INVOKES = {
     GET_SUBNETWORK: _get_subnetwork,
     GET_PROJECT: _get_project,
     GET_CLUSTER: _get_cluster,
+    GET_CLIENT_CONFIG: _get_client_config,
 }
 
 

@@ -230,8 +230,10 @@ class Schedule:
                 self.done_cause[current] = self._last_child(current)
                 for waiter in self._on_done[current]:
                     pending += self._one_less(waiter, now)
+                # A resource is among its parent's children (``Graph``) whenever the parent is
+                # in the plan: no scan of the siblings (a pool of 10,000 slices has 10,000).
                 parent = self.graph.resources[current].parent
-                if parent in self._children_left and current in self.graph.children[parent]:
+                if parent in self._children_left:
                     pending += self._child_done(parent, current, now)
 
     def _one_less(self, urn: str, now: float) -> list[tuple[str, str]]:

@@ -43,7 +43,7 @@ from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL
 from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
 from components.resolve.workload_specs import service_queue_name
-from components.vocabulary import HostNetworkPlacement
+from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement, Isolation
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
@@ -169,14 +169,21 @@ def controller_patch_args(
 
 
 def team_namespace_args(
-    config: StackConfig,
     team: TeamConfig,
     provider: k8s.Provider,
     host_network: HostNetworkPlacement | None = None,
+    tpu_chips: int | None = None,
+    dns: DnsProvider = DnsProvider.CLOUD_DNS,
+    google_apis: GoogleApiEgress = GoogleApiEgress.PRIVATE_ACCESS,
 ) -> TeamNamespaceArgs:
-    """A team namespace: its placement (``host_network`` overrides the stack's), quota
-    (tpuChips: its share by default), PriorityClasses and the cluster's DNS and egress."""
+    """A team namespace on a cluster: ``host_network`` where its host-network pods may run
+    (default: the shared pools if the team declared isolation: shared, else nowhere),
+    ``tpu_chips`` its quota's (default: the team's own setting), the cluster's DNS provider and
+    where its pods may send HTTPS."""
     quota = team.resource_quota
+    if host_network is None:
+        shared = team.isolation is Isolation.SHARED
+        host_network = HostNetworkPlacement.SHARED if shared else HostNetworkPlacement.NONE
     return TeamNamespaceArgs(
         name=team.name,
         provider=provider,
@@ -186,14 +193,32 @@ def team_namespace_args(
             pods=quota.pods,
             cpu=quota.cpu,
             memory_gib=quota.memory_gib,
-            tpu_chips=team_tpu_chips(config, team),
+            tpu_chips=quota.tpu_chips if tpu_chips is None else tpu_chips,
             load_balancers=quota.load_balancers,
             node_ports=quota.node_ports,
         ),
-        host_network=host_network or placements(config)[team.name],
+        host_network=host_network,
         priority_classes=tuple(p.value for p in team.priority_classes),
-        dns=config.cluster.dns,
-        google_apis=google_api_egress(config),
+        dns=dns,
+        google_apis=google_apis,
+    )
+
+
+def stack_team_namespace_args(
+    config: StackConfig,
+    team: TeamConfig,
+    provider: k8s.Provider,
+    host_network: HostNetworkPlacement | None = None,
+) -> TeamNamespaceArgs:
+    """A team namespace of the stack: its placement among the stack's pools (``host_network``
+    overrides it), its share of the chips, the cluster's DNS and egress."""
+    return team_namespace_args(
+        team,
+        provider,
+        host_network or placements(config)[team.name],
+        team_tpu_chips(config, team),
+        config.cluster.dns,
+        google_api_egress(config),
     )
 
 

@@ -4,7 +4,6 @@ owner read through a StackReference, then the same parser the offline plan uses.
 from __future__ import annotations
 
 import pulumi
-from pulumi.runtime import config as runtime_config
 
 from components.config.grammars import parse_owner_ref
 from components.config.schema import NAMESPACE, StackConfig
@@ -20,18 +19,19 @@ from components.resolve.stack_files import (
     program_stacks_dir,
 )
 from components.resolve.tenancy.fleet import FleetStack, parse_fleet_config
+from components.sdk.pulumi_private import engine_config
 from components.stack.owner import read_owner_contract, read_worker_outputs
 
 
 def load_from_engine() -> StackConfig | FleetStack:
     """Validate the config the Pulumi engine passed to this program (the `pulumi up` entry).
     A team stack's owner is read through a StackReference first (it registers nothing else)."""
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    raw = engine_config()
     source = f"stack config ({NAMESPACE}:)"
     misspelled = misspelled_namespaces(raw)  # reported with the rest
     for message in lookalike_key_warnings(raw):
         pulumi.log.warn(message)
-    if SECRETS_KEY in raw and not runtime_config.is_config_secret(SECRETS_KEY):
+    if SECRETS_KEY in raw and not pulumi.runtime.is_config_secret(SECRETS_KEY):
         issue = ConfigIssue(
             SECRETS_KEY,
             f"is stored in plain text (value not shown); encrypt each: {SET_SECRET_HINT}",

@@ -7,9 +7,11 @@ pkg/features/kube_features.go), Kueue configured with JobSet its only integratio
 (``ManagerKueueConfig``: MultiKueue watches every enabled integration's kind on the workers);
 the team namespaces; per worker, its
 provider (from its contract: project, cluster name, location) and the manager's access to it
-(``WorkerAccess``); the MultiKueue objects and queues (``MultiKueueManager``), whose TPU quota is
-the sum of the workers' chips per flavor; then each workload as a JobSet with
-``spec.managedBy: kueue.x-k8s.io/multikueue`` on the manager's LocalQueue.
+(``WorkerAccess``: its grants in the team namespaces of the sets it is in, its bounded token,
+the LocalQueues of workloads' own sets); the MultiKueue objects and queues
+(``MultiKueueManager``: per worker set a MultiKueueConfig, an AdmissionCheck and a ClusterQueue
+whose TPU quota is the sum of its workers' chips per flavor); then each workload as a JobSet
+with ``spec.managedBy: kueue.x-k8s.io/multikueue`` on its LocalQueue (``fleet_sets``).
 
 Each worker owns its cluster, pools, bucket, Kueue and the team namespaces and LocalQueues a
 dispatched JobSet lands in: deploy the workers first, then the fleet.
@@ -20,30 +22,39 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.addons.installs import ReleaseManifest
 from components.addons.kueue import (
-    LOCAL_QUEUE,
     PriorityClasses,
     PriorityClassesArgs,
     TpuFlavor,
     tpu_flavors,
 )
 from components.addons.multikueue import (
-    MULTIKUEUE_CONTROLLER,
     ManagerKueueConfig,
     ManagerKueueConfigArgs,
+    ManagerQueueArgs,
     MultiKueueManager,
     MultiKueueManagerArgs,
+    WorkerSetArgs,
+)
+from components.addons.multikueue_worker import (
+    TokenLifetime,
     WorkerAccess,
     WorkerAccessArgs,
+    WorkerQueueArgs,
+    anchor_name,
 )
 from components.addons.teams import TeamNamespace
 from components.config.schema import StackConfig
 from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
+from components.pathways.multikueue_model import MULTIKUEUE_CONTROLLER
 from components.resolve.tenancy.fleet import FleetStack
+from components.resolve.tenancy.fleet_dispatch import own_queues
+from components.resolve.tenancy.fleet_sets import WorkerSet
 from components.resolve.tenancy.shared_cluster import FLEET_OUTPUT
 from components.resolve.workload_specs import (
     cpu_pool_selector,
@@ -56,6 +67,8 @@ from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
 from components.vocabulary import HostNetworkPlacement
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs
+
+TOKEN_EXPIRY_OUTPUT = "manager_token_expiry"
 
 
 def build_fleet(fleet: FleetStack) -> dict[str, Any]:
@@ -87,14 +100,12 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
         team.name: TeamNamespace(
             f"{name}-{team.name}",
             # The manager runs no team pod: MultiKueue runs its jobs on the workers.
-            args.team_namespace_args(manager, team, provider, HostNetworkPlacement.NONE),
+            args.stack_team_namespace_args(manager, team, provider, HostNetworkPlacement.NONE),
         ).namespace
         for team in manager.teams
     }
-    secrets = [
-        _worker_access(name, worker, contract_cluster, cluster, kueue, fleet)
-        for worker, contract_cluster in fleet.worker_clusters().items()
-    ]
+    accesses = _worker_accesses(name, cluster, kueue, fleet)
+    secrets = [a.kubeconfig_secret for a in accesses.values()]
     queues = MultiKueueManager(
         f"{name}-multikueue",
         manager_args(fleet, provider, kueue_config, secrets, namespaces),
@@ -115,6 +126,9 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
         "kubeconfig": cluster.kubeconfig,
         "team_namespaces": namespaces,
         FLEET_OUTPUT: fleet_output(fleet),
+        # When each worker's token expires (known once `pulumi up` minted it): apart, as an
+        # unknown would hide the whole `fleet` output in a preview.
+        TOKEN_EXPIRY_OUTPUT: {worker: a.token.expires_at for worker, a in accesses.items()},
     }
 
 
@@ -140,7 +154,7 @@ def _fleet_jobset_args(
         spec=spec,
         provider=provider,
         jobset_install=jobset.manifest,
-        queue_name=LOCAL_QUEUE,
+        queue_name=fleet.nominations.workloads[index].name,
         host_network=entry.host_network,
         service_account=None if entry.host_network else team_service_account(view, entry),
         head_node_selector=cpu_pool_selector(view),
@@ -150,37 +164,59 @@ def _fleet_jobset_args(
 
 
 def fleet_output(fleet: FleetStack) -> dict[str, Any]:
-    """The ``fleet`` output: its workers' regions, its TPU chips and where each job may run."""
+    """The ``fleet`` output: its workers' regions, its worker sets (workers, teams, TPU chips),
+    the workers each job may go to, and the manager's tokens (where, how long, when renewed)."""
+    credentials = fleet.config.fleet.manager_tokens
     return {
         "workers": fleet.regions,
-        "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet)},
-        "placements": {
-            f"{w.team}/{w.name}": sorted(fleet.placements[i])
-            for i, w in enumerate(fleet.config.workloads)
+        "worker_sets": {
+            s.name: {
+                "workers": list(s.workers),
+                "teams": list(s.namespaces),
+                "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet, s)},
+            }
+            for s in fleet.nominations.sets
+        },
+        "placements": fleet.nominations.placements(fleet.config),
+        "manager_tokens": {
+            "kind": "TokenRequest of kueue-system/multikueue-manager on each worker, bound to "
+            f"Secret kueue-system/{anchor_name(credentials.rotation)}",
+            "lifetime_days": credentials.lifetime_days,
+            "renew_before_days": credentials.renew_before_days,
+            "expiry_output": TOKEN_EXPIRY_OUTPUT,
         },
     }
 
 
-def manager_flavors(fleet: FleetStack) -> list[TpuFlavor]:
-    """One TPU flavor per shape over every worker's shared pools (a pool dedicated to a worker's
-    team is not the fleet's), its chips summed."""
-    pools = [
-        (p.shape, p.slices)
-        for c in fleet.worker_clusters().values()
-        for p in c.tpu_pools
-        if p.team is None
-    ]
-    return tpu_flavors(pools)
+def manager_flavors(fleet: FleetStack, worker_set: WorkerSet | None = None) -> list[TpuFlavor]:
+    """One TPU flavor per shape over the workers' shared pools (of ``worker_set``, or all; a
+    pool dedicated to a worker's team is not the fleet's), chips summed."""
+    clusters = fleet.worker_clusters(worker_set).values()
+    return tpu_flavors(
+        [(p.shape, p.slices) for c in clusters for p in c.tpu_pools if p.team is None]
+    )
 
 
-def heads_quota(fleet: FleetStack) -> tuple[str, str]:
-    """CPU and memory of every worker's CPU pool at its maximum size (where heads run)."""
+def heads_quota(fleet: FleetStack, worker_set: WorkerSet) -> tuple[str, str]:
+    """CPU and memory of the set's workers' CPU pools at their maximum size (heads run there)."""
     cpu = memory = 0
-    for worker in fleet.worker_clusters().values():
+    for worker in fleet.worker_clusters(worker_set).values():
         machine = machine_type(worker.cpu_pool.machine_type)
         cpu += machine.allocatable_cpu_millicores * worker.cpu_pool.max_nodes
         memory += machine.allocatable_memory_bytes * worker.cpu_pool.max_nodes
     return format_cpu(cpu), format_memory(memory)
+
+
+def set_args(fleet: FleetStack, worker_set: WorkerSet) -> WorkerSetArgs:
+    cpu, memory = heads_quota(fleet, worker_set)
+    return WorkerSetArgs(
+        name=worker_set.name,
+        workers=worker_set.workers,
+        tpu_flavors=tuple(manager_flavors(fleet, worker_set)),
+        cpu_quota=cpu,
+        memory_quota=memory,
+        namespaces=worker_set.namespaces,
+    )
 
 
 def manager_args(
@@ -190,17 +226,30 @@ def manager_args(
     secrets: list[pulumi.Resource],
     namespaces: dict[str, pulumi.Output[str]],
 ) -> MultiKueueManagerArgs:
-    cpu, memory = heads_quota(fleet)
     return MultiKueueManagerArgs(
         provider=provider,
         kueue_install=kueue_install,
         workers=tuple(fleet.workers),
         kubeconfigs=tuple(secrets),
         tpu_flavors=tuple(manager_flavors(fleet)),
-        cpu_quota=cpu,
-        memory_quota=memory,
-        namespaces=dict(namespaces),
+        sets=tuple(set_args(fleet, s) for s in fleet.nominations.sets),
+        queues=tuple(
+            ManagerQueueArgs(q.team, namespaces[q.team], q.name, q.set_name)
+            for q in fleet.nominations.queues
+        ),
     )
+
+
+def _worker_accesses(
+    prefix: str, manager: GkeCluster, kueue: ReleaseManifest, fleet: FleetStack
+) -> dict[str, WorkerAccess]:
+    """Each worker's provider and the manager's access to it; the manager's tokens are minted
+    with the deployer's own Google credentials (those of the program's gcp provider)."""
+    access_token = gcp.organizations.get_client_config_output().access_token
+    return {
+        worker: _worker_access(prefix, worker, config, manager, kueue, fleet, access_token)
+        for worker, config in fleet.worker_clusters().items()
+    }
 
 
 def _worker_access(
@@ -210,24 +259,37 @@ def _worker_access(
     manager: GkeCluster,
     kueue: ReleaseManifest,
     fleet: FleetStack,
-) -> pulumi.Resource:
-    """The worker's provider and the manager's access to it; returns the kubeconfig Secret."""
+    access_token: pulumi.Input[str],
+) -> WorkerAccess:
+    """The worker's provider and the manager's access to it."""
     target = ExistingCluster(
         f"{prefix}-worker-{worker}",
         ExistingClusterArgs(
             project=config.gcp.project, name=config.cluster.name, location=config.cluster_location
         ),
     )
-    teams = {t.name for t in fleet.config.teams}
-    access = WorkerAccess(
+    contract = fleet.workers[worker]
+    has = set(contract.team_namespaces)
+    credentials = fleet.config.fleet.manager_tokens
+    return WorkerAccess(
         f"{prefix}-access-{worker}",
         WorkerAccessArgs(
             worker=worker,
             worker_provider=target.provider,
             manager_provider=manager.provider,
-            namespaces=tuple(n for n in fleet.workers[worker].team_namespaces if n in teams),
+            namespaces=tuple(n for n in fleet.nominations.access_namespaces(worker) if n in has),
             server=target.endpoint.apply(lambda endpoint: f"https://{endpoint}"),
             manager_kueue=kueue.manifest,
+            lifetime=TokenLifetime(
+                credentials.lifetime_days,
+                credentials.renew_before_days,
+                credentials.rotation,
+            ),
+            access_token=access_token,
+            queues=tuple(
+                WorkerQueueArgs(q.team, q.name, contract.queues.cluster_queue(q.team))
+                for q in own_queues(fleet.nominations, worker)
+                if q.team in has
+            ),
         ),
     )
-    return access.kubeconfig_secret

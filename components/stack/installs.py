@@ -43,16 +43,20 @@ class Installs:
 
 
 def build_installs(
-    config: StackConfig, cluster: ClusterTarget, ready: list[pulumi.Resource]
+    config: StackConfig,
+    cluster: ClusterTarget,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None = None,
 ) -> Installs:
-    """``ready``: what the installs wait for (the control plane and the system pool)."""
+    """``ready``: what the installs wait for (the control plane and the system pool);
+    ``within``: options of every install (``build_stack``'s)."""
     name, provider = config.cluster.name, cluster.provider
-    jobset = _jobset(config, provider, ready) if config.addons.jobset.install else None
+    jobset = _jobset(config, provider, ready, within) if config.addons.jobset.install else None
     after_jobset = [jobset] if jobset else []
     controller = None
     # A stack whose jobs all run as JobSets (workloadBackend: jobset) needs no controller.
     if config.addons.pathways_job.install and config.needs_pathways_controller:
-        controller = _pathways_controller(config, provider, [*ready, *after_jobset])
+        controller = _pathways_controller(config, provider, [*ready, *after_jobset], within)
     if config.owner is None:  # cluster-wide: the stack that owns the cluster's (or alone on it)
         TeamAdmissionPolicies(
             f"{name}-team-admission",
@@ -62,36 +66,45 @@ def build_installs(
                 team=config.team,
                 depends_on=[*ready, *after_jobset],
             ),
-            opts=_protected(config),
+            opts=_protected(config, within),
         )
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}", args.team_namespace_args(config, team, provider)
+            f"{name}-{team.name}", args.stack_team_namespace_args(config, team, provider), within
         ).namespace
         for team in config.teams
     }
     queueing: list[pulumi.Resource] = []
     if config.kueue_enabled:
-        queueing = _kueue(config, provider, [*ready, *after_jobset], namespaces)
+        queueing = _kueue(config, provider, [*ready, *after_jobset], namespaces, within)
     elif config.shared_cluster is not None and config.queues_jobs:
         # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
         queueing = [
-            LocalQueues(f"{name}-queues", args.local_queues_args(config, namespaces, provider))
+            LocalQueues(
+                f"{name}-queues", args.local_queues_args(config, namespaces, provider), within
+            )
         ]
     return Installs(controller, jobset, namespaces, queueing)
 
 
-def _protected(config: StackConfig) -> pulumi.ResourceOptions:
+def _protected(
+    config: StackConfig, within: pulumi.ResourceOptions | None
+) -> pulumi.ResourceOptions:
     """Production protects the installs and the Kueue objects: deleting a CRD deletes every
     object of it (every PathwaysJob, JobSet or queued workload) with it."""
-    return pulumi.ResourceOptions(protect=config.protects_state)
+    return pulumi.ResourceOptions.merge(
+        within, pulumi.ResourceOptions(protect=config.protects_state)
+    )
 
 
 def _jobset(
-    config: StackConfig, provider: k8s.Provider, ready: list[pulumi.Resource]
+    config: StackConfig,
+    provider: k8s.Provider,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None,
 ) -> pulumi.Resource:
     """JobSet's release, and its controller sized for the nodes the stack may have."""
-    name, protected = config.cluster.name, _protected(config)
+    name, protected = config.cluster.name, _protected(config, within)
     jobset = ReleaseManifest(
         f"{name}-jobset", args.release_args(config.addons.jobset, provider, ready), opts=protected
     )
@@ -116,17 +129,25 @@ def _jobset(
 
 
 def _pathways_controller(
-    config: StackConfig, provider: k8s.Provider, ready: list[pulumi.Resource]
+    config: StackConfig,
+    provider: k8s.Provider,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None,
 ) -> pulumi.Resource:
     """The controller watches JobSets, and JobSet's webhooks fail closed until it is ready."""
     name = config.cluster.name
     pathways_job = ReleaseManifest(
         f"{name}-pathways-job",
         args.release_args(config.addons.pathways_job, provider, ready),
-        opts=_protected(config),
+        opts=_protected(config, within),
     )
     _place_on_system_pool(
-        f"{name}-pathways-job-controller", config, PATHWAYS_JOB_CONTROLLER, pathways_job, provider
+        f"{name}-pathways-job-controller",
+        config,
+        PATHWAYS_JOB_CONTROLLER,
+        pathways_job,
+        provider,
+        within,
     )
     return pathways_job.manifest
 
@@ -136,9 +157,10 @@ def _kueue(
     provider: k8s.Provider,
     ready: list[pulumi.Resource],
     namespaces: dict[str, pulumi.Output[str]],
+    within: pulumi.ResourceOptions | None,
 ) -> list[pulumi.Resource]:
     """Kueue manages JobSets: its JobSet integration needs JobSet's API first."""
-    name, protected = config.cluster.name, _protected(config)
+    name, protected = config.cluster.name, _protected(config, within)
     kueue = ReleaseManifest(
         f"{name}-kueue", args.release_args(config.addons.kueue, provider, ready), opts=protected
     )
@@ -171,6 +193,7 @@ def _place_on_system_pool(
     deployment: ControllerDeployment,
     install: ReleaseManifest,
     provider: k8s.Provider,
+    within: pulumi.ResourceOptions | None,
 ) -> None:
     """Pin an install's controller to the system pool, in stacks that have one. Protected in
     production like the install it patches."""
@@ -178,5 +201,5 @@ def _place_on_system_pool(
         ControllerPatch(
             name,
             args.controller_patch_args(config, deployment, provider, install),
-            opts=pulumi.ResourceOptions(protect=config.protects_state),
+            opts=_protected(config, within),
         )

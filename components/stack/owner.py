@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import pulumi
-from pulumi.runtime.sync_await import _sync_await
 
 from components.config.schema.contract import SharedCluster
 from components.resolve.tenancy.shared_cluster import OUTPUT, contract_from_outputs
+from components.sdk.pulumi_private import sync_await
 
 
 def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:
@@ -20,7 +20,7 @@ def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:
 
 def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
     """Wait for the referenced stack's `shared_cluster` output (see the module docstring)."""
-    details = _sync_await(reference.get_output_details(OUTPUT))
+    details = sync_await(reference.get_output_details(OUTPUT))
     value = details.value if details.value is not None else details.secret_value
     return contract_from_outputs(value, owner)
 
@@ -34,6 +34,6 @@ def read_worker_outputs(worker: str) -> dict:
     """A fleet's read of worker stack ``worker``: its ``shared_cluster`` output (validated by
     the fleet's loader), through a StackReference named after the worker."""
     reference = owner_reference(f"worker-{worker}", worker)
-    details = _sync_await(reference.get_output_details(OUTPUT))
+    details = sync_await(reference.get_output_details(OUTPUT))
     value = details.value if details.value is not None else details.secret_value
     return {OUTPUT: value} if value is not None else {}

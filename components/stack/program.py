@@ -63,8 +63,13 @@ def preflight_reports(listener: PreflightListener) -> Iterator[None]:
         _preflight_listeners.remove(listener)
 
 
-def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]:
+def build_stack(
+    config: StackConfig, owner_read: bool = False, within: pulumi.ResourceOptions | None = None
+) -> dict[str, Any]:
     """Register every resource of the stack; returns the stack outputs to export.
+
+    ``within``: options for the cluster's components (the component package's ``Cluster``
+    registers a stack of no workloads inside itself: its parent and depends_on).
 
     For a team stack, ``owner_read`` says the caller already read the owner's contract through
     the StackReference (``pulumi up``: it had to, to validate the config); otherwise it is read
@@ -72,35 +77,28 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
 
     Raises ConfigError (before registering anything but that read) when the preflight finds a
     job that would not run."""
-    read_here = config.owner is not None and not owner_read
-    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
-        raise ConfigError(
-            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
-            "owner stack",
-        )
-    report = run_preflight(config)
-    for listener in _preflight_listeners:
-        listener(report)
+    _check_before_registering(config, owner_read)
     name = config.cluster.name
     node_account = None
-    team_accounts: dict[str, pulumi.Input[str]] = {}
     if config.creates_cluster:
-        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config))
-        system_pool, pools = _node_pools(config, cluster)
+        cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config), within)
+        system_pool, pools = _node_pools(config, cluster, within)
         install_after = [*cluster.control_plane, system_pool]
         node_account = cluster.node_service_account
-        team_accounts = dict(cluster.team_node_service_accounts())
+        team_accounts: dict[str, pulumi.Input[str]] = dict(cluster.team_node_service_accounts())
     else:
-        cluster = ExistingCluster(name, args.existing_cluster_args(config))
+        cluster = ExistingCluster(name, args.existing_cluster_args(config), within)
         pools, install_after = {}, []
         team_accounts = _team_stack_accounts(config)
-    installs = build_installs(config, cluster, install_after)
+    installs = build_installs(config, cluster, install_after, within)
     own_accounts = team_accounts if config.creates_cluster else None
     bucket = ScratchBucket(
         f"{name}-scratch",
         args.scratch_bucket_args(config, cluster.control_plane, node_account, own_accounts),
+        within,
     )
-    grants = list(bucket.grants) + _data_bucket_grants(config, node_account, team_accounts)
+    grants = list(bucket.grants)
+    grants += _data_bucket_grants(config, node_account, team_accounts, within)
     workloads = build_workloads(config, cluster, installs, grants)
 
     outputs: dict[str, Any] = {
@@ -124,23 +122,37 @@ def build_stack(config: StackConfig, owner_read: bool = False) -> dict[str, Any]
     return outputs
 
 
+def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
+    """A team stack's owner read (unless the caller did), then the preflight."""
+    read_here = config.owner is not None and not owner_read
+    if read_here and read_owner_contract(config.owner) != config.shared_cluster:
+        raise ConfigError(
+            [ConfigIssue("owner", f"stack {config.owner!r} changed while being read")],
+            "owner stack",
+        )
+    report = run_preflight(config)
+    for listener in _preflight_listeners:
+        listener(report)
+
+
 def _node_pools(
-    config: StackConfig, cluster: GkeCluster
+    config: StackConfig, cluster: GkeCluster, within: pulumi.ResourceOptions | None = None
 ) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
     """The system pool (returned first: installs wait for it), the CPU pool, the teams' CPU
     pools and the TPU pools; a pool dedicated to a team runs as the team's own account."""
     target = cluster.pool_target()
     name = config.cluster.name
     system, cpu = config.system_pool, config.cpu_pool
-    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target))
-    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target))
+    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target), within)
+    CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target), within)
     for team_cpu in config.team_cpu_pools:
         team_target = cluster.pool_target(team_cpu.team)
-        CpuNodePool(f"{name}-{team_cpu.name}", args.cpu_pool_args(team_cpu, team_target))
+        CpuNodePool(f"{name}-{team_cpu.name}", args.cpu_pool_args(team_cpu, team_target), within)
     return system_pool, {
         pool.name: TpuNodePool(
             f"{name}-{pool.name}",
             args.tpu_pool_args(pool, cluster.pool_target(pool.team or "")),
+            within,
         )
         for pool in config.tpu_pools
     }
@@ -163,6 +175,7 @@ def _data_bucket_grants(
     config: StackConfig,
     node_account: pulumi.Input[str] | None,
     team_accounts: dict[str, pulumi.Input[str]],
+    within: pulumi.ResourceOptions | None = None,
 ) -> list[pulumi.Resource]:
     """``dataBuckets`` granted to the node service account of the shared pools, and those of
     a team to its dedicated pools' account."""
@@ -170,13 +183,14 @@ def _data_bucket_grants(
     teams = sorted({b.team for b in config.data_buckets if b.team is not None})
     if node_account is not None and any(b.team is None for b in config.data_buckets):
         grants += DataBucketGrants(
-            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account)
+            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account), within
         ).grants
     for team in teams:
         if team in team_accounts:
             grants += DataBucketGrants(
                 f"{name}-{team}-data-buckets",
                 args.data_bucket_grants_args(config, team_accounts[team], team),
+                within,
             ).grants
     return grants
 

@@ -1,13 +1,19 @@
-"""WorkerAccess: the manager's service account, Role and RoleBinding per team namespace and token
-on the worker (through the worker's provider); the kubeconfig Secret on the manager (through the
-manager's), secret in the plan."""
+"""WorkerAccess: the manager's service account, Role and RoleBinding per team namespace, an
+anchor Secret, a workload set's LocalQueues on the worker (through the worker's provider), a
+bounded token bound to the anchor (a dynamic resource); the kubeconfig Secret on the manager
+(through the manager's), secret in the plan."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.multikueue import WorkerAccess, WorkerAccessArgs
+from components.addons.multikueue_worker import (
+    TokenLifetime,
+    WorkerAccess,
+    WorkerAccessArgs,
+    WorkerQueueArgs,
+)
 from tests.components.harness import register
 
 
@@ -24,6 +30,9 @@ def build():
             namespaces=("pathways", "research"),
             server="https://dev.example",
             manager_kueue=kueue,
+            lifetime=TokenLifetime(14, 7, rotation="r2"),
+            access_token="google-token",
+            queues=(WorkerQueueArgs("research", "mk-dev-research-v5p", "research-cluster-queue"),),
         ),
     )
 
@@ -44,9 +53,44 @@ def test_worker_objects_go_through_the_worker_provider_and_the_secret_through_th
         "fleet-access-dev-research-binding": "worker",
         "fleet-access-dev-watch-role": "worker",
         "fleet-access-dev-watch-binding": "worker",
-        "fleet-access-dev-token": "worker",
+        "fleet-access-dev-research-mk-dev-research-v5p": "worker",
+        "fleet-access-dev-anchor": "worker",
         "fleet-access-dev-kubeconfig": "manager",
     }
+
+
+def test_the_token_is_minted_for_the_account_bound_to_the_anchor_and_kept_secret():
+    registered = register(build)
+    anchor = registered.one("kubernetes:core/v1:Secret", "fleet-access-dev-anchor")
+    assert anchor.inputs["metadata"] == {
+        "name": "multikueue-manager-anchor-r2",
+        "namespace": "kueue-system",
+    }
+    token = registered.one(
+        "pulumi-python:dynamic/multikueue:ManagerToken", "fleet-access-dev-token"
+    )
+    assert token.inputs["server"] == "https://dev.example"
+    assert token.inputs["anchor_name"] == "multikueue-manager-anchor-r2"
+    assert token.inputs["access_token"] == "[secret]"
+    assert (token.inputs["lifetime_seconds"], token.inputs["renew_before_seconds"]) == (
+        1_209_600,
+        604_800,
+    )
+    assert anchor.urn in token.dependencies
+    secret = registered.one("kubernetes:core/v1:Secret", "fleet-access-dev-kubeconfig")
+    assert token.urn in secret.dependencies
+
+
+def test_a_workload_sets_local_queue_is_created_on_the_worker_and_replaced_on_change():
+    registered = register(build)
+    queue = registered.one(
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+        "fleet-access-dev-research-mk-dev-research-v5p",
+    )
+    assert queue.inputs["metadata"] == {"name": "mk-dev-research-v5p", "namespace": "research"}
+    assert queue.inputs["spec"] == {"clusterQueue": "research-cluster-queue"}
+    assert queue.options["replaceOnChanges"] == ["spec.clusterQueue"]
+    assert queue.options["deleteBeforeReplace"] is True
 
 
 def test_the_role_binds_the_managers_account_in_each_team_namespace():
@@ -74,6 +118,22 @@ def test_the_managers_account_may_list_and_watch_workloads_and_jobsets_cluster_w
     assert role.inputs["rules"] == [
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "watch"]},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "watch"]},
+    ]
+    namespaced = registered.one(
+        "kubernetes:rbac.authorization.k8s.io/v1:Role", "fleet-access-dev-research-role"
+    )
+    assert namespaced.inputs["rules"] == [
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads"],
+            "verbs": ["get", "create", "update", "delete"],
+        },
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["patch"]},
+        {
+            "apiGroups": ["jobset.x-k8s.io"],
+            "resources": ["jobsets"],
+            "verbs": ["get", "create", "delete"],
+        },
     ]
     binding = registered.one(
         "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",

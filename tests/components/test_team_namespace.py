@@ -40,7 +40,8 @@ def test_a_namespace_without_host_network_enforces_baseline():
     labels = register(build).one(NAMESPACE, "t-serving").inputs["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
     assert labels["tpu-pathways/host-network"] == "none"
-    assert "tpu-pathways/priority-classes" not in labels  # none may be named
+    # all but very-high, unless the args say otherwise
+    assert labels["tpu-pathways/priority-classes"] == "very-low.low.medium.high"
 
 
 def test_the_namespace(team):

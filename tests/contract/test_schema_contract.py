@@ -6,13 +6,10 @@ what the cluster runs, not just against our own models.
   ships them, strict (unknown fields are errors). GKE_MINORS: the "available minor versions" of
   the Rapid, Regular and Stable channels in GKE's release notes (current versions table, November
   2026): Rapid 1.34 to 1.37, Regular 1.34 to 1.36, Stable 1.34 to 1.35.
-- Kueue's kinds: the openAPIV3Schema of the version Kueue v0.17.1 stores
+- Kueue's kinds (ClusterQueue, LocalQueue, ResourceFlavor, WorkloadPriorityClass and the
+  MultiKueue ones: MultiKueueCluster, MultiKueueConfig, AdmissionCheck): the openAPIV3Schema of
+  the version Kueue v0.17.1 stores, extracted from the release's CRDs
   (tests/data/kueue-v0.17.1-openapi-schemas.json); a served-but-deprecated version is refused.
-  MultiKueueCluster, MultiKueueConfig and AdmissionCheck are not in that file (it is extracted
-  from the release manifest, not available offline): their v1beta2 schemas are hand-written
-  from the Go types at kubernetes-sigs/kueue v0.17.1 (apis/kueue/v1beta2/multikueue_types.go,
-  admissioncheck_types.go) in tests/data/kueue-v0.17.1-multikueue-schemas.json; an extracted
-  schema, once the file holds one, is preferred.
 - PathwaysJobs: the v0.1.4 CRD (tests/data/pathwaysjob-v0.1.4-openapi-schema.json).
 - JobSets (the JobSet backend): the v0.10.1 CRD (tests/data/jobset-v0.10.1-openapi-schema.json).
 - Patches (``*Patch`` types, applied server-side to objects an install created): the same
@@ -48,7 +45,6 @@ from components.vocabulary import KUEUE_API_VERSION
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
 KUEUE_SCHEMAS = DATA / f"kueue-{KueueAddon().version}-openapi-schemas.json"
-KUEUE_HAND_WRITTEN = DATA / f"kueue-{KueueAddon().version}-multikueue-schemas.json"
 PATHWAYS_JOB_SCHEMA = DATA / f"pathwaysjob-{PathwaysJobAddon().version}-openapi-schema.json"
 PATHWAYS_JOB_API = "pathways-job.pathways.domain/v1"
 JOBSET_SCHEMA = DATA / f"jobset-{JobSetAddon().version}-openapi-schema.json"
@@ -109,20 +105,9 @@ def kueue_extracted() -> dict[str, Any]:
     return json.loads(KUEUE_SCHEMAS.read_text())
 
 
-@cache
-def kueue_hand_written() -> dict[str, Any]:
-    """The MultiKueue kinds' hand-written schemas (the refresh script removes the file once it
-    has extracted them)."""
-    if not KUEUE_HAND_WRITTEN.exists():
-        return {"schemas": {}, "deprecated": {}}
-    return json.loads(KUEUE_HAND_WRITTEN.read_text())
-
-
-@cache
 def kueue_file() -> dict[str, Any]:
-    """Schemas and deprecated versions of both files; the extracted one wins a key both have."""
-    extracted, hand_written = kueue_extracted(), kueue_hand_written()
-    return {part: {**hand_written[part], **extracted[part]} for part in ("schemas", "deprecated")}
+    """Schemas and deprecated versions of Kueue's kinds."""
+    return kueue_extracted()
 
 
 @cache
@@ -218,19 +203,20 @@ def kind_of(resource: PlannedResource) -> str:
 def test_the_fleet_managers_kueue_objects_are_valid(example_plan):
     """The fleet's MultiKueueClusters (one per worker), MultiKueueConfig, AdmissionCheck,
     ClusterQueue (admissionChecksStrategy, summed quota), LocalQueues and ResourceFlavors against
-    the v0.17.1 v1beta2 schemas, the MultiKueue ones hand-written from the Go types
-    (kubernetes-sigs/kueue v0.17.1 apis/kueue/v1beta2/multikueue_types.go,
-    admissioncheck_types.go)."""
+    the v0.17.1 v1beta2 schemas extracted from the release's CRDs."""
     objects = [
         r
         for r in example_plan("fleet").resources
         if r.is_kubernetes_object and r.type.startswith("kubernetes:kueue.x-k8s.io/")
     ]
     multikueue = ("AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig")
+    # a MultiKueueCluster per worker; a MultiKueueConfig and an AdmissionCheck per worker set
     assert sorted(kind_of(r) for r in objects if kind_of(r) in multikueue) == [
+        "AdmissionCheck",
         "AdmissionCheck",
         "MultiKueueCluster",
         "MultiKueueCluster",
+        "MultiKueueConfig",
         "MultiKueueConfig",
     ]
     assert {"ClusterQueue", "LocalQueue", "ResourceFlavor"} <= {kind_of(r) for r in objects}
@@ -276,41 +262,38 @@ def test_kueue_schemas_are_v0_17_1_v1beta2():
     document = kueue_extracted()
     assert "kubernetes-sigs/kueue release v0.17.1" in document["$comment"]
     assert sorted(document["schemas"]) == [
+        "kueue.x-k8s.io/v1beta2/AdmissionCheck",
         "kueue.x-k8s.io/v1beta2/ClusterQueue",
         "kueue.x-k8s.io/v1beta2/LocalQueue",
+        "kueue.x-k8s.io/v1beta2/MultiKueueCluster",
+        "kueue.x-k8s.io/v1beta2/MultiKueueConfig",
         "kueue.x-k8s.io/v1beta2/ResourceFlavor",
         "kueue.x-k8s.io/v1beta2/WorkloadPriorityClass",
     ]
     assert document["deprecated"]["kueue.x-k8s.io/v1beta1/ClusterQueue"] == (
         "This version is deprecated. Use v1beta2 instead."
     )
+    # v1beta1 MultiKueueConfig is served without a deprecation warning in v0.17.1
+    assert sorted(k for k in document["deprecated"] if "MultiKueue" in k) == [
+        "kueue.x-k8s.io/v1beta1/MultiKueueCluster"
+    ]
     spec = document["schemas"]["kueue.x-k8s.io/v1beta2/ClusterQueue"]["properties"]["spec"]
     assert "cohortName" in spec["properties"] and "cohort" not in spec["properties"]
 
 
-def test_the_multikueue_schemas_are_hand_written_from_the_v0_17_1_go_types():
-    document = kueue_hand_written()
-    for fact in (
-        "HAND-WRITTEN",
-        "kubernetes-sigs/kueue v0.17.1",
-        "apis/kueue/v1beta2/multikueue_types.go",
-        "apis/kueue/v1beta2/admissioncheck_types.go",
-        "NOT extracted from the release manifest",
-        "scripts/refresh_crd_schemas.py --manifest kueue=FILE",
-    ):
-        assert fact in document["$comment"]
-    assert sorted(document["schemas"]) == [
-        "kueue.x-k8s.io/v1beta2/AdmissionCheck",
-        "kueue.x-k8s.io/v1beta2/MultiKueueCluster",
-        "kueue.x-k8s.io/v1beta2/MultiKueueConfig",
-    ]
-    assert document["deprecated"] == {
-        "kueue.x-k8s.io/v1beta1/AdmissionCheck": "This version is deprecated. Use v1beta2 instead.",
-        "kueue.x-k8s.io/v1beta1/MultiKueueCluster": (
-            "This version is deprecated. Use v1beta2 instead."
-        ),
-    }
-    assert len(kueue_file()["schemas"]) == 7
+def test_the_multikueue_schemas_carry_the_v0_17_1_crd_limits():
+    # Facts of the CRDs (kubernetes-sigs/kueue v0.17.1 config/components/crd/bases), read here so
+    # a refresh that loses them fails: at most 20 clusters per MultiKueueConfig, a set; an
+    # AdmissionCheck's parameters name a DNS label of at most 63 characters.
+    schemas = kueue_extracted()["schemas"]
+    clusters = schemas["kueue.x-k8s.io/v1beta2/MultiKueueConfig"]["properties"]["spec"][
+        "properties"
+    ]["clusters"]
+    assert (clusters["minItems"], clusters["maxItems"]) == (1, 20)
+    assert clusters["x-kubernetes-list-type"] == "set"
+    check = schemas["kueue.x-k8s.io/v1beta2/AdmissionCheck"]["properties"]["spec"]
+    assert check["properties"]["parameters"]["properties"]["name"]["maxLength"] == 63
+    assert not (DATA / f"kueue-{KueueAddon().version}-multikueue-schemas.json").exists()
 
 
 # --- the contract does fail ------------------------------------------------------------------

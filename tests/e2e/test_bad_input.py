@@ -9,8 +9,6 @@ import copy
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
 from components.resolve.checks import parse_stack_config
 from components.resolve.workload_specs import user_pod_template
-from tests.helpers import assert_error_report
+from tests.helpers import assert_error_report, ends_within
 
 BASE: dict[str, Any] = {
     "environment": "dev",
@@ -155,9 +153,9 @@ def _run_cli(argv: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-def _write_stack(directory: Path, values: dict[str, Any]) -> None:
+def _write_stack(directory: Path, values: dict[str, Any], dumper=yaml.SafeDumper) -> None:
     config = {f"tpu-pathways:{key}": value for key, value in values.items()}
-    (directory / "Pulumi.fuzz.yaml").write_text(yaml.safe_dump({"config": config}))
+    (directory / "Pulumi.fuzz.yaml").write_text(yaml.dump({"config": config}, Dumper=dumper))
 
 
 @SETTINGS
@@ -1249,12 +1247,13 @@ def test_a_secure_value_outside_secrets_is_refused(tmp_path):
 
 
 def test_engine_refuses_unencrypted_secrets(monkeypatch):
+    import pulumi
     from pulumi.runtime import config as runtime_config
 
     from components.stack.entry import load_from_engine
 
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
-    monkeypatch.setattr(runtime_config, "is_config_secret", lambda key: False)
+    monkeypatch.setattr(pulumi.runtime, "is_config_secret", lambda key: False)
     token = runtime_config.CONFIG.set({"tpu-pathways:secrets": '{"a": "plain"}'})
     try:
         with pytest.raises(ConfigError, match="stored in plain text") as caught:
@@ -1359,19 +1358,15 @@ def test_bucket_names_follow_cloud_storage_rules(change, key):
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _process(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m components ARGV`` as a process: a hang fails the test instead of the run."""
-    try:
-        return subprocess.run(
-            [sys.executable, "-m", "components", *argv],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`{' '.join(argv)[:200]}` did not end within {timeout} s")
+def _bounded_cli(capfd, *argv: str, timeout: float = 120) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr (everything written to fds 1 and 2) of ``python -m
+    components ARGV`` run in this process; a hang ends the test instead of stalling the run
+    (``ends_within``). These inputs once hung or traced back; what they test is the refusal,
+    not the process around it (tests/e2e/test_cli_process.py runs real processes)."""
+    with ends_within(timeout):
+        code = cli.main(list(argv))
+    out, err = capfd.readouterr()
+    return code, out, err
 
 
 def _unknown_service_secret(values: dict[str, Any]) -> None:
@@ -1449,21 +1444,22 @@ def test_a_program_that_is_not_python_is_a_clean_error(case, fragment, tmp_path)
 
 
 @pytest.mark.parametrize("option", ["--diff", "--diff-dir"])
-def test_a_fifo_as_a_diff_base_is_refused_not_waited_on(option, tmp_path):
+def test_a_fifo_as_a_diff_base_is_refused_not_waited_on(option, tmp_path, capfd):
     fifo = tmp_path / "dev.json"
     os.mkfifo(fifo)
     target = fifo if option == "--diff" else tmp_path
-    done = _process("plan", "--stack", "dev", option, str(target))
-    assert done.returncode == 2, done.stderr
-    assert f"  - {option}: {fifo} is not a regular file; give a file written by" in done.stderr
-    assert "Traceback" not in done.stderr
+    code, _, err = _bounded_cli(capfd, "plan", "--stack", "dev", option, str(target))
+    assert code == 2, err
+    assert f"  - {option}: {fifo} is not a regular file; give a file written by" in err
+    assert "Traceback" not in err
 
 
-def test_a_fifo_in_a_diff_dir_fails_its_stack_only(tmp_path):
+def test_a_fifo_in_a_diff_dir_fails_its_stack_only(tmp_path, capfd):
     os.mkfifo(tmp_path / "dev.json")
-    done = _process("plan", "--all", "--diff-dir", str(tmp_path), "--format", "json")
-    assert done.returncode == 1, done.stderr
-    stacks = {d["stack"]: d for d in json.loads(done.stdout)["stacks"]}
+    argv = ("plan", "--all", "--diff-dir", str(tmp_path), "--format", "json")
+    code, out, err = _bounded_cli(capfd, *argv)
+    assert code == 1, err
+    stacks = {d["stack"]: d for d in json.loads(out)["stacks"]}
     assert "dev.json is not a regular file" in stacks["dev"]["error"]
     assert all("error" not in d for stack, d in stacks.items() if stack != "dev")
 
@@ -1471,19 +1467,21 @@ def test_a_fifo_in_a_diff_dir_fails_its_stack_only(tmp_path):
 def _long_env_name_stack(directory: Path, length: int) -> None:
     name = "A" * (length - len("_TOKEN")) + "_TOKEN"  # the credential check's worst case
     values = _with(lambda v: _train(v).update(env={name: "x"}))
-    _write_stack(directory, values)
+    # libyaml's emitter where PyYAML has it: the pure-Python one takes seconds over a 4 MiB key
+    _write_stack(directory, values, getattr(yaml, "CSafeDumper", yaml.SafeDumper))
 
 
 @pytest.mark.parametrize("length", [200_000, 4 * 2**20 - 2000])
-def test_very_long_env_names_are_refused_quickly(length, tmp_path):
+def test_very_long_env_names_are_refused_quickly(length, tmp_path, capfd):
     """Once ~25 s (200,000 characters) and hours (4 MiB) in a quadratic pattern; now bounded
     first. The timeout is generous: the point is that it ends, with a short report."""
     _long_env_name_stack(tmp_path, length)
-    done = _process("plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path), timeout=120)
-    assert done.returncode == 2, done.stderr[:2000]
-    assert "Traceback" not in done.stderr
-    assert f"has {length} characters; at most 256" in done.stderr
-    assert len(done.stderr) < 2000
+    argv = ("plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path))
+    code, _, err = _bounded_cli(capfd, *argv, timeout=120)
+    assert code == 2, err[:2000]
+    assert "Traceback" not in err
+    assert f"has {length} characters; at most 256" in err
+    assert len(err) < 2000
 
 
 @pytest.mark.parametrize(
@@ -1815,10 +1813,10 @@ def test_generated_env_blocks_never_trace_back_or_leak(entries, where, tmp_path_
     assert SENTINEL not in stderr
 
 
-def test_a_nul_in_a_command_is_refused_and_never_printed_raw(tmp_path):
+def test_a_nul_in_a_command_is_refused_and_never_printed_raw(tmp_path, capfd):
     _write_stack(tmp_path, _with(lambda v: _train(v).update(command=["sh", "-c", "a\x00b"])))
-    done = _process("plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path))
-    assert done.returncode == 2, done.stderr[:2000]
-    assert "Traceback" not in done.stderr
-    assert "\x00" not in done.stdout + done.stderr
-    assert "workloads[0].command[2]: 'a\\x00b' contains a NUL character" in done.stderr
+    code, out, err = _bounded_cli(capfd, "plan", "--stack", "fuzz", "--stacks-dir", str(tmp_path))
+    assert code == 2, err[:2000]
+    assert "Traceback" not in err
+    assert "\x00" not in out + err
+    assert "workloads[0].command[2]: 'a\\x00b' contains a NUL character" in err

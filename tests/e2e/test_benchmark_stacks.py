@@ -254,3 +254,69 @@ def test_a_team_stacks_baseline_registers_its_owners_resources_first(
     assert _registered(records) == _registered(
         [*(r.to_dict() for r in owner.resources), *(r.to_dict() for r in team.resources)]
     )
+
+
+# --- the diff base shape (benchmarks/diff_base.py, benchmarks/scaling.py) -----------------------
+
+
+@pytest.fixture(scope="module")
+def diff_base() -> ModuleType:
+    return _load("diff_base")
+
+
+def test_a_diff_base_holds_n_extra_resources_the_current_plan_removes(
+    diff_base, example_plan, tmp_path, capsys
+):
+    from components.plan.diff import diff_plans
+    from components.plan.model import Plan
+    from tests.helpers import run_cli
+
+    current = example_plan("research-v5p")
+    own = {r.urn for r in current.resources}
+    base = diff_base.diff_base(current.to_dict(), 100)
+    extras = base["resources"][len(current.resources) :]
+    assert len(extras) == 100 and base["summary"]["resources"] == len(current.resources) + 100
+    assert {r["type"] for r in extras} <= diff_base.GROWS
+    # 21 resources of growing types per round: rounds x0-x3 whole, 16 of x4
+    assert sorted({r["name"].rsplit("-", 1)[1] for r in extras}) == [f"x{k}" for k in range(5)]
+    # the extras join the plan's own components (or the stack), cluster and provider
+    stack = "urn:pulumi:research-v5p::tpu-pathways::pulumi:pulumi:Stack::tpu-pathways-research-v5p"
+    assert {r["parent"] for r in extras} <= own | {stack}
+    assert {d for r in extras for d in r["dependencies"]} <= own
+    diff = diff_plans(Plan.load(base), current)
+    assert diff.counts == {"replace": 0, "remove": 100, "add": 0, "update": 0, "ignored": 0}
+    path = diff_base.write_diff_base(current.to_dict(), 10, tmp_path / "base.json")
+    code, out, _ = run_cli(capsys, "plan", "--stack", "research-v5p", "--diff", str(path))
+    assert code == 0
+    assert out.startswith("Stack research-v5p: 10 to remove · ")
+
+
+def _shape_part(bench, medians, max_cpu_s=20.0):
+    sizes = [4064, 8064, 16064, 35064, 70064]
+    row = [{"size": s, "cpu_s": {"median": m}} for s, m in zip(sizes, medians, strict=True)]
+    return {
+        "shape": "diff-base",
+        "unit": "resources in the diff base",
+        "max_cpu_s": max_cpu_s,
+        "sizes": row,
+        "growth": bench.growth(sizes, medians),
+    }
+
+
+def test_the_scaling_check_fails_on_a_quadratic_and_on_a_missed_budget(bench):
+    sizes = [4064, 8064, 16064, 35064, 70064]
+    linear = [1.6 + 0.0001 * s for s in sizes]  # 8.6 s at 70,064
+    quadratic = [1.6 + 0.0001 * s + 2e-9 * s * s for s in sizes]  # 18.4 s: within the budget
+    slow = [1.6 + 0.0003 * s for s in sizes]  # 22.6 s: linear, over the budget
+
+    def verdicts(medians):
+        return [c["ok"] for c in bench.check_targets({"scaling": [_shape_part(bench, medians)]})]
+
+    assert verdicts(linear) == [True, True, True]
+    assert verdicts(quadratic) == [False, False, True]
+    assert verdicts(slow) == [True, True, False]
+    checks = bench.check_targets({"scaling": [_shape_part(bench, slow)]})
+    assert checks[2]["target"] == (
+        "diff-base at 70,064 resources in the diff base: CPU s of the whole process"
+    )
+    assert "MISS diff-base at 70,064" in bench.report({"targets": checks})

@@ -1,17 +1,21 @@
 """The deploy action passes `pulumi up --parallel` sized to the stack: every node pool and
 install in flight at once, never below Pulumi's default (8 on the runner). Its step is run here
-for real on a 64-slice stack and on dev."""
+for real on a 64-slice stack; on dev, its plan command runs in this process."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / ".github" / "actions" / "deploy-stack" / "action.yml"
@@ -38,6 +42,14 @@ def _run_step(tmp_path: Path, stack: str, stacks_dir: Path | None) -> str:
     }
     subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, check=True, timeout=300)
     return output.read_text()
+
+
+def _step_plan_arguments(stack: str) -> list[str]:
+    """What the step's first command passes `python -m components` for ``stack`` (up to its
+    redirection into the file the second command reads)."""
+    words = shlex.split(_parallel_step()["run"].replace(STACK_INPUT, shlex.quote(stack)))
+    command = words[words.index("components") + 1 : words.index(">")]
+    return [word for word in command if word.strip()]  # the line continuation's newline
 
 
 def test_pulumi_up_gets_the_steps_output():
@@ -67,6 +79,10 @@ def test_sixty_four_slices_deploy_with_every_pool_and_install_at_once(sixty_four
     assert _run_step(tmp_path, stack, work) == "parallel=69\n"
 
 
-def test_a_small_stack_keeps_pulumis_default(tmp_path):
+def test_a_small_stack_keeps_pulumis_default(capsys):
     # dev: 3 node pools and 3 installs, fewer than Pulumi's 8.
-    assert _run_step(tmp_path, "dev", None) == "parallel=8\n"
+    arguments = _step_plan_arguments("dev")
+    assert arguments == ["plan", "--stack", "dev", "--critical-path", "--json"]
+    code, out, err = run_cli(capsys, *arguments)
+    assert code == 0, err
+    assert json.loads(out)["deploy_parallel"] == 8

@@ -24,22 +24,23 @@ def run_entrypoint(stack: str, config: dict[str, str], references=None):
     return run_program(program, stack, stack_outputs=references, config=config, secret_keys=secret)
 
 
-def owner_outputs(config: dict[str, str]) -> dict[str, dict]:
-    """What the engine's StackReference would read: the owner stack's exported outputs."""
+def owner_outputs(config: dict[str, str], example_plan) -> dict[str, dict]:
+    """What the engine's StackReference would read: the owner stack's exported outputs (its
+    offline plan, conftest's ``example_plan``)."""
     owner = config.get("tpu-pathways:owner")
     fleet = config.get("tpu-pathways:fleet")
     if fleet is not None:  # a fleet reads each of its workers
-        return {w: plan_file(w).outputs for w in json.loads(fleet)["workers"]}
+        return {w: example_plan(w).outputs for w in json.loads(fleet)["workers"]}
     if owner is None:
         return {}
-    return {owner: plan_file(owner).outputs}
+    return {owner: example_plan(owner).outputs}
 
 
 @pytest.mark.parametrize("stack", available_stacks())
-def test_entrypoint_registers_what_the_plan_shows(stack):
+def test_entrypoint_registers_what_the_plan_shows(stack, example_plan):
     config = read_stack_file(stack)
-    resources, _ = run_entrypoint(stack, config, owner_outputs(config))
-    planned = plan_file(stack).resources
+    resources, _ = run_entrypoint(stack, config, owner_outputs(config, example_plan))
+    planned = example_plan(stack).resources
     assert [(r.urn, r.inputs, r.dependencies) for r in resources] == [
         (r.urn, r.inputs, r.dependencies) for r in planned
     ]

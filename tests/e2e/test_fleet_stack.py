@@ -39,12 +39,33 @@ def test_the_manager_is_one_cpu_only_cluster(example_plan):
     assert plan.summary["tpu"] == {}
 
 
-def test_the_fleet_outputs_its_workers_regions_quota_and_placements(example_plan):
-    assert example_plan("fleet").outputs["fleet"] == {
+def test_the_fleet_outputs_its_workers_sets_placements_and_tokens(example_plan):
+    outputs = example_plan("fleet").outputs
+    assert outputs["fleet"] == {
         "workers": {"research-v5p": "us-east5", "dev": "us-west4"},
-        "tpu_chips": {"tpu-v5-lite-podslice-2x4-4t": 8, "tpu-v5p-slice-2x2x2-4t": 16},
+        "worker_sets": {
+            "mk-dev": {
+                "workers": ["dev"],
+                "teams": ["pathways"],
+                "tpu_chips": {"tpu-v5-lite-podslice-2x4-4t": 8},
+            },
+            "mk-research-v5p": {
+                "workers": ["research-v5p"],
+                "teams": ["research"],
+                "tpu_chips": {"tpu-v5p-slice-2x2x2-4t": 16},
+            },
+        },
         "placements": {"research/v5p-train": ["research-v5p"], "pathways/v5e-notebook": ["dev"]},
+        "manager_tokens": {
+            "kind": "TokenRequest of kueue-system/multikueue-manager on each worker, bound to "
+            "Secret kueue-system/multikueue-manager-anchor",
+            "lifetime_days": 14,
+            "renew_before_days": 7,
+            "expiry_output": "manager_token_expiry",
+        },
     }
+    # known once `pulumi up` has minted the tokens
+    assert outputs["manager_token_expiry"] == "[unknown]"
 
 
 def test_each_worker_is_reached_through_its_own_provider(example_plan):
@@ -84,7 +105,9 @@ def test_a_production_fleet_protects_its_installs_and_kueue_objects(tmp_path, ex
     (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
     plan = plan_file("fleet", tmp_path)
     protected = [r for r in plan.resources if r.type in PROTECTED]
-    assert len(protected) == 17
+    # 2 release manifests, 5 PriorityClasses, 2 MultiKueueClusters, per worker set (2) its
+    # MultiKueueConfig, AdmissionCheck and ClusterQueue, 2 LocalQueues, 3 ResourceFlavors
+    assert len(protected) == 2 + 5 + 2 + 2 * 3 + 2 + 3
     assert all(r.options.get("protect") is True for r in protected)
     assert check_plan(plan, "production") == []
     # staging (the example) protects none of them
@@ -106,7 +129,7 @@ def test_a_fleet_in_another_stacks_dir_is_checked_against_that_dir(tmp_path):
     (tmp_path / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
     fleet = yaml.safe_load((STACKS / "Pulumi.fleet.yaml").read_text())
     fleet["config"]["tpu-pathways:fleet"]["workers"] = ["research-west", "dev"]
-    fleet["config"]["tpu-pathways:workloads"][0]["worker"] = "research-west"
+    fleet["config"]["tpu-pathways:teams"][0]["workers"] = ["research-west"]
     (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
     assert plan_file("fleet", tmp_path).outputs["fleet"]["workers"] == {
         "research-west": "us-west1",

@@ -100,7 +100,7 @@ def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
         "ClusterQueue, 1 Namespace, 1 LocalQueue, 2",
         "  ResourceFlavor, 5 PriorityClass, 3 ValidatingAdmissionPolicy, 3 "
         "ValidatingAdmissionPolicyBinding, 1 ResourceQuota, 1",
-        "  NetworkPolicy, 1 ServiceAccount, 1 Bucket, 2 BucketIAMMember, 2 PathwaysJob",
+        "  ServiceAccount, 1 NetworkPolicy, 1 Bucket, 2 BucketIAMMember, 2 PathwaysJob",
         "Total: 8 TPU chips (v5e), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list prices)",
     ]
 

@@ -1,6 +1,8 @@
 """The pulumi-policy pack in policy/: one mandatory policy per guardrail rule, fed the way the
-engine feeds it (wire properties behind the unknown-checking proxy, floats, stack config in
-PULUMI_CONFIG), without starting the pack server, plus one run of the real pack over gRPC."""
+engine feeds it (wire properties behind the unknown-checking proxy, floats, the stack config in
+Pulumi's runtime config, the policy config as the engine passes it), without starting the pack
+server, plus one run of the real pack over gRPC (stack config in PULUMI_CONFIG, policy config in
+the Configure call)."""
 
 from __future__ import annotations
 
@@ -163,6 +165,7 @@ def run_policy(
     *,
     protect: bool = True,
     name: str = "res",
+    config: dict[str, Any] | None = None,
 ) -> list[tuple[str, str | None]]:
     """Call the policy's validator the way the pack server does; return what it reported."""
     opts = PolicyResourceOptions(
@@ -180,6 +183,7 @@ def run_policy(
         name=name,
         opts=opts,
         provider=None,
+        config=config or {},  # the policy's config, as the engine passes it
     )
     reported: list[tuple[str, str | None]] = []
 
@@ -192,15 +196,22 @@ def run_policy(
 
 @pytest.fixture
 def stack_config(monkeypatch):
-    """Set the stack config the engine would pass the pack (PULUMI_CONFIG)."""
-    monkeypatch.delenv(pack.ENVIRONMENT_OVERRIDE, raising=False)
+    """Set the stack config pulumi-policy gives a validator (Pulumi's runtime config)."""
+    import pulumi
+
+    monkeypatch.delenv("PULUMI_CONFIG", raising=False)
 
     def set_environment(environment: str) -> None:
-        config = {"tpu-pathways:environment": environment, "tpu-pathways:team": "serving"}
-        monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
+        config = {
+            "tpu-pathways:environment": environment,
+            "tpu-pathways:team": "serving",
+            "tpu-pathways:gcp": '{"project": "tpu-pathways-serving"}',
+        }
+        pulumi.runtime.set_all_config(config, [])
 
     set_environment("production")
-    return set_environment
+    yield set_environment
+    pulumi.runtime.set_all_config({}, [])
 
 
 def test_one_mandatory_policy_per_rule():
@@ -486,56 +497,67 @@ def test_policies_ignore_resources_of_other_types(stack_config):
         assert run_policy(policy, "gcp:compute/network:Network", {"name": "n"}) == []
 
 
+GCP = {"gcp": '{"project": "p"}'}
+
+
 @pytest.mark.parametrize(
-    ("environ", "expected"),
+    ("stack", "policy", "expected"),
     [
-        ({"PULUMI_CONFIG": '{"tpu-pathways:environment": "staging"}'}, "staging"),
-        ({"PULUMI_CONFIG": '{"tpu-pathways:team": "serving"}'}, "dev"),  # the program's default
-        ({"PULUMI_CONFIG": '{"tpu-pathways:environment": "prod"}'}, "production"),  # fail closed
-        ({"PULUMI_CONFIG": "not json"}, "production"),
-        ({}, "production"),  # no stack config visible at all
-        (
-            {
-                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
-                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "production",
-            },
-            "production",
-        ),
-        # The variable only tightens: it cannot downgrade a production stack's policy...
-        (
-            {
-                "PULUMI_CONFIG": '{"tpu-pathways:environment": "production"}',
-                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev",
-            },
-            "production",
-        ),
-        (
-            {
-                "PULUMI_CONFIG": '{"tpu-pathways:environment": "staging"}',
-                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev",
-            },
-            "staging",
-        ),
+        ({**GCP, "environment": "staging"}, {}, "staging"),
+        (GCP, {}, "dev"),  # the program's default
+        ({"owner": "dev"}, {}, "dev"),  # a team stack
+        ({**GCP, "environment": "prod"}, {}, "production"),  # not an environment: fail closed
+        ({}, {}, "production"),  # no stack config visible at all
+        ({"environment": "dev"}, {}, "production"),  # ...none of a stack's keys
+        ({**GCP, "environment": "dev"}, {"environment": "production"}, "production"),
+        ({**GCP, "environment": "dev"}, {"environment": "staging"}, "staging"),
+        # The policy config only tightens: it cannot downgrade a production stack's policy...
+        ({**GCP, "environment": "production"}, {"environment": "dev"}, "production"),
+        ({**GCP, "environment": "staging"}, {"environment": "dev"}, "staging"),
         # ...nor relax the fail-closed default when no stack config is visible
-        ({"TPU_PATHWAYS_POLICY_ENVIRONMENT": "dev"}, "production"),
-        (
-            {
-                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
-                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "staging",
-            },
-            "staging",
-        ),
-        (
-            {
-                "PULUMI_CONFIG": '{"tpu-pathways:environment": "dev"}',
-                "TPU_PATHWAYS_POLICY_ENVIRONMENT": "prod",  # not an environment: fail closed
-            },
-            "production",
-        ),
+        ({}, {"environment": "dev"}, "production"),
     ],
 )
-def test_stack_environment(environ, expected):
-    assert pack.stack_environment(environ) == expected
+def test_stack_environment(stack, policy, expected):
+    assert pack.stack_environment(stack, policy) == expected
+
+
+def test_a_validator_reads_the_stack_config_through_pulumi_config(stack_config):
+    props = _changed(GOOD[CLUSTER], "deletionProtection", False)
+    policy = POLICIES["cluster-deletion-protection"]
+    stack_config("dev")
+    assert run_policy(policy, CLUSTER, props) == []
+    # the policy config (policyPackConfigs) checks the dev stack as production
+    assert len(run_policy(policy, CLUSTER, props, config={"environment": "production"})) == 1
+
+
+def test_every_policy_declares_its_config_schema():
+    import jsonschema
+
+    config = json.loads((POLICY_DIR / "config.json").read_text())
+    for policy in pack.policies():
+        schema = policy.config_schema
+        assert schema is not None, policy.name
+        document = {"type": "object", "properties": schema.properties}
+        jsonschema.Draft202012Validator.check_schema(document)
+        assert "enforcementLevel" not in schema.properties
+        entry = config.get(policy.name, {})
+        assert list(jsonschema.Draft202012Validator(document).iter_errors(entry)) == []
+    assert config["all"] == "mandatory"
+    unknown = set(config) - {"all"} - {p.name for p in pack.policies()}
+    assert unknown == set()
+
+
+def test_a_bad_policy_config_value_is_refused_by_the_schema():
+    import jsonschema
+
+    schema = pack.CONFIG_SCHEMA
+    document = {"type": "object", "properties": schema.properties, "additionalProperties": False}
+    errors = [
+        e.message
+        for e in jsonschema.Draft202012Validator(document).iter_errors({"environment": "prod"})
+    ]
+    assert errors == ["'prod' is not one of ['dev', 'staging', 'production']"]
 
 
 def test_the_pack_serves_the_policies_over_grpc(tmp_path):
@@ -546,7 +568,10 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
 
     env = {
         "PATH": "/usr/bin:/bin",
-        "PULUMI_CONFIG": json.dumps({"tpu-pathways:environment": "production"}),
+        # A dev stack: the production-only rules apply only once the policy config says so.
+        "PULUMI_CONFIG": json.dumps(
+            {"tpu-pathways:environment": "dev", "tpu-pathways:gcp": '{"project": "p"}'}
+        ),
         # the checkout under test, not another copy of the project installed in the venv
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
@@ -580,6 +605,28 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
                 options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
             )
             response = analyzer.Analyze(request, timeout=30)
+            cluster = struct_pb2.Struct()
+            cluster.update(_changed(GOOD[CLUSTER], "deletionProtection", False))
+            cluster_request = analyzer_pb2.AnalyzeRequest(
+                type=CLUSTER,
+                properties=cluster,
+                urn=f"urn:pulumi:dev::tpu-pathways::{CLUSTER}::pathways-dev",
+                name="pathways-dev",
+                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            )
+            as_dev = analyzer.Analyze(cluster_request, timeout=30)
+            tighter = struct_pb2.Struct()
+            tighter.update({"environment": "production"})
+            policy = analyzer_pb2.PolicyConfig(
+                enforcementLevel=analyzer_pb2.MANDATORY, properties=tighter
+            )
+            analyzer.Configure(
+                analyzer_pb2.ConfigureAnalyzerRequest(
+                    policyConfig={"cluster-deletion-protection": policy}
+                ),
+                timeout=30,
+            )
+            as_production = analyzer.Analyze(cluster_request, timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -591,3 +638,7 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
         "(2 nodes of ct5lp-hightpu-4t) has no placementPolicy; it needs type COMPACT with its "
         "tpuTopology so GKE places the hosts on one ICI-connected block"
     )
+    # The stack's environment came through pulumi.Config in the pack's process (dev: the
+    # production-only rule is quiet), the policy config through Configure (it tightens).
+    assert [d.policyName for d in as_dev.diagnostics] == []
+    assert [d.policyName for d in as_production.diagnostics] == ["cluster-deletion-protection"]

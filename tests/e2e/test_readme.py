@@ -31,7 +31,10 @@ def test_readme_documents_the_commands_ci_runs():
     assert ".venv/bin/python -m components plan --stack dev" in readme
     assert ".venv/bin/python -m pytest" in readme
     assert ".venv/bin/python -m pytest" in ci
-    assert "pip install --quiet -e '.[test]'" in ci
+    # both install from the lock, then the project without resolving again
+    for step in ("--require-hashes -r requirements/lock.txt", "--no-deps -e ."):
+        assert f".venv/bin/pip install {step}" in readme
+        assert f"pip install --quiet {step}" in ci
 
 
 # --- every repository path the docs name exists ---------------------------------------------

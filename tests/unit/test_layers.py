@@ -27,6 +27,7 @@ PACKAGE = ROOT / "components"
 LAYERS: dict[str, int] = {
     "": 0,  # foundation: errors, labels, model, tokens, files, vocabulary
     "tpu": 1,  # the TPU catalog
+    "sdk": 1,  # the one home of private Pulumi SDK APIs (sdk/pulumi_private.py)
     "pathways": 2,  # the pure Pathways model
     "config": 3,  # the stack file read and validated key by key (pure)
     "gke": 3,  # Pulumi components taking typed Args

@@ -1,8 +1,8 @@
 """The MultiKueue objects of a fleet's manager, as the fleet example plans them: which Secret,
-which clusters, which config, which quota. Their field structure (names, enums, required
-fields) is the contract test's: tests/contract/test_schema_contract.py validates them against
-schemas of Kueue v0.17.1's v1beta2 Go types (kubernetes-sigs/kueue v0.17.1,
-apis/kueue/v1beta2/multikueue_types.go and admissioncheck_types.go)."""
+which clusters, one config, check and ClusterQueue per worker set with that set's quota, and
+what the manager may do on a worker. Their field structure (names, enums, required fields) is
+the contract test's: tests/contract/test_schema_contract.py validates them against Kueue
+v0.17.1's CRDs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import json
 import pytest
 import yaml
 
-from components.addons.multikueue import worker_kubeconfig, worker_role_rules, worker_watch_rules
+from components.addons.multikueue_worker import worker_kubeconfig
 from components.pathways.jobset import render_jobset
+from components.pathways.multikueue_rights import MANAGER_ROLE_RULES, MANAGER_WATCH_RULES
 from components.plan.engine import read_stack
 from components.plan.render import manifest
 from components.resolve.workload_specs import workload_spec
@@ -40,58 +41,106 @@ def test_multikueue_cluster_reads_the_worker_kubeconfig_secret(fleet_objects):
     }
 
 
-def test_multikueue_config_lists_every_worker(fleet_objects):
-    assert fleet_objects[("MultiKueueConfig", "fleet")] == {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "MultiKueueConfig",
-        "metadata": {"name": "fleet"},
-        "spec": {"clusters": ["research-v5p", "dev"]},
+def test_one_multikueue_config_per_worker_set(fleet_objects):
+    configs = {k[1]: v for k, v in fleet_objects.items() if k[0] == "MultiKueueConfig"}
+    assert configs == {
+        "mk-research-v5p": {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "MultiKueueConfig",
+            "metadata": {"name": "mk-research-v5p"},
+            "spec": {"clusters": ["research-v5p"]},
+        },
+        "mk-dev": {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "MultiKueueConfig",
+            "metadata": {"name": "mk-dev"},
+            "spec": {"clusters": ["dev"]},
+        },
     }
 
 
-def test_admission_check_is_multikueue_with_the_config(fleet_objects):
-    assert fleet_objects[("AdmissionCheck", "multikueue")] == {
+def test_each_sets_admission_check_is_multikueue_with_its_config(fleet_objects):
+    assert fleet_objects[("AdmissionCheck", "mk-dev")] == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "AdmissionCheck",
-        "metadata": {"name": "multikueue"},
+        "metadata": {"name": "mk-dev"},
         "spec": {
             "controllerName": "kueue.x-k8s.io/multikueue",
             "parameters": {
                 "apiGroup": "kueue.x-k8s.io",
                 "kind": "MultiKueueConfig",
-                "name": "fleet",
+                "name": "mk-dev",
             },
         },
     }
 
 
-def test_manager_cluster_queue_sums_the_workers_and_names_the_check(fleet_objects):
-    spec = fleet_objects[("ClusterQueue", "cluster-queue")]["spec"]
-    assert spec["admissionChecksStrategy"] == {"admissionChecks": [{"name": "multikueue"}]}
-    # research-v5p: 2 slices of v5p 2x2x2 (8 chips each); dev: 1 slice of v5e 2x4 (8 chips).
+def test_each_sets_cluster_queue_holds_its_workers_quota_and_its_teams(fleet_objects):
+    spec = fleet_objects[("ClusterQueue", "mk-research-v5p")]["spec"]
+    assert spec["admissionChecksStrategy"] == {"admissionChecks": [{"name": "mk-research-v5p"}]}
+    assert spec["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research"]}
+        ]
+    }
+    # research-v5p: 2 slices of v5p 2x2x2 (8 chips each); dev's v5e is not in this set
     assert spec["resourceGroups"][0] == {
         "coveredResources": ["google.com/tpu"],
         "flavors": [
             {
-                "name": "tpu-v5-lite-podslice-2x4-4t",
-                "resources": [{"name": "google.com/tpu", "nominalQuota": 8}],
-            },
-            {
                 "name": "tpu-v5p-slice-2x2x2-4t",
                 "resources": [{"name": "google.com/tpu", "nominalQuota": 16}],
-            },
+            }
         ],
     }
+    dev = fleet_objects[("ClusterQueue", "mk-dev")]["spec"]
+    assert dev["resourceGroups"][0]["flavors"] == [
+        {
+            "name": "tpu-v5-lite-podslice-2x4-4t",
+            "resources": [{"name": "google.com/tpu", "nominalQuota": 8}],
+        }
+    ]
+    # dev's CPU pool: 3 n2-standard-64 nodes
+    assert dev["resourceGroups"][1]["flavors"][0]["name"] == "cpu-heads"
 
 
-def test_the_manager_credentials_are_secret_in_the_plan(fleet_objects):
+def test_each_team_queues_on_its_sets_cluster_queue(example_plan):
+    local = sorted(
+        (m["metadata"]["namespace"], m["metadata"]["name"], m["spec"]["clusterQueue"], r.provider)
+        for r in example_plan("fleet").resources
+        if r.is_kubernetes_object and (m := manifest(r))["kind"] == "LocalQueue"
+    )
+    assert [(ns, name, queue) for ns, name, queue, _ in local] == [
+        ("pathways", "multislice-queue", "mk-dev"),
+        ("research", "multislice-queue", "mk-research-v5p"),
+    ]
+    # on the manager (the workers' own LocalQueue of that name is their stack's)
+    assert {provider.rsplit("::", 1)[-1] for *_, provider in local} == {"pathways-fleet-k8s"}
+
+
+def test_the_manager_credentials_are_secret_in_the_plan(fleet_objects, example_plan):
     secret = fleet_objects[("Secret", "multikueue-dev")]
     assert secret["metadata"] == {"name": "multikueue-dev", "namespace": "kueue-system"}
     assert secret["stringData"] == "[secret]"
-    token = fleet_objects[("Secret", "multikueue-manager-token")]
-    assert token["type"] == "kubernetes.io/service-account-token"
-    assert token["metadata"]["annotations"] == {
-        "kubernetes.io/service-account.name": "multikueue-manager"
+    # no legacy service-account-token Secret (it never expires): an anchor, and a bounded token
+    anchor = fleet_objects[("Secret", "multikueue-manager-anchor")]
+    assert anchor == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "multikueue-manager-anchor", "namespace": "kueue-system"},
+        "type": "Opaque",
+    }
+    assert "multikueue-manager-token" not in {name for _, name in fleet_objects}
+    token = by_name(example_plan("fleet"), "pathways-fleet-access-dev-token")
+    assert token.type == "pulumi-python:dynamic/multikueue:ManagerToken"
+    assert {k: v for k, v in token.inputs.items() if k != "server"} == {
+        "__provider": "[secret]",
+        "access_token": "[secret]",
+        "anchor_name": "multikueue-manager-anchor",
+        "namespace": "kueue-system",
+        "service_account": "multikueue-manager",
+        "lifetime_seconds": 14 * 86400,
+        "renew_before_seconds": 7 * 86400,
     }
 
 
@@ -101,31 +150,29 @@ def test_fleet_jobsets_are_managed_by_multikueue_on_the_manager_queue(fleet_obje
     assert jobset["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "multislice-queue"}
 
 
-def test_worker_role_grants_only_what_multikueue_needs_for_jobsets():
-    manage = ["create", "delete", "get", "list", "watch"]
-    assert worker_role_rules() == [
-        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": manage},
-        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
-        # Kueue v0.17.1 updates the remote Workload (finalizer, priority): workload.go.
+def test_worker_role_grants_only_what_multikueue_calls_for_jobsets():
+    # Kueue v0.17.1 (research/28-multikueue.md section 1): readGroup gets, the dispatcher
+    # creates, RemoveRemoteObjects updates (finalizer) and deletes, GC deletes, eviction patches
+    # the status; the JobSet adapter gets, creates, deletes. No pods, logs, status reads.
+    assert [r.as_dict() for r in MANAGER_ROLE_RULES] == [
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["workloads"],
-            "verbs": ["create", "delete", "get", "list", "watch", "update"],
+            "verbs": ["get", "create", "update", "delete"],
         },
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["patch"]},
         {
-            "apiGroups": ["kueue.x-k8s.io"],
-            "resources": ["workloads/status"],
-            "verbs": ["get", "patch", "update"],
+            "apiGroups": ["jobset.x-k8s.io"],
+            "resources": ["jobsets"],
+            "verbs": ["get", "create", "delete"],
         },
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
     ]
 
 
 def test_the_workers_cluster_wide_grant_is_list_and_watch_of_workloads_and_jobsets():
     # Kueue v0.17.1's remote client watches and garbage-collects both kinds in every namespace
     # (multikueuecluster.go startWatcher, runGC); a namespaced Role cannot allow that.
-    assert worker_watch_rules() == [
+    assert [r.as_dict() for r in MANAGER_WATCH_RULES] == [
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list", "watch"]},
         {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["list", "watch"]},
     ]

@@ -17,7 +17,7 @@ from components.config.schema.base import DnsLabel, GroupEmail, grammar
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
-from components.vocabulary import Isolation, Priority
+from components.vocabulary import TEAM_PRIORITY_CLASSES, Isolation, Priority
 
 # Cloud Storage's naming rules, the one rule every bucket name and gs:// path is checked by.
 BucketName = Annotated[str, grammar(grammars.bucket_problem)]
@@ -150,11 +150,6 @@ class TeamConfig(ConfigModel):
     their data and pods). Unset: dedicated when pools are dedicated to it; else shared when it
     is the only team of a stack that owns its cluster, and no host network at all otherwise
     (its namespace then enforces Pod Security baseline)."""
-    priority_classes: list[Priority] = [
-        Priority.VERY_LOW,
-        Priority.LOW,
-        Priority.MEDIUM,
-        Priority.HIGH,
-    ]
+    priority_classes: list[Priority] = list(TEAM_PRIORITY_CLASSES)
     """The PriorityClasses the team's pods and jobs may name (default: all but very-high, which
     preempts every other team's jobs); the admission policy refuses others."""

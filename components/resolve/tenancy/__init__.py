@@ -10,11 +10,14 @@ Here, the resolution (pure):
 - ``cross_stack``: the conflicts only stacks seen together show (derived names, namespaces, a
   worker in two fleets);
 - ``fleet``: a fleet stack validated as a whole, with ``fleet_checks`` (what needs no worker's
-  contract) and ``fleet_placement`` (each workload on each worker).
+  contract), ``fleet_sets`` (the worker set of each team and workload, the manager's queues),
+  ``fleet_dispatch`` (the MultiKueue model, ``components.pathways.multikueue_model``, on what
+  the fleet plans) and ``fleet_placement`` (each workload on each worker of its set).
 
 Elsewhere, by layer: the schema of the contract, the fleet and the teams in
 ``components/config/schema/`` (``contract.py``, ``fleet.py``, ``teams.py``); the Pulumi side in
 ``components/stack/owner.py`` (the StackReference a team stack reads its owner through) and
-``components/stack/fleet.py`` (a fleet's program), with ``components/addons/multikueue.py``,
+``components/stack/fleet.py`` (a fleet's program), with ``components/addons/multikueue.py`` and
+``multikueue_worker.py``,
 ``addons/teams.py`` and ``addons/team_isolation.py`` (the objects each team gets).
 """

@@ -1,18 +1,21 @@
 """A fleet stack validated as a whole: its schema (``schema/fleet.py``), its workers (stacks of
-this project that own their cluster) and each workload against every worker's pools, read from
-the workers' ``shared_cluster`` contracts exactly as a team stack reads its owner's. The checks
-that need no worker's contract are ``fleet_checks``; a workload against each worker is
-``fleet_placement``.
+this project that own their cluster), where each team's and workload's JobSets may go
+(``fleet_sets``), whether MultiKueue would dispatch them there (``fleet_dispatch``: the
+MultiKueue model on the manager's objects and the workers' ``shared_cluster`` contracts, read
+exactly as a team stack reads its owner's), and each workload against the pools of every worker
+it may go to (``fleet_placement``). The checks that need no worker's contract are
+``fleet_checks``.
 
 How a workload is checked against a worker: the worker's contract becomes the cluster part of a
 stack config (``SharedCluster.team_values``, the owner part of a team stack) and the workload is
 validated in it with every check a stack's own workloads get (pool, slices, head fit on the
-worker's CPU pool). A workload no worker accepts is refused, naming each worker's shapes.
+worker's CPU pool). MultiKueue may send it to any worker of its set, so each must accept it.
 
 Where ``pathwaysDir`` resolves: MultiKueue picks the worker at admission, after the JobSet was
-written, and one JobSet has one pathwaysDir; so a workload pinned to a worker (``worker:``)
-defaults to that worker's scratch bucket (its regional bucket), and an unpinned one must name a
-pathwaysDir on a bucket every worker's node identities can write (granted outside the fleet).
+written, and one JobSet has one pathwaysDir; so a workload that may go to one worker defaults to
+that worker's scratch bucket (its regional bucket), and one that may go to several must name a
+pathwaysDir on a bucket every one of their node identities can write (granted outside the
+fleet).
 """
 
 from __future__ import annotations
@@ -52,10 +55,17 @@ from components.resolve.tenancy.fleet_checks import (
     worker_issues,
     workload_name_issues,
 )
+from components.resolve.tenancy.fleet_dispatch import dispatch_issues
 from components.resolve.tenancy.fleet_placement import (
     placements_of,
     worker_cluster,
     worker_service_accounts,
+)
+from components.resolve.tenancy.fleet_sets import (
+    Nominations,
+    WorkerSet,
+    nominations,
+    unknown_worker_issues,
 )
 from components.resolve.tenancy.shared_cluster import contract_outputs, read_contract
 from components.vocabulary import WorkloadBackend
@@ -66,18 +76,21 @@ WorkerReader = Callable[[str], Mapping[str, Any] | None]
 
 @dataclass(frozen=True)
 class FleetStack:
-    """A validated fleet: its config, each worker's contract, and where each workload may run
-    (workload index -> the worker stacks that accept it, with their view of it)."""
+    """A validated fleet: its config, each worker's contract, its queues and worker sets, and
+    each workload's view on every worker it may go to (workload index -> worker -> view)."""
 
     config: FleetStackConfig
     manager: StackConfig
     """The manager cluster as a stack config (system pool only is built; no TPU pools)."""
     workers: dict[str, SharedCluster]
     placements: dict[int, dict[str, StackConfig]]
+    nominations: Nominations
 
-    def worker_clusters(self) -> dict[str, StackConfig]:
-        """Each worker's cluster as a stack config (pools with their TPU shapes)."""
-        return {name: worker_cluster(name, c) for name, c in self.workers.items()}
+    def worker_clusters(self, worker_set: WorkerSet | None = None) -> dict[str, StackConfig]:
+        """Each worker's cluster (of ``worker_set``, or all) as a stack config (pools with
+        their TPU shapes)."""
+        names = worker_set.workers if worker_set is not None else self.workers
+        return {name: worker_cluster(name, self.workers[name]) for name in names}
 
     @property
     def regions(self) -> dict[str, str]:
@@ -120,6 +133,7 @@ def parse_fleet_config(
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
     issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
+    issues += unknown_worker_issues(config)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:
@@ -131,14 +145,19 @@ def parse_fleet_config(
     issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
     if issues:
         raise ConfigError(issues, source)
+    chosen = nominations(config)
+    issues, stopped = dispatch_issues(config, chosen, workers, manager.addons.kueue.version)
     placements: dict[int, dict[str, StackConfig]] = {}
     for i, workload in enumerate(config.workloads):
-        found, problems = placements_of(config, workload, workers, accounts)
+        if i in stopped:  # its workers change first
+            continue
+        candidates = chosen.workloads[i].workers
+        found, problems = placements_of(config, workload, candidates, workers, accounts)
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
     if issues:
         raise ConfigError(issues, source)
-    return FleetStack(config, manager, workers, placements)
+    return FleetStack(config, manager, workers, placements, chosen)
 
 
 def manager_values(config: FleetStackConfig) -> dict[str, Any]:
@@ -163,7 +182,9 @@ def manager_values(config: FleetStackConfig) -> dict[str, Any]:
             "minNodes": manager.nodes,
             "maxNodes": manager.nodes,
         },
-        "teams": [t.model_dump(mode="json", by_alias=True) for t in config.teams],
+        "teams": [
+            t.model_dump(mode="json", by_alias=True, exclude={"workers"}) for t in config.teams
+        ],
         "workloadBackend": WorkloadBackend.JOBSET.value,
         "addons": {"kueue": {"enabled": True}},
     }

@@ -1,11 +1,11 @@
-"""Where a fleet's workloads may run: each workload validated as a stack on every worker's
-cluster (``worker_view``: the worker's contract becomes the cluster part of a stack config, as a
-team stack's owner part does), the workers that accept it, and why none does
-(``placements_of``)."""
+"""Whether a fleet's workloads run on the workers they may go to: each workload validated as a
+stack on each worker of its set (``worker_view``: the worker's contract becomes the cluster part
+of a stack config, as a team stack's owner part does), and why a worker of the set cannot run
+it (``placements_of``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from components.config.schema import StackConfig
@@ -41,45 +41,52 @@ def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[
 def placements_of(
     config: FleetStackConfig,
     workload: FleetWorkloadConfig,
+    candidates: Sequence[str],
     workers: dict[str, SharedCluster],
     accounts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, StackConfig], list[tuple[str, str]]]:
-    """The workers that can run ``workload`` (worker -> its view) and the problems, as
-    (key suffix, message), when none can or the pin or pathwaysDir is wrong."""
-    if workload.worker is not None and workload.worker not in workers:
-        known = ", ".join(workers)
-        return {}, [(".worker", f"{workload.worker!r} is not one of fleet.workers ({known})")]
-    candidates = [workload.worker] if workload.worker else list(workers)
+    """The views of ``workload`` on each of ``candidates`` (its worker set: MultiKueue may send
+    it to any of them) and the problems, as (key suffix, message): a worker of the set that
+    cannot run it, workers that would render it differently, a pathwaysDir it needs."""
     found: dict[str, StackConfig] = {}
-    refusals: list[str] = []
+    refusals: dict[str, str] = {}
     for name in candidates:
         view, problem = worker_view(
-            config, workload, name, workers[name], (accounts or {}).get(name, {})
+            config, workload, name, workers[name], (accounts or {}).get(name, {}), len(candidates)
         )
         if view is not None:
             found[name] = view
         else:
-            refusals.append(f"{name}: {problem}")
+            refusals[name] = problem
     problems: list[tuple[str, str]] = []
-    if len(found) > 1 and len({_rendering(v) for v in found.values()}) > 1:
-        problems.append(
-            (
-                ".worker",
-                f"the workers that can run it ({', '.join(found)}) would need different JobSets "
-                "(CPU pool or node pool names differ), and MultiKueue may dispatch it to any of "
-                "them; pin it to one with `worker:`",
-            )
-        )
     if not found:
         problems.append(("", _fits_no_worker(workload, refusals, workers, candidates)))
-    if workload.worker is None and workload.pathways_dir is None:
+    elif refusals:
+        problems += [
+            (
+                ".workers" if workload.workers else "",
+                f"{name!r}, one of the workers it may go to, cannot run it ({why}): MultiKueue "
+                f"may dispatch it there; give it workers: [{', '.join(found)}]",
+            )
+            for name, why in refusals.items()
+        ]
+    elif len({_rendering(v) for v in found.values()}) > 1:
+        problems.append(
+            (
+                ".workers",
+                f"the workers it may go to ({', '.join(found)}) would need different JobSets "
+                "(CPU pool or node pool names differ), and MultiKueue may dispatch it to any of "
+                "them; name one of them in workers",
+            )
+        )
+    if len(candidates) > 1 and workload.pathways_dir is None:
         problems.append(
             (
                 ".pathwaysDir",
-                "is required for a workload without `worker:`: MultiKueue chooses the worker at "
-                "admission and one JobSet has one pathwaysDir; name a gs:// path every worker's "
-                "nodes can write, or pin the workload with `worker:` to use that worker's "
-                "scratch bucket",
+                f"is required for a workload that may go to more than one worker "
+                f"({', '.join(candidates)}): MultiKueue chooses the worker at admission and one "
+                "JobSet has one pathwaysDir; name a gs:// path every one of them can write, or "
+                "name one worker in workers to use its scratch bucket",
             )
         )
     return found, problems
@@ -96,14 +103,15 @@ def _rendering(view: StackConfig) -> str:
 
 def _fits_no_worker(
     workload: FleetWorkloadConfig,
-    refusals: list[str],
+    refusals: Mapping[str, str],
     workers: dict[str, SharedCluster],
-    candidates: list[str],
+    candidates: Sequence[str],
 ) -> str:
     shapes = "; ".join(f"{name}: {worker_shapes(workers[name])}" for name in candidates)
+    why = " | ".join(f"{name}: {problem}" for name, problem in refusals.items())
     return (
         f"{workload.name!r} (pool {workload.pool!r}, {workload.slices} slice(s)) fits no worker "
-        f"({' | '.join(refusals)}); the workers have {shapes}"
+        f"it may go to ({why}); they have {shapes}"
     )
 
 
@@ -121,10 +129,12 @@ def worker_view(
     name: str,
     contract: SharedCluster,
     accounts: Mapping[str, str] | None = None,
+    set_size: int = 1,
 ) -> tuple[StackConfig | None, str]:
     """The workload validated as a stack on worker ``name``'s cluster (its pools, CPU pool and
     bucket from the contract), or None and why it cannot run there. ``accounts``: the worker's
-    team service accounts (``worker_service_accounts``)."""
+    team service accounts (``worker_service_accounts``); ``set_size``: how many workers it may
+    go to."""
     teams = [t for t in config.teams if t.name == workload.team]
     if workload.team not in contract.team_namespaces:
         owned = ", ".join(contract.team_namespaces) or "none"
@@ -138,12 +148,13 @@ def worker_view(
             f"runs the pods of team {workload.team!r} as service account {there!r}, and the "
             f"JobSet names the fleet's {wanted!r} (teams[].serviceAccount): set the same in both"
         )
-    # Unpinned, its pathwaysDir is a bucket outside every worker's scratch bucket (module doc).
-    dropped = {"worker"} if workload.worker else {"worker", "pathways_dir"}
+    # With one worker it may go to, pathwaysDir is that worker's (its scratch bucket by default);
+    # with more, it is a bucket outside every worker's scratch bucket (module doc of ``fleet``).
+    dropped = {"workers"} if set_size == 1 else {"workers", "pathways_dir"}
     values = {
         **contract.team_values(),
         "environment": config.environment.value,
-        "teams": [t.model_dump(mode="json", by_alias=True) for t in teams],
+        "teams": [t.model_dump(mode="json", by_alias=True, exclude={"workers"}) for t in teams],
         "workloadBackend": WorkloadBackend.JOBSET.value,
         "workloads": [
             workload.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=dropped)

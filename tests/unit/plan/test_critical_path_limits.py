@@ -110,7 +110,8 @@ def sixty_four_slices(tmp_path_factory):
 
 def test_sixty_four_slices_take_the_queue_not_one_slice(sixty_four_slices):
     work, stack = sixty_four_slices
-    path = critical_path(plan_file(stack, work).resources)
+    resources = plan_file(stack, work).resources
+    path = critical_path(resources)
     # 64 TPU slices of 10 min (typical) through 8 engine slots: at least 64 x 10 / 8 = 80 min
     # after the cluster (10 min), against 20 min if every slice ran at once.
     assert path.unbounded["typical"] == 20 * 60
@@ -118,7 +119,7 @@ def test_sixty_four_slices_take_the_queue_not_one_slice(sixty_four_slices):
     # the installs, the private DNS zones and the jobs, which hold slots too, add a few seconds
     assert path.parallel["typical"] == 94 * 60 + 7.5
     # More engine slots than GKE takes: GKE's 10 at a time bound it (7 rounds of node pools).
-    wide = critical_path(plan_file(stack, work).resources, limits=Limits(1000, 10))
+    wide = critical_path(resources, limits=Limits(1000, 10))
     assert wide.parallel["typical"] == 80 * 60
 
 

@@ -721,6 +721,59 @@ def test_added_and_removed_containers_and_a_reordering():
     assert [c.path for c in swapped.changes] == [CONTAINERS]
 
 
+SIDECAR = {"name": "sidecar", "image": "s:1"}
+IMAGE_RULE = {"replaceOnChanges": [f"{CONTAINERS}[*].image"]}
+
+
+@pytest.mark.parametrize(
+    ("after", "path"),
+    [(job_with(SIDECAR, MAIN), CONTAINERS), (job_with(MAIN), f"{CONTAINERS}[sidecar]")],
+    ids=["reordered", "resized"],
+)
+def test_a_list_reordered_or_resized_above_a_replace_field_forces_replacement(after, path):
+    """The change is at the list, above the rule's field: the field is compared as the list
+    compares, whole (after the reordering index 0 holds another image; after the resize an
+    image is gone)."""
+    change = one(
+        res("j", PATHWAYS_JOB, job_with(MAIN, SIDECAR), IMAGE_RULE),
+        res("j", PATHWAYS_JOB, after, IMAGE_RULE),
+    )
+    assert [(c.path, c.replace_reason) for c in change.changes] == [
+        (path, "options.replaceOnChanges 'spec.controller.template.spec.containers[*].image'")
+    ]
+    assert change.kind == "replace"
+
+
+TAINT = {"key": "tpu-pathways/team", "value": "research", "effect": "NO_SCHEDULE"}
+
+
+def test_a_block_above_a_force_new_field_replaces_only_if_that_field_changes():
+    """nodeConfig.confidentialNodes appearing is a change above the ForceNew
+    nodeConfig.confidentialNodes.confidentialInstanceType; beside it the taints list is resized
+    (compared whole). Without that field the block updates in place; with it, the pool is
+    replaced."""
+    before = res("p", inputs=tpu_pool(taints=[TAINT]))
+    two_taints = [TAINT, {**TAINT, "key": "tpu-pathways/pool"}]
+    enabled = res("p", inputs=tpu_pool(confidentialNodes={"enabled": True}, taints=two_taints))
+    updated = one(before, enabled)
+    assert [(c.path, c.replace_reason) for c in updated.changes] == [
+        ("nodeConfig.confidentialNodes", None),
+        ("nodeConfig.taints", None),
+    ]
+    assert updated.kind == "update"
+    typed = {"enabled": True, "confidentialInstanceType": "SEV"}
+    replaced = one(before, res("p", inputs=tpu_pool(confidentialNodes=typed, taints=two_taints)))
+    assert [(c.path, c.replace_reason) for c in replaced.changes] == [
+        (
+            "nodeConfig.confidentialNodes",
+            "nodeConfig.confidentialNodes.confidentialInstanceType "
+            "(ForceNew in the Google provider)",
+        ),
+        ("nodeConfig.taints", None),
+    ]
+    assert replaced.kind == "replace"
+
+
 def test_list_item_selectors_do_not_hide_a_rule():
     # ignoreChanges and replaceOnChanges name properties; a [name] selector is not one
     options = {"ignoreChanges": [f"{CONTAINERS}[*].image"]}

@@ -1,0 +1,155 @@
+"""Where a fleet's JobSets may go: nomination per team and per workload.
+
+A team's JobSets go to the workers its ``teams[].workers`` names (default: every worker of
+``fleet.workers``, MultiKueue's own meaning of a config); a workload may name its own
+``workloads[].workers`` instead. MultiKueue has no per-workload nomination (kubernetes-sigs/kueue
+v0.19.2 apis/kueue/v1beta2/multikueue_types.go: a MultiKueueConfig's clusters are "where the
+workloads from the ClusterQueue should be distributed"), and a ClusterQueue may hold one
+MultiKueue check only (v0.17.1 pkg/cache/scheduler/clusterqueue.go): so the manager gets one
+MultiKueueConfig, AdmissionCheck and ClusterQueue per **distinct worker set**, named
+``set_name``, and a JobSet reaches its set through the LocalQueue it is queued on:
+
+- a team's own set: the LocalQueue every worker already has in the team's namespace
+  (``multislice-queue``, the owner stacks' ``queues.local_queue``), on the manager pointing at
+  the set's ClusterQueue;
+- a workload's set that is not its team's: a LocalQueue named after the set, in the team's
+  namespace on the manager and, created by the fleet, on each worker of the set (pointing at
+  that worker's ClusterQueue for the team), since MultiKueue copies the queue name
+  (``cloneForCreate``).
+
+Pure: the program (``components.stack.fleet``) creates what this names, and the MultiKueue model
+(``fleet_dispatch``) checks it against the workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from components.config.schema.fleet import FleetStackConfig, FleetWorkloadConfig
+from components.errors import ConfigIssue
+from components.vocabulary import LOCAL_QUEUE, truncated
+
+SET_PREFIX = "mk-"
+# An AdmissionCheck's parameters.name is a DNS label (v0.17.1 admissioncheck_types.go) and a
+# queue name a label value: at most 63 characters either way.
+MAX_NAME = 63
+
+
+def set_name(workers: Sequence[str]) -> str:
+    """The manager's MultiKueueConfig, AdmissionCheck and ClusterQueue of a worker set (and the
+    LocalQueue of a workload's own set): ``mk-`` and the sorted workers, shortened with a hash
+    of the whole past 63 characters."""
+    return truncated(SET_PREFIX + "-".join(sorted(workers)), MAX_NAME)
+
+
+@dataclass(frozen=True)
+class WorkerSet:
+    name: str
+    workers: tuple[str, ...]
+    """Sorted."""
+    namespaces: tuple[str, ...]
+    """The team namespaces queued on it (its ClusterQueue selects only them)."""
+
+
+@dataclass(frozen=True)
+class FleetQueue:
+    """A LocalQueue of the fleet on the manager, in a team's namespace, on a worker set."""
+
+    team: str
+    name: str
+    workers: tuple[str, ...]
+    own: bool
+    """A workload's own set: the fleet also creates this LocalQueue on each of its workers."""
+
+    @property
+    def set_name(self) -> str:
+        return set_name(self.workers)
+
+
+@dataclass(frozen=True)
+class Nominations:
+    sets: tuple[WorkerSet, ...]
+    queues: tuple[FleetQueue, ...]
+    """Every LocalQueue of the fleet on the manager."""
+    workloads: tuple[FleetQueue, ...]
+    """The queue of each workload, by index."""
+
+    def on_worker(self, worker: str) -> tuple[FleetQueue, ...]:
+        return tuple(q for q in self.queues if worker in q.workers)
+
+    def access_namespaces(self, worker: str) -> tuple[str, ...]:
+        """The team namespaces the manager dispatches to on ``worker``."""
+        return tuple(sorted({q.team for q in self.on_worker(worker)}))
+
+    def placements(self, config: FleetStackConfig) -> dict[str, list[str]]:
+        """team/name of each workload -> the workers it may go to."""
+        return {
+            f"{w.team}/{w.name}": list(self.workloads[i].workers)
+            for i, w in enumerate(config.workloads)
+        }
+
+
+def team_workers(config: FleetStackConfig, team: str) -> tuple[str, ...]:
+    chosen = next((t.workers for t in config.teams if t.name == team), None)
+    return tuple(sorted(chosen or config.fleet.workers))
+
+
+def workload_workers(config: FleetStackConfig, workload: FleetWorkloadConfig) -> tuple[str, ...]:
+    """The workers a workload may go to: its own, else its team's."""
+    if workload.workers:
+        return tuple(sorted(workload.workers))
+    return team_workers(config, workload.team)
+
+
+def nominations(config: FleetStackConfig) -> Nominations:
+    """The fleet's queues and worker sets (unknown worker names refused first:
+    ``unknown_worker_issues``)."""
+    queues = {
+        (t.name, LOCAL_QUEUE): FleetQueue(t.name, LOCAL_QUEUE, team_workers(config, t.name), False)
+        for t in config.teams
+    }
+    of_workloads = []
+    for workload in config.workloads:
+        workers = workload_workers(config, workload)
+        queue = queues.get((workload.team, LOCAL_QUEUE))
+        if queue is None or queue.workers != workers:
+            queue = FleetQueue(workload.team, set_name(workers), workers, True)
+            queues.setdefault((queue.team, queue.name), queue)
+        of_workloads.append(queue)
+    by_set: dict[tuple[str, ...], set[str]] = {}
+    for queue in queues.values():
+        by_set.setdefault(queue.workers, set()).add(queue.team)
+    sets = tuple(
+        WorkerSet(set_name(workers), workers, tuple(sorted(teams)))
+        for workers, teams in sorted(by_set.items(), key=lambda item: set_name(item[0]))
+    )
+    return Nominations(sets, tuple(queues.values()), tuple(of_workloads))
+
+
+def set_key(config: FleetStackConfig, queue: FleetQueue) -> list[str]:
+    """Where the stack file chose a queue's workers: the keys to change."""
+    if queue.own:
+        return [
+            f"workloads[{i}].workers"
+            for i, w in enumerate(config.workloads)
+            if w.team == queue.team and w.workers and set_name(w.workers) == queue.name
+        ]
+    return [f"teams[{i}].workers" for i, t in enumerate(config.teams) if t.name == queue.team]
+
+
+def unknown_worker_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """Names in teams[].workers and workloads[].workers that are not fleet workers."""
+    known = config.fleet.workers
+    chosen = [(f"teams[{i}]", t.workers) for i, t in enumerate(config.teams)]
+    chosen += [(f"workloads[{i}]", w.workers) for i, w in enumerate(config.workloads)]
+    return [
+        ConfigIssue(
+            f"{key}.workers[{j}]",
+            f"{name!r} is not one of fleet.workers ({', '.join(known)}): name workers of this "
+            "fleet, or add it to fleet.workers",
+        )
+        for key, names in chosen
+        for j, name in enumerate(names or [])
+        if name not in known
+    ]

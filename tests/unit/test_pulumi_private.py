@@ -1,0 +1,208 @@
+"""Each private or experimental Pulumi API the project uses (``components.sdk.pulumi_private``)
+still exists and still behaves as the project relies on; one test per use.
+
+Run them against the newest ``pulumi`` before widening pyproject's pin:
+``pip install -U pulumi && python -m pytest tests/unit/test_pulumi_private.py`` (the
+`newest-pulumi` job of ``.github/workflows/pr-plan.yml`` does).
+"""
+
+# No `from __future__ import annotations`: the analyzer reads the annotations as objects.
+import asyncio
+import re
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+from typing import NotRequired, TypedDict
+
+import pulumi
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from components.sdk import pulumi_private as sdk
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class EchoMocks(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args):
+        return {}, []
+
+
+def _mock_engine(monitor=None) -> None:
+    pulumi.runtime.set_mocks(EchoMocks(), "proj", "stack", preview=True, monitor=monitor)
+
+
+def test_sync_await_waits_for_a_coroutine_from_synchronous_code():
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    assert sdk.sync_await(answer()) == 42
+
+
+def test_fresh_runtime_gives_each_run_a_new_root_stack():
+    roots = []
+    for _ in range(2):
+        sdk.fresh_runtime()
+        _mock_engine()
+        sdk.run(lambda: None)
+        roots.append(pulumi.runtime.get_root_resource())
+    assert roots[0] is not None and roots[1] is not None
+    assert roots[0] is not roots[1]
+
+
+def test_fresh_runtime_clears_the_outputs_of_an_earlier_run():
+    from pulumi.runtime import settings
+
+    outputs = settings.SETTINGS.outputs  # a deque until 3.237, a set since 3.238
+    (outputs.add if isinstance(outputs, set) else outputs.append)("left over")
+    assert len(outputs) >= 1
+    sdk.fresh_runtime()
+    assert len(settings.SETTINGS.outputs) == 0
+
+
+def test_run_waits_for_every_registration_of_the_program():
+    seen: list[str] = []
+
+    class Recording(sdk.MockMonitor):
+        def RegisterResource(self, request):
+            seen.append(request.name)
+            return super().RegisterResource(request)
+
+    mocks = EchoMocks()
+    sdk.fresh_runtime()
+    pulumi.runtime.set_mocks(mocks, "proj", "stack", preview=True, monitor=Recording(mocks))
+    sdk.run(lambda: [pulumi.ComponentResource("t:m:C", n) for n in ("a", "b")])
+    # The monitor subclass saw the root stack and both components, all before run returned.
+    assert sorted(seen) == ["a", "b", "proj-stack"]
+
+
+def test_the_wire_markers_are_the_literal_strings_of_the_protocol():
+    # pulumi/pulumi sdk/python/lib/pulumi/runtime/rpc.py (and every other SDK's).
+    assert sdk.SIG_KEY == "4dabf18193072939515e22adb298388d"
+    assert sdk.SECRET_SIG == "1b47061264138c4ac30d75fd1eb44270"
+    assert sdk.RESOURCE_SIG == "5cf8f73096256a8f31e491e813e4eb8e"
+
+
+def test_engine_config_reads_the_runtime_map_over_the_environment(monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG", '{"ns:env": "from-env", "ns:both": "env"}')
+    token = sdk.set_engine_config({"ns:both": "runtime"})
+    try:
+        config = sdk.engine_config()
+    finally:
+        sdk.reset_engine_config(token)
+    assert config["ns:env"] == "from-env"
+    assert config["ns:both"] == "runtime"
+
+
+class _ProbeArgs(TypedDict):
+    name: str
+    size: NotRequired[int]
+    """How big."""
+
+
+class Probe(pulumi.ComponentResource):
+    """A probe component."""
+
+    label: pulumi.Output[str]
+
+    def __init__(self, name: str, args: _ProbeArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("probe:index:Probe", name, None, opts)
+        if args["name"] == "bad":
+            raise ValueError("bad name")
+        self.label = pulumi.Output.from_input(f"{args['name']}-{args.get('size', 0)}")
+        self.register_outputs({"label": self.label})
+
+
+def _probe_provider():
+    return sdk.component_provider()([Probe], "probe", None, "1.2.3")
+
+
+def test_component_provider_builds_the_schema_of_typed_dict_args():
+    import json
+
+    schema = json.loads(_probe_provider().schema)
+    resource = schema["resources"]["probe:index:Probe"]
+    assert schema["version"] == "1.2.3"
+    assert resource["requiredInputs"] == ["name"]  # NotRequired (since 3.237) is optional
+    assert resource["inputProperties"]["size"] == {
+        "type": "integer",
+        "plain": True,
+        "description": "How big.",
+    }
+    assert resource["properties"]["label"]["type"] == "string"
+
+
+def test_component_init_error_wraps_what_the_constructor_raised():
+    provider = _probe_provider()
+    sdk.fresh_runtime()
+    _mock_engine()
+    caught: list[Exception] = []
+
+    def program() -> None:
+        try:
+            provider.construct("p", "probe:index:Probe", {"name": "bad"}, None)
+        except sdk.component_init_error() as exc:
+            caught.append(exc)
+
+    sdk.run(program)
+    assert len(caught) == 1
+    assert isinstance(caught[0].inner, ValueError)  # type: ignore[attr-defined]
+    assert str(caught[0].inner) == "bad name"  # type: ignore[attr-defined]
+
+
+def test_the_installed_pulumi_is_inside_the_window_these_tests_cover():
+    assert version("pulumi") in SpecifierSet(sdk.PULUMI_WINDOW)
+
+
+def test_pyproject_pins_pulumi_to_that_window():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = [d for d in project["dependencies"] if re.match(r"pulumi\s*[<>=!~]", d)]
+    assert pins == [f"pulumi{sdk.PULUMI_WINDOW}"]
+
+
+# --- nothing else reaches into Pulumi's private modules ---------------------------------------
+
+_PRIVATE = re.compile(
+    r"pulumi\.runtime\.(settings|stack|sync_await|config|rpc_manager)\b"
+    r"|from pulumi\.runtime import [^\n]*\b(settings|config|stack)\b"
+    r"|\b_sync_await\b|\brun_pulumi_func\b|\b_special_\w+"
+    r"|\bmocks\.MockMonitor\b|pulumi\.provider\.(experimental|server)\b"
+)
+SCANNED = ("components", "provider", "benchmarks", "policy", "examples")
+HOME = ROOT / "components" / "sdk" / "pulumi_private.py"
+
+
+def private_uses(text: str) -> list[str]:
+    return [m.group(0) for m in _PRIVATE.finditer(text)]
+
+
+def test_the_scanner_finds_the_private_uses_it_looks_for():
+    text = (
+        "from pulumi.runtime.sync_await import _sync_await\n"
+        "from pulumi.runtime import config as c\n"
+        "settings = pulumi.runtime.settings.SETTINGS\n"
+        "from pulumi.provider.experimental import component_provider_host\n"
+    )
+    assert len(private_uses(text)) == 5
+    assert private_uses("pulumi.runtime.set_all_config({})\npulumi.runtime.rpc.UNKNOWN") == []
+
+
+def test_private_pulumi_apis_are_used_only_in_their_module():
+    found = {}
+    for folder in SCANNED:
+        for path in (ROOT / folder).rglob("*.py"):
+            if path == HOME or ".venv" in path.parts or "venv" in path.parts:
+                continue
+            if uses := private_uses(path.read_text()):
+                found[str(path.relative_to(ROOT))] = uses
+    assert found == {}
+
+
+@pytest.mark.parametrize("name", ["fresh_runtime", "run", "sync_await", "engine_config"])
+def test_the_module_documents_each_use(name):
+    assert callable(getattr(sdk, name))
+    assert getattr(sdk, name).__doc__
