@@ -320,3 +320,29 @@ def test_the_scaling_check_fails_on_a_quadratic_and_on_a_missed_budget(bench):
         "diff-base at 70,064 resources in the diff base: CPU s of the whole process"
     )
     assert "MISS diff-base at 70,064" in bench.report({"targets": checks})
+
+
+# --- the teams count shape (benchmarks/stacks.py, benchmarks/scaling.py) -----------------------
+
+
+def test_a_teams_stack_plans_seven_resources_per_team(generator, tmp_path):
+    """Per team namespace: its TeamNamespace, Namespace, ServiceAccount, NetworkPolicy,
+    ResourceQuota, LocalQueue and the Workload Identity grant on its prefix; the admission
+    policies are the cluster's, one per kind, whatever the number of teams."""
+    from components.plan.engine import plan_file
+
+    counts = {}
+    for teams in (2, 5):
+        directory = tmp_path / f"t{teams}"
+        directory.mkdir()
+        plan = plan_file(generator.write_teams_stack(directory, teams), directory)
+        counts[teams] = len(plan.resources)
+        policies = [r for r in plan.resources if r.type.endswith(":ValidatingAdmissionPolicy")]
+        assert len(policies) == 3
+    assert (counts[5] - counts[2]) / 3 == 7
+
+
+def test_the_teams_shape_is_registered_with_its_budget():
+    scaling = _load("scaling")
+    shape = scaling.SHAPES["teams"]
+    assert (shape.steps[-1], shape.max_cpu_s) == (1000, 15.0)
