@@ -58,7 +58,10 @@ class HostNetworkPlacement(StrEnum):
     DEDICATED = "dedicated"
     """Only on the nodes dedicated to the namespace (a nodeSelector naming it)."""
     SHARED = "shared"
-    """On the cluster's shared pools (the taints of dedicated pools keep them out of those)."""
+    """On the cluster's shared pools, with the other teams that declared isolation: shared
+    (the taints of dedicated pools keep them out of those)."""
+    ALONE = "alone"
+    """On the cluster's shared pools as the one team there (it declared nothing)."""
     NONE = "none"
     """Nowhere: the namespace enforces Pod Security baseline."""
 

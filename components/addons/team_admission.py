@@ -63,6 +63,7 @@ SYSTEM_ACCOUNTS = "system:serviceaccount:kube-system:"
 # KUEUE_NAMESPACE; a constant here: multikueue imports this layer's kueue module).
 MULTIKUEUE_MANAGER_USERNAME = "system:serviceaccount:kueue-system:multikueue-manager"
 TMP = "/tmp"
+ON_SHARED_POOLS = (HostNetworkPlacement.SHARED.value, HostNetworkPlacement.ALONE.value)
 PRIORITY_SEPARATOR = "."
 
 
@@ -202,7 +203,7 @@ def _pod_variables() -> tuple[tuple[str, str], ...]:
         ("jobOwned", _controller_owner("batch/", "Job")),
         (
             "placed",
-            f"variables.placement == '{HostNetworkPlacement.SHARED.value}' || "
+            f"variables.placement in {cel_list(ON_SHARED_POOLS)} || "
             f"(variables.placement == '{dedicated}' && {on_own_nodes})",
         ),
         (

@@ -85,7 +85,7 @@ def test_default_team(plan_of, stack_values):
     # alone on the cluster's pools: its Pathways pods may use the host network there
     (namespace,) = plan.by_type(NAMESPACE)
     labels = namespace.inputs["metadata"]["labels"]
-    assert labels["tpu-pathways/host-network"] == "shared"
+    assert labels["tpu-pathways/host-network"] == "alone"
     assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
 
 

@@ -67,20 +67,19 @@ def placements(config: StackConfig) -> dict[str, HostNetworkPlacement]:
 def _placement(team: TeamConfig, dedicated: set[str], sole: str | None) -> HostNetworkPlacement:
     if team.name in dedicated:
         return HostNetworkPlacement.DEDICATED
-    if team.isolation is Isolation.SHARED or team.name == sole:
+    if team.isolation is Isolation.SHARED:
         return HostNetworkPlacement.SHARED
-    return HostNetworkPlacement.NONE
+    return HostNetworkPlacement.ALONE if team.name == sole else HostNetworkPlacement.NONE
 
 
 def shared_pool_teams(config: StackConfig) -> dict[str, bool]:
     """The stack's teams on the shared pools, and whether each declared ``isolation: shared``
     (what an owner exports for its team stacks)."""
-    shared = HostNetworkPlacement.SHARED
-    by_name = {team.name: team for team in config.teams}
+    on_shared = (HostNetworkPlacement.SHARED, HostNetworkPlacement.ALONE)
     return {
-        name: by_name[name].isolation is Isolation.SHARED
+        name: placement is HostNetworkPlacement.SHARED
         for name, placement in placements(config).items()
-        if placement is shared
+        if placement in on_shared
     }
 
 
@@ -229,8 +228,10 @@ def tenancy_summary(config: StackConfig) -> dict[str, str]:
             summary[team] = f"dedicated pools {', '.join(pools)} (its own node service account)"
         elif where is HostNetworkPlacement.SHARED:
             others = [t for t in shared if t != team]
-            trust = f"shares a node identity with {', '.join(others)}" if others else "alone"
-            summary[team] = f"the cluster's shared pools ({trust})"
+            trust = f"shares a node identity with {', '.join(others)}" if others else "no other"
+            summary[team] = f"the cluster's shared pools, declared (trusts {trust})"
+        elif where is HostNetworkPlacement.ALONE:
+            summary[team] = "the cluster's shared pools, the only team there"
         else:
             summary[team] = "no host-network pods (Pod Security baseline enforced)"
     return summary
