@@ -1,4 +1,5 @@
-"""`python -m components ...`: a one-shot process that skips the interpreter's teardown.
+"""`python -m components ...` (and the `tpu-pathways` command): a one-shot process that skips
+the interpreter's teardown.
 
 Two measures, both only for this entry point (importing ``components.cli.main`` changes neither):
 
@@ -13,14 +14,17 @@ Two measures, both only for this entry point (importing ``components.cli.main`` 
   the teardown would do for the user: it runs the ``atexit`` callbacks (``weakref.finalize``
   hooks such as temporary-directory cleanup are among them), flushes stdout and stderr, and
   keeps the exit status: 0, 1 (a check failed), 2 (a user mistake, also argparse's), 141 if
-  stdout was closed early (``plan | head``), an interpreter-style 120 if the output could not
-  be flushed for another reason. Files the CLI writes are closed by their ``with`` blocks
-  before ``main`` returns.
+  stdout was closed early (``plan | head``), 130 if interrupted (Ctrl-C). Files the CLI writes
+  are closed by their ``with`` blocks before ``main`` returns.
 * A reader that closes stdout early (``| head``) ends the command quietly, as the Python docs
   advise (signal module, "Note on SIGPIPE"): the BrokenPipeError is caught here, stdout is
   pointed at /dev/null so nothing else fails on it, and the status is 141, the 128 + SIGPIPE a
   shell reports for a C tool stopped by the same pipe (SIGPIPE itself stays ignored: a closed
   socket must not kill the process).
+* Output that cannot be written for another reason (``plan --json > /dev/full``: a full disk)
+  is reported in one line naming the error, status 2, as a manifest ``--out`` cannot write.
+* Ctrl-C (SIGINT), from the first import on, ends the command with one line and status 130, the
+  128 + SIGINT a shell reports.
 
 An unexpected exception is left to the interpreter: it prints the traceback and exits 1 the
 ordinary way (slow, but only on a bug).
@@ -29,16 +33,51 @@ ordinary way (slow, but only on a bug).
 import atexit
 import gc
 import os
+import signal
 import sys
 
 gc.disable()
 
-from components.cli.main import main  # noqa: E402
-
-# The interpreter's status when flushing stdout/stderr at exit fails (Py_RunMain).
-EXIT_FLUSH_FAILED = 120
 # What a shell reports for a process a closed pipe stopped: 128 + SIGPIPE.
 EXIT_BROKEN_PIPE = 128 + 13
+# ... and for one Ctrl-C stopped: 128 + SIGINT.
+EXIT_INTERRUPTED = 128 + 2
+EXIT_USAGE = 2  # components.cli.EXIT_USAGE: nothing of the CLI is imported before `run`
+
+
+class OutputFailed(Exception):
+    """Standard output could not be written (not a closed pipe: a full disk, an I/O error)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class GuardedOutput:
+    """Standard output that raises OutputFailed when a write fails (BrokenPipeError stays
+    itself: a reader that left early is not an error); anything else is the stream's."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputFailed(exc) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def exit_status(code: object) -> int:
@@ -59,8 +98,26 @@ def closed_stdout() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def output_failed(exc: OutputFailed) -> int:
+    """Standard output cannot take the output: say so in one line, as a user mistake (the
+    place it points at), and send what is left to /dev/null so the final flush succeeds."""
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "components")
+    print(
+        f"error: {command}: cannot write the output to standard output: {exc.error}",
+        file=sys.stderr,
+    )
+    closed_stdout()
+    return EXIT_USAGE
+
+
+def interrupted() -> int:
+    print("error: interrupted (Ctrl-C)", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def finish(code: object) -> None:
     """Run exit callbacks, flush the output, and end the process without teardown."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # leaving already: a late Ctrl-C is moot
     status = exit_status(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
@@ -68,17 +125,37 @@ def finish(code: object) -> None:
             if stream is not None:
                 stream.flush()
         except BrokenPipeError:
-            status = closed_stdout() if stream is sys.stdout else EXIT_FLUSH_FAILED
-        except (OSError, ValueError):  # a closed stream, a full disk: as the interpreter does
-            status = EXIT_FLUSH_FAILED
+            status = closed_stdout() if stream is sys.stdout else status
+        except OutputFailed as exc:
+            status = output_failed(exc)
+        except (OSError, ValueError):  # stderr closed or full: nowhere left to say so
+            pass
     os._exit(status)
 
 
-if __name__ == "__main__":
+def console() -> None:
+    """The CLI, then the fast exit: ``python -m components`` and the ``tpu-pathways`` console
+    script (pyproject.toml's [project.scripts]) both end here."""
+    finish(run())
+
+
+def run() -> object:
+    """The command's result (an exit status or sys.exit's argument); the CLI is imported
+    here, so a Ctrl-C during its imports is one line too."""
+    sys.stdout = GuardedOutput(sys.stdout)
     try:
-        result: object = main()
+        from components.cli.main import main
+
+        return main()
     except SystemExit as exc:  # argparse (--help, usage errors) and explicit sys.exit
-        result = exc.code
+        return exc.code
     except BrokenPipeError:
-        result = closed_stdout()
-    finish(result)
+        return closed_stdout()
+    except OutputFailed as exc:
+        return output_failed(exc)
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+if __name__ == "__main__":
+    console()

@@ -42,6 +42,12 @@ BUCKET_ACL = "gcp:storage/bucketACL:BucketACL"
 DEFAULT_OBJECT_ACL = "gcp:storage/defaultObjectACL:DefaultObjectACL"
 OBJECT_ACL = "gcp:storage/objectACL:ObjectACL"
 
+# --- Google Cloud: file systems and monitoring ---------------------------------------------
+LUSTRE_INSTANCE = "gcp:lustre/instance:Instance"
+FILESTORE_INSTANCE = "gcp:filestore/instance:Instance"
+DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+
 # --- Google Cloud: invokes the program calls ----------------------------------------------
 GET_SUBNETWORK = "gcp:compute/getSubnetwork:getSubnetwork"
 GET_PROJECT = "gcp:organizations/getProject:getProject"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 
 class Environment(StrEnum):
@@ -88,6 +88,26 @@ class WorkloadBackend(StrEnum):
 
     PATHWAYS_JOB = "pathwaysjob"
     JOBSET = "jobset"
+
+
+class LustreThroughput(IntEnum):
+    """Managed Lustre performance tiers: MB/s per TiB of capacity."""
+
+    T125 = 125
+    T250 = 250
+    T500 = 500
+    T1000 = 1000
+
+
+class FilestoreTier(StrEnum):
+    """Filestore service tiers the CSI driver mounts (docs.cloud.google.com/filestore/docs/
+    service-tiers)."""
+
+    BASIC_HDD = "BASIC_HDD"
+    BASIC_SSD = "BASIC_SSD"
+    ZONAL = "ZONAL"
+    REGIONAL = "REGIONAL"
+    ENTERPRISE = "ENTERPRISE"
 
 
 class ExclusionScope(StrEnum):
@@ -208,3 +228,24 @@ _JOBSET_MIN_MIB = 4096
 def jobset_memory_mib(nodes: int) -> int:
     """The JobSet controller's memory for a cluster of up to ``nodes`` nodes."""
     return max(math.ceil(nodes * _JOBSET_MIB_PER_NODE), _JOBSET_MIN_MIB)
+
+
+# The claims a team's namespace gets for the stack's file systems (the program creates them,
+# workloads mount them), and the instances behind them. Managed Lustre instance IDs and Filestore
+# instance names are 1-63 lowercase letters, digits and hyphens (pulumi-gcp 10.2 lustre.Instance,
+# filestore.Instance).
+HOME_CLAIM = "home"
+
+
+def lustre_claim(name: str) -> str:
+    """The claim of Lustre file system ``name`` in each namespace it is given to."""
+    return f"lustre-{name}"
+
+
+def lustre_instance_id(cluster_name: str, name: str) -> str:
+    return truncated(f"{cluster_name}-{name}", 63)
+
+
+def home_instance_name(cluster_name: str, team: str) -> str:
+    """The Filestore instance holding team ``team``'s home share."""
+    return truncated(f"{cluster_name}-home-{team}", 63)

@@ -25,6 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
+from tests.examples import EXAMPLES_DIR  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 
 # The project's modules are imported by the fixtures that use them, not here: a run of tests
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 # parse_stack_config's module: it keeps a per-process memo of the configs it validated.
 CHECKS_MODULE = "components.resolve.checks"
 
-STACKS_DIR = PROJECT_ROOT / "stacks"
+STACKS_DIR = EXAMPLES_DIR  # the declared examples only (tests/examples.py)
 # A Cloud KMS key for production test stacks (production requires Secrets encryption).
 PRODUCTION_KMS = "projects/tpu-pathways-dev/locations/us-west4/keyRings/gke/cryptoKeys/secrets"
 

@@ -14,12 +14,12 @@ import faulthandler
 import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.cli import main as cli
+from tests.examples import EXAMPLES_DIR
 
 # argparse's usage error: `usage: ...` lines, then `<prog>: error: ...`.
 _USAGE = re.compile(r"usage: .+\n[^\n]*: error: [^\n]+\n?", re.DOTALL)
@@ -63,7 +63,7 @@ def assert_error_report(err: str) -> None:
             assert report.count("\n  - ") == int(counted[1]), err
 
 
-STACKS_DIR = Path(__file__).resolve().parents[1] / "stacks"
+STACKS_DIR = EXAMPLES_DIR  # the declared examples only (tests/examples.py)
 
 
 def stack_file_values(stack: str) -> dict[str, Any]:

@@ -199,7 +199,11 @@ class ScratchBucket(pulumi.ComponentResource):
 
 def team_prefix_expression(bucket: str, team: str) -> str:
     """CEL for "an object under the team's prefix, or a list of it" (see the module doc)."""
-    prefix = team_prefix(team)
+    return object_prefix_expression(bucket, team_prefix(team))
+
+
+def object_prefix_expression(bucket: str, prefix: str) -> str:
+    """CEL for "an object under ``prefix`` of ``bucket``, or a list of that prefix"."""
     return (
         f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}") || '
         f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}")'

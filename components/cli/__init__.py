@@ -8,6 +8,9 @@ from pathlib import Path
 
 from components.errors import ConfigError, ConfigIssue
 
+EXIT_USAGE = 2
+"""A user mistake (also argparse's usage errors)."""
+
 
 def path_argument(text: str) -> Path:
     """A file or directory option's value. Blank text is a usage error: ``Path('')`` is '.',

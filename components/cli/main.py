@@ -1,21 +1,22 @@
-"""`python -m components ...`: the offline plan and catalog lookups, no cloud account needed.
+"""`python -m components ...` (or `tpu-pathways ...`): the commands, their parser, and the exit
+codes; each command's arguments and output live in its own module of ``components.cli``.
 
 User mistakes (unknown stack, bad config, bad arguments) print a clear message and exit 2;
-they never end in a traceback. Every command's arguments, output and exit code live in
-``components.cli``; the modules it calls return data and text.
+they never end in a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 from importlib import import_module
+from pathlib import Path
 
-from components.cli import path_argument
+from components.cli import EXIT_USAGE, path_argument
 from components.errors import ConfigError
-
-EXIT_USAGE = 2
+from components.program_failure import ProgramFailed
 
 # The commands whose arguments live in their own module (``add_arguments(parser)``, which also
 # sets the handler): only the module of the command run is imported, so `shapes` loads the TPU
@@ -23,9 +24,13 @@ EXIT_USAGE = 2
 _MODULES = {
     "plan": (
         "components.cli.plan",
-        "plan a stack or a Pulumi program offline under Pulumi's mock engine",
+        "plan a stack (or your own Pulumi program) offline: what `pulumi up` would create",
     ),
-    "shapes": ("components.cli.shapes", "list the TPU catalog (filtered) or resolve one name"),
+    "shapes": (
+        "components.cli.shapes",
+        "list TPU shapes (by generation, chips or zone) or resolve one accelerator name",
+    ),
+    "new": ("components.cli.new", "write a new stack file from a few flags"),
     "drift-report": (
         "components.cli.drift",
         "the drift issue's Markdown from the drift workflow's per-stack preview results",
@@ -35,17 +40,72 @@ _MODULES = {
         "print (or --out FILE) the JSON Schema of a stack file, for editors",
     ),
 }
+_OTHER_COMMANDS = ("stacks", "config-reference")
+
+DESCRIPTION = """\
+tpu-pathways: GKE clusters with TPU node pools and Pathways workloads, as Pulumi stacks.
+Everything here runs offline: no cloud account, no Pulumi CLI, no network."""
+
+EPILOG = """\
+examples:
+  tpu-pathways new research --team research --tpu v6e-16 --capacity spot --region us-east5
+  tpu-pathways plan --stack research            what `pulumi up` would create, its cost and time
+  tpu-pathways shapes v6e --zone us-east5-b     the TPU shapes a zone offers
+
+exit codes:
+  0  done
+  1  a check failed: policy violations (--policy), critical-path structure (--critical-path),
+     a stack of a diff that failed to plan
+  2  a mistake in the command or the stack file: the message names the key and what is allowed
+  141  the reader closed the output early (plan | head)
+
+docs: README.md and docs/ (getting-started.md first)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser(_command(argv))
+    if argv[:1] == ["--version"] or argv == ["-V"]:
+        print(f"tpu-pathways {_version()}")
+        return 0
+    command = _command(argv)
+    if command is not None and command not in (*_MODULES, *_OTHER_COMMANDS):
+        return _unknown_command(command)
+    parser = _parser(command)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except ConfigError as exc:
+    except (ConfigError, ProgramFailed) as exc:  # the user's mistake, or the user's program's
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _prog() -> str:
+    """How the user ran it: the ``tpu-pathways`` command or ``python -m components``."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "tpu-pathways" if name == "tpu-pathways" else "python -m components"
+
+
+def _version() -> str:
+    """The installed package's version (its metadata, set in pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tpu-pathways")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed: pip install -e .)"
+
+
+def _unknown_command(command: str) -> int:
+    """A mistyped command: the closest one named, like git's "did you mean"."""
+    commands = [*_MODULES, *_OTHER_COMMANDS]
+    close = difflib.get_close_matches(command, commands, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    print(
+        f"error: {command!r} is not a command{hint} (commands: {', '.join(commands)}; "
+        "--help shows what each does)",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
 
 
 def _command(argv: Sequence[str]) -> str | None:
@@ -56,8 +116,16 @@ def _command(argv: Sequence[str]) -> str | None:
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser; only ``command``'s module adds its arguments (the others are listed
     by name and help, which is all `--help` and a usage error show)."""
-    parser = argparse.ArgumentParser(prog="python -m components", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog=_prog(),
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-V", "--version", action="store_true", help="print the installed version and exit"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, text) in _MODULES.items():
         sub = commands.add_parser(name, help=text, description=text)
         if name == command:
@@ -72,7 +140,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     stacks.set_defaults(handler=_stacks)
 
-    reference = commands.add_parser("config-reference", help="print the config reference")
+    reference = commands.add_parser(
+        "config-reference", help="print every key of a stack file (docs/config-reference.md)"
+    )
     reference.set_defaults(handler=_config_reference)
     return parser
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
 from components.cli import path_argument, usage_error
+from components.cli.deadline import PlanTimeout, add_timeout_argument, deadline
+from components.cli.progress import progress
 from components.errors import ConfigError
 from components.files import FileProblem, read_regular_file
 
@@ -77,6 +79,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         help="with --critical-path: the `pulumi up --parallel` to model (default: Pulumi's, "
         "4 x CPUs, on a 2-vCPU runner: 8)",
     )
+    add_timeout_argument(plan)
     diff_cli.add_arguments(plan)
     plan.set_defaults(handler=run)
 
@@ -121,6 +124,15 @@ def _first_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The `plan` command, stopped after ``--timeout`` seconds."""
+    try:
+        with deadline(args.timeout, watchdog=args.program is not None):
+            return _run(args)
+    except PlanTimeout as exc:
+        raise _error("--timeout", str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     _check_critical_path(args)
     if args.program is not None and args.program.is_dir():
         return _run_program_dir(args)
@@ -138,8 +150,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out is not None:  # before the plan runs: a refused --out prints no plan
         _check_out(args.out)
-    source = read_stack(args.stack, diff_cli.stacks_dir(args))
-    plan = plan_read(source, args.program or PROGRAM)
+    with progress(f"planning stack {args.stack!r}"):
+        source = read_stack(args.stack, diff_cli.stacks_dir(args))
+        plan = plan_read(source, args.program or PROGRAM)
     code = _show(plan, args)
     if args.policy and not args.critical_path:
         environment = source.config.environment.value
@@ -163,7 +176,9 @@ def _run_program_dir(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         _check_out(args.out)
-    return _show(plan_program(args.program, args.config, args.stack), args)
+    with progress(f"planning {str(args.program)!r}"):
+        plan = plan_program(args.program, args.config, args.stack)
+    return _show(plan, args)
 
 
 def _show(plan: Plan, args: argparse.Namespace) -> int:

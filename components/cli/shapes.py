@@ -1,6 +1,7 @@
-"""`python -m components shapes [NAME|GENERATION] [--chips N | --min-chips N | --max-chips N]`:
-the TPU catalog (every shape, one generation's, filtered by chip count), or one accelerator name
-resolved.
+"""`python -m components shapes [NAME|GENERATION] [--chips N | --min-chips N | --max-chips N]
+[--zone ZONE]`: the TPU catalog (every shape, one generation's, filtered by chip count or by the
+zones that offer it), or one accelerator name resolved; each with the zones that offer its
+generation (``components.tpu.zones``).
 
 Reads only the catalog (no Pulumi, no provider SDK): it answers in a fraction of a second.
 """
@@ -14,6 +15,7 @@ from components.cli import usage_error
 from components.errors import ConfigError
 from components.tpu import catalog
 from components.tpu.generations import TpuGeneration
+from components.tpu.zones import zone_table
 
 
 def add_arguments(shapes: argparse.ArgumentParser) -> None:
@@ -32,6 +34,11 @@ def add_arguments(shapes: argparse.ArgumentParser) -> None:
     )
     shapes.add_argument(
         "--max-chips", type=_count, metavar="N", help="only shapes of N chips or fewer"
+    )
+    shapes.add_argument(
+        "--zone",
+        metavar="ZONE",
+        help="only shapes whose generation ZONE offers (e.g. us-east5-a), with its capacity types",
     )
     shapes.add_argument("--json", action="store_true", help="print JSON")
     shapes.set_defaults(handler=run)
@@ -118,14 +125,36 @@ def selected(name: str | None, chips: ChipFilter) -> tuple[list[catalog.TpuShape
     return kept, False
 
 
+def in_zone(shapes: list[catalog.TpuShape], zone: str | None) -> list[catalog.TpuShape]:
+    """The shapes whose generation ``zone`` offers (all of them without a zone)."""
+    if zone is None:
+        return shapes
+    table = zone_table()
+    offered = table.generations_in(zone.strip().lower())
+    if not offered:
+        raise _error(
+            "--zone",
+            f"{zone!r} offers no TPU generation in the zone catalog (Google's table as of "
+            f"{table.seen}); zones that do: {', '.join(table.known_zones())}",
+        )
+    kept = [s for s in shapes if s.generation in offered]
+    if not kept:
+        names = ", ".join(g.value for g in offered)
+        raise _error("--zone", f"{zone!r} offers {names}, and none of the shapes asked for")
+    return kept
+
+
 def run(args: argparse.Namespace) -> int:
     chips = ChipFilter(args.chips, args.min_chips, args.max_chips)
     shapes, one = selected(args.name, chips)
-    rows = [_shape_row(s) for s in shapes]
+    shapes = in_zone(shapes, args.zone)
+    zone = args.zone.strip().lower() if args.zone else None
+    rows = [_shape_row(s, zone) for s in shapes]
     if args.json:
         import json  # only here: `shapes NAME` answers without loading it
 
-        text = json.dumps(rows[0] if one else rows, indent=2)
+        shown = [{k: v for k, v in row.items() if k != "zonesText"} for row in rows]
+        text = json.dumps(shown[0] if one else shown, indent=2)
     else:
         text = _shape_table(rows)
     print(text)  # a reader that leaves early (`shapes | head`) is handled by components.__main__
@@ -143,6 +172,7 @@ _SHAPE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("pathways instance", "pathwaysInstanceType", False),
     ("controller v0.1.4", "pathwaysSupported", False),
     ("pathwaysutils", "pathwaysutilsSupported", False),
+    ("zones", "zonesText", False),
 )
 
 
@@ -170,7 +200,22 @@ def _shape_table(rows: list[dict[str, object]]) -> str:
     return "\n".join([line([h for h, _, _ in _SHAPE_COLUMNS]), *(line(c) for c in cells)])
 
 
-def _shape_row(shape: catalog.TpuShape) -> dict[str, object]:
+def _zones(shape: catalog.TpuShape, zone: str | None) -> dict[str, list[str]]:
+    """The zones offering the shape's generation (only ``zone`` when given) and their
+    capacity types."""
+    table = zone_table()
+    zones = [zone] if zone else table.zones_of(shape.generation)
+    return {z: list(table.capacity_in(shape.generation, z) or ()) for z in zones}
+
+
+def _zones_text(zones: dict[str, list[str]], one_zone: bool) -> str:
+    if one_zone:
+        return "; ".join(f"{z} ({', '.join(kinds)})" for z, kinds in zones.items())
+    return ", ".join(zones) or "none listed"
+
+
+def _shape_row(shape: catalog.TpuShape, zone: str | None = None) -> dict[str, object]:
+    zones = _zones(shape, zone)
     return {
         "accelerator": shape.accelerator_name,
         "names": catalog.accepted_names(shape),
@@ -186,4 +231,6 @@ def _shape_row(shape: catalog.TpuShape) -> dict[str, object]:
         "pathwaysInstanceType": shape.pathways_instance_type,
         "pathwaysSupported": shape.pathways_supported,
         "pathwaysutilsSupported": shape.pathwaysutils_supported,
+        "zones": zones,
+        "zonesText": _zones_text(zones, zone is not None),
     }

@@ -144,12 +144,69 @@ MAX_ENV_TOTAL_BYTES = 256 * 2**10
 
 
 def flag_problem(value: str) -> str | None:
+    shown = _show(value) if credential_flag_name(value) is None else _flag_shown(value)
     if _has_control(value):
         return (
-            f"{_show(value)} contains control characters (newline, tab...); a flag is one line "
-            "such as '--name=value'"
+            f"{shown} contains control characters (newline, tab...); a flag is one line such as "
+            "'--name=value'"
         )
-    return arg_size_problem(value)
+    return arg_size_problem(value, shown)
+
+
+def credential_flag_name(flag: str) -> str | None:
+    """The name of a flag that looks like it passes a credential (``--hf_token=...``,
+    ``--api-key ...``, ``--password``: ``credential_name`` of the name, '-' read as '_'), else
+    None."""
+    if not flag.startswith("-"):
+        return None
+    name = re.split(r"[=\s]", flag.lstrip("-"), maxsplit=1)[0]
+    return name if name and credential_name(name.replace("-", "_")) else None
+
+
+def _flag_shown(flag: str) -> str:
+    return f"the flag --{credential_flag_name(flag)} (value not shown)"
+
+
+# Kubernetes expands $(NAME) in a container's args from its environment (Pod spec, "args":
+# "Variable references $(VAR_NAME) are expanded using the container's environment").
+_ENV_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def credential_flag_problems(flags: list[str], secret_env: set[str]) -> list[tuple[int, str]]:
+    """Flags that pass a credential as plain text, by index: a credential flag's value (after
+    '=' or a space, or the next item) may only be ``$(NAME)``, NAME an environment variable set
+    from a secret (``secret_env``); the value itself is never shown."""
+    problems = []
+    for index, flag in enumerate(flags):
+        name = credential_flag_name(flag)
+        if name is None:
+            continue
+        value, where = _flag_value(flags, index)
+        reference = _ENV_REFERENCE.fullmatch(value or "")
+        if not value or (reference is not None and reference[1] in secret_env):
+            continue
+        problems.append(
+            (
+                where,
+                f"--{name} looks like it passes a credential, so its value may not be plain "
+                "text (it would be readable in the stack file, the plan and the PathwaysJob); "
+                f"pass it from the environment: --{name}=$(NAME), with env NAME set to "
+                "{configSecret: SECRET} or {secretKeyRef: {name: SECRET, key: KEY}}",
+            )
+        )
+    return problems
+
+
+def _flag_value(flags: list[str], index: int) -> tuple[str | None, int]:
+    """A flag's value and the index it is at: after '=' or a space, or the next item unless
+    that is another flag (then the flag is a switch, with no value)."""
+    parts = re.split(r"[=\s]", flags[index], maxsplit=1)
+    if len(parts) == 2:
+        return parts[1].strip(), index
+    following = flags[index + 1] if index + 1 < len(flags) else None
+    if following is None or following.startswith("-"):
+        return None, index
+    return following, index + 1
 
 
 def command_arg_problem(value: str) -> str | None:
@@ -160,13 +217,13 @@ def command_arg_problem(value: str) -> str | None:
     return arg_size_problem(value)
 
 
-def arg_size_problem(value: str) -> str | None:
+def arg_size_problem(value: str, shown: str | None = None) -> str | None:
     size = len(value.encode("utf-8"))
     if size > MAX_ARG_BYTES:
         return (
-            f"{_show(value)} is {size} bytes; Linux refuses to start a process with an argument "
-            f"over {MAX_ARG_BYTES} bytes (MAX_ARG_STRLEN); put large data in a file on the "
-            "scratch bucket or a ConfigMap"
+            f"{shown or _show(value)} is {size} bytes; Linux refuses to start a process with an "
+            f"argument over {MAX_ARG_BYTES} bytes (MAX_ARG_STRLEN); put large data in a file on "
+            "the scratch bucket or a ConfigMap"
         )
     return None
 
@@ -207,7 +264,7 @@ MAX_ENV_NAME = 256
 """Characters of one environment variable name (ours: Kubernetes sets no length; a name this
 long is already a mistake, and every later check of the name stays cheap)."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-# Names YAML 1.1 readers (Pulumi's among them) make of unquoted ON/YES/off/~/NULL... keys.
+# Names Pulumi's YAML reader (gopkg.in/yaml.v3) makes of unquoted TRUE/False/NULL/~... keys.
 YAML_WORDS = frozenset({"true", "false", "null"})
 
 
@@ -226,15 +283,16 @@ def env_name_problem(name: str) -> str | None:
 
 
 def yaml_word_problem(name: str) -> str | None:
-    """A name that is ``true``, ``false`` or ``null``: what a YAML 1.1 reader makes of an
-    unquoted ``ON``, ``Yes``, ``off``, ``NULL`` or ``~`` key, so two such keys collapse into one
-    (a value lost) before this program sees them."""
+    """A name that is ``true``, ``false`` or ``null``: what Pulumi's YAML reader (gopkg.in/
+    yaml.v3 v3.0.1, resolve.go) makes of an unquoted ``True``, ``TRUE``, ``False``, ``NULL`` or
+    ``~`` key, so two such keys collapse into one (a value lost) before this program sees them
+    under `pulumi up` (``ON``, ``yes``, ``off`` stay text there)."""
     if name not in YAML_WORDS:
         return None
     return (
-        f"{name!r} is not allowed as a name: YAML reads unquoted ON, On, YES, Yes, TRUE, OFF, "
-        "NO, FALSE, NULL and ~ as true/false/null, and two such keys become one; quote the "
-        'name in the stack file ("ON": ...)'
+        f"{name!r} is not allowed as a name: Pulumi's YAML reader reads unquoted true, True, "
+        "TRUE, false, False, FALSE, null, Null, NULL and ~ keys as true/false/null, and two "
+        'such keys become one; quote the name in the stack file ("TRUE": ...)'
     )
 
 
@@ -359,24 +417,6 @@ def subnet_range_problem(value: str) -> str | None:
             f"{value!r} is smaller than a /{SMALLEST_SUBNET_PREFIX}, GCP's smallest subnet "
             "range; use a shorter prefix"
         )
-    return None
-
-
-def covers_every_address(cidrs: list[str]) -> str | None:
-    """The address family ('0.0.0.0/0' or '::/0') that the ranges together cover completely
-    (``[0.0.0.0/1, 128.0.0.0/1]`` is the whole internet as much as 0.0.0.0/0 is), else None.
-    Invalid ranges are left out."""
-    by_family: dict[int, list[ipaddress.IPv4Network | ipaddress.IPv6Network]] = {4: [], 6: []}
-    for cidr in cidrs:
-        try:
-            network = ipaddress.ip_network(cidr, strict=False)
-        except ValueError:
-            continue
-        by_family[network.version].append(network)
-    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
-        merged = list(ipaddress.collapse_addresses(by_family[version]))  # type: ignore[arg-type]
-        if any(n.prefixlen == 0 for n in merged):
-            return everything
     return None
 
 

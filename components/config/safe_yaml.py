@@ -1,39 +1,44 @@
-"""Reading a stack file's YAML safely: only what JSON can carry, nothing ambiguous, bounded.
+"""Reading a stack file's YAML safely, as the Pulumi CLI reads it: only what JSON can carry,
+nothing two YAML readers would read differently, bounded.
 
-The Pulumi engine hands a program its config as JSON strings, so a stack file may hold only
-what JSON holds: mappings with unique keys, lists, strings, numbers, booleans and null. YAML
-holds more, and each extra is a trap here:
+The Pulumi CLI reads the stack file with gopkg.in/yaml.v3 v3.0.1 and hands the program every
+config value as text (structured values as JSON). This module parses with PyYAML, checks the
+composed node graph, and builds the document from the values the Pulumi CLI reads
+(``components.config.scalar_readings``, ``components.config.yaml_v3``), so the offline plan
+sees what `pulumi up` sees. Refused, as config issues naming the key and the line:
 
-- a duplicate key: YAML parsers keep the last value and drop the first without a word;
-- an unquoted date (``pathwaysVersion: 2025-01-15``), ``!!binary``, ``!!set``, ``!!omap``:
-  values JSON cannot encode (PyYAML makes ``datetime.date``/``bytes``/...);
+- a duplicate key (compared as written, as yaml.v3 does: ``x`` and ``"x"`` are one key): YAML
+  parsers keep one value and drop the other, or (yaml.v3) fail;
+- a scalar the two readers read as different values (``1e3`` is 1000 to Pulumi and text to
+  YAML 1.1; ``0.10`` is passed to the program as ``"0.1"`` at the top level), dates,
+  ``.inf``/``.nan``, YAML 1.1's base-60 numbers, keys that are not text to Pulumi (``1``,
+  ``true``, ``~``), explicit tags other than ``!!str`` and ``!``; ``on``/``yes``/``off`` are read
+  as Pulumi reads them, as text;
+- ``!!binary``, ``!!set``, ``!!omap``: values JSON cannot encode;
 - aliases: a self-referencing alias is a cycle; nested aliases (an "alias bomb", the
   billion-laughs attack) expand to billions of nodes when the value is JSON-encoded;
 - very deep nesting: Python's recursion limit;
-- keys YAML 1.1 reads as something other than text (``ON``/``YES``/``off`` as booleans, ``~``
-  or ``NULL`` as null, ``1`` as a number): JSON keys are text, so they would be renamed
-  (``true``) and two of them could collapse into one, losing a value;
 - a merge key (``<<``) whose value is not a mapping or a list of mappings, and ``<<`` anywhere
-  but as a key;
-- ``.inf`` and ``.nan``, numbers JSON cannot carry;
-- YAML 1.1's base-60 numbers (``maxNodes: 1:30`` is 90 to PyYAML), which Pulumi's Go YAML
-  reader (YAML 1.2) reads as the text ``"1:30"``: the file would mean two things.
+  but as a key.
 
-All of them are checked on the composed node graph, before any value is constructed, and
-reported as config issues naming the key and the line. Every check is linear in the size of
-the file (aliases are sized with memoisation, never expanded).
+Every check is linear in the size of the file (aliases are sized with memoisation, never
+expanded).
 """
 
 from __future__ import annotations
 
-import math
+import enum
+import functools
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from components.config.grammars import hides_value
+from components.config.scalar_readings import MERGE, STR, Place, read_scalar
+from components.config.yaml_v3 import MAYBE_NOT_TEXT
 from components.errors import ConfigError, ConfigIssue, join_key, key_part
 
 # libyaml's parser when PyYAML has it: ~9x faster on large stack files (benchmarks/README.md).
@@ -44,29 +49,23 @@ MAX_FILE_BYTES = 4 * 2**20
 19 KB, the examples about 1 KB)."""
 MAX_DEPTH = 40
 """Deepest nesting of mappings and lists (the example and benchmark stacks are 6 deep)."""
-MAX_EXPANDED_NODES = 200_000
-"""Nodes the document may have once every alias is expanded (the benchmarks' 256-slice stack
-has 2,273)."""
+MAX_ALIAS_GROWTH = 200_000
+"""Nodes expanding its aliases may add to the document (an alias repeats what it names; a
+document without aliases adds none, however large: a 10,000-workload stack has 250,000
+nodes)."""
 
-_STR = "tag:yaml.org,2002:str"
-_FLOAT = "tag:yaml.org,2002:float"
-_MERGE = "tag:yaml.org,2002:merge"
+CONFIG_KEY = "config"
+"""The stack file's key whose entries are the config values (`tpu-pathways:<key>: ...`)."""
+
 _JSON_TAGS = {
     "tag:yaml.org,2002:null",
     "tag:yaml.org,2002:bool",
     "tag:yaml.org,2002:int",
-    _FLOAT,
-    _STR,
+    "tag:yaml.org,2002:float",
+    STR,
     "tag:yaml.org,2002:seq",
     "tag:yaml.org,2002:map",
-    _MERGE,
-}
-# What a key that is not text becomes once the document is JSON (every key is text there).
-_KEY_READ_AS = {
-    "tag:yaml.org,2002:null": "null",
-    "tag:yaml.org,2002:bool": "true/false",
-    "tag:yaml.org,2002:int": "a number",
-    _FLOAT: "a number",
+    MERGE,
 }
 _WHAT = {
     "tag:yaml.org,2002:timestamp": "a date/time",
@@ -78,19 +77,22 @@ _WHAT = {
 
 
 def load_yaml(text: str, source: str) -> Any:
-    """The document of ``text``, or ConfigError naming every key that breaks the rules above."""
+    """The document of ``text`` with the values the Pulumi CLI reads, or ConfigError naming
+    every key that breaks the rules above."""
     if len(text) > MAX_FILE_BYTES:
         message = f"larger than {MAX_FILE_BYTES} bytes, the most a stack file may have"
         raise ConfigError([ConfigIssue("", message)], source)
-    _check_depth(text, source)
-    loader = _BASE_LOADER(text)
+    scanned = _scan(text, source)
+    loader = _Loader(text)
     try:
         node = _compose(loader, text, source)
         if node is None:
             return None
-        issues = list(_check(node))
+        walk = _Walk(scanned)
+        issues = list(walk.check(node))
         if issues:
             raise ConfigError(issues, source)
+        loader.readings = walk.readings
         try:
             return loader.construct_document(node)
         except yaml.YAMLError as exc:  # the checks above leave none; a net, never a traceback
@@ -99,15 +101,50 @@ def load_yaml(text: str, source: str) -> Any:
         loader.dispose()
 
 
-def _check_depth(text: str, source: str) -> None:
-    """Depth from the event stream (flat, no recursion): composing a very deep document
-    exhausts the stack, libyaml's composer with a crash rather than an exception."""
-    depth = 0
+class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    """PyYAML's structure (mappings, lists, merges, aliases) with the scalars as the Pulumi CLI
+    reads them (``readings``, by node, from the walk)."""
+
+    readings: dict[int, Any]
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        if isinstance(node, ScalarNode):
+            return self.readings[id(node)]
+        return super().construct_object(node, deep=deep)
+
+
+@dataclass
+class _Scanned:
+    """What the event stream tells and the composed nodes no longer do, by position."""
+
+    tags: dict[int, str] = field(default_factory=dict)
+    """The tags written on scalars (a node does not tell a written ``!!str`` from a resolved
+    one)."""
+    flow_questions: set[int] = field(default_factory=set)
+    """Unquoted text with a '?' inside ``[ ]`` or ``{ }``: libyaml 0.2.5 (PyYAML) reads it
+    whole, gopkg.in/yaml.v3's scanner (scannerc.go, yaml_parser_scan_plain_scalar) ends the
+    text at the '?' and then fails to load the file."""
+
+
+def _scan(text: str, source: str) -> _Scanned:
+    """Tags, '?' in flow text, and the depth, from the event stream (flat, no recursion:
+    composing a very deep document exhausts the stack, libyaml's composer with a crash rather
+    than an exception)."""
+    scanned = _Scanned()
+    depth = flow = 0
+    flows: list[bool] = []
     loader = _BASE_LOADER(text)
     try:
         while (event := loader.get_event()) is not None:
-            if isinstance(event, yaml.CollectionStartEvent):
+            if isinstance(event, yaml.ScalarEvent):
+                if event.tag is not None:
+                    scanned.tags[event.start_mark.index] = event.tag
+                if flow and not event.style and "?" in event.value:
+                    scanned.flow_questions.add(event.start_mark.index)
+            elif isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
+                flows.append(bool(event.flow_style))
+                flow += flows[-1]
                 if depth > MAX_DEPTH:
                     line = event.start_mark.line + 1
                     raise ConfigError(
@@ -116,10 +153,12 @@ def _check_depth(text: str, source: str) -> None:
                     )
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+                flow -= flows.pop()
     except yaml.YAMLError as exc:
         raise ConfigError([_parse_issue(text, exc)], source) from None
     finally:
         loader.dispose()
+    return scanned
 
 
 def _parse_issue(text: str, exc: yaml.YAMLError) -> ConfigIssue:
@@ -151,7 +190,7 @@ def _yaml_message(text: str, exc: yaml.YAMLError) -> str:
         yaml.safe_load(text)
     except yaml.YAMLError as pure:
         return str(pure)
-    except RecursionError:
+    except (RecursionError, ValueError):  # PyYAML's constructors raise ValueError on `0x_`
         pass
     return str(exc)
 
@@ -160,171 +199,164 @@ def _line(node: Node) -> int:
     return node.start_mark.line + 1
 
 
-def _check(root: Node) -> Iterator[ConfigIssue]:
-    issues = list(_walk(root, "", 0, set(), set()))
-    if issues:  # depth and cycles are bounded now, so sizing below cannot recurse too deep
-        yield from issues
-        return
-    size = _expanded_size(root, {}, set())
-    if size is not None and size > MAX_EXPANDED_NODES:
-        yield ConfigIssue(
-            "",
-            f"its aliases expand to {size} values, more than the {MAX_EXPANDED_NODES} allowed "
-            "(nested aliases, an 'alias bomb'?); write the values out instead",
-        )
+class _Level(enum.Enum):
+    """Where a node is in the stack file: its scalars are read by ``Place``."""
+
+    ROOT = "root"  # the document
+    CONFIG = "config"  # the `config:` mapping
+    TOP = "top"  # a config value: tpu-pathways:<key>: <this>
+    NESTED = "nested"  # anything inside a config value (or another root key)
 
 
-def _walk(
-    node: Node, key: str, depth: int, path: set[int], done: set[int], hidden: bool = False
-) -> Iterator[ConfigIssue]:
-    """Tags, duplicate keys, depth and cycles. An aliased node is checked once (``done``), so
-    the walk is linear; a node met again on its own path is a cycle. ``hidden``: the node is
-    under a credential-like key, so no message shows its value."""
-    if id(node) in done:
-        return
-    if id(node) in path:
-        yield ConfigIssue(key, f"line {_line(node)}: an alias refers to a value that contains it")
-        return
-    if depth > MAX_DEPTH:
-        yield ConfigIssue(key, f"line {_line(node)}: nested more than {MAX_DEPTH} levels deep")
-        return
-    if node.tag not in _JSON_TAGS:
-        yield ConfigIssue(key, _tag_problem(node, hidden))
-        return
-    if isinstance(node, ScalarNode):
-        if problem := _scalar_problem(node):
-            yield ConfigIssue(key, f"line {_line(node)}: {problem}")
-        return
-    path.add(id(node))
-    try:
-        if isinstance(node, SequenceNode):
-            for i, item in enumerate(node.value):
-                yield from _walk(item, join_key(key, f"[{i}]"), depth + 1, path, done, hidden)
-        elif isinstance(node, MappingNode):
-            yield from _mapping(node, key, depth, path, done, hidden)
-    finally:
-        path.discard(id(node))
-        done.add(id(node))
+@dataclass
+class _Walk:
+    """Tags, duplicate keys, depth, cycles and every scalar's reading. An aliased collection
+    is checked once per level (``done``), so the walk is linear; a node met again on its own
+    path is a cycle. A scalar is read wherever it appears (an alias may put it at the top level and
+    inside a value), each time in constant time."""
 
+    scanned: _Scanned
+    readings: dict[int, Any] = field(default_factory=dict)
+    path: set[int] = field(default_factory=set)
+    done: set[tuple[int, _Level]] = field(default_factory=set)
 
-def _mapping(
-    node: MappingNode, key: str, depth: int, path: set[int], done: set[int], hidden: bool
-) -> Iterator[ConfigIssue]:
-    seen: dict[str, int] = {}
-    for key_node, value_node in node.value:
-        if not isinstance(key_node, ScalarNode) or key_node.tag not in _JSON_TAGS:
-            yield ConfigIssue(key, f"line {_line(key_node)}: a key must be plain text")
-            continue
-        if key_node.tag == _MERGE:  # `<<: *base` merges, later keys win
-            yield from _merge(key_node, value_node, key, depth, path, done, hidden)
-            continue
-        name = key_node.value
-        child = join_key(key, key_part(name)) if name else join_key(key, "['']")
-        if key_node.tag != _STR:
-            yield ConfigIssue(child, _key_problem(key_node))
-            continue
-        if name in seen:
+    def check(self, root: Node) -> Iterator[ConfigIssue]:
+        issues = list(self.walk(root, "", 0, _Level.ROOT, False))
+        if issues:  # depth and cycles are bounded now, so sizing below cannot recurse too deep
+            yield from issues
+            return
+        size = _expanded_size(root, {}, set())
+        growth = None if size is None else size - _distinct_nodes(root)
+        if growth is not None and growth > MAX_ALIAS_GROWTH:
             yield ConfigIssue(
-                child,
-                f"duplicate key: first on line {seen[name]}, again on line {_line(key_node)}; "
-                "YAML would silently keep only the last, so remove one",
+                "",
+                f"its aliases expand to {size} values, adding {growth}, more than the "
+                f"{MAX_ALIAS_GROWTH} aliases may add (nested aliases, an 'alias bomb'?); write "
+                "the values out instead",
             )
+
+    def walk(
+        self, node: Node, key: str, depth: int, level: _Level, hidden: bool
+    ) -> Iterator[ConfigIssue]:
+        """``hidden``: the node is under a credential-like key, so no message shows its
+        value."""
+        if (id(node), level) in self.done:
+            return
+        if id(node) in self.path:
+            yield ConfigIssue(
+                key, f"line {_line(node)}: an alias refers to a value that contains it"
+            )
+            return
+        if depth > MAX_DEPTH:
+            yield ConfigIssue(key, f"line {_line(node)}: nested more than {MAX_DEPTH} levels deep")
+            return
+        if isinstance(node, ScalarNode):
+            place = Place.TOP if level is _Level.TOP else Place.NESTED
+            yield from self.scalar(node, key, place, hidden)
+            return
+        if node.tag not in _JSON_TAGS:
+            yield ConfigIssue(key, _tag_problem(node, hidden))
+            return
+        self.path.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                for i, item in enumerate(node.value):
+                    child = join_key(key, f"[{i}]")
+                    yield from self.walk(item, child, depth + 1, _Level.NESTED, hidden)
+            elif isinstance(node, MappingNode):
+                yield from self.mapping(node, key, depth, level, hidden)
+        finally:
+            self.path.discard(id(node))
+            self.done.add((id(node), level))
+
+    def scalar(
+        self, node: ScalarNode, key: str, place: Place, hidden: bool
+    ) -> Iterator[ConfigIssue]:
+        tag = self.scanned.tags.get(node.start_mark.index)
+        if tag is not None and node.tag not in _JSON_TAGS:  # !!binary, !!timestamp, !custom
+            yield ConfigIssue(key, _tag_problem(node, hidden))
+            return
+        if node.start_mark.index in self.scanned.flow_questions:
+            shown = "" if hidden or len(node.value) > 40 else f': "{node.value}"'
+            yield ConfigIssue(key, f"line {_line(node)}: {_FLOW_QUESTION}{shown}")
+            return
+        if node.tag == STR and (node.style or node.value[:1] not in MAYBE_NOT_TEXT):
+            self.readings[id(node)] = node.value  # text to both readers: most scalars
+            return
+        reading = read_scalar(node, tag, place, hidden)
+        if reading.problem is not None:
+            yield ConfigIssue(key, f"line {_line(node)}: {reading.problem}")
         else:
+            self.readings[id(node)] = reading.value
+
+    def mapping(
+        self, node: MappingNode, key: str, depth: int, level: _Level, hidden: bool
+    ) -> Iterator[ConfigIssue]:
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                yield ConfigIssue(key, f"line {_line(key_node)}: a key must be plain text")
+                continue
+            name = key_node.value
+            child = join_key(key, key_part(name)) if name else join_key(key, "['']")
+            if name in seen:  # as yaml.v3 compares keys: as written (`1` and "1" are one)
+                yield ConfigIssue(
+                    child,
+                    f"duplicate key: first on line {seen[name]}, again on line "
+                    f"{_line(key_node)}; YAML would keep only one, so remove one",
+                )
+                continue
             seen[name] = _line(key_node)
-        under = hidden or hides_value(name)  # the whole name: ``child`` may show it cut short
-        yield from _walk(value_node, child, depth + 1, path, done, under)
+            if key_node.tag == MERGE:  # `<<: *base` merges; the mapping's own keys win
+                yield from self.merge(key_node, value_node, key, depth, level, hidden)
+                continue
+            if name == "<<":
+                yield ConfigIssue(child, f"line {_line(key_node)}: {_QUOTED_MERGE}")
+                continue
+            problems = list(self.scalar(key_node, child, Place.KEY, hidden))
+            if problems:
+                yield from problems
+                continue
+            under = hidden or _hides(name)  # the whole name: ``child`` may show it cut short
+            yield from self.walk(value_node, child, depth + 1, _child_level(level, name), under)
+
+    def merge(
+        self, key_node: Node, node: Node, key: str, depth: int, level: _Level, hidden: bool
+    ) -> Iterator[ConfigIssue]:
+        """A merge key's value: a mapping, or a list of mappings (aliases of them, usually)."""
+        items = node.value if isinstance(node, SequenceNode) else [node]
+        wrong = next((item for item in items if not isinstance(item, MappingNode)), None)
+        if wrong is not None:
+            what = "a list" if isinstance(wrong, SequenceNode) else "a single value"
+            verb = "is" if wrong is node else "holds"
+            yield ConfigIssue(
+                join_key(key, "<<"),
+                f"line {_line(key_node)}: a merge key takes a mapping or a list of mappings "
+                f"(e.g. <<: *base), but its value {verb} {what} (line {_line(wrong)})",
+            )
+            return
+        for item in items:  # each merged mapping's entries sit where this mapping's do
+            yield from self.walk(item, key, depth + 1, level, hidden)
 
 
-def _merge(
-    key_node: Node,
-    node: Node,
-    key: str,
-    depth: int,
-    path: set[int],
-    done: set[int],
-    hidden: bool,
-) -> Iterator[ConfigIssue]:
-    """A merge key's value: a mapping, or a list of mappings (aliases of them, usually)."""
-    items = node.value if isinstance(node, SequenceNode) else [node]
-    wrong = next((item for item in items if not isinstance(item, MappingNode)), None)
-    if wrong is not None:
-        what = "a list" if isinstance(wrong, SequenceNode) else "a single value"
-        verb = "is" if wrong is node else "holds"
-        yield ConfigIssue(
-            join_key(key, "<<"),
-            f"line {_line(key_node)}: a merge key takes a mapping or a list of mappings (e.g. "
-            f"<<: *base), but its value {verb} {what} (line {_line(wrong)})",
-        )
-        return
-    yield from _walk(node, key, depth + 1, path, done, hidden)
+_FLOW_QUESTION = (
+    "inside [ ] or { }, Pulumi's YAML reader ends unquoted text at a '?' and then cannot load "
+    "the file; quote the text"
+)
+# A stack file repeats its key names (name, image, pool...): each is judged once.
+_hides = functools.lru_cache(maxsize=4096)(hides_value)
+# pulumi/pulumi LoadProjectStackBytes writes the file out and reads it again (yaml.v3): the
+# writer leaves the text << unquoted, and the reader takes that for a merge key.
+_QUOTED_MERGE = (
+    "a key that is the text << becomes a merge key when Pulumi writes the file out and reads "
+    "it again (its load fails, or merges the value); rename the key"
+)
 
 
-# Why a key YAML reads as something other than text loses data, by what it reads it as.
-_KEY_LOSS = {
-    "tag:yaml.org,2002:null": "~, null and an empty key would all become null",
-    "tag:yaml.org,2002:bool": "ON and YES would both become true",
-    "tag:yaml.org,2002:int": "1, 01 and 0x1 would all become 1",
-    _FLOAT: "1.0 and 1.00 would both become 1.0",
-}
-_INT = "tag:yaml.org,2002:int"
-
-
-def _key_problem(node: ScalarNode) -> str:
-    text = _short(node.value)
-    return (
-        f"line {_line(node)}: YAML reads the key {text!r} as {_KEY_READ_AS[node.tag]}, not as a "
-        f"name ({_KEY_LOSS[node.tag]}, and one value would be lost); quote it: "
-        f'"{text}"'
-    )
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _scalar_problem(node: ScalarNode) -> str | None:
-    if node.tag == _MERGE:
-        return 'YAML reads << as a merge key, which only a key can be; quote it: "<<"'
-    if node.tag in (_INT, _FLOAT) and ":" in node.value:
-        return _sexagesimal_problem(node.value)
-    if node.tag == _FLOAT and not _finite(node.value):
-        text = _short(node.value)
-        return f"{text!r} is not a finite number, which config cannot carry (JSON has none)"
-    return None
-
-
-def _sexagesimal_problem(text: str) -> str:
-    """YAML 1.1's base-60 numbers (``1:30`` is 90): PyYAML reads one, Pulumi's Go YAML reader
-    (YAML 1.2: no base 60) reads the text, so the file means two things."""
-    value = _base60(text)
-    number = (
-        f" or write the number ({value:g})" if value is not None and math.isfinite(value) else ""
-    )
-    return (
-        f"YAML 1.1 reads {_short(text)!r} as a base-60 number, Pulumi's YAML reader as the text "
-        f'{_short(text)!r}; quote it ("{_short(text)}"){number}'
-    )
-
-
-def _base60(text: str) -> float | None:
-    digits = text.replace("_", "").lower()
-    sign = -1.0 if digits.startswith("-") else 1.0
-    total = 0.0
-    try:
-        for part in digits.lstrip("+-").split(":"):
-            total = total * 60 + float(part)
-    except (ValueError, OverflowError):
-        return None
-    return sign * total
-
-
-def _finite(text: str) -> bool:
-    """Whether a YAML 1.1 float (``1_000.5``, ``.inf``) is finite."""
-    digits = text.replace("_", "").lower()
-    if digits.lstrip("+-") in (".inf", ".nan"):
-        return False
-    value = _base60(digits)
-    return value is not None and math.isfinite(value)
+def _child_level(level: _Level, name: str) -> _Level:
+    if level is _Level.ROOT:
+        return _Level.CONFIG if name == CONFIG_KEY else _Level.NESTED
+    return _Level.TOP if level is _Level.CONFIG else _Level.NESTED
 
 
 def _tag_problem(node: Node, hidden: bool) -> str:
@@ -339,6 +371,25 @@ def _tag_problem(node: Node, hidden: bool) -> str:
     return (
         f"line {_line(node)}: YAML reads {shown}{what}, which config cannot carry ({hint}){quote}"
     )
+
+
+def _distinct_nodes(root: Node) -> int:
+    """Nodes of the document as written, each aliased node once."""
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SequenceNode):
+            children = node.value
+        elif isinstance(node, MappingNode):
+            children = [n for pair in node.value for n in pair]
+        else:
+            continue
+        for child in children:
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return len(seen)
 
 
 def _expanded_size(node: Node, memo: dict[int, int], path: set[int]) -> int | None:

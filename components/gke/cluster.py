@@ -22,6 +22,7 @@ from components.gke.cluster_settings import (
     control_plane_endpoints,
     default_pool_node_config,
     dns_config,
+    monitoring_config,
     private_cluster_config,
     secrets_encryption,
     workload_identity,
@@ -123,6 +124,16 @@ class GkeClusterArgs:
     and Pathways ports firewall."""
     dns: DnsProvider = DnsProvider.CLOUD_DNS
     """The cluster's DNS provider."""
+    lustre_csi: bool = False
+    """Enable GKE's Managed Lustre CSI driver."""
+    filestore_csi: bool = False
+    """Enable GKE's Filestore CSI driver."""
+    monitoring_components: Sequence[str] = ()
+    """GKE metric packages (SYSTEM_COMPONENTS, POD, DEPLOYMENT, JOBSET, ...); none: GKE's."""
+    managed_prometheus: bool | None = None
+    """Managed Service for Prometheus on or off (None: GKE's default)."""
+    min_master_version: str | None = None
+    """The lowest GKE version of the control plane (None: the release channel's default)."""
 
     @property
     def location(self) -> str:
@@ -224,6 +235,9 @@ class GkeCluster(ClusterTarget):
             )
         )
         self.node_service_account = node_sa.email
+        # The VPC (name) and the nodes' range: what file systems in it are reached through.
+        self.network = pulumi.Output.from_input(network.network)
+        self.nodes_range = pulumi.Output.from_input(network.nodes_range)
         self.control_plane = [cluster]
         self._pool_dependencies = (cluster, node_sa.account)
         self._team_accounts = {team: a.account for team, a in team_accounts.items()}
@@ -266,8 +280,12 @@ class GkeCluster(ClusterTarget):
                 args.maintenance_window, args.maintenance_exclusions
             ),
             workload_identity_config=workload_identity(args.project),
-            addons_config=addons_config(),
+            addons_config=addons_config(args.lustre_csi, args.filestore_csi),
             dns_config=dns_config(args.dns),
+            monitoring_config=monitoring_config(
+                args.monitoring_components, args.managed_prometheus
+            ),
+            min_master_version=args.min_master_version,
             control_plane_endpoints_config=control_plane_endpoints(
                 args.authorized_networks, args.kubernetes_tokens_via_dns
             ),
@@ -279,16 +297,17 @@ class GkeCluster(ClusterTarget):
             database_encryption=secrets_encryption(args.secrets_kms_key),
             binary_authorization=binary_authorization(args.binary_authorization),
             resource_labels=gcp_resource_labels(args.team, environment=args.environment.value),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                protect=args.protect,
-                # node_config only shapes the temporary default pool; changing it would
-                # otherwise replace the whole cluster.
-                ignore_changes=["nodeConfig", "initialNodeCount"],
-                custom_timeouts=pulumi.CustomTimeouts(
-                    **cluster_timeouts(args.node_pools).as_strings()
-                ),
-            ),
+            opts=self._cluster_options(args),
+        )
+
+    def _cluster_options(self, args: GkeClusterArgs) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(
+            parent=self,
+            protect=args.protect,
+            # node_config only shapes the temporary default pool; changing it would
+            # otherwise replace the whole cluster.
+            ignore_changes=["nodeConfig", "initialNodeCount"],
+            custom_timeouts=pulumi.CustomTimeouts(**cluster_timeouts(args.node_pools).as_strings()),
         )
 
     def pool_target(self, dedicated_to: str = "") -> PoolTarget:
@@ -326,6 +345,7 @@ class _Networking:
     network: pulumi.Input[str]
     subnetwork: pulumi.Input[str]
     ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
+    nodes_range: pulumi.Input[str]
 
 
 def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions) -> _Networking:
@@ -347,15 +367,22 @@ def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions)
             cluster_secondary_range_name=PODS_RANGE,
             services_secondary_range_name=SERVICES_RANGE,
         )
-        return _Networking(network.network_name, network.subnetwork_name, ip_allocation)
+        return _Networking(
+            network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
+        )
     ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
         cluster_ipv4_cidr_block=args.pods_cidr,
         services_ipv4_cidr_block=args.services_cidr,
     )
+    # The nodes' addresses are the existing subnetwork's primary range.
+    nodes_range = gcp.compute.get_subnetwork_output(
+        name=args.existing_subnetwork, region=args.region, project=args.project
+    ).ip_cidr_range
     return _Networking(
         pulumi.Output.from_input(args.existing_network),
         pulumi.Output.from_input(args.existing_subnetwork),
         ip_allocation,
+        nodes_range,
     )
 
 

@@ -1,6 +1,7 @@
 """The settings of a created GKE cluster, each a typed pulumi-gcp Args: the temporary default
 pool's nodes, the control plane's endpoints and who reaches them, Google Groups for RBAC,
-Secrets encryption, Binary Authorization and the GCS FUSE driver (``cluster.GkeCluster``)."""
+Secrets encryption, Binary Authorization, the CSI drivers and the metrics GKE collects
+(``cluster.GkeCluster``)."""
 
 from __future__ import annotations
 
@@ -36,15 +37,26 @@ def workload_identity(project: str):
     return gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=f"{project}.svc.id.goog")
 
 
-def addons_config():
-    return gcp.container.ClusterAddonsConfigArgs(
-        gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
+def addons_config(lustre: bool = False, filestore: bool = False):
+    """GKE's CSI drivers: Cloud Storage FUSE always; Managed Lustre and Filestore when the stack
+    has such a file system (GKE enables neither by default)."""
+    container = gcp.container
+    return container.ClusterAddonsConfigArgs(
+        gcs_fuse_csi_driver_config=container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
             enabled=True
         ),
         # Off, explicitly: GKE turns NodeLocal DNSCache on by default from 1.34.1-gke.3720000
         # (GKE "Set up NodeLocal DNSCache"), which would move kube-dns clients' resolver to a
         # node-local address the team NetworkPolicy does not name. With Cloud DNS it has no role.
-        dns_cache_config=gcp.container.ClusterAddonsConfigDnsCacheConfigArgs(enabled=False),
+        dns_cache_config=container.ClusterAddonsConfigDnsCacheConfigArgs(enabled=False),
+        lustre_csi_driver_config=(
+            container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True) if lustre else None
+        ),
+        gcp_filestore_csi_driver_config=(
+            container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(enabled=True)
+            if filestore
+            else None
+        ),
     )
 
 
@@ -56,6 +68,21 @@ def dns_config(provider: DnsProvider):
             cluster_dns="CLOUD_DNS", cluster_dns_scope="CLUSTER_SCOPE"
         )
     return gcp.container.ClusterDnsConfigArgs(cluster_dns="KUBE_DNS")
+
+
+def monitoring_config(components: Sequence[str], managed_prometheus: bool | None):
+    """GKE's metric packages and Managed Service for Prometheus, said explicitly so GKE's
+    defaults never drift the diff (None, no components: GKE's defaults)."""
+    if not components and managed_prometheus is None:
+        return None
+    prometheus = (
+        None
+        if managed_prometheus is None
+        else gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=managed_prometheus)
+    )
+    return gcp.container.ClusterMonitoringConfigArgs(
+        enable_components=list(components) or None, managed_prometheus=prometheus
+    )
 
 
 def private_cluster_config(private_nodes: bool):

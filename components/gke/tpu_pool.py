@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.errors import ConfigError, ConfigIssue
 from components.gke.maintenance import SliceUpgrade
 from components.gke.node_config import PoolTarget, node_pool_config
 from components.labels import tpu_pool_labels
@@ -60,13 +61,19 @@ class TpuNodePoolArgs:
     """The reservation (name, or projects/P/reservations/R) when capacity is RESERVATION."""
 
     def __post_init__(self) -> None:
+        issues = []
         if self.slices < 1:
-            raise ValueError(f"slices: {self.slices} is not allowed; at least 1")
+            issues.append(ConfigIssue("slices", f"{self.slices} is not allowed; at least 1"))
         if (self.capacity is CapacityType.RESERVATION) != (self.reservation is not None):
-            raise ValueError(
-                f"reservation: {self.reservation!r} with capacity {self.capacity.value}; "
-                "a reservation is given exactly when capacity is RESERVATION"
+            issues.append(
+                ConfigIssue(
+                    "reservation",
+                    f"{self.reservation!r} with capacity {self.capacity.value}; a reservation "
+                    "is given exactly when capacity is RESERVATION",
+                )
             )
+        if issues:
+            raise ConfigError(issues, f"TpuNodePoolArgs {self.name!r}")
 
     def node_pool_names(self) -> list[str]:
         return slice_pool_names(self.name, self.slices)

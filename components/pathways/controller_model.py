@@ -47,6 +47,7 @@ from components.labels import (
 )
 from components.pathways.head_sizing import PROXY, RESOURCE_MANAGER, PodResources
 from components.pathways.spec import ComponentType, DeploymentMode, PathwaysJobSpec, WorkerType
+from components.pathways.volumes import sidecar_requests
 from components.tpu.quantities import parse_cpu, parse_memory
 
 SERVER_IMAGE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server"
@@ -180,13 +181,17 @@ def tpu_node_selector(spec: PathwaysJobSpec) -> dict[str, str]:
     return selector
 
 
-def expand(name: str, namespace: str, spec: PathwaysJobSpec) -> ExpandedJob:
-    """The head and worker pods the v0.1.4 controller makes of ``spec``."""
+def expand(
+    name: str, namespace: str, spec: PathwaysJobSpec, annotations: Mapping[str, str] | None = None
+) -> ExpandedJob:
+    """The head and worker pods the v0.1.4 controller makes of ``spec``; ``annotations``: the
+    PathwaysJob's own, which the controller gives the head pod (MakePathwaysHeadReplicatedJob),
+    so a Cloud Storage FUSE sidecar they ask for runs beside the head's containers."""
     return ExpandedJob(
         name=name,
         namespace=namespace,
         deployment_mode=spec.controller.deployment_mode,
-        head=_head(spec),
+        head=_head(spec, annotations),
         workers=_workers(spec),
         pathways_dir=spec.pathways_dir,
     )
@@ -213,12 +218,12 @@ def _workers(spec: PathwaysJobSpec) -> PodModel:
     )
 
 
-def _head(spec: PathwaysJobSpec) -> PodModel:
+def _head(spec: PathwaysJobSpec, annotations: Mapping[str, str] | None) -> PodModel:
     controller = spec.controller
     colocated = controller.deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS
     pod_spec: Mapping[str, Any] = (controller.template or {}).get("spec", {})
     containers = list(pod_spec.get("containers", []))
-    resources = RESOURCE_MANAGER + PROXY
+    resources = RESOURCE_MANAGER + PROXY + sidecar_requests(annotations)
     for container in containers:
         resources = resources + container_requests(container)
     main = next(

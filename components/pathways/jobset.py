@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
@@ -120,6 +120,7 @@ def render_jobset(
     head_node_selector: Mapping[str, str] | None = None,
     head_proxy: bool = True,
     managed_by: str | None = None,
+    head_annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The JobSet that runs ``spec``.
 
@@ -132,11 +133,18 @@ def render_jobset(
     the resource manager only, as pathwaysutils 0.1.13's deployer runs it (each client brings
     its own proxy). ``managed_by`` sets ``spec.managedBy`` (JobSet v0.10.1): a fleet's JobSets
     name ``kueue.x-k8s.io/multikueue``, so MultiKueue runs them on a worker, not the manager.
-    Raises ``ColocatedModeUnsupported`` for the colocated mode.
+    ``head_annotations`` go on the head's pod template (the Cloud Storage FUSE sidecar's:
+    ``volumes.sidecar_annotations``). Raises ``ColocatedModeUnsupported`` for the colocated mode.
     """
     if spec.controller.deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS:
         raise ColocatedModeUnsupported(name)
-    pods = _PodOptions(host_network, service_account, dict(head_node_selector or {}), head_proxy)
+    pods = _PodOptions(
+        host_network,
+        service_account,
+        dict(head_node_selector or {}),
+        head_proxy,
+        dict(head_annotations or {}),
+    )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     all_labels = {**(labels or {}), **({QUEUE_LABEL: queue_name} if queue_name else {})}
     if all_labels:
@@ -164,6 +172,7 @@ class _PodOptions:
     service_account: str | None
     head_selector: dict[str, str]
     head_proxy: bool = True
+    head_annotations: dict[str, str] = field(default_factory=dict)
 
     def apply(self, pod_spec: dict[str, Any]) -> None:
         """Host network (DNS through the cluster still) or the pod network with an identity."""
@@ -234,6 +243,10 @@ def _head_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
     if not pod_spec.get("nodeSelector") and options.head_selector:
         pod_spec["nodeSelector"] = dict(options.head_selector)
     options.apply(pod_spec)
+    if options.head_annotations:
+        metadata = dict(pod_template.pop("metadata", {}))
+        metadata["annotations"] = {**metadata.get("annotations", {}), **options.head_annotations}
+        pod_template = {"metadata": metadata, **pod_template}
     return _replicated_job(HEAD_JOB, 1, 1, 0, HOSTNAME_LABEL, pod_template)
 
 

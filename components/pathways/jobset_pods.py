@@ -36,6 +36,7 @@ from components.pathways.jobset_names import (
     RestartPolicy,
 )
 from components.pathways.spec import DeploymentMode
+from components.pathways.volumes import sidecar_requests
 
 _SCRATCH_FLAG = "--gcs_scratch_location="
 
@@ -130,7 +131,9 @@ def _pod_model(
         per_group=job_spec.get("parallelism", 1),
         node_selector=selector,
         tolerations=tuple(Toleration.from_manifest(t) for t in pod_spec.get("tolerations", [])),
-        resources=pod_requests(inits, containers),
+        # The Cloud Storage FUSE sidecar the pod's annotations have injected (a native sidecar).
+        resources=pod_requests(inits, containers)
+        + sidecar_requests(pod_template.get("metadata", {}).get("annotations")),
         tpu_chips=chips,
         host_network=bool(pod_spec.get("hostNetwork", False)),
         service_account=pod_spec.get("serviceAccountName"),

@@ -39,6 +39,7 @@ from components.pathways.gcs_access import (
     BucketGrant,
     gcs_uses,
 )
+from components.pathways.jobset_names import HEAD_JOB
 from components.pathways.jobset_pods import expand_jobset
 from components.pathways.scheduler_model import (
     Fit,
@@ -50,6 +51,7 @@ from components.pathways.scheduler_model import (
 )
 from components.pathways.spec import PathwaysJobSpec, proxy_address, wrapped_command
 from components.pathways.storage_access import StorageCheck, job_identities, storage_access
+from components.pathways.volumes import mount_problems
 
 SOURCE = "preflight"
 
@@ -86,6 +88,9 @@ class Deployment:
     # instead of the controller's expansion of ``spec``.
     jobset: Mapping[str, Any] | None = None
     keys: SpecKeys = STACK_KEYS
+    # The PathwaysJob's own annotations (the controller gives them to the head pod: the Cloud
+    # Storage FUSE sidecar's); a JobSet carries its pods' in itself.
+    annotations: Mapping[str, str] | None = None
     # What Kueue adds to every pod when it admits the job on its team's dedicated flavors
     # (ResourceFlavor nodeLabels and tolerations): the pods then select and tolerate only the
     # team's nodes.
@@ -96,7 +101,7 @@ class Deployment:
         job = (
             expand_jobset(self.jobset)
             if self.jobset is not None
-            else expand(self.name, self.namespace, self.spec)
+            else expand(self.name, self.namespace, self.spec, self.annotations)
         )
         if not self.queue_selector and not self.queue_tolerations:
             return job
@@ -154,14 +159,25 @@ def preflight_job(
     pools: Sequence[NodePoolModel],
     grants: Iterable[BucketGrant] | None = None,
     jobset: Mapping[str, Any] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> PreflightReport:
     """The preflight of one PathwaysJob built through the Python API, or of the JobSet it is
     rendered as (``jobset``: its pods are read from it); its ``gs://`` paths are checked when
-    ``grants`` says what the pools' identities may do (None: not checked)."""
+    ``grants`` says what the pools' identities may do (None: not checked). ``annotations``: the
+    PathwaysJob's own (the controller gives them to the head pod)."""
     address = proxy_address(name, namespace)
     kind = "PathwaysJob" if jobset is None else "PathwaysJobSet"
     deployment = Deployment(
-        "spec", kind, name, namespace, None, spec, address, jobset=jobset, keys=CRD_KEYS
+        "spec",
+        kind,
+        name,
+        namespace,
+        None,
+        spec,
+        address,
+        jobset=jobset,
+        keys=CRD_KEYS,
+        annotations=annotations,
     )
     report = PreflightReport()
     storage = None if grants is None else StorageCheck(tuple(grants), _grant_role)
@@ -185,6 +201,7 @@ def check_job(
     job = deployment.expand()
     head, workers = index.fit(job.head), index.fit(job.workers)
     problems = list(job_problems(job, deployment, index, head, workers))
+    problems += head_mount_problems(deployment, job.head.host_network)
     uses = gcs_uses(deployment.spec)
     access, access_problems = storage_access(uses, job_identities(job, head, workers), storage)
     problems += [("", problem) for problem in access_problems]
@@ -209,6 +226,21 @@ def check_job(
         # The one node pool the job's workers (and a colocated head) are pinned to.
         report.jobs[key]["nodePool"] = node_pool
     return Placement(deployment, job, head, workers)
+
+
+def head_mount_problems(deployment: Deployment, host_network: bool) -> list[tuple[str, str]]:
+    """The head's Cloud Storage FUSE volumes that would not mount (``volumes.mount_problems``),
+    keyed in the spec's template; a JobSet's head template carries its own annotations."""
+    template: Mapping[str, Any] = deployment.spec.controller.template or {}
+    annotations = deployment.annotations
+    if deployment.jobset is not None:
+        head = next(
+            job for job in deployment.jobset["spec"]["replicatedJobs"] if job["name"] == HEAD_JOB
+        )
+        template = head["template"]["spec"]["template"]
+        annotations = template.get("metadata", {}).get("annotations")
+    problems = mount_problems(template.get("spec", {}), annotations, host_network)
+    return [(f".controller.template.spec.{key}", message) for key, message in problems]
 
 
 def job_problems(

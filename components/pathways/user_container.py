@@ -14,7 +14,11 @@ for ``PathwaysJobSpec.controller``). What it adds to an image and a command:
 - the head's place: in the default mode on the CPU pool (a node selector), colocated with the
   workers on TPU nodes with a toleration of the TPU taint (the controller pins a colocated head
   to TPU nodes but it requests no TPU, so GKE adds no toleration and, since v0.1.3, neither
-  does the controller).
+  does the controller);
+- its volumes (``components.pathways.volumes``): buckets through Cloud Storage FUSE and
+  PersistentVolumeClaims, mounted into the user container only. The FUSE sidecar is injected on
+  the annotations ``gcsfuse_annotations()`` gives: the PathwaysJob's own on that backend (the
+  controller copies them to the head pod), the head's pod template on the JobSet backend.
 """
 
 from __future__ import annotations
@@ -27,6 +31,12 @@ from components.errors import ConfigError, ConfigIssue
 from components.labels import NODE_POOL_LABEL
 from components.pathways.scheduler_model import TPU_TAINT
 from components.pathways.spec import Controller, DeploymentMode, wrapped_command
+from components.pathways.volumes import (
+    ClaimMount,
+    GcsVolume,
+    memory_cache_volume,
+    sidecar_annotations,
+)
 from components.tpu.quantities import normalize_quantity, parse_cpu, parse_memory
 
 MAIN_CONTAINER = "main"
@@ -60,6 +70,10 @@ class UserContainer:
     """The pod's Kubernetes service account (a team's workload account)."""
     priority_class_name: str | None = None
     termination_grace_period_seconds: int | None = None
+    volumes: Sequence[GcsVolume] = ()
+    """Buckets mounted through Cloud Storage FUSE (``volumes.GcsVolume``)."""
+    claims: Sequence[ClaimMount] = ()
+    """PersistentVolumeClaims of the job's namespace mounted (``volumes.ClaimMount``)."""
 
     def __post_init__(self) -> None:
         if issues := self._problems():
@@ -86,7 +100,27 @@ class UserContainer:
             for name, value in self.env.items()
             if not isinstance(value, str | Mapping)
         ]
-        return issues
+        return issues + self._volume_problems()
+
+    def _volume_problems(self) -> list[ConfigIssue]:
+        mounted = [(f"volumes[{i}]", v) for i, v in enumerate(self.volumes)]
+        mounted += [(f"claims[{i}]", v) for i, v in enumerate(self.claims)]
+        names = [v.name for _, v in mounted] + [SHARED_TMP]
+        paths = [v.mount_path for _, v in mounted] + ["/tmp"]
+        return [
+            ConfigIssue(f"{key}.{what}", f"{value!r} is used twice in the pod")
+            for key, volume in mounted
+            for what, value, seen in (
+                ("name", volume.name, names),
+                ("mountPath", volume.mount_path, paths),
+            )
+            if seen.count(value) > 1
+        ]
+
+    def gcsfuse_annotations(self) -> dict[str, str]:
+        """What injects the Cloud Storage FUSE sidecar for ``volumes`` (none without): on the
+        PathwaysJob (``PathwaysJobArgs.annotations``), which the controller copies to the head."""
+        return sidecar_annotations(self.volumes)
 
     def pod_template(self, deployment_mode: DeploymentMode, cpu_pool: str | None = None) -> dict:
         """The head pod's user part (the controller adds the resource manager and proxy to
@@ -99,11 +133,14 @@ class UserContainer:
             "command": wrapped_command(list(self.command)),
             "env": [_env_entry(name, value) for name, value in self.env.items()],
             "resources": {"requests": resources, "limits": dict(resources)},
-            "volumeMounts": [shared_tmp_mount()],
+            "volumeMounts": [shared_tmp_mount(), *(v.volume_mount() for v in self._mounted)],
         }
         if not container["env"]:
             del container["env"]
-        spec: dict[str, Any] = {"containers": [container], "volumes": [shared_tmp_volume()]}
+        volumes = [shared_tmp_volume(), *(v.pod_volume() for v in self._mounted)]
+        if (cache := memory_cache_volume(self.volumes)) is not None:
+            volumes.append(cache)
+        spec: dict[str, Any] = {"containers": [container], "volumes": volumes}
         if self.service_account is not None:
             spec = {"serviceAccountName": self.service_account, **spec}
         if deployment_mode is DeploymentMode.COLOCATE_HEAD_WITH_WORKERS:
@@ -115,6 +152,10 @@ class UserContainer:
         if self.termination_grace_period_seconds is not None:
             spec["terminationGracePeriodSeconds"] = self.termination_grace_period_seconds
         return {"spec": spec}
+
+    @property
+    def _mounted(self) -> list[GcsVolume | ClaimMount]:
+        return [*self.volumes, *self.claims]
 
     def controller(
         self,

@@ -12,9 +12,15 @@ another commit is priced exactly like the current plan:
 
 Node counts, zones, regions and capacity types are read by ``components.plan.views``.
 
+Storage the stack creates is priced per GiB-month of provisioned capacity (``storage``): a Managed
+Lustre instance at its throughput tier's rate (the tier's provisioned throughput, MB/s per TiB, is
+billed in that rate), a Filestore instance at its tier's. ``hourly`` stays the node pools';
+``monthly`` adds the storage (``storageMonthly``). Buckets are billed by use and not created here:
+not priced.
+
 Prices come from ``components/tpu/data/prices.yaml`` and the stack's ``pricing`` overrides, which
-the plan records in ``summary.cost.overrides``. A pool without a price is listed as not priced
-and left out of the totals; nothing is guessed.
+the plan records in ``summary.cost.overrides``. A pool or instance without a price is listed as
+not priced and left out of the totals; nothing is guessed.
 """
 
 from __future__ import annotations
@@ -26,11 +32,11 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from components.plan.model import UNKNOWN, Plan
-from components.plan.views import Bound, NodePoolView
-from components.tokens import NODE_POOL
+from components.plan.views import Bound, NodePoolView, count, value_at
+from components.tokens import FILESTORE_INSTANCE, LUSTRE_INSTANCE, NODE_POOL
 from components.tpu import catalog
 from components.tpu.machines import machine_type
-from components.tpu.pricing import PriceTable, PricingOverrides, price_table
+from components.tpu.pricing import Price, PriceTable, PricingOverrides, price_table
 from components.vocabulary import CapacityType
 
 GIB = 1024**3
@@ -162,6 +168,75 @@ def _cpu_price(
     return {"hourly": nodes * per_node, "basis": _join("list price", note)}
 
 
+@dataclass(frozen=True)
+class StorageCost:
+    """The priced capacity of one file system instance."""
+
+    urn: str
+    name: str
+    kind: str  # "lustre" or "filestore"
+    tier: str  # Lustre: MB/s per TiB ("1000"); Filestore: BASIC_HDD, ZONAL, ...
+    gib: int | None
+    region: str | None
+    monthly: float | None = None  # None: not priced
+    basis: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        row = {to_camel(k): v for k, v in asdict(self).items()}
+        if self.monthly is not None:
+            row["monthly"] = round(self.monthly, 6)
+        return {k: v for k, v in row.items() if v is not None or k == "monthly"}
+
+
+_STORAGE = {
+    LUSTRE_INSTANCE: ("lustre", "instanceId", "perUnitStorageThroughput", "capacityGib"),
+    FILESTORE_INSTANCE: ("filestore", "name", "tier", "fileShares.capacityGb"),
+}
+
+
+def price_storage(
+    resource: dict[str, Any], overrides: PricingOverrides, table: PriceTable
+) -> StorageCost | None:
+    """The monthly cost of one file system instance of a plan document (None: not one)."""
+    shape = _STORAGE.get(resource.get("type", ""))
+    if shape is None:
+        return None
+    kind, name_key, tier_key, size_key = shape
+    inputs = resource.get("inputs") or {}
+    tier = str(value_at(inputs, tier_key))
+    gib = count(_number_text(value_at(inputs, size_key)))
+    location = value_at(inputs, "location")
+    region = overrides.region or (_region_of(location) if isinstance(location, str) else None)
+    override = overrides.gib_month(kind, tier)
+    price = (
+        Price(override, "stack pricing override")
+        if override is not None
+        else table.storage_gib_month(kind, tier, region)
+    )
+    monthly = None if price.value is None or gib is None else gib * price.value
+    name = value_at(inputs, name_key)
+    return StorageCost(
+        urn=resource.get("urn", ""),
+        name=name if isinstance(name, str) else resource.get("name", ""),
+        kind=kind,
+        tier=tier,
+        gib=gib,
+        region=region,
+        monthly=monthly,
+        basis=price.basis if gib is not None else "capacity not known before deploy",
+    )
+
+
+def _number_text(value: Any) -> Any:
+    """Lustre's capacity is a string input ("9000")."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+def _region_of(location: str) -> str:
+    region, _, suffix = location.rpartition("-")
+    return region if len(suffix) == 1 and region else location
+
+
 def overrides_of(plan: Plan | dict[str, Any]) -> PricingOverrides:
     """The pricing overrides a plan was made with (none for older plans)."""
     summary = plan.summary if isinstance(plan, Plan) else plan.get("summary")
@@ -178,17 +253,24 @@ def cost_summary(
     overrides = overrides or PricingOverrides()
     table = table or price_table()
     pools = [c for r in resources if (c := price_pool(r, overrides, table)) is not None]
+    storage = [c for r in resources if (c := price_storage(r, overrides, table)) is not None]
     hourly = sum(p.hourly for p in pools if p.hourly is not None)
-    return {
+    stored = sum(s.monthly for s in storage if s.monthly is not None)
+    summary = {
         "currency": table.currency,
         "hoursPerMonth": table.hours_per_month,
         "priceTable": {"source": table.source, "taken": table.taken},
         "overrides": overrides.model_dump(by_alias=True, mode="json", exclude_defaults=True),
         "hourly": round(hourly, 6),
-        "monthly": round(hourly * table.hours_per_month, 6),
+        "monthly": round(hourly * table.hours_per_month + stored, 6),
         "notPriced": [p.pool for p in pools if not p.priced],
         "pools": [p.to_dict() for p in pools],
     }
+    if storage:  # plans without file systems keep their old shape
+        summary["storageMonthly"] = round(stored, 6)
+        summary["storage"] = [s.to_dict() for s in storage]
+        summary["storageNotPriced"] = [s.name for s in storage if s.monthly is None]
+    return summary
 
 
 def plan_cost(document: dict[str, Any], table: PriceTable | None = None) -> dict[str, Any]:

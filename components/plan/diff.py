@@ -14,6 +14,7 @@ fields GKE cannot change in place although the provider would plan an update.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -52,10 +53,29 @@ def mask_secrets(value: Any) -> Any:
     return value
 
 
+# Inputs that hold a JSON document in one string (a dashboard's ``dashboardJson``): compared as
+# documents, so a change names the tile or query it is in instead of one long string.
+JSON_DOCUMENTS = ("dashboardJson",)
+
+
+def _documents(before: Any, after: Any, prefix: str) -> tuple[Any, Any] | None:
+    if prefix.rsplit(".", 1)[-1] not in JSON_DOCUMENTS:
+        return None
+    if not (isinstance(before, str) and isinstance(after, str)) or before == after:
+        return None
+    try:
+        return json.loads(before), json.loads(after)
+    except ValueError:
+        return None
+
+
 def property_changes(before: Any, after: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
     """(path, before, after) for every differing property. Objects are walked key by key; lists
     of named objects (containers, env, volumes, ...) item by item as ``containers[main]``, other
-    lists of objects of one length by index (``workers[0]``); any other list compares whole."""
+    lists of objects of one length by index (``workers[0]``); any other list compares whole; a
+    JSON document in a string (``JSON_DOCUMENTS``) as the document."""
+    if (documents := _documents(before, after, prefix)) is not None:
+        return property_changes(*documents, prefix)
     if isinstance(before, dict) and isinstance(after, dict):
         found: list[tuple[str, Any, Any]] = []
         for key in sorted(set(before) | set(after)):
@@ -280,7 +300,19 @@ def diff_plans(
         path_before=_critical_path(old_plan),
         path_after=_critical_path(new_plan),
         fleet=_fleet(after),
+        jobs_on=_jobs_on(before),
     )
+
+
+def _jobs_on(plan: dict[str, Any] | None) -> dict[str, list[str]]:
+    """The base plan's jobs by the node pools their pods land on (its preflight summary)."""
+    jobs: dict[str, list[str]] = {}
+    for key, job in (((plan or {}).get("summary") or {}).get("workloads") or {}).items():
+        for part in ("head", "workers"):
+            for pool in (job.get(part) or {}).get("landsOn") or []:
+                if key not in jobs.setdefault(pool, []):
+                    jobs[pool].append(key)
+    return jobs
 
 
 def _fleet(plan: dict[str, Any] | None) -> dict[str, Any] | None:

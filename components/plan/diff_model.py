@@ -107,6 +107,9 @@ class StackDiff:
     path_before: CriticalPath | None = None  # modeled `pulumi up` critical path of each plan
     path_after: CriticalPath | None = None
     fleet: dict[str, Any] | None = None  # a fleet stack's `fleet` output (mermaid.fleet_flowchart)
+    # The jobs of the base plan by the node pool (GKE name, or a TPU pool's name) they run on:
+    # what a change to that pool interrupts.
+    jobs_on: dict[str, list[str]] = field(default_factory=dict)
 
     def count(self, kind: str) -> int:
         return sum(1 for r in self.resources if r.kind == kind)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from components.plan import json_text, mermaid
+from components.plan.diff_disruptions import disruptions, same_unit
 from components.plan.diff_model import ABSENT, ResourceChange, StackDiff
 from components.plan.model import SECRET, UNKNOWN
-from components.tokens import BUCKET, CLUSTER, NODE_POOL
 
 MARKER = "<!-- tpu-pathways-plan -->"
 MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters
@@ -38,8 +38,12 @@ _CAPACITY["flexStart"] = "flex-start"
 
 
 def show_pair(before: Any, after: Any) -> tuple[str, str]:
-    """Both sides of a change; long ones are cut to show where they start to differ."""
+    """Both sides of a change; long ones are cut to show where they start to differ; memory
+    quantities in different units are also restated in one (``diff_disruptions.same_unit``)."""
     old, new = _full(before), _full(after)
+    old_unit, new_unit = same_unit(before, after)
+    old += f" ({old_unit})" if old_unit else ""
+    new += f" ({new_unit})" if new_unit else ""
     if max(len(old), len(new)) <= MAX_VALUE_CHARS:
         return old, new
     start = 0
@@ -169,35 +173,9 @@ def headline(diff: StackDiff, arrow: str = "→") -> str:
     return " · ".join(p for p in parts if p)
 
 
-def _pool_loss(resource: ResourceChange) -> str:
-    if resource.tpu_hosts != 0:  # a TPU pool (None: of a size known only at deploy time)
-        return "its TPU hosts and the workloads on them"
-    return "its nodes and the pods on them"
-
-
 def destructive_replacements(diff: StackDiff) -> str:
-    """The replacements that destroy more than the resource itself: a GKE cluster (with every
-    node pool and workload on it), a node pool (its nodes and what runs there), a bucket (its
-    objects). Node pools of a replaced cluster go with it and are not named again."""
-    replaced = [r for r in diff.resources if r.kind == "replace"]
-    clusters = [r for r in replaced if r.type == CLUSTER]
-    notes = [
-        f"replaces GKE cluster {r.name}: destroys every node pool and workload on it"
-        for r in clusters
-    ]
-    if not clusters:
-        notes += [
-            f"replaces node pool {r.name}: destroys {_pool_loss(r)}"
-            for r in replaced
-            if r.type == NODE_POOL
-        ]
-    notes += [
-        f"replaces bucket {r.name}: deletes it with its objects (refused while it holds "
-        "objects unless forceDestroy is on)"
-        for r in replaced
-        if r.type == BUCKET
-    ]
-    return "; ".join(notes)
+    """Every disruptive change of the stack (``diff_disruptions``), in one sentence."""
+    return "; ".join(disruptions(diff))
 
 
 def _zone_move(diff: StackDiff) -> str:

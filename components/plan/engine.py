@@ -7,12 +7,13 @@ consumed and from ``depends_on``. Nothing here guesses an edge.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import runpy
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,8 +26,10 @@ from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
 from components.plan.cost import cost_summary
+from components.plan.links import add_dashboard
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.program_failure import ProgramFailed
 from components.resolve import loader
 from components.resolve.stack_files import (
     PROJECT,
@@ -169,6 +172,7 @@ def run_program(
     config: Mapping[str, str] | None = None,
     secret_keys: tuple[str, ...] = (),
     log: ProgramLog | None = None,
+    user_program: Path | None = None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run ``program`` under the mock engine (as a preview); return registrations and outputs.
 
@@ -176,7 +180,9 @@ def run_program(
     engine's would) plus what ``program`` returned. ``stack_outputs`` answers StackReferences:
     {stack reference name: its outputs}. ``config`` is the engine's config map (every value a
     string, as the engine passes it), ``secret_keys`` the keys it marks secret; without them the
-    program sees an empty config."""
+    program sees an empty config. ``user_program``: the user's program file or directory that
+    ``program`` runs (``plan --program``): an exception it raises is its failure
+    (ProgramFailed), reported with its own frames."""
     resource_mocks = PlanMocks(stack_outputs)
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
@@ -201,11 +207,27 @@ def run_program(
     def run() -> None:
         returned.update(program() or {})
 
-    sdk.run(run)
-    exported = {**getattr(root, "outputs", {}), **returned}
-    outputs = {key: sdk.sync_await(resolve(value)) for key, value in sorted(exported.items())}
+    with _failures_of(user_program):
+        sdk.run(run)
+        exported = {**getattr(root, "outputs", {}), **returned}
+        outputs = {key: sdk.sync_await(resolve(value)) for key, value in sorted(exported.items())}
     _refuse_duplicate_urns(monitor.registrations)
     return order_resources(monitor.registrations), outputs
+
+
+@contextlib.contextmanager
+def _failures_of(user_program: Path | None) -> Iterator[None]:
+    """An exception of the user's program (not a ConfigError: this project's clean report), or
+    its sys.exit, is the program's failure; one of the project's own program is a bug, left as
+    it is."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except (Exception, SystemExit) as exc:
+        if user_program is None:
+            raise
+        raise ProgramFailed(user_program, exc) from None
 
 
 def _refuse_duplicate_urns(resources: list[PlannedResource]) -> None:
@@ -308,14 +330,13 @@ class StackFile:
 def load_stack(
     stack: str,
     stacks_dir: Path = STACKS_DIR,
-    warn: Callable[[str], None] | None = None,
     raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
     """Read (unless ``raw`` is the file's config map already read) and validate a stack file for
     the offline plan: a team stack's owner contract is what the owner stack's own offline plan
     exports (same project, no network)."""
     return loader.load_stack(
-        stack, stacks_dir, warn, lambda owner: plan_file(owner, stacks_dir).outputs, raw
+        stack, stacks_dir, lambda owner: plan_file(owner, stacks_dir).outputs, raw
     )
 
 
@@ -329,8 +350,7 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
         fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
         return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
-    # The program reports keys it does not read (pulumi.log.warn), so the loader stays quiet.
-    config = load_stack(stack, stacks_dir, warn=lambda _: None, raw=raw)
+    config = load_stack(stack, stacks_dir, raw=raw)
     label = stack_path(stack, stacks_dir).name
     if conflicts := classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
         raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")
@@ -399,8 +419,9 @@ def plan_stack(
             )
         else:
             values, secret_keys = engine_config(raw)
+            user = None if program == PROGRAM else program
             resources, outputs = run_program(
-                main_program(program), stack, PROJECT, references, values, secret_keys, log
+                main_program(program), stack, PROJECT, references, values, secret_keys, log, user
             )
     summary = {"tpu": exported_tpu_summary(outputs), "resources": len(resources)}
     summary["cost"] = cost_summary([r.to_dict() for r in resources], config.pricing)
@@ -408,4 +429,5 @@ def plan_stack(
     # the pods per workload, where they land and as which identity.
     if reports and reports[-1].jobs:
         summary["workloads"] = reports[-1].jobs
+        add_dashboard(summary["workloads"], resources)
     return Plan(stack, PROJECT, resources, outputs, summary)

@@ -17,6 +17,7 @@ from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 from components.tokens import (
     BUCKET,
     CLUSTER,
+    FILESTORE_INSTANCE,
     GET_CLIENT_CONFIG,
     GET_CLUSTER,
     GET_PROJECT,
@@ -43,8 +44,14 @@ def _cluster(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"endpoint": rpc.UNKNOWN, "controlPlaneEndpointsConfig": endpoints}
 
 
+def _filestore(inputs: dict[str, Any]) -> dict[str, Any]:
+    # The instance's IP addresses exist only once Filestore has created it.
+    return {"networks": rpc.UNKNOWN}
+
+
 _DERIVED_OUTPUTS = {
     CLUSTER: _cluster,
+    FILESTORE_INSTANCE: _filestore,
     SERVICE_ACCOUNT: _service_account,
     BUCKET: _bucket,
 }

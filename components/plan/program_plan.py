@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 
+from components.config.safe_yaml import load_yaml
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
 from components.plan.cost import cost_summary
 from components.plan.engine import ProgramLog, exported_tpu_summary, run_program
 from components.plan.model import Plan
+from components.plan.program_checks import program_job_issues
 from components.resolve.stack_files import engine_string
 from components.tpu.catalog import CatalogError
+from components.workloads.job import PathwaysJobArgs, jobs_built
 
 PROJECT_FILE = "Pulumi.yaml"
 PROGRAM_FILE = "__main__.py"
@@ -35,6 +37,22 @@ _ARGUMENT = "--program"
 
 def _error(key: str, message: str) -> ConfigError:
     return ConfigError([ConfigIssue(key, message)], "plan")
+
+
+class MissingConfig(ConfigError):
+    """A config key the program requires and was not given (``key``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__([_missing_issue(key)], "plan")
+        self.key = key
+
+
+def _missing_issue(key: str) -> ConfigIssue:
+    return ConfigIssue("--config", f"the program requires {key}; give it with --config {key}=VALUE")
+
+
+MAX_MISSING = 20
+"""Runs of a program to find the config keys it requires: each run finds one more."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +71,13 @@ def read_project(directory: Path) -> Project:
     path = directory / PROJECT_FILE
     try:
         text = read_regular_file(path, MAX_PROJECT_BYTES, "project file").decode("utf-8")
-        document = yaml.safe_load(text)
     except FileProblem as exc:
         message = f"{str(path)!r} {exc}; a program directory holds its Pulumi.yaml"
         raise _error(_ARGUMENT, message) from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+    except UnicodeDecodeError as exc:
         message = f"{str(path)!r} is not a Pulumi.yaml ({type(exc).__name__})"
         raise _error(_ARGUMENT, message) from None
+    document = load_yaml(text, str(path))  # as the Pulumi CLI reads it (yaml.v3), or refused
     name = document.get("name") if isinstance(document, dict) else None
     if not isinstance(name, str) or not name:
         raise _error(_ARGUMENT, f"{str(path)!r} names no project (its `name:` key)")
@@ -124,10 +142,7 @@ def directory_program(project: Project) -> Callable[[], None]:
         try:
             runpy.run_path(str(project.directory), run_name="__main__")
         except pulumi.ConfigMissingError as exc:
-            raise _error(
-                "--config",
-                f"the program requires {exc.key}; give it with --config {exc.key}=VALUE",
-            ) from None
+            raise MissingConfig(exc.key) from None
         except pulumi.RunError as exc:
             if isinstance(exc.__context__, ConfigError):
                 raise exc.__context__ from None
@@ -142,21 +157,54 @@ def directory_program(project: Project) -> Callable[[], None]:
 
 
 def plan_program(directory: Path, settings: Sequence[str] = (), stack: str | None = None) -> Plan:
-    """The offline plan of the program in ``directory`` with ``--config`` ``settings``."""
+    """The offline plan of the program in ``directory`` with ``--config`` ``settings``. Every
+    config key the program requires and was not given is reported at once: the program runs
+    again with a stand-in value for each one found, until it asks for no more."""
     check_program_dir(directory)
     project = read_project(directory)
     config = {**project.config, **parse_settings(project.name, settings)}
     stack = stack or DEFAULT_STACK
-    resources, outputs = run_program(
-        directory_program(project),
-        stack,
-        project.name,
-        config=config,
-        log=ProgramLog(str(directory / PROGRAM_FILE)),
-    )
+    missing: list[str] = []
+    jobs: list[PathwaysJobArgs] = []
+    for _ in range(MAX_MISSING):
+        jobs.clear()
+        try:
+            with jobs_built(jobs.append):
+                resources, outputs = run_program(
+                    directory_program(project),
+                    stack,
+                    project.name,
+                    config={**config, **_stand_ins(missing, config)},
+                    log=ProgramLog(str(directory / PROGRAM_FILE)),
+                    user_program=directory,
+                )
+        except MissingConfig as exc:
+            missing.append(exc.key)
+            continue
+        except ConfigError:
+            if missing:  # the stand-ins may cause it: the missing keys come first
+                break
+            raise
+        break
+    if missing:
+        raise ConfigError([_missing_issue(key) for key in missing], "plan")
+    if issues := program_job_issues(jobs, resources):
+        raise ConfigError(issues, f"{directory / PROGRAM_FILE} (preflight)")
     summary: dict[str, Any] = {
         "tpu": exported_tpu_summary(outputs),
         "resources": len(resources),
         "cost": cost_summary([r.to_dict() for r in resources]),
     }
     return Plan(stack, project.name, resources, outputs, summary)
+
+
+def _stand_ins(missing: list[str], config: Mapping[str, str]) -> dict[str, str]:
+    """Values that let a program run past the keys it lacks (never planned: the run only looks
+    for more missing keys). A zone and a region agree with each other when one is given."""
+    region = config.get("gcp:region") or config.get("gcp:zone", "us-central1-a").rpartition("-")[0]
+    known = {
+        "gcp:project": "stand-in-project",
+        "gcp:region": region,
+        "gcp:zone": config.get("gcp:zone") or f"{region}-a",
+    }
+    return {key: known.get(key, "1") for key in missing}

@@ -3,6 +3,7 @@ cost estimate, Kubernetes manifests."""
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -21,7 +22,8 @@ from components.plan.text_view import (
     render_stages,
     render_totals,
 )
-from components.tokens import KUBERNETES_YAML_PREFIX
+from components.resolve.stack_files import PROJECT
+from components.tokens import DASHBOARD, KUBERNETES_YAML_PREFIX
 
 
 def render_summary(plan: Plan) -> str:
@@ -106,7 +108,40 @@ def render_cost(plan: Plan) -> str:
     lines = [*head_lines, *_aligned([*rows, total])]
     if cost.get("notPriced"):
         lines += not_priced_lines(cost)
+    lines += storage_lines(cost)
     return "\n".join(lines)
+
+
+_SERVICES = {"lustre": "Managed Lustre", "filestore": "Filestore"}
+_OVERRIDES = {"lustre": "lustreGibMonth", "filestore": "filestoreGibMonth"}
+
+
+def storage_lines(cost: dict[str, Any]) -> list[str]:
+    """The file systems the stack creates, per month at their capacity (the total above
+    includes the priced ones), and the override that prices the others."""
+    rows = cost.get("storage") or []
+    if not rows:
+        return []
+    lines = ["  storage (per month, in the total):"]
+    for row in rows:
+        size = f"{row['gib']:,} GiB" if row.get("gib") is not None else "size unknown"
+        tier = f"{row['tier']} MB/s per TiB" if row["kind"] == "lustre" else row["tier"]
+        price = row.get("basis", "")
+        if row.get("monthly") is not None:
+            price = f"{_money(row['monthly'])} ({price})"
+        lines += textwrap.wrap(
+            f"{row['name']}: {_SERVICES[row['kind']]} {tier}, {size}, {price}",
+            WIDTH,
+            initial_indent="    ",
+            subsequent_indent="      ",
+            break_on_hyphens=False,
+        )
+    for row in (r for r in rows if r.get("monthly") is None and r.get("gib") is not None):
+        key = _OVERRIDES[row["kind"]]
+        lines.append(
+            f"    to price {row['name']}: tpu-pathways:pricing: {{{key}: {{{row['tier']}: RATE}}}}"
+        )
+    return lines
 
 
 def not_priced_lines(cost: dict[str, Any]) -> list[str]:
@@ -144,9 +179,42 @@ def render_text(plan: Plan, verbose: bool = False) -> str:
         render_summary(plan),
         render_cost(plan),
         render_outputs(plan),
-        render_totals(plan),
+        render_totals(plan) + "\n" + deploy_time_line(plan),
+        next_steps(plan),
     ]
-    return "\n\n".join(parts)
+    return "\n\n".join(part for part in parts if part)
+
+
+def deploy_time_line(plan: Plan) -> str:
+    """The modeled `pulumi up` time, on one line (``--critical-path`` shows the chain)."""
+    from components.plan.critical_path import critical_path, minutes
+
+    if not any(r.custom for r in plan.resources):
+        return "Deploy time: nothing to create"
+    total = critical_path(plan.resources).parallel
+    return (
+        f"Deploy time (modeled `pulumi up`): about {minutes(total['typical'])} (low "
+        f"{minutes(total['low'])}, high {minutes(total['high'])}); --critical-path: the chain"
+    )
+
+
+def next_steps(plan: Plan) -> str:
+    """What to run next: the stack created in Pulumi and deployed (a program of your own: from
+    its directory)."""
+    stack = plan.stack
+    where = "" if plan.project == PROJECT else " (in your program's directory)"
+    steps = [
+        (f"pulumi stack select {stack} --create", "once: the stack in your Pulumi backend"),
+        (f"pulumi preview -s {stack}", "what would change, with credentials"),
+        (f"pulumi up -s {stack}", "create it"),
+    ]
+    width = max(len(command) for command, _ in steps)
+    return "\n".join(
+        [
+            f"Next steps (docs/getting-started.md, step 4){where}:",
+            *(f"  {command:<{width}}  # {why}" for command, why in steps),
+        ]
+    )
 
 
 def render_json(plan: Plan) -> str:
@@ -213,11 +281,12 @@ class Written:
     patches: list[Path]
     release_manifests: list[str]  # URLs, listed in RELEASE_MANIFESTS
     placeholders: list[Path] = field(default_factory=list)  # *.example: never applied
+    dashboards: list[Path] = field(default_factory=list)  # monitoring/*.json
 
     @property
     def count(self) -> int:
         files = len(self.objects) + len(self.patches) + len(self.placeholders)
-        return files + (1 if self.release_manifests else 0)
+        return files + len(self.dashboards) + (1 if self.release_manifests else 0)
 
     def summary(self, out_dir: Path) -> str:
         text = (
@@ -234,6 +303,9 @@ class Written:
         if self.release_manifests:
             urls = counted(len(self.release_manifests), "release manifest")
             text += f", {RELEASE_MANIFESTS} (the {urls} installed by URL)"
+        if self.dashboards:
+            names = ", ".join(f"{MONITORING_DIR}/{p.name}" for p in self.dashboards)
+            text += f", Cloud Monitoring dashboard JSON to import ({names})"
         return text
 
 
@@ -263,6 +335,31 @@ def provider_dir(resource: PlannedResource) -> str:
     parts = (resource.provider or "").split("::")
     name = parts[3] if len(parts) > 3 else ""
     return re.sub(r"[^a-z0-9.-]+", "-", name.lower()) or "default"
+
+
+MONITORING_DIR = "monitoring"
+"""Where ``--out`` writes dashboards: a directory of its own, which `kubectl apply -f DIR` does
+not read (it reads .json files, and a dashboard is no Kubernetes object)."""
+
+
+def write_dashboards(plan: Plan, out_dir: Path) -> list[Path]:
+    """Each Cloud Monitoring dashboard's JSON, indented, ready for `gcloud monitoring dashboards
+    create --config-from-file` or the console's JSON import."""
+    written = []
+    for resource in plan.resources:
+        text = resource.inputs.get("dashboardJson") if resource.type == DASHBOARD else None
+        if not isinstance(text, str) or holds_placeholder(text):
+            continue
+        path = (
+            out_dir
+            / MONITORING_DIR
+            / f"dashboard-{re.sub(r'[^a-z0-9.-]+', '-', resource.name.lower())}.json"
+        )
+        path.parent.mkdir(exist_ok=True)
+        with path.open("x") as stream:
+            stream.write(json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n")
+        written.append(path)
+    return written
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -318,4 +415,4 @@ def write_manifests(plan: Plan, out_dir: Path) -> Written:
     if urls:
         with (out_dir / RELEASE_MANIFESTS).open("x") as stream:
             stream.write(_RELEASE_HEADER + "\n".join(urls) + "\n")
-    return Written(objects, patches, urls, placeholders)
+    return Written(objects, patches, urls, placeholders, write_dashboards(plan, out_dir))

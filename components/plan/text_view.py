@@ -19,13 +19,17 @@ from components.plan.cost import pool_chips, unpriced_chips
 from components.plan.model import Plan, PlannedResource
 from components.plan.views import MISSING, value_at
 from components.tokens import (
+    ALERT_POLICY,
     BUCKET,
     BUCKET_IAM_MEMBER,
     CLUSTER,
     CONFIG_FILE,
+    DASHBOARD,
+    FILESTORE_INSTANCE,
     JOBSET,
     KUBERNETES_PREFIX,
     KUBERNETES_YAML_PREFIX,
+    LUSTRE_INSTANCE,
     NETWORK,
     NODE_POOL,
     PATHWAYS_JOB,
@@ -49,12 +53,14 @@ class Stage(Enum):
     NODE_POOLS = "Node pools"
     INSTALLS = "Installs (JobSet, PathwaysJob, Kueue and their controller patches)"
     NAMESPACES = "Namespaces and queues"
-    STORAGE = "Buckets and who may use them"
+    STORAGE = "Buckets, file systems and who may use them"
     WORKLOADS = "Workloads (pods as the PathwaysJob controller v0.1.4 or the JobSet makes them)"
+    MONITORING = "Monitoring (dashboard and alert policies)"
     OTHER = "Other resources"
 
 
-_STORAGE_PREFIX = "gcp:storage/"
+_STORAGE_PREFIX = ("gcp:storage/", "gcp:lustre/", "gcp:filestore/")
+_MONITORING_PREFIX = "gcp:monitoring/"
 _PROVIDERS = "pulumi:providers:"
 
 
@@ -69,6 +75,8 @@ def stage_of(resource: PlannedResource) -> Stage:
         return Stage.INSTALLS
     if kind.startswith(_STORAGE_PREFIX):
         return Stage.STORAGE
+    if kind.startswith(_MONITORING_PREFIX):
+        return Stage.MONITORING
     if kind.startswith(KUBERNETES_PREFIX):
         return Stage.NAMESPACES
     if kind.startswith(("gcp:", PULUMI_PREFIX)):
@@ -114,6 +122,10 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
     CONFIG_FILE: ("file",),
     PATHWAYS_JOB: ("spec.workers", "spec.controller.deploymentMode"),
     JOBSET: ("metadata.labels", "spec.replicatedJobs"),
+    LUSTRE_INSTANCE: ("location", "capacityGib", "perUnitStorageThroughput"),
+    FILESTORE_INSTANCE: ("location", "tier", "fileShares.capacityGb"),
+    ALERT_POLICY: ("severity", "displayName"),
+    DASHBOARD: ("dashboardJson",),
 }
 
 
@@ -132,7 +144,17 @@ def _workers(value: Any) -> str:
 
 
 # How a key input reads, where the JSON of it is not the clearest form.
-_FORMATS = {"spec.workers": _workers}
+def _dashboard(value: Any) -> str:
+    """A dashboard's JSON as its title and tile count (``plan --out`` writes it whole)."""
+    try:
+        document = json.loads(value)
+        tiles = len(document["mosaicLayout"]["tiles"])
+        return f"{json.dumps(document['displayName'])} ({tiles} tiles; plan --out writes the JSON)"
+    except (TypeError, ValueError, KeyError):
+        return _compact(value)
+
+
+_FORMATS = {"spec.workers": _workers, "dashboardJson": _dashboard}
 
 
 def _wrapped(text: str, indent: int, hang: int = 4) -> list[str]:
@@ -249,6 +271,12 @@ def workload_lines(job: dict[str, Any], indent: int = 6) -> list[str]:
         lines += _labelled("clients", f"at once {clients['atOnce']} ({clients['counted']})", indent)
     if connect := job.get("connect"):
         lines += _labelled("connect", str(connect), indent)
+    for volume in job.get("volumes") or []:
+        lines += _labelled("mounts", volume, indent)
+    if logs := job.get("logs"):
+        lines += _labelled("logs", logs, indent)
+    if dashboard := job.get("dashboard"):
+        lines += _labelled("dashboard", dashboard, indent)
     return lines
 
 
@@ -277,8 +305,8 @@ def render_stages(plan: Plan, verbose: bool = False) -> str:
     components = sum(1 for r in plan.resources if not listed(r))
     hint = "every input shown" if verbose else "--verbose: every input"
     lines = _wrapped(
-        f"Plan for stack '{plan.stack}' of {plan.project}: {len(plan.resources)} resources "
-        f"({components} components); {hint}, --json: all",
+        f"Plan for stack '{plan.stack}' of {plan.project}: creates {len(created(plan))} "
+        f"resources ({components} components); {hint}, --json: all",
         0,
     )
     for stage in Stage:
@@ -316,6 +344,9 @@ def output_lines(label: str, value: Any, indent: int = 2, depth: int = 1) -> lis
 
 
 def render_outputs(plan: Plan) -> str:
+    """The stack outputs ('' when there are none: no empty section)."""
+    if not plan.outputs:
+        return ""
     lines = ["Outputs:"]
     for key, value in plan.outputs.items():
         lines += output_lines(key, value)

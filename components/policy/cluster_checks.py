@@ -5,12 +5,11 @@ reads a resource)."""
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.config.grammars import covers_every_address
+from components.config.address_sets import everywhere, exposure
 from components.plan.views import MISSING, Bound, NodePoolView, is_unknown, number, value_at
 from components.policy.model import (
     DEFAULT_COMPUTE_SA_SUFFIX,
@@ -52,19 +51,20 @@ def authorized_networks_closed(resource: Resource, _: StackContext) -> Iterator[
         if not isinstance(cidr, str):
             continue
         cidrs.append(cidr)
-        if _is_everywhere(cidr):
+        if (every := everywhere(cidr)) is not None:
+            spelled = "" if every == cidr else f" (it is {every})"
             yield (
-                f"masterAuthorizedNetworksConfig.cidrBlocks has {cidr!r}: the control plane's IP "
-                "endpoint would take traffic from the whole internet; list your networks' CIDRs "
-                "or use the IAM-gated DNS endpoint"
+                f"masterAuthorizedNetworksConfig.cidrBlocks has {cidr!r}{spelled}: the control "
+                "plane's IP endpoint would take traffic from the whole internet; list your "
+                "networks' CIDRs or use the IAM-gated DNS endpoint"
             )
-    union = covers_every_address(cidrs)
-    if union is not None and not any(_is_everywhere(cidr) for cidr in cidrs):
+    exposed = exposure(cidrs)
+    if exposed is not None and not any(everywhere(cidr) for cidr in cidrs):
+        listed = f"{', '.join(cidrs[:4])}{', ...' if len(cidrs) > 4 else ''}"
         yield (
-            f"masterAuthorizedNetworksConfig.cidrBlocks together cover {union} "
-            f"({', '.join(cidrs[:4])}{', ...' if len(cidrs) > 4 else ''}): the control plane's "
-            "IP endpoint would take traffic from the whole internet; list your networks' CIDRs "
-            "or use the IAM-gated DNS endpoint"
+            f"masterAuthorizedNetworksConfig.cidrBlocks together {exposed.what} ({listed}): the "
+            f"control plane's IP endpoint would take traffic from {exposed.reach}; list your "
+            "networks' CIDRs or use the IAM-gated DNS endpoint"
         )
 
 
@@ -86,13 +86,6 @@ def control_plane_endpoints(resource: Resource, _: StackContext) -> Iterator[str
             f"enabled is {show(ip_endpoint)}: turn the IP endpoint off (false) and use the "
             "IAM-gated DNS endpoint"
         )
-
-
-def _is_everywhere(cidr: str) -> bool:
-    try:
-        return ipaddress.ip_network(cidr, strict=False).prefixlen == 0
-    except ValueError:
-        return False
 
 
 def node_service_account(resource: Resource, _: StackContext) -> Iterator[str]:

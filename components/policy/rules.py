@@ -54,6 +54,7 @@ from components.policy.model import (
     all_of,
     expect,
 )
+from components.policy.workload_checks import images_pinned
 from components.tokens import (
     ADMISSION_POLICY,
     ADMISSION_POLICY_BINDING,
@@ -66,6 +67,7 @@ from components.tokens import (
     NODE_POOL,
     RESOURCE_QUOTA,
     ROLE_BINDING,
+    WORKLOAD_TYPES,
 )
 
 # --- the rules (their checks: ``cluster_checks``, ``access_checks``) ---------------------------
@@ -277,6 +279,13 @@ RULES: tuple[Rule, ...] = (
         "Project IAM grants no basic roles (roles/owner, roles/editor, roles/viewer).",
         frozenset(PROJECT_IAM_TYPES),
         no_basic_roles,
+    ),
+    Rule(
+        "images-pinned",
+        "Outside dev, every image a workload runs has a tag other than latest, or a digest, "
+        "and no Pathways release is latest.",
+        frozenset(WORKLOAD_TYPES),
+        images_pinned,
     ),
 )
 

@@ -11,6 +11,7 @@ rejects, a scratch path the pods cannot write), after TPU capacity has been allo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,10 +24,12 @@ from components.config.schema import (
 )
 from components.config.schema.contract import SharedCluster
 from components.errors import ConfigError, ConfigIssue, issues_from_validation
+from components.resolve.image_checks import image_issues
 from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.resolve.stack_checks import cross_check_issues
 from components.resolve.tenancy.shared_cluster import owner_problems
 from components.resolve.workload_checks import workload_issues
+from components.resolve.zone_checks import zone_issues
 
 
 def parse_stack_config(
@@ -110,10 +113,13 @@ def _validate(
     across = cross_check_issues(config, whole_pools=not recovery.partial)
     found = workload_issues(config)
     skipped = _unchecked_deployments(config, found)
+    # Checks no other problem can mislead, and none of whose problems misleads the preflight.
+    independent = zone_issues(config) + image_issues(config)
     if not across:  # a problem across the stack (a pool's name taken) can mislead every job's
         report = preflight(config, planned_pools(config), bucket_grants(config), skip=skipped)
         found += report.issues
-    issues += [recovery.original(i) for i in [*across, *found]]
+    issues += [recovery.original(i) for i in [*across, *found, *independent]]
+    issues[len(earlier) :] = in_file_order(issues[len(earlier) :], values)
     if issues:
         skipped = [recovery.original(ConfigIssue(k, "")).key for k in skipped]
         raise ConfigError(issues, source, _later(recovery.left_out, skipped, bool(across)))
@@ -164,6 +170,24 @@ def _unchecked_deployments(config: StackConfig, issues: list[ConfigIssue]) -> li
         for key, _ in config.deployments()
         if any(i.key == key or i.key.startswith((f"{key}.", f"{key}[")) for i in issues)
     ]
+
+
+def in_file_order(issues: list[ConfigIssue], values: dict[str, Any]) -> list[ConfigIssue]:
+    """The problems by where the file has them (its top-level keys in their order, a list's
+    entries by index), so one entry's problems read together; otherwise as found."""
+    order = {key: i for i, key in enumerate(values)}
+
+    def position(issue: ConfigIssue) -> tuple[int, int]:
+        match = _TOP_KEY.match(issue.key)
+        if match is None:
+            return (len(order), 0)
+        index = int(match[2]) if match[2] is not None else -1
+        return (order.get(match[1], len(order)), index)
+
+    return sorted(issues, key=position)
+
+
+_TOP_KEY = re.compile(r"([A-Za-z]+)(?:\[(\d+)\])?")
 
 
 def _listing(keys: list[str]) -> str:

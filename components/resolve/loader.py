@@ -5,7 +5,6 @@ engine's config map under `pulumi up`."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from components.resolve.checks import parse_stack_config
 from components.resolve.stack_files import (
     STACKS_DIR,
     decode_engine_values,
-    lookalike_key_warnings,
     misspelled_namespaces,
     read_stack_file,
     stack_path,
@@ -32,19 +30,16 @@ the owner stack; the loader itself never plans)."""
 def load_stack(
     stack: str,
     stacks_dir: Path = STACKS_DIR,
-    warn: Callable[[str], None] | None = None,
     read_owner: OwnerReader | None = None,
     raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
-    """Read and validate one stack file. Warnings about keys that look misspelled go to ``warn``
-    (default: stderr). A team stack's owner contract comes from ``read_owner`` (the offline plan
+    """Read and validate one stack file. A team stack's owner contract comes from
+    ``read_owner`` (the offline plan
     gives one that plans the owner stack: ``components.plan.engine.load_stack``). ``raw``: the
     file's config map already read (``read_stack_file``), so it is not read twice."""
     raw = read_stack_file(stack, stacks_dir) if raw is None else raw
     source = f"{stack_path(stack, stacks_dir).name} ({NAMESPACE}:)"
     misspelled = misspelled_namespaces(raw)  # reported with the rest
-    for message in lookalike_key_warnings(raw):
-        (warn or _stderr)(f"warning: {stack_path(stack, stacks_dir).name}: {message}")
     values = decode_engine_values(raw)
     owner = values.get("owner")
     contract = None
@@ -53,7 +48,3 @@ def load_stack(
             raise ConfigError([ConfigIssue("owner", "the owner stack was not read")], source)
         contract = read_contract(read_owner(owner_stack), owner)
     return parse_stack_config(values, source, contract, misspelled)
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr)

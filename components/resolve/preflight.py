@@ -60,6 +60,8 @@ from components.pathways.scheduler_model import (
 )
 from components.pathways.service_client import client_capacity
 from components.pathways.storage_access import StorageCheck
+from components.resolve.links import job_logs_url
+from components.resolve.storage import gcsfuse_annotations, mounts_summary, team_bucket_grants
 from components.resolve.workload_specs import (
     deployment_jobset,
     deployment_namespace,
@@ -162,12 +164,12 @@ def _tpu_node_pools(
 
 def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
     """What this stack grants: each team's Kubernetes service account read-write on its prefix
-    of the scratch bucket (Workload Identity: the identity of Pathways pods off the host
-    network); the shared pools' node service account (the identity of host-network Pathways
-    pods) read-write on the scratch bucket but the dedicated teams' prefixes, and on each of
-    ``dataBuckets`` without a team; each dedicated team's node service account on its prefix
-    and its ``dataBuckets``. A stack on a cluster it does not create grants only what its own
-    dedicated teams' nodes get."""
+    of the scratch bucket and what its ``buckets`` give it (Workload Identity: the identity of
+    Pathways pods off the host network and of Cloud Storage FUSE mounts); the shared pools' node
+    service account (the identity of host-network Pathways pods) read-write on the scratch
+    bucket but the dedicated teams' prefixes, and on each of ``dataBuckets`` without a team;
+    each dedicated team's node service account on its prefix and its ``dataBuckets``. A stack
+    on a cluster it does not create grants only what its own dedicated teams' nodes get."""
     grants = [
         BucketGrant(
             kubernetes_identity(team.name, team.service_account),
@@ -177,6 +179,7 @@ def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
         )
         for team in config.teams
     ]
+    grants += team_bucket_grants(config)
     dedicated = config.dedicated_teams
     if config.creates_cluster:
         nodes = node_service_account_email(config.gcp.project, config.cluster.name)
@@ -236,6 +239,7 @@ def _deployment(
             proxy,
             entry.image,
             jobset,
+            annotations=gcsfuse_annotations(config, entry),
             **queued,
         )
     spec = shared_service_spec(config, entry, pins)
@@ -267,6 +271,7 @@ def preflight(
     storage = StorageCheck(tuple(grants), how_to_grant)
     index = PoolIndex(pools)  # once: each job then costs what its pods select
     placements = [check_job(deployment, index, storage, report) for deployment in deployments]
+    _links_and_mounts(config, report, skip)
     report.issues += shared_node_pools(placements)
     report.issues += owner_node_pools(config, placements)
     if not config.queues_jobs:
@@ -274,6 +279,17 @@ def preflight(
     if config.shared_services:
         _service_clients(config, pools, report)
     return report
+
+
+def _links_and_mounts(config: StackConfig, report: PreflightReport, skip: Collection[str]) -> None:
+    """Each job's Logs Explorer link, and a workload's mounts, in the plan's summary."""
+    for key, entry in config.deployments():
+        job = report.jobs.get(f"{deployment_namespace(entry)}/{entry.name}")
+        if key in skip or job is None:
+            continue
+        if isinstance(entry, WorkloadConfig) and (mounts := mounts_summary(config, entry)):
+            job["volumes"] = mounts
+        job["logs"] = job_logs_url(config, entry.name, deployment_namespace(entry))
 
 
 def owner_node_pools(config: StackConfig, placements: Sequence[Placement]) -> list[ConfigIssue]:

@@ -1,5 +1,5 @@
 """The checks across a stack's keys, each a rule no single key can hold: names that would meet
-in one resource, buckets, config secrets, pinned images, what only one backend runs, settings of
+in one resource, buckets, config secrets, what only one backend runs, settings of
 an install that does not happen, and what a created cluster needs for the isolation it promises.
 ``cross_check_issues`` runs them with the quota checks (``quota_checks``), the size checks
 (``capacity``) and a team stack's ownership check (``tenancy.shared_cluster``);
@@ -12,7 +12,6 @@ from components.config import grammars
 from components.config.schema import StackConfig, WorkloadConfig, WorkloadMode
 from components.config.schema.workloads import EnvFromConfigSecret
 from components.errors import ConfigIssue, shown_value
-from components.pathways.controller_model import LATEST, PATHWAYS_RELEASE
 from components.pathways.jobset import COLOCATED_UNSUPPORTED
 from components.resolve.capacity import size_issues
 from components.resolve.quota_checks import (
@@ -20,6 +19,7 @@ from components.resolve.quota_checks import (
     namespace_quota_issues,
     team_quota_issues,
 )
+from components.resolve.storage_checks import stack_storage_issues
 from components.resolve.tenancy.isolation import isolation_issues
 from components.resolve.tenancy.shared_cluster import ownership_issues
 from components.vocabulary import Environment, WorkloadBackend
@@ -35,10 +35,10 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
     issues += team_quota_issues(config, whole_pools) + ownership_issues(config)
     issues += _config_secret_refs(config) + _joined_name_collisions(config)
     issues += _bucket_name_rules(config) + _data_bucket_issues(config)
-    issues += _latest_pathways(config) + _backend_issues(config) + size_issues(config)
+    issues += _backend_issues(config) + size_issues(config)
     issues += _isolation_issues(config) + namespace_quota_issues(config)
     issues += isolation_issues(config)
-    issues += _unused_addon_settings(config)
+    issues += _unused_addon_settings(config) + stack_storage_issues(config)
     return issues
 
 
@@ -198,48 +198,6 @@ def _config_secret_refs(config: StackConfig) -> list[ConfigIssue]:
         for key, env in config.env_maps()
         for name, value in env.items()
         if isinstance(value, EnvFromConfigSecret) and value.config_secret not in config.secrets
-    ]
-
-
-def _latest_pathways(config: StackConfig) -> list[ConfigIssue]:
-    """An unpinned release or component image lets a restarted worker pull another build
-    than the running resource manager (the controller pulls with imagePullPolicy Always)."""
-    if config.environment is Environment.DEV:
-        return []
-    why = (
-        f"allowed only in environment dev (this stack is {config.environment.value}): the "
-        "controller pulls images with imagePullPolicy Always, so a restarted worker could "
-        "run another build than the resource manager"
-    )
-    return [
-        ConfigIssue(
-            key,
-            f"{version!r} is {why}; use a Pathways release such as "
-            f"'{PATHWAYS_RELEASE}' (the default)",
-        )
-        for key, version in _pathways_versions(config)
-        if version is not None and version.lower() == LATEST
-    ] + [
-        ConfigIssue(key, f"{problem}; an unpinned image is {why}; pin a tag or a digest")
-        for key, image in _component_images(config)
-        if (problem := grammars.unpinned_image_problem(image))
-    ]
-
-
-def _pathways_versions(config: StackConfig) -> list[tuple[str, str | None]]:
-    keys = [("pathwaysVersion", config.pathways_version)]
-    keys += [
-        (f"{key}.pathwaysVersion", entry.pathways_version) for key, entry in config.deployments()
-    ]
-    return keys
-
-
-def _component_images(config: StackConfig) -> list[tuple[str, str]]:
-    return [
-        (f"{key}.customComponents[{i}].image", custom.image)
-        for key, entry in config.deployments()
-        for i, custom in enumerate(entry.custom_components)
-        if custom.image is not None
     ]
 
 

@@ -3,8 +3,9 @@ plan, the Pulumi engine's config map for `pulumi up` (read by ``components.stack
 end in the same parser (``loader.load_stack``, ``checks.parse_stack_config``).
 
 The engine hands a program every config value as a string (structured values JSON-encoded).
-The offline plan converts the YAML file to that same form first, so the plan exercises exactly
-the path `pulumi up` takes.
+The offline plan converts the YAML file to that same form first, as the Pulumi CLI reads it
+(``components.config.safe_yaml``: gopkg.in/yaml.v3's values; keys namespaced as below), so the
+plan exercises exactly the path `pulumi up` takes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from components.config.safe_yaml import MAX_FILE_BYTES, load_yaml
-from components.config.schema import NAMESPACE, StackConfig, namespace_values
+from components.config.schema import NAMESPACE, namespace_values
+from components.config.yaml_v3 import go_json_number
 from components.errors import ConfigError, ConfigIssue
 from components.files import FileProblem, read_regular_file
 
@@ -100,13 +102,69 @@ def read_stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise ConfigError([ConfigIssue("config", "must be a mapping of keys to values")], str(path))
-    config = {str(k): v for k, v in config.items()}
-    issues = secure_value_issues(config) + top_level_null_issues(config)
+    config, issues = namespaced(config)
+    issues += secure_value_issues(config) + top_level_null_issues(config)
     if issues:
         raise ConfigError(issues, str(path))
     if SECRETS_KEY in config:
         config[SECRETS_KEY] = offline_secrets(config[SECRETS_KEY])
     return {k: engine_string(v) for k, v in config.items()}
+
+
+def namespaced(config: dict[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """The config map keyed as the Pulumi CLI keys it, and the keys it refuses or reads other
+    than as written. Since Pulumi v3.44 a key without a namespace is the project's
+    (``environment`` is ``tpu-pathways:environment``: pulumi/pulumi
+    sdk/go/common/workspace/loaders.go, ``stackConfigNamespacedWithProject``); beside its
+    namespaced twin one of the two is kept, at random (a Go map), so that is refused. A key
+    is ``<namespace>:<name>`` (sdk/go/common/resource/config/key.go, ``ParseKey``): more
+    colons fail the load, or (``ns:config:name``, an old form) silently become
+    ``ns:name``."""
+    issues = []
+    keyed: dict[str, Any] = {}
+    for key, value in config.items():
+        if problem := config_key_problem(key):
+            issues.append(ConfigIssue(_shown_key(key), problem))
+            continue
+        full = key if ":" in key else f"{PROJECT}:{key}"
+        if full != key and full in config:
+            issues.append(
+                ConfigIssue(
+                    _shown_key(key),
+                    f"Pulumi reads {_shown_key(key)!r} as {_shown_key(full)!r}, which the file "
+                    "also sets, and keeps one of the two values at random; remove one",
+                )
+            )
+            continue
+        keyed[full] = value
+    return keyed, issues
+
+
+def config_key_problem(key: str) -> str | None:
+    """Why the Pulumi CLI refuses ``key`` of a stack file's ``config:`` (or reads it as another
+    key); None if it reads it as written (or, without a namespace, as the project's)."""
+    namespace, _, name = key.partition(":")
+    if ":" in name:
+        if name.partition(":")[0] == "config":
+            right = f"{namespace}:{name.partition(':')[2]}"
+            return (
+                f"Pulumi reads it as {_shown_key(right)!r} (an old form of config keys); write "
+                "that, so the file says what the program is given"
+            )
+        return (
+            "a config key has one ':', between its namespace and its name "
+            "(tpu-pathways:workloads); Pulumi refuses to load a file with this one"
+        )
+    if not key:
+        return f"an empty key (Pulumi reads it as '{PROJECT}:', a key with no name); remove it"
+    if key.startswith(":") or key.endswith(":"):
+        part = "namespace before" if key.startswith(":") else "name after"
+        return f"no {part} the ':'; write it as '{PROJECT}:<name>'"
+    return None
+
+
+def _shown_key(key: str) -> str:
+    return key if len(key) <= 80 else key[:77] + "..."
 
 
 SECRETS_KEY = f"{NAMESPACE}:secrets"
@@ -157,9 +215,10 @@ def secure_value_issues(config: dict[str, Any]) -> list[ConfigIssue]:
 def top_level_null_issues(config: dict[str, Any]) -> list[ConfigIssue]:
     """A top-level ``tpu-pathways:<key>: null`` (or ``~``, or nothing after the colon): the
     engine hands it to the program as empty text, which this program could not tell from ''
-    (Pulumi's config.Value reads a YAML null into an empty string: pulumi/pulumi
-    sdk/go/common/resource/config/value.go, unmarshalValue). Refused here, where the file shows
-    what was written."""
+    (gopkg.in/yaml.v3 decode.go ``prepare`` never calls a config.Value's UnmarshalYAML for a
+    null, so the entry keeps the zero Value, empty text; since v3.172 pulumi/pulumi
+    sdk/go/common/workspace/loaders.go ``checkForEmptyConfig`` also warns "treated as an empty
+    string"). Refused here, where the file shows what was written."""
     return [
         ConfigIssue(
             key,
@@ -188,11 +247,16 @@ def offline_secrets(secrets: dict[str, Any]) -> dict[str, str]:
 
 
 def engine_string(value: Any) -> str:
-    """How the Pulumi engine passes a config value to a program."""
+    """How the Pulumi engine passes a config value to a program: text as itself, a number or
+    true/false as JSON, a mapping or list as JSON with its keys sorted (Go's encoding/json,
+    pulumi/pulumi sdk/go/common/resource/config/plaintext.go ``marshalText``), so a program
+    meets a mapping's keys in the order `pulumi up` gives them."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value)
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if isinstance(value, int | float):
+        return go_json_number(value)
     return "" if value is None else str(value)
 
 
@@ -233,18 +297,3 @@ def misspelled_namespaces(raw: Mapping[str, Any]) -> list[ConfigIssue]:
                 )
             )
     return issues
-
-
-def lookalike_key_warnings(raw: Mapping[str, Any]) -> list[str]:
-    """Keys without a namespace that look meant for this program (``workloads``): Pulumi
-    passes them on, and this program never reads them. Warned about, not refused (the
-    misspelled namespaces of ``misspelled_namespaces`` are refused)."""
-    ours = [f.alias or name for name, f in StackConfig.model_fields.items()]
-    warnings = []
-    for key in raw:
-        if ":" in key or not difflib.get_close_matches(key, ours, n=1, cutoff=0.8):
-            continue
-        match = difflib.get_close_matches(key, ours, n=1, cutoff=0.6)
-        hint = f"; did you mean '{NAMESPACE}:{match[0]}'?" if match else ""
-        warnings.append(f"config key {key!r} is not read by this program{hint}")
-    return warnings

@@ -27,6 +27,7 @@ from components.pathways.service_client import (
     client_capacity,
     slice_restarts_limit,
 )
+from components.resolve.storage_checks import workload_storage_issues
 from components.resolve.workload_specs import (
     deployment_namespace,
     holds_client_port,
@@ -46,7 +47,7 @@ def workload_issues(config: StackConfig) -> list[ConfigIssue]:
             else _service_problems(config, entry)
         )
         issues += _located(key, problems)
-    issues += _duplicate_names(config)
+    issues += _duplicate_names(config) + workload_storage_issues(config)
     if not issues:  # the jobs' specs need valid pools and teams
         issues += client_capacity_issues(config) + object_size_issues(config)
     return issues
@@ -91,7 +92,7 @@ def _pool_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceCon
         )
     if entry.team not in {t.name for t in config.teams}:
         teams = ", ".join(t.name for t in config.teams)
-        yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams}"
+        yield "team", f"{entry.team!r} is not a team of this stack; teams: {teams or 'none'}"
 
 
 def _slice_restarts_problems(config: StackConfig, entry: WorkloadConfig | SharedServiceConfig):

@@ -52,6 +52,7 @@ from components.pathways.spec import (
     resource_manager_address,
 )
 from components.pathways.user_container import UserContainer
+from components.resolve.storage import claim_mounts, gcs_volumes, gcsfuse_annotations
 from components.vocabulary import LOCAL_QUEUE, WorkloadBackend
 
 _DEPLOYMENT_MODES = {
@@ -272,6 +273,8 @@ def user_container(config: StackConfig, workload: WorkloadConfig) -> UserContain
         service_account=team.service_account,
         priority_class_name=workload.priority.value if workload.priority else None,
         termination_grace_period_seconds=workload.termination_grace_period_seconds,
+        volumes=tuple(gcs_volumes(config, workload)),
+        claims=tuple(claim_mounts(config, workload)),
     )
 
 
@@ -389,6 +392,7 @@ def workload_jobset(config: StackConfig, workload: WorkloadConfig, pins: Mapping
         host_network=workload.host_network,
         service_account=None if workload.host_network else team_service_account(config, workload),
         head_node_selector=cpu_pool_selector(config, workload.team),
+        head_annotations=gcsfuse_annotations(config, workload),
     )
 
 

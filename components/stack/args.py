@@ -82,6 +82,11 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
         dedicated_teams=tuple(config.dedicated_teams),
         dns=cluster.dns,
+        lustre_csi=bool(config.lustre),
+        filestore_csi=config.home_dirs is not None,
+        monitoring_components=tuple(c.value for c in config.observability.system_components),
+        managed_prometheus=config.observability.managed_prometheus,
+        min_master_version=cluster.min_master_version,
     )
 
 

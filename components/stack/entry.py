@@ -14,7 +14,6 @@ from components.resolve.stack_files import (
     SECRETS_KEY,
     SET_SECRET_HINT,
     decode_engine_values,
-    lookalike_key_warnings,
     misspelled_namespaces,
     program_stacks_dir,
 )
@@ -29,8 +28,6 @@ def load_from_engine() -> StackConfig | FleetStack:
     raw = engine_config()
     source = f"stack config ({NAMESPACE}:)"
     misspelled = misspelled_namespaces(raw)  # reported with the rest
-    for message in lookalike_key_warnings(raw):
-        pulumi.log.warn(message)
     if SECRETS_KEY in raw and not pulumi.runtime.is_config_secret(SECRETS_KEY):
         issue = ConfigIssue(
             SECRETS_KEY,

@@ -40,6 +40,8 @@ class Installs:
     namespaces: dict[str, pulumi.Output[str]]
     # Kueue's queues and priority classes: a queued job must not be created before them.
     queueing: list[pulumi.Resource]
+    # What waits for Kueue's install: its queues (None: no Kueue of this stack's).
+    kueue: pulumi.Resource | None = None
 
 
 def build_installs(
@@ -75,8 +77,10 @@ def build_installs(
         for team in config.teams
     }
     queueing: list[pulumi.Resource] = []
+    kueue = None
     if config.kueue_enabled:
         queueing = _kueue(config, provider, [*ready, *after_jobset], namespaces, within)
+        kueue = queueing[0]
     elif config.shared_cluster is not None and config.queues_jobs:
         # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
         queueing = [
@@ -84,7 +88,7 @@ def build_installs(
                 f"{name}-queues", args.local_queues_args(config, namespaces, provider), within
             )
         ]
-    return Installs(controller, jobset, namespaces, queueing)
+    return Installs(controller, jobset, namespaces, queueing, kueue)
 
 
 def _protected(

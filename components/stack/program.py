@@ -39,12 +39,16 @@ from components.gke.cluster import ClusterTarget, ExistingCluster, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
 from components.gke.tpu_pool import TpuNodePool
 from components.pathways.preflight import PreflightReport
+from components.resolve.image_checks import image_warnings
 from components.resolve.preflight import run_preflight
 from components.resolve.tenancy.isolation import tenancy_summary
 from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
+from components.resolve.zone_checks import zone_warnings
 from components.stack import args
 from components.stack.installs import build_installs
+from components.stack.observability import build_observability
 from components.stack.owner import read_owner_contract
+from components.stack.storage import build_storage
 from components.stack.workloads import build_workloads
 from components.vocabulary import team_node_service_account_email
 
@@ -99,7 +103,12 @@ def build_stack(
     )
     grants = list(bucket.grants)
     grants += _data_bucket_grants(config, node_account, team_accounts, within)
+    grants += build_storage(config, cluster, installs.namespaces, within)
     workloads = build_workloads(config, cluster, installs, grants)
+    watched = (
+        build_observability(config, cluster, installs, within) if config.creates_cluster else {}
+    )
+    _name_the_dashboard(workloads, watched)
 
     outputs: dict[str, Any] = {
         "cluster_name": cluster.cluster_name,
@@ -112,6 +121,7 @@ def build_stack(
         "team_namespaces": installs.namespaces,
         "tenancy": tenancy_summary(config),
         **workloads,
+        **watched,
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
@@ -120,6 +130,18 @@ def build_stack(
     if config.owner is not None:
         outputs["owner_stack"] = config.owner
     return outputs
+
+
+def _name_the_dashboard(workloads: dict[str, Any], watched: dict[str, Any]) -> None:
+    """Each job's outputs say where its dashboard is (its URL is ``dashboard_url``)."""
+    if "dashboard" not in watched:
+        return
+    jobs = [
+        *workloads.get("workloads", {}).values(),
+        *workloads.get("shared_services", {}).values(),
+    ]
+    for job in jobs:
+        job["dashboard"] = watched["dashboard"]
 
 
 def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
@@ -131,6 +153,8 @@ def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
             "owner stack",
         )
     report = run_preflight(config)
+    for message in zone_warnings(config) + image_warnings(config):
+        pulumi.log.warn(message)
     for listener in _preflight_listeners:
         listener(report)
 

@@ -22,6 +22,8 @@ from components.gke.cluster import ClusterTarget
 from components.labels import QUEUE_LABEL, standard_labels
 from components.pathways.service_client import INSECURE_PROXY_OPTION
 from components.pathways.spec import wait_for_running
+from components.resolve.links import job_logs_url
+from components.resolve.storage import gcsfuse_annotations
 from components.resolve.workload_specs import (
     config_secrets_name,
     cpu_pool_selector,
@@ -107,6 +109,7 @@ class _Workloads:
         job = self.jobs[f"{workload.team}/{workload.name}"] = {"proxy": endpoints.proxy}
         if endpoints.port_forward:
             job["port_forward"] = endpoints.port_forward
+        job["logs"] = job_logs_url(self.config, workload.name, workload.team)
 
     def job_args(self, logical: str, workload: WorkloadConfig) -> PathwaysJobArgs:
         config, wait = self.config, self.wait
@@ -117,7 +120,12 @@ class _Workloads:
             provider=self.cluster.provider,
             controller_install=self.installs.pathways_controller,
             labels=job_labels(config),
-            annotations=wait_for_running(wait.timeout_seconds) if wait.jobs else None,
+            # The controller v0.1.4 gives the head pod the PathwaysJob's own annotations.
+            annotations={
+                **(wait_for_running(wait.timeout_seconds) if wait.jobs else {}),
+                **gcsfuse_annotations(config, workload),
+            }
+            or None,
             prerequisites=self.prerequisites(logical, workload),
         )
 
@@ -137,6 +145,7 @@ class _Workloads:
                 None if workload.host_network else team_service_account(config, workload)
             ),
             head_node_selector=cpu_pool_selector(config, workload.team),
+            head_annotations=gcsfuse_annotations(config, workload),
             prerequisites=self.prerequisites(logical, workload),
         )
 
@@ -147,6 +156,7 @@ class _Workloads:
             "pathways_service": service.pathways_service,
             "expected_tpu_instances": service.expected_tpu_instances,
             "connect": service.connect,
+            "logs": job_logs_url(self.config, entry.name, deployment_namespace(entry)),
         }
 
     def service_args(self, logical: str, entry: SharedServiceConfig) -> SharedPathwaysServiceArgs:

@@ -274,10 +274,21 @@ def shape_for(
     return shape
 
 
+def shapes_command(generation: TpuGeneration | str) -> str:
+    """The command that lists a generation's shapes: every topology message points to it."""
+    return f"python -m components shapes {TpuGeneration(generation).value}"
+
+
 def _bad_topology(gen: TpuGeneration, topology: str, machine_type: str | None) -> str:
     valid = topologies(gen, machine_type)
     where = f"{gen} topology" + (f" for {machine_type}" if machine_type else "")
-    return f"'{topology}' is not a {where}; valid: {_listing(valid)}{_reordered(topology, valid)}"
+    shown = _listing(valid)
+    listed = (
+        f"{shown[:-1]}: {shapes_command(gen)})"
+        if shown.endswith(" in all)")
+        else f"{shown} ({shapes_command(gen)})"
+    )
+    return f"'{topology}' is not a {where}; valid: {listed}{_reordered(topology, valid)}"
 
 
 def _reordered(topology: str, valid: list[str]) -> str:
@@ -292,7 +303,7 @@ def _reordered(topology: str, valid: list[str]) -> str:
 def _needs_machine(gen: TpuGeneration, topology: str) -> str:
     # Point at the explicit-only shapes (v5e 1x1/2x2, 8t) instead of just refusing them.
     machines = [m for (g, m, t) in _INDEX.shapes if (g, t) == (gen, topology)]
-    return f" ({topology} needs machine type {' or '.join(machines)})" if machines else ""
+    return f"; {topology} needs machine type {' or '.join(machines)}" if machines else ""
 
 
 def worker_shape(machine_type: str, topology: str) -> TpuShape:
@@ -307,11 +318,11 @@ def worker_shape(machine_type: str, topology: str) -> TpuShape:
     shapes = [s for s in _shapes(generation, machine_type) if s.pathways_supported]
     what = "is not a topology" if shape is None else "is a topology the PathwaysJob controller"
     what += f" of {machine_type}" if shape is None else f" v0.1.4 rejects for {machine_type}"
-    nearest = _nearest(topology, [s.topology for s in shapes])
+    nearest = _nearest(topology, [s.topology for s in shapes], generation)
     raise CatalogError(f"'{topology}' {what}; nearest valid: {nearest}")
 
 
-def _nearest(topology: str, valid: list[str], count: int = 4) -> str:
+def _nearest(topology: str, valid: list[str], generation: TpuGeneration, count: int = 4) -> str:
     """Up to ``count`` of ``valid`` closest in chips to ``topology``, smallest first."""
     try:
         chips = math.prod(_dims(str(topology).strip().lower()))
@@ -319,8 +330,8 @@ def _nearest(topology: str, valid: list[str], count: int = 4) -> str:
         chips = 0
     close = sorted(valid, key=lambda t: abs(math.log(math.prod(_dims(t)) / max(chips, 1))))
     nearest = [t for t in valid if t in close[:count]]
-    more = f" ({len(valid)} in all: python -m components shapes)" if len(valid) > count else ""
-    return ", ".join(nearest) + more
+    more = f"{len(valid)} in all: " if len(valid) > count else ""
+    return f"{', '.join(nearest)} ({more}{shapes_command(generation)})"
 
 
 def resolve_accelerator(name: str) -> TpuShape:

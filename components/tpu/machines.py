@@ -137,3 +137,31 @@ def machines_that_fit(cpu_millicores: int, memory_bytes: int, limit: int = 5) ->
 def tpu_host(name: str) -> MachineType | None:
     """A TPU VM host's size, or None when no figure is recorded for it."""
     return _BY_NAME.get(name) if name in _TPU_HOSTS else None
+
+
+# --- the boot disk: local ephemeral storage ----------------------------------------------------
+# GKE "Plan GKE Standard node sizes", "Local ephemeral storage reservation"
+# (cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes, read 2026-11): GKE keeps an
+# eviction threshold of 10% of the node's ephemeral-storage capacity and reserves
+# min(50% x boot disk, 6 GiB + 35% x boot disk, 100 GiB) for the system. The capacity is the
+# boot disk's stateful file system, smaller than the disk: a 100 GiB COS boot disk reports
+# ephemeral-storage capacity 98831908Ki and allocatable 47060071478 (`kubectl describe node` of
+# many public GKE clusters, kubelets 1.27 to 1.36), so 6170308608 bytes go to the image's other
+# partitions and the file system. Larger disks lose a smaller share of their size, so the
+# capacity is modelled as the disk less the larger of that many bytes and the same share of the
+# disk (exact at 100 GiB, an underestimate elsewhere: the check errs towards refusing). The
+# kubelet takes the 10% as a float32 percentage (0.1 rounds to 0.10000000149011612).
+_FILE_SYSTEM_OVERHEAD = 6_170_308_608
+# A node pool that names no boot disk size gets 100 GB (pulumi-gcp 10.2
+# container.NodePoolNodeConfigArgs.disk_size_gb: "Defaults to 100GB"); TPU pools name none.
+DEFAULT_BOOT_DISK_GIB = 100
+_OVERHEAD_SHARE = _FILE_SYSTEM_OVERHEAD / (100 * GIB)
+_EVICTION_SHARE = 0.10000000149011612
+
+
+def ephemeral_allocatable_bytes(disk_gib: int) -> int:
+    """What pods may request of local ephemeral storage on a node of ``disk_gib`` boot disk."""
+    disk = disk_gib * GIB
+    capacity = disk - max(_FILE_SYSTEM_OVERHEAD, round(disk * _OVERHEAD_SHARE))
+    system = min(disk // 2, 6 * GIB + round(disk * 0.35), 100 * GIB)
+    return capacity - int(capacity * _EVICTION_SHARE) - system

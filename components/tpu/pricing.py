@@ -16,6 +16,7 @@ from pydantic import AfterValidator
 
 from components.model import ConfigModel
 from components.tpu.catalog import TpuGeneration
+from components.vocabulary import FilestoreTier, LustreThroughput
 
 PRICE_TABLE = Path(__file__).resolve().parent / "data" / "prices.yaml"
 _REGION = re.compile(r"[a-z]+-[a-z]+\d+")
@@ -44,6 +45,20 @@ def _chip_hour(value: float) -> float:
 
 
 ChipHourPrice = Annotated[float, AfterValidator(_chip_hour)]
+MAX_GIB_MONTH_USD = 10.0
+"""The highest GiB-month price an override may give (list prices are cents)."""
+
+
+def _gib_month(value: float) -> float:
+    if not (math.isfinite(value) and 0 <= value <= MAX_GIB_MONTH_USD):
+        raise ValueError(
+            f"{value!r} is not a GiB-month price; give USD per GiB-month from 0 to "
+            f"{MAX_GIB_MONTH_USD:g} (list prices are cents)"
+        )
+    return value
+
+
+GibMonthPrice = Annotated[float, AfterValidator(_gib_month)]
 
 
 class TpuChipHourPrices(ConfigModel):
@@ -66,6 +81,12 @@ class PricingOverrides(ConfigModel):
     """Price the node pools as if in this region (default: the region they are in)."""
     tpu_chip_hour: dict[TpuGeneration, TpuChipHourPrices] = {}
     """USD per chip-hour by TPU generation and capacity type, e.g. {v5p: {reservation: 2.94}}."""
+    lustre_gib_month: dict[LustreThroughput, GibMonthPrice] = {}
+    """USD per GiB-month of Managed Lustre by throughput tier (no public list price was found:
+    not priced unless given), e.g. {1000: 0.60}."""
+    filestore_gib_month: dict[FilestoreTier, GibMonthPrice] = {}
+    """USD per GiB-month of Filestore by tier (the table prices BASIC_HDD only), e.g.
+    {ZONAL: 0.25}."""
 
     def chip_hour(self, generation: str, capacity: str) -> float | None:
         """The override for a generation and capacity type (onDemand, spot, ...), if any."""
@@ -73,6 +94,12 @@ class PricingOverrides(ConfigModel):
         if prices is None:
             return None
         return prices.model_dump(by_alias=True).get(capacity)
+
+    def gib_month(self, service: str, tier: str) -> float | None:
+        """The override for a storage service's tier (``lustre``: "1000"; ``filestore``:
+        "BASIC_HDD"), if any."""
+        prices = self.lustre_gib_month if service == "lustre" else self.filestore_gib_month
+        return next((p for t, p in prices.items() if str(t.value) == tier), None)
 
 
 @dataclass(frozen=True)
@@ -120,6 +147,14 @@ class PriceTable:
             if on_demand is not None:
                 return Price(float(on_demand), "list price (reservation billed as on-demand)")
         return Price(None, f"not priced: no {generation} {capacity} price in the table")
+
+    def storage_gib_month(self, service: str, tier: str, region: str | None) -> Price:
+        """USD per GiB-month of a storage service's tier (``lustre``: "1000"; ``filestore``:
+        "BASIC_HDD")."""
+        value = self._entry("storage", service, region).get(tier)
+        if value is None:
+            return Price(None, f"not priced: no public {service} {tier} price in the table")
+        return Price(float(value), "list price")
 
     def cpu_rates(self, family: str, region: str | None) -> tuple[float, float] | None:
         """(USD per vCPU-hour, USD per GiB-hour) of a machine family, or None if not priced."""

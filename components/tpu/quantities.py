@@ -36,6 +36,10 @@ _MEMORY = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)(?P<suffix>Ki|Mi|Gi|Ti|Pi|
 
 GIB = 2**30
 MIB = 2**20
+INT64_MAX = 2**63 - 1
+"""Kubernetes keeps a quantity's value as an int64 of its base unit (Quantity.MilliValue for
+CPU, Quantity.Value for bytes: k8s.io/apimachinery/pkg/api/resource/quantity.go); past it the
+scheduler's sums overflow."""
 
 
 def normalize_quantity(value: str | int) -> str:
@@ -62,6 +66,8 @@ def parse_cpu(value: str | int | float) -> int:
     millicores = amount * 1000
     if millicores <= 0 or millicores != millicores.to_integral_value():
         raise ValueError(f"{value!r} is not a positive whole number of millicores")
+    if millicores > INT64_MAX:
+        raise ValueError(f"{value!r} is more millicores than Kubernetes can count (int64)")
     return int(millicores)
 
 
@@ -79,6 +85,8 @@ def parse_memory(value: str | int) -> int:
         raise ValueError(f"{value!r} is below one byte; memory is at least '1' (e.g. '100Gi')")
     if amount != amount.to_integral_value():
         raise ValueError(f"{value!r} is not a whole number of bytes")
+    if amount > INT64_MAX:
+        raise ValueError(f"{value!r} is more bytes than Kubernetes can count (int64)")
     return int(amount)
 
 

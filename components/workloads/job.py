@@ -8,7 +8,8 @@ what it is instead of an update that does nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pulumi
@@ -48,6 +49,21 @@ class PathwaysJobArgs:
     node_pools: Sequence[NodePoolModel] | None = None
 
 
+_job_listeners: list[Callable[[PathwaysJobArgs], None]] = []
+
+
+@contextmanager
+def jobs_built(listener: Callable[[PathwaysJobArgs], None]) -> Iterator[None]:
+    """Within the block, ``listener`` gets the args of every PathwaysJob built: the offline plan
+    of a program of your own checks them as a stack's preflight would
+    (``components.plan.program_checks``)."""
+    _job_listeners.append(listener)
+    try:
+        yield
+    finally:
+        _job_listeners.remove(listener)
+
+
 class PathwaysJob(k8s.apiextensions.CustomResource):
     """A PathwaysJob custom resource with a validated name and spec (see ``PathwaysJobArgs``)."""
 
@@ -58,8 +74,16 @@ class PathwaysJob(k8s.apiextensions.CustomResource):
         if problem:
             raise ConfigError([ConfigIssue("metadata.name", problem)], "PathwaysJob")
         if args.node_pools is not None and isinstance(args.namespace, str):
-            report = preflight_job(args.name, args.namespace, args.spec, args.node_pools)
+            report = preflight_job(
+                args.name,
+                args.namespace,
+                args.spec,
+                args.node_pools,
+                annotations=args.annotations,
+            )
             report.raise_if_failed()
+        for listener in _job_listeners:
+            listener(args)
         install = [args.controller_install] if args.controller_install else []
         required = pulumi.ResourceOptions(
             provider=args.provider,

@@ -52,8 +52,10 @@ class PathwaysJobSetArgs:
     ``queue_name`` is the Kueue LocalQueue that admits it (None: not queued). ``host_network``
     False runs every pod on the pod network as ``service_account`` (Workload Identity applies);
     ``head_node_selector`` places a head without a user container (e.g. on the CPU pool);
-    ``head_proxy`` False leaves the proxy out of such a head (a shared service's). A colocated
-    spec (``DeploymentMode.COLOCATE_HEAD_WITH_WORKERS``) is refused: XPK 1.16 dropped it.
+    ``head_proxy`` False leaves the proxy out of such a head (a shared service's);
+    ``head_annotations`` go on the head's pod template (the Cloud Storage FUSE sidecar's). A
+    colocated spec (``DeploymentMode.COLOCATE_HEAD_WITH_WORKERS``) is refused: XPK 1.16 dropped
+    it.
     """
 
     name: str
@@ -72,6 +74,7 @@ class PathwaysJobSetArgs:
     node_pools: Sequence[NodePoolModel] | None = None
     managed_by: str | None = None
     """spec.managedBy (a fleet's JobSets: kueue.x-k8s.io/multikueue)."""
+    head_annotations: Mapping[str, str] | None = None
 
 
 class PathwaysJobSet(k8s.apiextensions.CustomResource):
@@ -102,6 +105,7 @@ class PathwaysJobSet(k8s.apiextensions.CustomResource):
             head_node_selector=args.head_node_selector,
             head_proxy=args.head_proxy,
             managed_by=args.managed_by,
+            head_annotations=args.head_annotations,
         )
         if args.node_pools is not None and isinstance(args.namespace, str):
             preflight_job(

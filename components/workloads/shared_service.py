@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.errors import ConfigError, ConfigIssue
 from components.pathways.service_client import connect_call
 from components.pathways.spec import PathwaysJobSpec, wait_for_running
 from components.vocabulary import WorkloadBackend
@@ -51,9 +52,15 @@ class SharedPathwaysServiceArgs:
 
     def __post_init__(self) -> None:
         if not self.spec.pathways_dir:
-            raise ValueError(
-                "a shared service's spec needs pathways_dir: its clients' proxies use it as "
-                "their gcs_bucket (scratch location)"
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        "spec.pathways_dir",
+                        "a shared service's spec needs pathways_dir: its clients' proxies use "
+                        "it as their gcs_bucket (scratch location)",
+                    )
+                ],
+                "SharedPathwaysServiceArgs",
             )
 
     controller_install: pulumi.Resource | None = None

@@ -29,6 +29,7 @@ from components.pathways.spec import (
 from components.plan.engine import run_program
 from components.resolve.tenancy.ownership import owner_stacks
 from components.workloads.job import PathwaysJob, PathwaysJobArgs
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import uses_jobset_backend
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -594,7 +595,9 @@ def test_parse_reports_every_problem_at_once():
 
 # team stacks rely on the owner's controller; research-jobset has none (tests/components/
 # test_workloads_jobset.py checks its JobSets)
-@pytest.mark.parametrize("stack", [s for s in owner_stacks() if not uses_jobset_backend(s)])
+@pytest.mark.parametrize(
+    "stack", [s for s in owner_stacks(EXAMPLES_DIR) if not uses_jobset_backend(s)]
+)
 def test_every_stack_job_is_replaced_not_updated(example_plan, stack):
     plan = example_plan(stack)
     jobs = plan.by_type(PATHWAYS_JOB)

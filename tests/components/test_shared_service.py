@@ -9,6 +9,7 @@ import re
 import pulumi_kubernetes as k8s
 import pytest
 
+from components.errors import ConfigError
 from components.pathways.spec import Controller, DeploymentMode, PathwaysJobSpec, Worker, WorkerType
 from components.plan.engine import run_program
 from components.workloads.shared_service import SharedPathwaysService, SharedPathwaysServiceArgs
@@ -35,6 +36,16 @@ SERVING_CONNECT = (
 )
 
 
+SERVING_LOGS = (
+    "https://console.cloud.google.com/logs/query;query=resource.type%3D%22k8s_container%22%0A"
+    "resource.labels.project_id%3D%22tpu-pathways-serving%22%0Aresource.labels.location%3D%22"
+    "us-east5%22%0Aresource.labels.cluster_name%3D%22pathways-serving%22%0Aresource.labels."
+    "namespace_name%3D%22default%22%0Aresource.labels.pod_name%3D~%22%5Eshared-v6e-%28pathways-"
+    "head%7Cworker%29-%22%0Aseverity%3E%3DDEFAULT;storageScope=project;duration=P1D"
+    "?project=tpu-pathways-serving"
+)
+
+
 def test_serving_stack_outputs(serving):
     assert serving.outputs["shared_services"] == {
         "default/shared-v6e": {
@@ -45,6 +56,11 @@ def test_serving_stack_outputs(serving):
                 "shared-v6e-pathways-head-0-0.shared-v6e.default.svc.cluster.local:29001"
             ),
             "connect": SERVING_CONNECT,
+            "logs": SERVING_LOGS,
+            "dashboard": (
+                '"tpu-pathways serving-v6e (pathways-serving)" at '
+                "https://console.cloud.google.com/monitoring/dashboards?project=tpu-pathways-serving"
+            ),
         }
     }
 
@@ -98,10 +114,22 @@ def test_serving_shared_service_is_a_headless_default_mode_job(serving):
 @pytest.mark.parametrize(
     ("pool", "slices", "expected"),
     [
-        ({"generation": "v6e", "topology": "2x2", "slices": 2}, 2, {"tpuv6e:2x2": 2}),
-        ({"generation": "v6e", "topology": "4x4", "slices": 2}, 1, {"tpuv6e:4x4": 1}),
+        (
+            {"generation": "v6e", "topology": "2x2", "slices": 2, "allowUnlistedZone": True},
+            2,
+            {"tpuv6e:2x2": 2},
+        ),
+        (
+            {"generation": "v6e", "topology": "4x4", "slices": 2, "allowUnlistedZone": True},
+            1,
+            {"tpuv6e:4x4": 1},
+        ),
         ({"generation": "v5e", "topology": "4x4"}, 1, {"tpuv5e:4x4": 1}),
-        ({"accelerator": "v5p-16", "slices": 3}, 3, {"tpuv5:2x2x2": 3}),  # tpuv5, not tpuv5p
+        (
+            {"accelerator": "v5p-16", "slices": 3, "allowUnlistedZone": True},
+            3,
+            {"tpuv5:2x2x2": 3},
+        ),  # tpuv5, not tpuv5p
     ],
 )
 def test_expected_tpu_instances(plan_of, stack_values, pool, slices, expected):
@@ -209,7 +237,13 @@ def test_workloads_wait_only_when_the_stack_asks(plan_of, stack_values):
 
 EIGHT_CHIP_HOST = {
     "tpuPools": [
-        {"name": "v6e8", "generation": "v6e", "topology": "2x4", "machineType": "ct6e-standard-8t"}
+        {
+            "name": "v6e8",
+            "generation": "v6e",
+            "topology": "2x4",
+            "machineType": "ct6e-standard-8t",
+            "allowUnlistedZone": True,
+        }
     ],
     "sharedServices": [{"name": "svc", "pool": "v6e8"}],
 }
@@ -227,7 +261,7 @@ def test_an_8_chip_host_pool_is_rejected(stack_values, config_error):
 def test_a_v4_pool_is_rejected_for_a_shared_service(stack_values, config_error):
     # tpuv4 is not in pathwaysutils' instance pattern, though the PathwaysJob controller takes it
     values = stack_values(
-        tpuPools=[{"name": "v4", "accelerator": "v4-8"}],
+        tpuPools=[{"name": "v4", "accelerator": "v4-8", "allowUnlistedZone": True}],
         sharedServices=[{"name": "svc", "pool": "v4"}],
     )
     issues = {issue.key: issue.message for issue in config_error(values).issues}
@@ -392,9 +426,9 @@ def connect_arguments(call: str) -> dict:
     ("pool", "instances"),
     [
         ({"generation": "v5e", "topology": "2x4"}, {"tpuv5e:2x4": 1}),
-        ({"accelerator": "v5p-16"}, {"tpuv5:2x2x2": 1}),
-        ({"generation": "v6e", "topology": "2x2"}, {"tpuv6e:2x2": 1}),
-        ({"accelerator": "tpu7x-8"}, {"tpu7x:2x2x1": 1}),
+        ({"accelerator": "v5p-16", "allowUnlistedZone": True}, {"tpuv5:2x2x2": 1}),
+        ({"generation": "v6e", "topology": "2x2", "allowUnlistedZone": True}, {"tpuv6e:2x2": 1}),
+        ({"accelerator": "tpu7x-8", "allowUnlistedZone": True}, {"tpu7x:2x2x1": 1}),
     ],
 )
 def test_outputs_pass_the_clients_validation(plan_of, stack_values, pool, instances):
@@ -501,7 +535,12 @@ def test_default_is_still_refused_as_a_team(stack_values, config_error):
 
 # --- slice restarts -------------------------------------------------------------------------
 
-HUGE_V5P = {"name": "huge", "generation": "v5p", "topology": "16x20x28"}  # 2240 hosts
+HUGE_V5P = {
+    "name": "huge",
+    "generation": "v5p",
+    "topology": "16x20x28",
+    "allowUnlistedZone": True,
+}  # 2240 hosts
 # A Pod range for its nodes: the default /14 holds 1024 (a /24 per node).
 WIDE_PODS = {"network": {"podsCidr": "10.64.0.0/12"}}
 
@@ -641,5 +680,5 @@ def test_a_service_without_a_scratch_path_is_refused_by_its_args():
         workers=[Worker(type=WorkerType.CT6E_STANDARD_4T, topology="2x4", num_slices=1)],
         controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
     )
-    with pytest.raises(ValueError, match="needs pathways_dir"):
+    with pytest.raises(ConfigError, match="needs pathways_dir"):
         service_args(spec)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import pytest
 
 from components.resolve.tenancy.ownership import owner_stacks
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, uses_jobset_backend
 
-EXAMPLE_STACKS = owner_stacks()  # the stacks that install (team stacks leave it to them)
+EXAMPLE_STACKS = owner_stacks(
+    EXAMPLES_DIR
+)  # the stacks that install (team stacks leave it to them)
 # The stacks that install the PathwaysJob controller: not those whose jobs all run as JobSets.
 CONTROLLER_STACKS = [s for s in EXAMPLE_STACKS if not uses_jobset_backend(s)]
 

@@ -27,10 +27,10 @@ TPU_COMPONENT = "tpu-pathways:nodepool:TpuNodePool"
 STACK = "urn:pulumi:test::tpu-pathways::pulumi:pulumi:Stack"
 
 POOLS = [
-    {"name": "iw", "accelerator": "tpu7x-128", "slices": 2},
-    {"name": "iw7", "accelerator": "tpu7-16"},
-    {"name": "iwone", "generation": "tpu7x", "topology": "2x2x1"},
-    {"name": "v5p", "accelerator": "v5p-16"},
+    {"name": "iw", "accelerator": "tpu7x-128", "slices": 2, "allowUnlistedZone": True},
+    {"name": "iw7", "accelerator": "tpu7-16", "allowUnlistedZone": True},
+    {"name": "iwone", "generation": "tpu7x", "topology": "2x2x1", "allowUnlistedZone": True},
+    {"name": "v5p", "accelerator": "v5p-16", "allowUnlistedZone": True},
 ]
 
 

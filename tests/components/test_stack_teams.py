@@ -12,6 +12,13 @@ QUOTA = "kubernetes:core/v1:ResourceQuota"
 VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 
 
+def team_accounts(plan):
+    """The service accounts in team namespaces (the controllers' metrics scrapers live in
+    theirs)."""
+    teams = {r.inputs["metadata"]["name"] for r in plan.by_type(NAMESPACE)}
+    return [r for r in plan.by_type(SERVICE_ACCOUNT) if r.inputs["metadata"]["namespace"] in teams]
+
+
 @pytest.fixture(scope="module")
 def teams(plan_of, stack_values):
     return plan_of(
@@ -43,14 +50,14 @@ def test_a_namespace_per_team(teams):
 def test_a_service_account_per_team_in_its_namespace(teams):
     accounts = {
         (r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"])
-        for r in teams.by_type(SERVICE_ACCOUNT)
+        for r in team_accounts(teams)
     }
     assert accounts == {("research", "pathways"), ("serving", "infer")}
 
 
 def test_service_accounts_wait_for_their_namespace(teams):
     namespaces = {r.inputs["metadata"]["name"]: r.urn for r in teams.by_type(NAMESPACE)}
-    for account in teams.by_type(SERVICE_ACCOUNT):
+    for account in team_accounts(teams):
         assert namespaces[account.inputs["metadata"]["namespace"]] in account.dependencies
 
 
@@ -67,12 +74,15 @@ def test_team_namespaces_output(teams):
 def test_default_team(plan_of, stack_values):
     plan = plan_of(stack_values())
     assert [r.inputs["metadata"]["name"] for r in plan.by_type(NAMESPACE)] == ["pathways"]
-    (account,) = plan.by_type(SERVICE_ACCOUNT)
+    (account,) = team_accounts(plan)
     assert account.inputs["metadata"] == {"name": "pathways", "namespace": "pathways"}
     assert account.inputs["automountServiceAccountToken"] is False
     # isolated by default: the shared pod, Job and JobSet policies, a NetworkPolicy, a quota
     # with the team's share of the chips (the one v5e-8 slice: 8); no group, so no RoleBinding
-    assert plan.by_type(ROLE_BINDING) == []
+    # in the team's namespace (the controllers' metrics collector has its own, in theirs)
+    assert [
+        r for r in plan.by_type(ROLE_BINDING) if r.inputs["metadata"]["namespace"] == "pathways"
+    ] == []
     (quota,) = plan.by_type(QUOTA)
     assert quota.inputs["spec"] == {
         "hard": {
@@ -97,7 +107,9 @@ def test_a_teams_group_and_quota(plan_of, stack_values):
     }
     cluster = {"securityGroup": "gke-security-groups@example.com"}
     plan = plan_of(stack_values(teams=[team], cluster=cluster))
-    (binding,) = plan.by_type(ROLE_BINDING)
+    (binding,) = [
+        r for r in plan.by_type(ROLE_BINDING) if r.inputs["metadata"]["namespace"] == "research"
+    ]
     assert binding.inputs["subjects"] == [
         {
             "apiGroup": "rbac.authorization.k8s.io",

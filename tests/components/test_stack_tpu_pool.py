@@ -17,11 +17,13 @@ POOLS = [
         "accelerator": "v5p-16",
         "slices": 2,
         "capacity": {"reservation": "my-resv"},
+        "allowUnlistedZone": True,
     },
     {
         "name": "shared",
         "accelerator": "v5p-8",
         "capacity": {"reservation": "projects/other-proj/reservations/r1"},
+        "allowUnlistedZone": True,
     },
     {"name": "flex", "accelerator": "v5litepod-16", "capacity": {"flexStart": True}},
     {
@@ -30,8 +32,9 @@ POOLS = [
         "topology": "2x2",
         "slices": 2,
         "capacity": {"onDemand": True},
+        "allowUnlistedZone": True,
     },
-    {"name": "default", "accelerator": "v6e-8"},
+    {"name": "default", "accelerator": "v6e-8", "allowUnlistedZone": True},
     {"name": "eight", "generation": "v5e", "topology": "2x4", "machineType": "ct5lp-hightpu-8t"},
 ]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.errors import ConfigError
 from components.gke.node_config import PoolTarget
 from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
 from components.tpu.catalog import resolve_accelerator
@@ -133,11 +134,18 @@ def test_ironwood_slices_are_placed_by_one_workload_policy():
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"slices": 0}, "slices: 0 is not allowed"),
-        ({"capacity": CapacityType.RESERVATION}, "reservation: None with capacity reservation"),
-        ({"reservation": "r"}, "reservation: 'r' with capacity onDemand"),
+        ({"slices": 0}, "  - slices: 0 is not allowed; at least 1"),
+        (
+            {"capacity": CapacityType.RESERVATION},
+            "  - reservation: None with capacity reservation; a reservation is given exactly "
+            "when capacity is RESERVATION",
+        ),
+        ({"reservation": "r"}, "  - reservation: 'r' with capacity onDemand"),
     ],
 )
 def test_inconsistent_args_are_refused(overrides, message):
-    with pytest.raises(ValueError, match=message):
+    # The error report of a stack file (ConfigError: every problem, exit 2 under plan).
+    with pytest.raises(ConfigError) as refused:
         TpuNodePoolArgs("tpu", resolve_accelerator("v5p-16"), TARGET, **overrides)
+    assert str(refused.value).startswith("TpuNodePoolArgs 'tpu': 1 problem\n")
+    assert message in str(refused.value)

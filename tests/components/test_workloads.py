@@ -47,8 +47,8 @@ def values(stack_values, *, workloads=None, **overrides):
     base = {
         "cpuPool": {"name": "head-pool"},
         "tpuPools": [
-            {"name": "v5p", "accelerator": "v5p-16", "slices": 3},
-            {"name": "v6e", "generation": "v6e", "topology": "2x2"},
+            {"name": "v5p", "accelerator": "v5p-16", "slices": 3, "allowUnlistedZone": True},
+            {"name": "v6e", "generation": "v6e", "topology": "2x2", "allowUnlistedZone": True},
         ],
         "teams": [{"name": "ml", "serviceAccount": "trainer"}],
         "workloads": [TRAIN, INFER, NOTEBOOK] if workloads is None else workloads,
@@ -146,9 +146,29 @@ def test_explicit_pathways_dir_inside_the_bucket_is_kept(plan_of, stack_values):
     assert jobs(plan)["train"]["spec"]["pathwaysDir"] == f"gs://{BUCKET}/ml/runs/2026/train"
 
 
+def logs(job: str) -> str:
+    """Logs Explorer on a job of namespace ml of the dev cluster (console_links' URL form)."""
+    return (
+        "https://console.cloud.google.com/logs/query;query=resource.type%3D%22k8s_container%22"
+        "%0Aresource.labels.project_id%3D%22tpu-pathways-dev%22%0Aresource.labels.location%3D%22"
+        "us-west4%22%0Aresource.labels.cluster_name%3D%22pathways-dev%22%0Aresource.labels."
+        f"namespace_name%3D%22ml%22%0Aresource.labels.pod_name%3D~%22%5E{job}-%28pathways-head"
+        "%7Cworker%29-%22%0Aseverity%3E%3DDEFAULT;storageScope=project;duration=P1D"
+        "?project=tpu-pathways-dev"
+    )
+
+
+DASHBOARD = (
+    '"tpu-pathways test (pathways-dev)" at '
+    "https://console.cloud.google.com/monitoring/dashboards?project=tpu-pathways-dev"
+)
+
+
 def test_training_outputs(plain):
     assert plain.outputs["workloads"]["ml/train"] == {
         "proxy": "grpc://train-pathways-head-0-0.train.ml.svc.cluster.local:29000",
+        "logs": logs("train"),
+        "dashboard": DASHBOARD,
     }
 
 
@@ -202,6 +222,8 @@ def test_headless_outputs_say_how_to_connect(plain):
             "jobset.sigs.k8s.io/jobset-name=nb,jobset.sigs.k8s.io/replicatedjob-name=pathways-head"
             " -o name | head -n 1) 29000:29000"
         ),
+        "logs": logs("nb"),
+        "dashboard": DASHBOARD,
     }
 
 
@@ -300,7 +322,14 @@ CHECKS = [
     ),
     pytest.param(
         {
-            "tpuPools": [{"name": "v5p", "generation": "v5p", "topology": UNSUPPORTED_V5P}],
+            "tpuPools": [
+                {
+                    "name": "v5p",
+                    "generation": "v5p",
+                    "topology": UNSUPPORTED_V5P,
+                    "allowUnlistedZone": True,
+                }
+            ],
             "workloads": [{**TRAIN, "slices": 1}],
         },
         "workloads[0].pool",
@@ -529,7 +558,9 @@ def test_v4_workloads_use_the_upstream_samples_worker_type(plan_of, stack_values
         values(
             stack_values,
             workloads=[train_v4, infer_v4],
-            tpuPools=[{"name": "v4", "accelerator": "v4-16", "slices": 2}],
+            tpuPools=[
+                {"name": "v4", "accelerator": "v4-16", "slices": 2, "allowUnlistedZone": True}
+            ],
         )
     )
     # the inference job holds the pool's first node pool although it is declared second, and

@@ -303,30 +303,32 @@ def _message(call, *args) -> str:
 
 def test_bad_topology_message():
     assert _message(shape_for, "v5e", "4x5") == (
-        "'4x5' is not a v5e topology; valid: 2x4, 4x4, 4x8, 8x8, 8x16, 16x16"
+        "'4x5' is not a v5e topology; valid: 2x4, 4x4, 4x8, 8x8, 8x16, 16x16 "
+        "(python -m components shapes v5e)"
     )
 
 
 def test_explicit_only_topology_names_the_machine_type():
     assert _message(shape_for, "v5e", "2x2") == (
         "'2x2' is not a v5e topology; valid: 2x4, 4x4, 4x8, 8x8, 8x16, 16x16 "
-        "(2x2 needs machine type ct5lp-hightpu-4t)"
+        "(python -m components shapes v5e); 2x2 needs machine type ct5lp-hightpu-4t"
     )
-    assert _message(shape_for, "v5e", "1x1").endswith("(1x1 needs machine type ct5lp-hightpu-1t)")
+    assert _message(shape_for, "v5e", "1x1").endswith("; 1x1 needs machine type ct5lp-hightpu-1t")
 
 
 def test_v5p_topology_message_is_short_and_hints_the_order():
     message = _message(shape_for, "v5p", "4x8x4")
     assert message == (
         "'4x8x4' is not a v5p topology; valid: 2x2x1, 2x2x2, 2x2x4, 2x4x4, 4x4x4, 4x4x8, "
-        "4x4x12, 4x4x16, ... (414 in all); did you mean '4x4x8'?"
+        "4x4x12, 4x4x16, ... (414 in all: python -m components shapes v5p); did you mean '4x4x8'?"
     )
     assert len(_message(shape_for, "v5p", "5x5x5")) < 150
 
 
 def test_topology_not_offered_by_machine_type():
     assert _message(shape_for, "v5e", "4x4", "ct5lp-hightpu-8t") == (
-        "'4x4' is not a v5e topology for ct5lp-hightpu-8t; valid: 2x4"
+        "'4x4' is not a v5e topology for ct5lp-hightpu-8t; valid: 2x4 "
+        "(python -m components shapes v5e)"
     )
 
 

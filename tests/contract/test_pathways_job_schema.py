@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from components.cli import main as cli
-from components.resolve.stack_files import available_stacks
+from tests.examples import EXAMPLE_STACKS
 from tests.helpers import uses_jobset_backend
 
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -60,7 +60,7 @@ def test_schema_file_names_its_source_and_has_the_known_limits():
 # --- what the stacks emit -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", [s for s in available_stacks() if not uses_jobset_backend(s)])
+@pytest.mark.parametrize("stack", [s for s in list(EXAMPLE_STACKS) if not uses_jobset_backend(s)])
 def test_every_example_stack_job_is_valid(example_plan, pathwaysjob_schema_errors, stack):
     jobs = documents(example_plan(stack))
     assert jobs
@@ -77,8 +77,14 @@ def rich(plan_of, stack_values):
             cpuPool={"maxNodes": 4},  # three heads and a node for one client of the service
             tpuPools=[
                 {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2},
-                {"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 2},
-                {"name": "v5p", "accelerator": "v5p-16"},
+                {
+                    "name": "v6e",
+                    "generation": "v6e",
+                    "topology": "2x2",
+                    "slices": 2,
+                    "allowUnlistedZone": True,
+                },
+                {"name": "v5p", "accelerator": "v5p-16", "allowUnlistedZone": True},
             ],
             addons={"kueue": {"enabled": True}},
             teams=[{"name": "ml", "serviceAccount": "trainer"}],
@@ -119,7 +125,15 @@ def colocated(plan_of, stack_values):
     """Inference (head colocated with the workers); Kueue cannot queue it, so it is off."""
     return plan_of(
         stack_values(
-            tpuPools=[{"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 2}],
+            tpuPools=[
+                {
+                    "name": "v6e",
+                    "generation": "v6e",
+                    "topology": "2x2",
+                    "slices": 2,
+                    "allowUnlistedZone": True,
+                }
+            ],
             addons={"kueue": {"enabled": False}},
             workloads=[
                 {

@@ -12,6 +12,9 @@ what the cluster runs, not just against our own models.
   (tests/data/kueue-v0.17.1-openapi-schemas.json); a served-but-deprecated version is refused.
 - PathwaysJobs: the v0.1.4 CRD (tests/data/pathwaysjob-v0.1.4-openapi-schema.json).
 - JobSets (the JobSet backend): the v0.10.1 CRD (tests/data/jobset-v0.10.1-openapi-schema.json).
+- PodMonitorings (Managed Service for Prometheus; GKE installs the CRD, no release of ours to
+  extract it from): a schema hand-written from GoogleCloudPlatform/prometheus-engine's CRD
+  (tests/data/gmp-podmonitoring-v1-schema.json, its source inside).
 - Patches (``*Patch`` types, applied server-side to objects an install created): the same
   schemas, except that a partial object need not carry the required fields.
 
@@ -39,8 +42,8 @@ from kubernetes_validate import utils as kv_utils
 from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon
 from components.plan.model import SECRET, PlannedResource
 from components.plan.render import is_patch, manifest
-from components.resolve.stack_files import available_stacks
 from components.vocabulary import KUEUE_API_VERSION
+from tests.examples import EXAMPLE_STACKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
@@ -49,6 +52,8 @@ PATHWAYS_JOB_SCHEMA = DATA / f"pathwaysjob-{PathwaysJobAddon().version}-openapi-
 PATHWAYS_JOB_API = "pathways-job.pathways.domain/v1"
 JOBSET_SCHEMA = DATA / f"jobset-{JobSetAddon().version}-openapi-schema.json"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+PODMONITORING_SCHEMA = DATA / "gmp-podmonitoring-v1-schema.json"
+PODMONITORING_API = "monitoring.googleapis.com/v1"
 
 
 # --- Kubernetes' own kinds -------------------------------------------------------------------
@@ -125,8 +130,14 @@ def jobset_validator() -> Callable[[dict[str, Any]], list[str]]:
     return crd_schema_errors(json.loads(JOBSET_SCHEMA.read_text()))
 
 
+@cache
+def pod_monitoring_validator() -> Callable[[dict[str, Any]], list[str]]:
+    return crd_schema_errors(json.loads(PODMONITORING_SCHEMA.read_text()))
+
+
 def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
-    """Problems of a Kueue object, PathwaysJob or JobSet; None for any other kind."""
+    """Problems of a Kueue object, PathwaysJob, JobSet or PodMonitoring; None for any other
+    kind."""
     api_version, kind = document["apiVersion"], document["kind"]
     if api_version.split("/")[0] == KUEUE_API_VERSION.split("/")[0]:
         key = f"{api_version}/{kind}"
@@ -144,6 +155,10 @@ def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
         if (api_version, kind) != (JOBSET_API, "JobSet"):
             return [f"{api_version}/{kind}: the JobSet CRD serves only {JOBSET_API} JobSet"]
         return jobset_validator()(document) + object_meta_errors(document)
+    if api_version.split("/")[0] == PODMONITORING_API.split("/")[0]:
+        if (api_version, kind) != (PODMONITORING_API, "PodMonitoring"):
+            return [f"{api_version}/{kind}: only {PODMONITORING_API} PodMonitoring is checked"]
+        return pod_monitoring_validator()(document) + object_meta_errors(document)
     return None
 
 
@@ -161,7 +176,7 @@ def schema_errors(resource: PlannedResource) -> list[str]:
 # --- every object of every example stack -----------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", available_stacks())
+@pytest.mark.parametrize("stack", list(EXAMPLE_STACKS))
 def test_every_kubernetes_object_of_every_example_stack_is_valid(example_plan, stack):
     objects = [r for r in example_plan(stack).resources if r.is_kubernetes_object]
     assert objects
@@ -172,7 +187,7 @@ def test_every_kubernetes_object_of_every_example_stack_is_valid(example_plan, s
 def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
     kinds = {
         r.type
-        for stack in available_stacks()
+        for stack in list(EXAMPLE_STACKS)
         for r in example_plan(stack).resources
         if r.is_kubernetes_object
     }
@@ -193,6 +208,9 @@ def test_the_contract_covers_every_kind_the_examples_emit(example_plan):
         "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
         "kubernetes:networking.k8s.io/v1:NetworkPolicy",
         "kubernetes:core/v1:ResourceQuota",
+        "kubernetes:monitoring.googleapis.com/v1:PodMonitoring",
+        "kubernetes:core/v1:PersistentVolume",
+        "kubernetes:core/v1:PersistentVolumeClaim",
     } <= kinds
 
 

@@ -34,7 +34,7 @@ BASE: dict[str, Any] = {
     "cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 4},
     "tpuPools": [
         {"name": "v5e", "generation": "v5e", "topology": "2x4", "capacity": {"spot": True}},
-        {"name": "v5p", "accelerator": "v5p-16", "slices": 2},
+        {"name": "v5p", "accelerator": "v5p-16", "slices": 2, "allowUnlistedZone": True},
     ],
     "addons": {"kueue": {"enabled": True}},
     "workloads": [
@@ -327,12 +327,12 @@ HOSTILE_YAML = {
         "config:\n  tpu-pathways:team: <<\n",
         ["tpu-pathways:team", "line 2", 'quote it: "<<"'],
     ),
-    "boolean-env-names": (
-        "config:\n  tpu-pathways:workloads:\n    - env:\n        ON: a\n        YES: b\n",
+    "boolean-env-names": (  # yaml.v3 booleans; ON and YES are text to Pulumi (and read so)
+        "config:\n  tpu-pathways:workloads:\n    - env:\n        true: a\n        TRUE: b\n",
         [
-            "tpu-pathways:workloads[0].env.ON: line 4: YAML reads the key 'ON' as true/false",
-            "tpu-pathways:workloads[0].env.YES: line 5",
-            'quote it: "YES"',
+            "tpu-pathways:workloads[0].env.true: line 4: YAML reads the key 'true' as true/false",
+            "tpu-pathways:workloads[0].env.TRUE: line 5",
+            'quote it: "TRUE"',
         ],
     ),
     "null-and-number-keys": (
@@ -1029,13 +1029,17 @@ def _typo_stack(tmp_path: Path, key: str, value: str) -> Path:
     return directory
 
 
-def test_a_key_without_namespace_that_looks_ours_is_warned_about(tmp_path, capsys):
+def test_a_key_without_namespace_beside_its_namespaced_twin_is_refused(tmp_path):
+    """Pulumi (since v3.44) reads a bare key as the project's, so the file sets
+    tpu-pathways:workloads twice and Pulumi keeps one of them at random."""
     directory = _typo_stack(tmp_path, "workloads", "    - name: lost\n")
-    code = cli.main(["plan", "--stack", "typo", "--stacks-dir", str(directory)])
-    err = capsys.readouterr().err
-    assert code == 0  # a warning, not a failure: Pulumi itself refuses an unnamespaced key
-    assert "warning: Pulumi.typo.yaml: config key 'workloads' is not read" in err
-    assert "did you mean 'tpu-pathways:workloads'?" in err
+    code, stderr = _run_cli(["plan", "--stack", "typo", "--stacks-dir", str(directory)])
+    assert code == 2
+    assert_error_report(stderr)
+    assert (
+        "  - workloads: Pulumi reads 'workloads' as 'tpu-pathways:workloads', which the file "
+        "also sets, and keeps one of the two values at random; remove one"
+    ) in stderr
 
 
 @pytest.mark.parametrize(
@@ -1076,10 +1080,14 @@ def test_the_engine_refuses_a_misspelled_namespace(monkeypatch):
     assert PLAINTEXT not in str(caught.value)
 
 
-def test_other_namespaces_are_not_warned_about(capsys):
-    from components.resolve.stack_files import lookalike_key_warnings
+def test_other_namespaces_pass_through_as_written():
+    from components.resolve.stack_files import namespaced
 
-    assert lookalike_key_warnings({"gcp:project": "p", "kubernetes:context": "c"}) == []
+    config = {"gcp:project": "p", "kubernetes:context": "c", "team": "t"}
+    assert namespaced(config) == (
+        {"gcp:project": "p", "kubernetes:context": "c", "tpu-pathways:team": "t"},
+        [],
+    )
 
 
 # --- Secrets ---------------------------------------------------------------------------------
@@ -1120,7 +1128,12 @@ def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
     plan = json.loads(stdout)
-    secret = next(r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:Secret")
+    secret = next(
+        r
+        for r in plan["resources"]
+        if r["type"] == "kubernetes:core/v1:Secret"
+        and r["inputs"]["metadata"]["namespace"] == "pathways"
+    )
     assert secret["inputs"]["metadata"] == {
         "name": "hello-train-config-secrets",
         "namespace": "pathways",
@@ -1129,14 +1142,16 @@ def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
     job = next(r for r in plan["resources"] if r["inputs"].get("kind") == "PathwaysJob")
     assert secret["urn"] in job["dependencies"]
     container = job["inputs"]["spec"]["controller"]["template"]["spec"]["containers"][0]
+    # In the order `pulumi up` gives them: Pulumi hands a mapping over as JSON with its keys
+    # sorted (Go's encoding/json), whatever their order in the file.
     assert container["env"] == [
-        {
-            "name": "HF_TOKEN",
-            "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
-        },
         {
             "name": "DB_PASSWORD",
             "valueFrom": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
+        },
+        {
+            "name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
         },
     ]
     component = job["inputs"]["spec"]["customComponents"][0]
@@ -1146,7 +1161,7 @@ def test_secure_values_plan_offline_as_secret_references(tmp_path, capsys):
             "valueFrom": {"secretKeyRef": {"key": "hfToken", "name": "hello-train-config-secrets"}},
         }
     ]
-    written = "".join(p.read_text() for p in out.iterdir())
+    written = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert CIPHERTEXT not in stdout and CIPHERTEXT not in written
     assert "stringData: '[secret]'" in written
 
@@ -1544,11 +1559,14 @@ def test_a_diff_base_with_a_duplicate_resource_is_refused(tmp_path):
         (lambda v, env: v.update(secrets=env), "secrets.true"),
     ],
 )
-def test_names_a_yaml_reader_made_of_on_or_yes_are_refused(where, key):
-    """What Pulumi's YAML reader hands the program for unquoted `ON: a` (the engine path)."""
+def test_names_a_yaml_reader_made_of_true_or_null_are_refused(where, key):
+    """What Pulumi's YAML reader (gopkg.in/yaml.v3) hands the program for an unquoted `TRUE: a`
+    key (the engine path): the name 'true'. An unquoted `ON: a` reaches it as 'ON'."""
     issues = _issue_keys(_with(lambda v: where(v, {"true": "a"})))
-    assert issues[key].startswith("'true' is not allowed as a name: YAML reads unquoted ON,")
-    assert 'quote the name in the stack file ("ON": ...)' in issues[key]
+    assert issues[key].startswith(
+        "'true' is not allowed as a name: Pulumi's YAML reader reads unquoted true, True, TRUE,"
+    )
+    assert 'quote the name in the stack file ("TRUE": ...)' in issues[key]
 
 
 def test_the_engine_refuses_an_env_name_read_from_a_yaml_boolean(monkeypatch):
@@ -1558,7 +1576,7 @@ def test_the_engine_refuses_an_env_name_read_from_a_yaml_boolean(monkeypatch):
 
     config = {f"tpu-pathways:{k}": json.dumps(v) for k, v in BASE.items() if k != "environment"}
     workloads = copy.deepcopy(BASE["workloads"])
-    workloads[0]["env"] = {"true": "b", "null": "c"}  # `ON: a`, `YES: b`, `~: c` once read
+    workloads[0]["env"] = {"true": "b", "null": "c"}  # `TRUE: b`, `~: c` once read
     config["tpu-pathways:workloads"] = json.dumps(workloads)
     monkeypatch.setattr(runtime_config, "get_config_env", lambda: {})
     token = runtime_config.CONFIG.set(config)
@@ -1686,10 +1704,10 @@ ADVERSARIAL = {
         ["env.0x1F", "as a number", 'quote it: "0x1F"'],
     ),
     "underscored-number-key": (_env_stack("            1_000: a\n"), ["env.1_000", "a number"]),
-    "float-key": (_env_stack("            .inf: a\n"), ["env..inf", "a number"]),
-    "off-secret-name": (
-        _dev_with("  tpu-pathways:secrets:\n    Off: {secure: v1:abc}\n"),
-        [f"secrets.Off: line {_DEV_LINES + 2}", "true/false"],
+    "float-key": (_env_stack("            .inf: a\n"), ["env..inf", "not a finite number"]),
+    "false-secret-name": (
+        _dev_with("  tpu-pathways:secrets:\n    False: {secure: v1:abc}\n"),
+        [f"secrets.False: line {_DEV_LINES + 2}", "true/false"],
     ),
     "nan-env-value": (_env_stack("            MODE: .nan\n"), ["env.MODE", "not a finite number"]),
     "list-under-a-credential-name": (
@@ -1724,8 +1742,8 @@ ADVERSARIAL = {
         _env_stack(f"            {'A' * 300}_TOKEN: {SENTINEL}\n"),
         ["(306 characters)", "at most 256"],
     ),
-    "config-secret-named-on": (
-        _env_stack("            FOO: {configSecret: ON}\n"),
+    "config-secret-named-true": (
+        _env_stack("            FOO: {configSecret: TRUE}\n"),
         ["env.FOO.configSecret: true/false (value not shown) is not allowed"],
     ),
     "secret-key-ref-with-extra-key": (

@@ -6,14 +6,14 @@ import contextlib
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from components.cli import main as cli
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
-STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+STACKS_DIR = EXAMPLES_DIR
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "custom", "provider", "inputs", "dependencies"}
 
@@ -68,10 +68,15 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     # controller to the system pool (JobSet's also sets its memory, Kueue's rolls it to read its
     # configuration), and the JobSet, PathwaysJob and Kueue release manifests; the admission
     # policies every team namespace shares (pods, Jobs, JobSets) and their bindings; the team's
-    # NetworkPolicy and ResourceQuota
+    # NetworkPolicy and ResourceQuota; Kueue's and JobSet's metrics scraping (a PodMonitoring,
+    # the scraper's account, token, reader binding and the collector's read of the token), and
+    # the dashboard in a directory of its own that `kubectl apply -f DIR` does not read
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
+        "clusterrolebinding-jobset-system-metrics-scraper.yaml",
+        "clusterrolebinding-kueue-system-metrics-scraper.yaml",
         "localqueue-pathways-multislice-queue.yaml",
+        "monitoring",
         "namespace-pathways.yaml",
         "networkpolicy-pathways-team-network.yaml",
         "patch-configmap-kueue-system-kueue-manager-config.yaml",
@@ -80,6 +85,8 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "patch-deployment-pathways-job-system-pathways-job-controller-manager.yaml",
         "pathwaysjob-pathways-hello-train.yaml",
         "pathwaysjob-pathways-notebook.yaml",
+        "podmonitoring-jobset-system-jobset-controller.yaml",
+        "podmonitoring-kueue-system-kueue-controller.yaml",
         "priorityclass-high.yaml",
         "priorityclass-low.yaml",
         "priorityclass-medium.yaml",
@@ -89,6 +96,14 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "resourceflavor-cpu-cpu-np.yaml",
         "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
         "resourcequota-pathways-pathways-quota.yaml",
+        "role-jobset-system-gmp-collector-reads-scraper-token.yaml",
+        "role-kueue-system-gmp-collector-reads-scraper-token.yaml",
+        "rolebinding-jobset-system-gmp-collector-reads-scraper-token.yaml",
+        "rolebinding-kueue-system-gmp-collector-reads-scraper-token.yaml",
+        "secret-jobset-system-metrics-scraper-token.yaml",
+        "secret-kueue-system-metrics-scraper-token.yaml",
+        "serviceaccount-jobset-system-metrics-scraper.yaml",
+        "serviceaccount-kueue-system-metrics-scraper.yaml",
         "serviceaccount-pathways-pathways.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-jobs.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-jobsets.yaml",
@@ -98,9 +113,14 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "validatingadmissionpolicybinding-tpu-pathways-team-pods.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 26 files to {out_dir}: 21 Kubernetes objects, 4 server-side patches, "
-        "release-manifests.txt (the 3 release manifests installed by URL)"
+        f"wrote 39 files to {out_dir}: 33 Kubernetes objects, 4 server-side patches, "
+        "release-manifests.txt (the 3 release manifests installed by URL), Cloud Monitoring "
+        "dashboard JSON to import (monitoring/dashboard-pathways-dev-monitoring-dashboard.json)"
     )
+    dashboard = json.loads(
+        (out_dir / "monitoring" / "dashboard-pathways-dev-monitoring-dashboard.json").read_text()
+    )
+    assert dashboard["displayName"] == "tpu-pathways dev (pathways-dev)"
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
     assert [line.split()[1] for line in urls] == [
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
@@ -192,8 +212,9 @@ def test_shapes_table(capsys):
         "tpuv4:2x2x1",
         "yes",
         "no",
+        "us-central2-b",  # the zones that offer v4 (components/tpu/data/zones.json)
     ]
-    assert rows["tpu7-8"][-3:] == ["tpu7:2x2x1", "no", "no"]
+    assert rows["tpu7-8"][-5:] == ["tpu7:2x2x1", "no", "no", "none", "listed"]
     assert len(lines) == 1 + 1675  # every shape once
 
 
@@ -212,7 +233,7 @@ def test_shapes_table_columns_are_aligned(capsys):
     assert all(line[hosts_end - 1].isdigit() for line in lines[1:])
     assert header == (
         "accelerator     topology  machine type       hosts  chips/host  chips  "
-        "pathways instance  controller v0.1.4  pathwaysutils"
+        "pathways instance  controller v0.1.4  pathwaysutils  zones"
     )
 
 

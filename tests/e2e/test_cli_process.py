@@ -48,7 +48,7 @@ def test_help_exits_0_with_the_whole_text():
     done = _cli("--help")
     assert done.returncode == 0
     assert done.stdout.startswith(b"usage: python -m components")
-    assert done.stdout.endswith(b"show this help message and exit\n")
+    assert done.stdout.endswith(b"docs: README.md and docs/ (getting-started.md first).\n")
 
 
 def _closed_early(*argv: str) -> tuple[int, bytes]:

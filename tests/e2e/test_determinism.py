@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from components.plan.render import render_json
+from tests.examples import EXAMPLES_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in EXAMPLES_DIR.glob("Pulumi.*.yaml")
 )
 
 # `plan --stack S --json` for each stack named in argv, in one process as `python -m components`

@@ -11,7 +11,8 @@ import pulumi
 import pytest
 
 from components.plan.engine import plan_file, run_program
-from components.resolve.stack_files import available_stacks, read_stack_file
+from components.resolve.stack_files import read_stack_file
+from tests.examples import EXAMPLE_STACKS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,7 @@ def owner_outputs(config: dict[str, str], example_plan) -> dict[str, dict]:
     return {owner: example_plan(owner).outputs}
 
 
-@pytest.mark.parametrize("stack", available_stacks())
+@pytest.mark.parametrize("stack", list(EXAMPLE_STACKS))
 def test_entrypoint_registers_what_the_plan_shows(stack, example_plan):
     config = read_stack_file(stack)
     resources, _ = run_entrypoint(stack, config, owner_outputs(config, example_plan))

@@ -4,17 +4,17 @@ own offline plans, no credential in plain text anywhere in the plan or its --out
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import yaml
 
 from components.plan.engine import plan_file
 from components.policy.report import check_plan
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import run_cli
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = EXAMPLES_DIR
 # What production protects on the manager, as on a cluster a stack owns.
 PROTECTED = {
     "kubernetes:yaml/v2:ConfigFile",
@@ -122,8 +122,8 @@ def test_a_fleet_in_another_stacks_dir_is_checked_against_that_dir(tmp_path):
     west = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
     west["config"]["tpu-pathways:gcp"] = {
         "project": "tpu-pathways-research-west",
-        "region": "us-west1",
-        "zone": "us-west1-c",
+        "region": "us-central1",
+        "zone": "us-central1-a",
     }
     west["config"]["tpu-pathways:cluster"]["name"] = "pathways-research-west"
     (tmp_path / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
@@ -132,6 +132,6 @@ def test_a_fleet_in_another_stacks_dir_is_checked_against_that_dir(tmp_path):
     fleet["config"]["tpu-pathways:teams"][0]["workers"] = ["research-west"]
     (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
     assert plan_file("fleet", tmp_path).outputs["fleet"]["workers"] == {
-        "research-west": "us-west1",
+        "research-west": "us-central1",
         "dev": "us-west4",
     }

@@ -17,14 +17,14 @@ from components.errors import ConfigError
 from components.plan.diff import diff_plans
 from components.plan.engine import plan_file
 from components.plan.render import manifest
-from components.resolve.stack_files import available_stacks
+from tests.examples import EXAMPLE_STACKS
 from tests.helpers import STACKS_DIR, stack_file_values
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 CONTROLLER_URL = "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml"
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "jobset-v0.10.1-openapi-schema.json"
-STACKS = available_stacks(STACKS_DIR)
+STACKS = list(EXAMPLE_STACKS)
 
 
 @pytest.fixture(scope="module")

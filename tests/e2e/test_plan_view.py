@@ -3,25 +3,13 @@ stage, outputs readable, and a closing total (issue 20)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from components.cli.main import main
 from components.plan.render import render_text
-from tests.conftest import STACKS_DIR
-
-EXAMPLE_STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS_DIR.glob("Pulumi.*.yaml")
-)
-
-
-def test_the_examples_are_all_here():
-    assert EXAMPLE_STACKS == [
-        "dev",
-        "fleet",
-        "research-jobset",
-        "research-v5p",
-        "serving-v6e",
-        "team-research",
-    ]
+from tests.examples import EXAMPLE_STACKS
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
@@ -39,7 +27,7 @@ def test_the_stages_come_in_deployment_order(example_plan):
         "Node pools:",
         "Installs (JobSet, PathwaysJob, Kueue and their controller patches):",
         "Namespaces and queues:",
-        "Buckets and who may use them:",
+        "Buckets, file systems and who may use them:",
         "Workloads (pods as the PathwaysJob controller v0.1.4 or the JobSet makes them):",
     ]
     installs = lines[lines.index(headings[2]) + 1 : lines.index(headings[3]) - 1]
@@ -93,14 +81,17 @@ def test_outputs_are_one_entry_per_line_when_long(example_plan):
 
 def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
     lines = render_text(example_plan("dev")).splitlines()
-    assert lines[-5:] == [
-        "Creates 51 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
+    lines = lines[: lines.index("Next steps (docs/getting-started.md, step 4):") - 2]
+    assert lines[-6:] == [
+        "Creates 69 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
         "Firewall, 3 ManagedZone, 6",
         "  RecordSet, 3 NodePool, 3 ConfigFile, 1 ConfigMapPatch, 3 DeploymentPatch, 1 "
         "ClusterQueue, 1 Namespace, 1 LocalQueue, 2",
-        "  ResourceFlavor, 5 PriorityClass, 3 ValidatingAdmissionPolicy, 3 "
-        "ValidatingAdmissionPolicyBinding, 1 ResourceQuota, 1",
-        "  ServiceAccount, 1 NetworkPolicy, 1 Bucket, 2 BucketIAMMember, 2 PathwaysJob",
+        "  ResourceFlavor, 5 PriorityClass, 3 ServiceAccount, 2 Secret, 2 PodMonitoring, 2 "
+        "ClusterRoleBinding, 2 Role, 2",
+        "  RoleBinding, 3 ValidatingAdmissionPolicy, 3 ValidatingAdmissionPolicyBinding, 1 "
+        "ResourceQuota, 1 NetworkPolicy, 1",
+        "  Bucket, 3 BucketIAMMember, 2 PathwaysJob, 4 AlertPolicy, 1 Dashboard",
         "Total: 8 TPU chips (v5e), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list prices)",
     ]
 
@@ -108,3 +99,46 @@ def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
 def test_a_team_stack_shows_the_owner_it_reads(example_plan):
     lines = render_text(example_plan("team-research")).splitlines()
     assert "  = StackReference research-v5p (read, not created)" in lines
+
+
+def _count(line: str, phrase: str) -> int:
+    match = re.search(rf"{phrase} (\d+) resources", line)
+    assert match, line
+    return int(match[1])
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_one_count_at_the_top_and_the_bottom(example_plan, stack):
+    lines = render_text(example_plan(stack)).splitlines()
+    bottom = next(line for line in lines if line.startswith("Creates "))
+    assert _count(lines[0], "creates") == _count(bottom, "Creates")
+
+
+def test_the_deploy_time_and_next_steps_close_the_plan(example_plan):
+    lines = render_text(example_plan("dev")).splitlines()
+    (deploy,) = [line for line in lines if line.startswith("Deploy time")]
+    assert re.fullmatch(
+        r"Deploy time \(modeled `pulumi up`\): about \d+m\d\ds \(low \d+m\d\ds, high \d+m\d\ds\); "
+        r"--critical-path: the chain",
+        deploy,
+    )
+    assert lines[-4:] == [
+        "Next steps (docs/getting-started.md, step 4):",
+        "  pulumi stack select dev --create  # once: the stack in your Pulumi backend",
+        "  pulumi preview -s dev             # what would change, with credentials",
+        "  pulumi up -s dev                  # create it",
+    ]
+
+
+def test_no_empty_section(capsys, tmp_path):
+    # A program that exports nothing has no Outputs section (not an empty header).
+    (tmp_path / "Pulumi.yaml").write_text("name: bare\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi_gcp as gcp\n"
+        "gcp.storage.Bucket('b', name='bare-b', location='US', uniform_bucket_level_access=True)\n"
+    )
+    assert main(["plan", "--program", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Outputs:" not in out
+    assert "\n\n\n" not in out
+    assert "(in your program's directory):" in out

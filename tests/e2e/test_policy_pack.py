@@ -54,6 +54,7 @@ VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPol
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 KSA = "kubernetes:core/v1:ServiceAccount"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 NODE_SA = "nodes@tpu-pathways-serving.iam.gserviceaccount.com"
 
 # Compliant resources in the engine's wire form: numbers are floats.
@@ -153,6 +154,10 @@ GOOD: dict[str, dict[str, Any]] = {
     KSA: {
         "metadata": {"name": "infer", "namespace": "serving"},
         "automountServiceAccountToken": False,
+    },
+    PATHWAYS_JOB: {
+        "metadata": {"name": "infer", "namespace": "serving"},
+        "spec": {"pathwaysVersion": "jax-0.9.0", "image": "us-docker.pkg.dev/acme/serve:1.2"},
     },
 }
 RULE_TYPES = {rule.id: sorted(rule.types & set(GOOD)) for rule in RULES}
@@ -296,14 +301,15 @@ FAILING = [
         "masterAuthorizedNetworksConfig",
         {
             "cidrBlocks": [
-                {"cidrBlock": "::/1"},
-                {"cidrBlock": "8000::/2"},
-                {"cidrBlock": "c000::/2"},
+                {"cidrBlock": "::ffff:0:0/97"},
+                {"cidrBlock": "2002:8000::/17"},
             ]
         },
-        "masterAuthorizedNetworksConfig.cidrBlocks together cover ::/0 (::/1, 8000::/2, "
-        "c000::/2): the control plane's IP endpoint would take traffic from the whole internet; "
-        "list your networks' CIDRs or use the IAM-gated DNS endpoint",
+        "masterAuthorizedNetworksConfig.cidrBlocks together cover 0.0.0.0/0 (::ffff:0:0/97 "
+        "(0.0.0.0/1 written as IPv6, IPv4-mapped), 2002:8000::/17 (128.0.0.0/1 written as IPv6, "
+        "6to4)) (::ffff:0:0/97, 2002:8000::/17): the control plane's IP endpoint would take "
+        "traffic from the whole internet; list your networks' CIDRs or use the IAM-gated DNS "
+        "endpoint",
     ),
     (
         "cluster-control-plane-endpoints",
@@ -489,6 +495,14 @@ FAILING = [
         "roles/owner",
         "grants the basic role 'roles/owner': project-wide access far beyond what node service "
         "accounts need; grant the specific predefined roles instead",
+    ),
+    (
+        "images-pinned",
+        PATHWAYS_JOB,
+        "spec.image",
+        "us-docker.pkg.dev/acme/serve",
+        "spec.image: 'us-docker.pkg.dev/acme/serve' has no tag or digest, so it runs whatever "
+        "'latest' is (pin a tag or a digest outside dev)",
     ),
 ]
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from components.cli.main import main
+from tests.examples import EXAMPLES_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,10 +104,10 @@ def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(mon
     monkeypatch.setattr(ownership, "read_stack_file", read)  # the conflicts between stacks
     monkeypatch.setattr(stack_preflight, "preflight", preflight)
     monkeypatch.setattr(checks, "preflight", preflight)  # the parse's run, reused by the program
-    plan = engine.plan_file("research-v5p")
+    plan = engine.plan_file("research-v5p", EXAMPLES_DIR)
     # this stack once; every other stack once, for the conflicts between stacks
     assert len(reads) == len(set(reads))  # each file once
-    assert set(reads) == {p.stem.removeprefix("Pulumi.") for p in (ROOT / "stacks").glob("*.yaml")}
+    assert set(reads) == {p.stem.removeprefix("Pulumi.") for p in EXAMPLES_DIR.glob("*.yaml")}
     # The engine's parse of the file runs it; the program's parse of the same values (the
     # engine's config map) is that validation again, so it runs once; build_stack reuses it.
     assert runs == ["pathways-research"]

@@ -115,14 +115,14 @@ def test_the_cli_plans_the_example_with_its_config(capsys):
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == (
-        "Plan for stack 'dev' of pathways-python-api: 47 resources (11 components); --verbose: "
-        "every input, --json: all"
+        "Plan for stack 'dev' of pathways-python-api: creates 35 resources (11 components); "
+        "--verbose: every input, --json: all"
     )
     assert (
         "  + PathwaysJob research/train  workers=2 x ct5p-hightpu-4t 2x2x2  deploymentMode=default"
         in lines
     )
-    assert lines[-1] == (
+    assert next(line for line in lines if line.startswith("Total: ")) == (
         "Total: 16 TPU chips (v5p), 70.31 USD/hour, 51,324.68 USD/month "
         "(an estimate at list prices)"
     )
@@ -141,13 +141,80 @@ def test_the_cli_plan_of_the_example_as_json(capsys):
     assert document["summary"]["cost"]["monthly"] == pytest.approx(70.307776 * 730)
 
 
-def test_a_missing_config_value_names_the_config_argument(capsys):
+def test_every_missing_config_value_is_named_in_one_run(capsys):
     code, out, err = run_cli(capsys, "plan", "--program", str(EXAMPLE), "--config", "gcp:project=a")
     assert (code, out) == (2, "")
     assert err == (
-        "error: plan: 1 problem\n  - --config: the program requires gcp:region; give it with "
-        "--config gcp:region=VALUE\n"
+        "error: plan: 2 problems\n"
+        "  - --config: the program requires gcp:region; give it with --config gcp:region=VALUE\n"
+        "  - --config: the program requires gcp:zone; give it with --config gcp:zone=VALUE\n"
     )
+    code, _, err = run_cli(capsys, "plan", "--program", str(EXAMPLE))
+    assert (code, err.splitlines()[0]) == (2, "error: plan: 3 problems")
+    assert "--config gcp:project=VALUE" in err
+
+
+def _variant(tmp_path, *changes: tuple[str, str]):
+    """A copy of the example program with ``(old, new)`` text changes (each must apply)."""
+    source = (EXAMPLE / "__main__.py").read_text()
+    for old, new in changes:
+        assert old in source, old
+        source = source.replace(old, new)
+    (tmp_path / "__main__.py").write_text(source)
+    (tmp_path / "Pulumi.yaml").write_text((EXAMPLE / "Pulumi.yaml").read_text())
+    return tmp_path
+
+
+def test_bad_args_get_the_error_report_and_exit_2(capsys, tmp_path):
+    program = _variant(tmp_path, ("pools, slices=2)", "pools, slices=-1)"))
+    code, out, err = run_cli(capsys, "plan", "--program", str(program), *SETTINGS)
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: TpuNodePoolArgs 'v5p': 1 problem\n  - slices: -1 is not allowed; at least 1\n"
+    )
+
+
+NO_CONTROLLER = (
+    """controller = ReleaseManifest(
+    "pathways-job",
+    ReleaseManifestArgs(
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+        "v0.1.4",
+        cluster.provider,
+        depends_on=[jobset.manifest],
+    ),
+)""",
+    "controller = jobset  # no PathwaysJob controller",
+)
+
+
+def test_a_programs_job_gets_the_stack_preflight(capsys, tmp_path):
+    # No controller install, the job in namespace default, a gs:// path nothing grants: the
+    # stack-file path refuses all three, and so does the plan of the program.
+    program = _variant(
+        tmp_path,
+        NO_CONTROLLER,
+        ("namespace=team.namespace,", 'namespace="default",'),
+        ('pathwaysutils.initialize()"]', 'pathwaysutils.initialize()", "gs://other-data/x"]'),
+    )
+    code, out, err = run_cli(capsys, "plan", "--program", str(program), *SETTINGS)
+    assert (code, out) == (2, "")
+    job = "  - PathwaysJob 'default/train': "
+    assert err.splitlines() == [
+        f"error: {program / '__main__.py'} (preflight): 3 problems",
+        job + "namespace 'default' is a system namespace (Kubernetes, GKE or an install owns "
+        "default, kube-system, kube-public, kube-node-lease, gmp-public, gmp-system, "
+        "jobset-system, pathways-job-system, kueue-system and gke-*/kube-*/gmp-*); run it in a "
+        "team namespace (TeamNamespace)",
+        job + "the program creates its cluster but installs no PathwaysJob controller (a "
+        "ReleaseManifest of https://github.com/google/pathways-job/releases/download/v0.1.4/"
+        "install.yaml), so nothing would ever start the job",
+        job + "gs://other-data/x (command) needs read access, but its pods run on the host "
+        "network, so they act as the node service account "
+        "pathways-nodes@acme-ml.iam.gserviceaccount.com for GCS, which has no object access to "
+        "gs://other-data; grant it roles/storage.objectViewer on gs://other-data (a bucket IAM "
+        "member: DataBucketGrants)",
+    ]
 
 
 def test_bad_config_syntax_names_the_argument(capsys):

@@ -9,16 +9,20 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from components.errors import ConfigError
+from components.plan.engine import plan_file
+from tests.examples import EXAMPLE_STACKS, EXAMPLES_DIR, SHIPPED_DIR, user_stacks
 from tests.helpers import is_fleet_stack
 
 TESTS = Path(__file__).resolve().parents[1]
-STACKS_DIR = TESTS.parent / "stacks"
+STACKS_DIR = EXAMPLES_DIR
 # Fleets build their manager from fleet.manager: tests/e2e/test_fleet_stack.py covers them.
 STACK_FILES = [
     p
@@ -184,3 +188,37 @@ def test_tpu_summary(stack):
         row["hosts"] += slices * hosts
         row["chips"] += slices * math.prod(int(d) for d in topology.split("x"))
     assert plan.summary["tpu"] == totals
+
+
+def test_the_declared_examples_are_the_shipped_stack_files():
+    """tests/examples.py names exactly the stack files git tracks in stacks/ (outside a git
+    checkout: each declared one exists)."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "stacks/Pulumi.*.yaml"],
+            cwd=SHIPPED_DIR.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        listed = []
+    declared = [f"stacks/Pulumi.{name}.yaml" for name in sorted(EXAMPLE_STACKS)]
+    if listed:
+        assert sorted(listed) == declared
+    assert all((SHIPPED_DIR.parent / path).is_file() for path in declared)
+
+
+@pytest.mark.parametrize("name", user_stacks())
+def test_your_own_stack_file_plans(name):
+    """A stack file of yours in stacks/ is planned too; it fails this test only, and only for
+    its own problems."""
+    try:
+        plan_file(name, SHIPPED_DIR)
+    except ConfigError as exc:
+        pytest.fail(
+            f"stacks/Pulumi.{name}.yaml is a stack file of your own (not one of the examples "
+            f"tests/examples.py declares), and it does not plan yet:\n{exc}",
+            pytrace=False,
+        )

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from components.plan.diff_render import MARKER
-from components.resolve.stack_files import available_stacks
+from tests.examples import EXAMPLE_STACKS, EXAMPLES_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -183,18 +183,19 @@ def listed_stacks(workflow: str, repo: Path, tmp_path: Path) -> list[str]:
 
 @pytest.mark.parametrize("workflow", ["preview.yml", "deploy.yml"])
 def test_matrix_covers_every_stack(workflow, tmp_path):
-    assert listed_stacks(workflow, ROOT, tmp_path) == available_stacks(ROOT / "stacks")
-    assert len(available_stacks(ROOT / "stacks")) >= 3
-    # a new team's stack file joins the matrix without touching the workflow
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "stacks", repo / "stacks")
+    shutil.copytree(EXAMPLES_DIR, repo / "stacks")
+    assert listed_stacks(workflow, repo, tmp_path) == list(EXAMPLE_STACKS)
+    # a new team's stack file joins the matrix without touching the workflow
     (repo / "stacks" / "Pulumi.new-team.yaml").write_text("config: {}\n")
     listed = listed_stacks(workflow, repo, tmp_path)
-    assert listed == sorted([*available_stacks(ROOT / "stacks"), "new-team"])
+    assert listed == sorted([*EXAMPLE_STACKS, "new-team"])
 
 
 def test_deploy_lists_cluster_owners_before_team_stacks(tmp_path):
-    listing = run_stack_listing("deploy.yml", ROOT, tmp_path)
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES_DIR, repo / "stacks")
+    listing = run_stack_listing("deploy.yml", repo, tmp_path)
     assert listing == {
         "owners": ["dev", "research-jobset", "research-v5p", "serving-v6e"],
         "teams": ["fleet", "team-research"],
@@ -212,7 +213,7 @@ def test_pr_plan_covers_every_stack():
 def test_deploy_listing_fails_when_two_stacks_own_one_cluster(tmp_path):
     # a copy of research-v5p under another name: same project, same cluster name
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "stacks", repo / "stacks")
+    shutil.copytree(EXAMPLES_DIR, repo / "stacks")
     twin = repo / "stacks" / "Pulumi.research-twin.yaml"
     twin.write_text((repo / "stacks" / "Pulumi.research-v5p.yaml").read_text())
     with pytest.raises(subprocess.CalledProcessError):
@@ -421,5 +422,7 @@ def test_the_drift_check_is_scheduled_writes_no_state_and_reports_in_an_issue():
 
 
 def test_the_drift_listing_covers_every_stack(tmp_path):
-    listing = run_stack_listing("drift.yml", ROOT, tmp_path)
-    assert sorted(listing["stacks"]) == available_stacks(ROOT / "stacks")
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES_DIR, repo / "stacks")
+    listing = run_stack_listing("drift.yml", repo, tmp_path)
+    assert sorted(listing["stacks"]) == list(EXAMPLE_STACKS)

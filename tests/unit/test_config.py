@@ -124,7 +124,9 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ),
     (
         "bad topology in the second pool",
-        lambda v: v["tpuPools"].append({"name": "b", "generation": "v6e", "topology": "3x3"}),
+        lambda v: v["tpuPools"].append(
+            {"name": "b", "generation": "v6e", "topology": "3x3", "allowUnlistedZone": True}
+        ),
         "tpuPools[1].topology",
         ("'3x3'", "v6e", "2x2"),
     ),
@@ -391,9 +393,9 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
     ),
     (
         "IPv6 authorized networks that add up to the internet",
-        _merge(cluster={"authorizedNetworks": [{"cidr": "::/1"}, {"cidr": "8000::/1"}]}),
+        _merge(cluster={"authorizedNetworks": [{"cidr": "2002::/17"}, {"cidr": "2002:8000::/17"}]}),
         "cluster.authorizedNetworks",
-        ("together these ranges cover ::/0",),
+        ("together these ranges cover 0.0.0.0/0 (2002::/17 (0.0.0.0/1 written as IPv6, 6to4)",),
     ),
     (
         "more authorized networks than GKE allows",
@@ -555,8 +557,8 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         "teams[0]",
         (
             "1 is not allowed: each teams entry is a mapping with the keys name, "
-            "serviceAccount, group, resourceQuota, isolation, priorityClasses (e.g. teams: "
-            "[{name: ...}])",
+            "serviceAccount, group, resourceQuota, isolation, priorityClasses, buckets (e.g. "
+            "teams: [{name: ...}])",
         ),
     ),
     (
@@ -692,8 +694,8 @@ def test_a_tpu_machine_type_for_the_cpu_pool_is_refused(stack_values, config_err
 def test_v4_and_ironwood_pools_are_accepted(config_of, stack_values):
     values = stack_values(
         tpuPools=[
-            {"name": "v4", "accelerator": "v4-16"},
-            {"name": "iw", "generation": "tpu7x", "topology": "2x2x1"},
+            {"name": "v4", "accelerator": "v4-16", "allowUnlistedZone": True},
+            {"name": "iw", "generation": "tpu7x", "topology": "2x2x1", "allowUnlistedZone": True},
         ]
     )
     pools = {p.name: p.shape for p in config_of(values).tpu_pools}
@@ -710,7 +712,9 @@ def test_v4_and_ironwood_pools_are_accepted(config_of, stack_values):
 
 def test_a_multi_host_ironwood_pool_is_accepted(stack_values, config_of):
     # tpu7x-128 = 64 chips = 4x4x4 on 16 four-chip hosts; placed with a workload policy.
-    values = stack_values(tpuPools=[{"name": "iw", "accelerator": "tpu7x-128"}])
+    values = stack_values(
+        tpuPools=[{"name": "iw", "accelerator": "tpu7x-128", "allowUnlistedZone": True}]
+    )
     shape = config_of(values).tpu_pools[0].shape
     assert (shape.topology, shape.machine_type, shape.hosts) == ("4x4x4", "tpu7x-standard-4t", 16)
     assert shape.needs_workload_policy is True
@@ -718,7 +722,7 @@ def test_a_multi_host_ironwood_pool_is_accepted(stack_values, config_of):
 
 def test_duplicate_pool_names(stack_values, config_error):
     values = stack_values()
-    values["tpuPools"].append({"name": "v5e", "accelerator": "v6e-4"})
+    values["tpuPools"].append({"name": "v5e", "accelerator": "v6e-4", "allowUnlistedZone": True})
     error = config_error(values)
     assert {i.key for i in error.issues} == {"tpuPools[0].name", "tpuPools[1].name"}
     for issue in error.issues:
@@ -743,7 +747,9 @@ def test_cpu_pool_too_small_names_machines_that_fit(stack_values, config_error):
 def test_several_errors_reported_at_once(stack_values, config_error):
     values = stack_values(gcp={"zone": "us-east5-a"}, cluster={"relaseChannel": "RAPID"})
     values["tpuPools"][0]["topology"] = "4x5"
-    values["tpuPools"].append({"name": "b", "accelerator": "v5p-16", "slices": 0})
+    values["tpuPools"].append(
+        {"name": "b", "accelerator": "v5p-16", "slices": 0, "allowUnlistedZone": True}
+    )
     error = config_error(values)
     assert [i.key for i in error.issues] == [
         "gcp.zone",
@@ -859,7 +865,11 @@ def test_a_cluster_over_gkes_node_limit_is_refused_with_every_size_it_breaks(
     stack_values, config_error
 ):
     # v4-4096: 512 hosts a slice; 256 slices (131,072 hosts) + 3 CPU + 3 system nodes.
-    values = stack_values(tpuPools=[{"name": "big", "accelerator": "v4-4096", "slices": 256}])
+    values = stack_values(
+        tpuPools=[
+            {"name": "big", "accelerator": "v4-4096", "slices": 256, "allowUnlistedZone": True}
+        ]
+    )
     issues = {issue.key: issue.message for issue in config_error(values).issues}
     assert issues["tpuPools"].startswith(
         "the pools may scale to 131078 nodes (CPU pools' maxNodes plus the hosts of every TPU "

@@ -61,9 +61,9 @@ def test_one_mistake_of_each_kind_is_reported_in_one_run(tmp_path: Path):
         "  - cluster.nodeCount: unknown key 'nodeCount'. Allowed keys: name, regional, "
         "releaseChannel, deletionProtection, privateNodes, authorizedNetworks, "
         "kubernetesTokensViaDns, network, dns, maintenance, securityGroup, secretsEncryption, "
-        "imageRepositories, binaryAuthorization, existing.",
+        "imageRepositories, binaryAuthorization, minMasterVersion, existing.",
         "  - tpuPools[1].topology: '3x3' is not a v6e topology; valid: 1x1, 2x2, 2x4, 4x4, 4x8, "
-        "8x8, 8x16, 16x16",
+        "8x8, 8x16, 16x16 (python -m components shapes v6e)",
         "  - workloads[0].mode: inference (head colocated with the workers) cannot be queued by "
         "Kueue here: Kueue would place the head's CPU and memory on the CPU-pool flavor while "
         "the controller pins the head to TPU nodes; use mode training or headless, or set "
@@ -99,7 +99,7 @@ def test_a_refused_pool_leaves_out_its_workloads_instead_of_calling_the_pool_mis
     error = config_error(values)
     assert [str(i) for i in error.issues] == [
         "tpuPools[0].topology: '3x3' is not a v6e topology; valid: 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, "
-        "8x16, 16x16",
+        "8x16, 16x16 (python -m components shapes v6e)",
         "tpuPools[1].name: 'v5e' is the CPU pool's name",
     ]
     assert error.later == (
@@ -201,3 +201,85 @@ def test_a_misspelled_namespace_is_reported_with_the_schemas_problems(tmp_path: 
         "cluster.nodeCount",
         "tpuPools[1].topology",
     ]
+
+
+# Seven mistakes of seven kinds in one new stack file (issue 31: three runs found 5 and never 2):
+# an unknown key, a pool in a zone without its generation, a topology that does not exist, a job
+# that reads a bucket nothing grants (the preflight), an untagged image and a `latest` one outside
+# dev, and a job asking for more slices than its pool has.
+SEVEN_MISTAKES = """\
+config:
+  tpu-pathways:environment: staging
+  tpu-pathways:gcp:
+    project: tpu-pathways-staging
+    region: us-west1
+    zone: us-west1-b
+  tpu-pathways:cluster:
+    name: pathways-seven
+    nodeCount: 3
+  tpu-pathways:tpuPools:
+    - name: v5p
+      generation: v5p
+      topology: 2x2x2
+    - name: v6e
+      generation: v6e
+      topology: 3x3
+  tpu-pathways:workloads:
+    - name: train
+      pool: v5p
+      image: us-docker.pkg.dev/acme/train
+      command: ["python3", "train.py", "--data=gs://someone-elses-data/train"]
+      resources: {cpu: "8", memory: 32Gi}
+    - name: serve
+      pool: v5p
+      slices: 3
+      image: us-docker.pkg.dev/acme/serve:latest
+      command: ["python3", "serve.py"]
+      resources: {cpu: "8", memory: 32Gi}
+"""
+UNPINNED_STAGING = (
+    "an unpinned image is allowed only in environment dev (this stack is staging): the "
+    "controller pulls images with imagePullPolicy Always, so a restarted worker could run "
+    "another build than the resource manager; pin a tag or a digest"
+)
+
+
+def test_seven_mistakes_are_all_reported_in_one_run_in_file_order(tmp_path: Path):
+    (tmp_path / "Pulumi.seven.yaml").write_text(SEVEN_MISTAKES)
+    with pytest.raises(ConfigError) as caught:
+        read_stack("seven", tmp_path)
+    found = [
+        (i.key, i.message.split(";")[0].split(". Allowed keys")[0]) for i in caught.value.issues
+    ]
+    assert found == [
+        ("cluster.nodeCount", "unknown key 'nodeCount'"),
+        (
+            "tpuPools[0].generation",
+            "v5p is not offered in zone 'us-west1-b' (zones that have it: "
+            "us-central1-a, us-east5-a, us-east5-b, us-east5-c, us-south1-a",
+        ),
+        ("tpuPools[1].topology", "'3x3' is not a v6e topology"),
+        (
+            "workloads[0]",
+            "workload 'pathways/train': gs://someone-elses-data/train (command) "
+            "needs read access, but its pods run on the host network, so they act as the node "
+            "service account pathways-seven-nodes@tpu-pathways-staging.iam.gserviceaccount.com "
+            "for GCS, which has no object access to gs://someone-elses-data",
+        ),
+        (
+            "workloads[0].image",
+            "'us-docker.pkg.dev/acme/train' has no tag or digest, so it runs whatever 'latest' is",
+        ),
+        ("workloads[1].slices", "3 exceeds the 1 slice(s) of pool 'v5p'"),
+        (
+            "workloads[1].image",
+            "'us-docker.pkg.dev/acme/serve:latest' is tagged 'latest', which names no fixed build",
+        ),
+    ]
+    messages = {i.key: i.message for i in caught.value.issues}
+    # The same hint as the Python API's: the command that lists the shapes.
+    assert messages["tpuPools[1].topology"] == (
+        "'3x3' is not a v6e topology; valid: 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16 "
+        "(python -m components shapes v6e)"
+    )
+    assert messages["workloads[0].image"].endswith(UNPINNED_STAGING)

@@ -18,8 +18,9 @@ from components.resolve.tenancy.fleet import load_fleet
 from components.resolve.tenancy.fleet_checks import NOT_IN_A_FLEET
 from components.resolve.tenancy.ownership import classify_stacks
 from components.stack.fleet import manager_flavors
+from tests.examples import EXAMPLES_DIR
 
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = EXAMPLES_DIR
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +62,8 @@ def other_dev(stacks: Path, name: str = "dev-b", cpu_pool: dict | None = None) -
     other = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
     other["config"]["tpu-pathways:gcp"] = {
         "project": f"tpu-pathways-{name}",  # one cluster per project
-        "region": "us-east1",
-        "zone": "us-east1-c",
+        "region": "us-south1",  # a region with v5e (components/tpu/data/zones.json)
+        "zone": "us-south1-a",
     }
     other["config"]["tpu-pathways:cluster"]["name"] = f"pathways-{name}"
     other["config"]["tpu-pathways:cpuPool"] |= cpu_pool or {}
@@ -90,8 +91,8 @@ def test_manager_quota_is_the_sum_of_the_workers_chips_per_flavor(stacks, worker
     west = yaml.safe_load((STACKS / "Pulumi.research-v5p.yaml").read_text())
     west["config"]["tpu-pathways:gcp"] = {
         "project": "tpu-pathways-research-west",  # one cluster per project
-        "region": "us-west1",
-        "zone": "us-west1-c",
+        "region": "us-central1",
+        "zone": "us-central1-a",
     }
     west["config"]["tpu-pathways:cluster"]["name"] = "pathways-research-west"
     (stacks / "Pulumi.research-west.yaml").write_text(yaml.safe_dump(west))
@@ -583,6 +584,9 @@ def test_every_key_of_a_stack_that_a_fleet_lacks_is_refused_with_a_reason():
             "pricing",
             "secrets",
             "sharedServices",
+            "lustre",
+            "homeDirs",
+            "observability",
         }
     )
 

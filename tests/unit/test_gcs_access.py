@@ -265,7 +265,7 @@ def test_a_stack_on_an_existing_cluster_cannot_grant_its_nodes(config_error, sta
 
 def test_a_team_stack_asks_its_owner_for_data_buckets():
     from components.plan.engine import load_stack
-    from components.resolve.stack_files import STACKS_DIR
+    from tests.examples import EXAMPLES_DIR as STACKS_DIR
 
     owner = load_stack("team-research", STACKS_DIR).shared_cluster
     values = {

@@ -23,8 +23,9 @@ from components.policy.rules import (
     Resource,
     StackContext,
 )
-from components.resolve.stack_files import STACKS_DIR, available_stacks
+from components.resolve.stack_files import STACKS_DIR
 from components.resolve.tenancy.ownership import owner_stacks
+from tests.examples import EXAMPLE_STACKS, EXAMPLES_DIR
 from tests.helpers import stack_file_values
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
@@ -164,7 +165,61 @@ NO_WINDOW = (
 )
 CPU_POOL_DEFAULT_UPGRADE = edit(CPU_POOL, upgradeSettings=DELETE)
 
+PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+PJ = f"{PATHWAYS_JOB} 'res': "
+JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
+
+
+def _job(image: str, version: str = "jax-0.9.0") -> dict:
+    """A PathwaysJob's inputs with one user container."""
+    container = {"name": "main", "image": image}
+    template = {"spec": {"containers": [container]}}
+    return {"spec": {"pathwaysVersion": version, "controller": {"template": template}}}
+
+
 CASES = [
+    # images-pinned (outside dev, every image of a workload is pinned)
+    case(
+        "images-pinned", PATHWAYS_JOB, _job("us-docker.pkg.dev/acme/t:1"), [], "staging", id="tag"
+    ),
+    case("images-pinned", PATHWAYS_JOB, _job("us-docker.pkg.dev/acme/t"), [], id="dev-untagged"),
+    case(
+        "images-pinned",
+        PATHWAYS_JOB,
+        _job("us-docker.pkg.dev/acme/t"),
+        [
+            PJ + "spec.controller.template.spec.containers[0].image: 'us-docker.pkg.dev/acme/t' "
+            "has no tag or digest, so it runs whatever 'latest' is (pin a tag or a digest "
+            "outside dev)"
+        ],
+        environment="staging",
+        id="staging-untagged",
+    ),
+    case(
+        "images-pinned",
+        PATHWAYS_JOB,
+        _job("us-docker.pkg.dev/acme/t:LATEST", version="latest"),
+        [
+            PJ + "spec.controller.template.spec.containers[0].image: "
+            "'us-docker.pkg.dev/acme/t:LATEST' is tagged 'LATEST', which names no fixed build "
+            "(pin a tag or a digest outside dev)",
+            PJ + "spec.pathwaysVersion is 'latest', which names no fixed build (use a Pathways "
+            "release such as jax-0.9.0 outside dev)",
+        ],
+        environment="production",
+        id="production-latest",
+    ),
+    case(
+        "images-pinned",
+        JOBSET,
+        {"spec": {"replicatedJobs": [{"template": {"spec": {"image": "r.io/a/b:latest"}}}]}},
+        [
+            JOBSET + " 'res': spec.replicatedJobs[0].template.spec.image: 'r.io/a/b:latest' is "
+            "tagged 'latest', which names no fixed build (pin a tag or a digest outside dev)"
+        ],
+        environment="staging",
+        id="jobset-latest",
+    ),
     # cluster-workload-identity
     case("cluster-workload-identity", CLUSTER, CLUSTER_OK, [], id="wi-set"),
     case(
@@ -688,7 +743,7 @@ CASES = [
         edit(TPU_POOL_OK, placementPolicy={"type": "COMPACT", "tpuTopology": "3x3"}),
         [
             P + "placementPolicy.tpuTopology: '3x3' is not a v5e topology for ct5lp-hightpu-4t; "
-            "valid: 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16"
+            "valid: 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16 (python -m components shapes v5e)"
         ],
         id="unknown-topology",
     ),
@@ -1053,7 +1108,7 @@ def test_every_rule_has_a_passing_and_a_failing_case():
     passing = {p.values[0] for p in CASES if not p.values[5]}
     failing = {p.values[0] for p in CASES if p.values[5]}
     ids = {r.id for r in RULES}
-    assert len(ids) == len(RULES) == 24
+    assert len(ids) == len(RULES) == 25
     assert ids - passing == set()
     assert ids - failing == set()
 
@@ -1083,17 +1138,17 @@ def stack_plan(example_plan) -> Callable[[str], tuple[Plan, str]]:
 
 
 def test_the_example_stacks_cover_every_environment_and_rule_target(stack_plan):
-    plans = [stack_plan(s) for s in available_stacks()]
+    plans = [stack_plan(s) for s in list(EXAMPLE_STACKS)]
     assert {environment for _, environment in plans} >= {"dev", "staging", "production"}
     planned = {r.type for plan, _ in plans for r in plan.resources}
     targets = {CLUSTER, NODE_POOL, BUCKET, BUCKET_IAM_MEMBER, PROJECT_IAM_MEMBER}
     assert targets <= planned  # so "every stack passes" exercised each family of rules
 
 
-@pytest.mark.parametrize("stack", available_stacks())
+@pytest.mark.parametrize("stack", list(EXAMPLE_STACKS))
 def test_every_example_stack_passes(stack, stack_plan):
     plan, environment = stack_plan(stack)
-    if stack in owner_stacks():
+    if stack in owner_stacks(EXAMPLES_DIR):
         assert plan.by_type(CLUSTER) and plan.by_type(NODE_POOL)  # the rules had work to do
     assert check_plan(plan, environment) == []
 
@@ -1250,7 +1305,7 @@ def test_production_protects_kueue_objects_of_any_version(type_token):
 
 def test_cli_policy_passes_the_dev_stack(capsys):
     assert main(["plan", "--stack", "dev", "--policy"]) == 0
-    assert "Policy for stack 'dev' (dev environment): no violations of 24 rules" in (
+    assert "Policy for stack 'dev' (dev environment): no violations of 25 rules" in (
         capsys.readouterr().out
     )
 

@@ -153,3 +153,45 @@ def test_unpinned_component_images_are_allowed_in_dev(config_of, stack_values):
     notebook = {**NOTEBOOK, "customComponents": [{"type": "worker", "image": "gcr.io/a/w"}]}
     config = config_of(stack_values(workloads=[notebook]))
     assert config.workloads[0].custom_components[0].image == "gcr.io/a/w"
+
+
+TRAIN = {
+    "name": "train",
+    "pool": "v5e",
+    "command": ["python3", "train.py"],
+    "resources": {"cpu": "8", "memory": "32Gi"},
+}
+
+
+@pytest.mark.parametrize("environment", ["staging", "production"])
+def test_an_untagged_or_latest_user_image_is_refused_outside_dev(
+    config_error, stack_values, environment
+):
+    jobs = [
+        {**TRAIN, "image": "us-docker.pkg.dev/acme/train"},
+        {**TRAIN, "name": "serve", "image": "us-docker.pkg.dev/acme/serve:latest"},
+        {**TRAIN, "name": "ok", "image": "us-docker.pkg.dev/acme/ok:1.0"},
+    ]
+    issues = config_error(stack_values(environment=environment, workloads=jobs)).issues
+    found = [(i.key, i.message.split(";")[0]) for i in issues if i.key.endswith(".image")]
+    assert found == [
+        (
+            "workloads[0].image",
+            "'us-docker.pkg.dev/acme/train' has no tag or digest, so it runs whatever 'latest' is",
+        ),
+        (
+            "workloads[1].image",
+            "'us-docker.pkg.dev/acme/serve:latest' is tagged 'latest', which names no fixed build",
+        ),
+    ]
+
+
+def test_an_untagged_user_image_is_warned_about_in_dev(cli_plan, stack_values):
+    values = stack_values(workloads=[{**TRAIN, "image": "us-docker.pkg.dev/acme/train"}])
+    code, _, err, _ = cli_plan(values, "devimage")
+    assert code == 0, err
+    assert (
+        "warning: Pulumi.devimage.yaml: workloads[0].image: 'us-docker.pkg.dev/acme/train' has "
+        "no tag or digest, so it runs whatever 'latest' is; allowed in dev, refused in staging "
+        "and production (pin a tag or a digest)"
+    ) in err

@@ -91,7 +91,7 @@ def test_eight_chip_hosts_and_sub_host_slices():
         vms(WorkerType.CT6E_STANDARD_4T, "1x1")
     assert str(refused.value) == (
         "Worker: 1 problem\n  - topology: '1x1' is not a topology of ct6e-standard-4t; nearest "
-        "valid: 2x2, 2x4, 4x4, 4x8 (7 in all: python -m components shapes)"
+        "valid: 2x2, 2x4, 4x4, 4x8 (7 in all: python -m components shapes v6e)"
     )
 
 
@@ -299,7 +299,7 @@ def test_team_stack_identity_on_the_shared_pools_is_reported_unverified():
 
 def test_a_dedicated_team_stacks_pods_act_as_its_own_account():
     from components.plan.engine import load_stack
-    from components.resolve.stack_files import STACKS_DIR
+    from tests.examples import EXAMPLES_DIR as STACKS_DIR
 
     config = load_stack("team-research", STACKS_DIR)
     report = preflight(config, planned_pools(config), bucket_grants(config))

@@ -19,7 +19,7 @@ def test_cluster_args(config_of, stack_values):
     config = config_of(
         stack_values(
             environment="production",
-            tpuPools=[{"name": "v6e", "accelerator": "v6e-16"}],
+            tpuPools=[{"name": "v6e", "accelerator": "v6e-16", "allowUnlistedZone": True}],
             cluster={
                 "authorizedNetworks": [{"cidr": "192.0.2.0/24"}],
                 "releaseChannel": "REGULAR",
@@ -106,6 +106,7 @@ def test_an_existing_cluster_by_context_reports_the_stack_name_and_region(config
 
 def test_a_reservation_pool(config_of, stack_values):
     pool = {"name": "r", "accelerator": "v5p-16", "slices": 2, "capacity": {"reservation": "blk"}}
+    pool["allowUnlistedZone"] = True  # v5p: not a us-west4 generation
     config = config_of(stack_values(tpuPools=[pool]))
     tpu = args.tpu_pool_args(config.tpu_pools[0], TARGET)
     assert (tpu.name, tpu.slices, tpu.capacity, tpu.reservation) == (

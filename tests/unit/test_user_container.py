@@ -121,14 +121,14 @@ def test_the_user_container_is_public():
             "ct5p-hightpu-4t",
             "3x3x3",
             "'3x3x3' is not a topology of ct5p-hightpu-4t; nearest valid: 2x2x2, 2x2x4, 2x4x4, "
-            "4x4x4 (96 in all: python -m components shapes)",
+            "4x4x4 (96 in all: python -m components shapes v5p)",
         ),
         (
             "ct4p-hightpu-4t",
             "4x8x4",
             "'4x8x4' is a topology the PathwaysJob controller v0.1.4 rejects for "
             "ct4p-hightpu-4t; nearest valid: 4x4x4, 4x4x8, 4x4x16, 4x8x8 (13 in all: python -m "
-            "components shapes)",
+            "components shapes v4)",
         ),
     ],
 )

@@ -6,13 +6,11 @@ import re
 from typing import Annotated, ClassVar
 
 from pydantic import (
-    Field,
     StrictBool,
-    StrictInt,
     model_validator,
 )
 
-from components.config.schema.base import pattern
+from components.config.schema.base import ChipCount, pattern
 from components.config.schema.teams import TeamNamespace
 from components.errors import KeyedError
 from components.model import ConfigModel
@@ -109,9 +107,9 @@ class TeamQuota(ConfigModel):
     team: TeamNamespace
     """Team namespace (of this stack or of a team stack on this cluster; not a system
     namespace)."""
-    chips: dict[str, Annotated[StrictInt, Field(ge=0)]]
+    chips: dict[str, ChipCount]
     """Chips per TPU shape, keyed by accelerator name (v5p-16, v5litepod-16, v6e-2x2)."""
-    borrowing_limit: StrictInt | None = Field(None, ge=0)
+    borrowing_limit: ChipCount | None = None
     """Chips per shape the team may borrow beyond its quota while others leave them idle
     (default: all idle chips; 0: never more than its quota)."""
 
@@ -129,7 +127,7 @@ class KueueAddon(ReleaseAddon):
     all-or-nothing, so jobs sharing a pool cannot deadlock), off on an existing cluster."""
     version: Version = "v0.17.1"
     """Release tag of kubernetes-sigs/kueue (XPK's pin)."""
-    tpu_quota: StrictInt | None = Field(None, ge=0)
+    tpu_quota: ChipCount | None = None
     """Optional cross-check: the TPU chip quota you expect. It must equal the provisioned chips."""
     team_quotas: list[TeamQuota] = []
     """Per-team TPU quotas (fairness between teams); none: one ClusterQueue for everyone."""

@@ -6,13 +6,16 @@ import ipaddress
 import re
 from typing import Annotated
 
-from pydantic import (
-    AfterValidator,
-)
+from pydantic import AfterValidator, Field, StrictInt
 
 from components.config import grammars
 
 NAMESPACE = "tpu-pathways"
+
+MAX_CHIPS = 1_000_000
+"""The most TPU chips a quota may name: over eight times the 120,000 one GKE cluster can hold
+(15,000 nodes of at most 8 chips), and far inside the int64 of Kueue's and Kubernetes'
+quantities (a larger number would reach a ClusterQueue or ResourceQuota as written)."""
 
 
 def pattern(regex: str, what: str):
@@ -38,6 +41,8 @@ def grammar(problem_of):
     return AfterValidator(check)
 
 
+ChipCount = Annotated[StrictInt, Field(ge=0, le=MAX_CHIPS)]
+"""A number of TPU chips in a quota (0 allowed: a share of nothing)."""
 ImageReference = Annotated[str, grammar(grammars.image_problem)]
 LabelKey = Annotated[str, grammar(grammars.label_key_problem), grammar(grammars.yaml_word_problem)]
 LabelValue = Annotated[str, grammar(grammars.label_value_problem)]

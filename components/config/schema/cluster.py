@@ -6,6 +6,7 @@ import ipaddress
 from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     Field,
     StrictBool,
     StrictInt,
@@ -13,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.config import grammars
+from components.config import address_sets, grammars
 from components.config.schema.base import (
     Cidr,
     ClusterName,
@@ -25,6 +26,7 @@ from components.config.schema.base import (
 )
 from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
+from components.gke_versions import GkeVersion
 from components.model import ConfigModel
 from components.vocabulary import DnsProvider, ReleaseChannel
 
@@ -36,7 +38,9 @@ class GcpConfig(ConfigModel):
     """GCP project ID that owns the cluster, network, node pools and bucket."""
     region: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+", "a GCP region such as 'us-east5'")]
     """Region of the cluster's control plane (regional clusters), subnet and bucket."""
-    zone: Annotated[str, pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "a GCP zone such as 'us-east5-b'")]
+    zone: Annotated[
+        str, pattern(r"[a-z]+-[a-z]+\d+-[a-z][a-z0-9]{0,4}", "a GCP zone such as 'us-east5-b'")
+    ]
     """Zone of every node pool; TPU capacity is zonal, so all slices live here."""
 
     @model_validator(mode="after")
@@ -101,20 +105,30 @@ class NetworkConfig(ConfigModel):
 
 class AuthorizedNetwork(ConfigModel):
     cidr: Cidr
-    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0, nor ranges that
-    add up to it)."""
+    """CIDR allowed to reach the control plane's IP endpoint (never 0.0.0.0/0, nor IPv4 written
+    as IPv6 that means it, such as ::ffff:0.0.0.0/96)."""
     display_name: str = ""
     """A label shown in the console."""
 
     @field_validator("cidr")
     @classmethod
     def _not_everywhere(cls, value: str) -> str:
-        if ipaddress.ip_network(value).prefixlen == 0:
+        if (every := address_sets.everywhere(value)) is not None:
+            spelled = "" if every == value else f" (it is {every})"
             raise ValueError(
-                f"{value!r} would open the control plane's IP endpoint to the whole internet; "
-                "list your networks' CIDRs, or list none and use the IAM-gated DNS endpoint"
+                f"{value!r} would open the control plane's IP endpoint to the whole internet"
+                f"{spelled}; list your networks' CIDRs, or list none and use the IAM-gated DNS "
+                "endpoint"
             )
         return value
+
+
+def _gke_version(value: str) -> str:
+    GkeVersion.parse(value)
+    return value
+
+
+GkeVersionText = Annotated[str, AfterValidator(_gke_version)]
 
 
 class ExistingClusterConfig(ConfigModel):
@@ -130,6 +144,10 @@ class ExistingClusterConfig(ConfigModel):
         Annotated[str, pattern(r"\S(.*\S)?", "a kubeconfig context name (not blank)")] | None
     ) = None
     """Alternatively, a context of the user's kubeconfig file to deploy through."""
+    gke_version: GkeVersionText | None = None
+    """The oldest GKE version the cluster's control plane and nodes run ('1.35' or
+    '1.35.1-gke.1234000'): the preflight checks features against it (Cloud Storage FUSE on the
+    host network needs 1.33.3-gke.1226000). Unset: not known, so such features are refused."""
 
     @model_validator(mode="after")
     def _one_way(self) -> ExistingClusterConfig:
@@ -205,8 +223,10 @@ class ClusterConfig(ConfigModel):
     production stacks, false otherwise."""
     authorized_networks: list[AuthorizedNetwork] = []
     """CIDRs allowed to reach the IP control-plane endpoint; none by default (use the IAM-gated
-    DNS endpoint). At most 50 (100 with privateNodes), GKE's limit; together they may not cover
-    the whole internet."""
+    DNS endpoint). At most 50 (100 with privateNodes), GKE's limit; together they may not admit
+    every IPv4 address, more public IPv4 addresses than a /8, or more global IPv6 addresses than
+    a /12, however written (IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 ranges count as
+    the IPv4 they carry)."""
     kubernetes_tokens_via_dns: StrictBool = False
     """Let the IAM-gated DNS-based control-plane endpoint also take Kubernetes service-account
     tokens (GKE's enableK8sTokensViaDns). Needed on a fleet's worker: the fleet's manager reaches
@@ -235,6 +255,11 @@ class ClusterConfig(ConfigModel):
     binary_authorization: StrictBool = False
     """Admit only images the project's Binary Authorization policy allows
     (PROJECT_SINGLETON_POLICY_ENFORCE)."""
+    min_master_version: GkeVersionText | None = None
+    """The lowest GKE version of the control plane ('1.35' or '1.35.1-gke.1234000', a version
+    the release channel offers): GKE creates the cluster at it and never goes below it; new node
+    pools start at the control plane's version. Unset: the channel's default (every channel
+    offers 1.34 or later, which the preflight assumes)."""
     existing: ExistingClusterConfig | None = None
     """Deploy onto an existing cluster: nothing cluster-level is created, so privateNodes,
     authorizedNetworks, deletionProtection, regional, releaseChannel, network and maintenance are
@@ -243,12 +268,12 @@ class ClusterConfig(ConfigModel):
     @field_validator("authorized_networks")
     @classmethod
     def _not_the_internet(cls, networks: list[AuthorizedNetwork]) -> list[AuthorizedNetwork]:
-        everything = grammars.covers_every_address([n.cidr for n in networks])
-        if everything is not None:
+        exposed = address_sets.exposure([n.cidr for n in networks])
+        if exposed is not None:
             raise ValueError(
-                f"together these ranges cover {everything}: the control plane's IP endpoint "
-                "would take traffic from the whole internet; list your networks' CIDRs, or list "
-                "none and use the IAM-gated DNS endpoint"
+                f"together these ranges {exposed.what}: the control plane's IP endpoint would "
+                f"take traffic from {exposed.reach}; list your networks' CIDRs, or list none and "
+                "use the IAM-gated DNS endpoint"
             )
         return networks
 
@@ -270,6 +295,7 @@ class ClusterConfig(ConfigModel):
             "secrets_encryption",
             "binary_authorization",
             "image_repositories",
+            "min_master_version",
         )
         issues = [
             ConfigIssue(

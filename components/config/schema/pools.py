@@ -206,6 +206,10 @@ class TpuPoolConfig(ConfigModel):
     as the team's own node service account, carry the label and NoSchedule taint
     tpu-pathways/dedicated-to=<team>, and only that team's jobs land there (its own Kueue
     flavor). Unset: a shared pool of the cluster."""
+    allow_unlisted_zone: StrictBool = False
+    """Create the pool in the stack's zone even though Google's TPU regions-and-zones table (as
+    kept in components/tpu/data/zones.json) does not list its generation there: for a zone
+    newer than the table. The plan warns instead of refusing."""
 
     _shape: catalog.TpuShape = PrivateAttr()
 

@@ -23,12 +23,14 @@ from components.config.schema.base import NAMESPACE, ImageTag, Label
 from components.config.schema.cluster import ClusterConfig, GcpConfig
 from components.config.schema.contract import SharedCluster
 from components.config.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
+from components.config.schema.observability import ObservabilityConfig
 from components.config.schema.pools import (
     CpuPoolConfig,
     SystemPoolConfig,
     TeamCpuPoolConfig,
     TpuPoolConfig,
 )
+from components.config.schema.storage import HomeDirsConfig, LustreConfig
 from components.config.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
 from components.config.schema.workloads import (
     EnvValue,
@@ -39,6 +41,7 @@ from components.config.schema.workloads import (
     WorkloadConfig,
 )
 from components.errors import ConfigIssue, KeyedError
+from components.gke_versions import CHANNEL_FLOOR, GkeVersion
 from components.model import ConfigModel
 from components.pathways.controller_model import PATHWAYS_RELEASE
 from components.pathways.preflight import PreflightReport
@@ -95,6 +98,15 @@ class StackConfig(ConfigModel):
     """Shared Pathways services."""
     wait_for_running: WaitForRunningConfig = WaitForRunningConfig()
     """Whether and how long `pulumi up` waits for PathwaysJobs to be Running."""
+    lustre: list[LustreConfig] = []
+    """Managed Lustre file systems (high-throughput checkpoints) in the cluster's VPC, each
+    mounted by the teams it lists (docs/storage.md); needs a network this stack creates."""
+    home_dirs: HomeDirsConfig | None = None
+    """Shared home directories: a Filestore share per team, mounted by workloads with
+    ``homeDir: true``."""
+    observability: ObservabilityConfig = ObservabilityConfig()
+    """Managed Service for Prometheus, controller metrics, the stack's Cloud Monitoring dashboard
+    and alerts (stacks that own their cluster; docs/operations.md)."""
     pricing: PricingOverrides = PricingOverrides()
     """Price overrides for the plan's cost estimate (e.g. your reservation's chip-hour rate)."""
     owner: Annotated[str, AfterValidator(lambda v: _owner_ref(v))] | None = None
@@ -138,6 +150,12 @@ class StackConfig(ConfigModel):
     def _unique_pools(cls, pools: list[TpuPoolConfig]) -> list[TpuPoolConfig]:
         _raise_duplicates([p.name for p in pools], "pool")
         return pools
+
+    @field_validator("lustre")
+    @classmethod
+    def _unique_lustre(cls, systems: list[LustreConfig]) -> list[LustreConfig]:
+        _raise_duplicates([s.name for s in systems], "Lustre file system")
+        return systems
 
     @field_validator("teams")
     @classmethod
@@ -257,6 +275,18 @@ class StackConfig(ConfigModel):
     @property
     def creates_cluster(self) -> bool:
         return self.cluster.existing is None
+
+    @property
+    def gke_version_floor(self) -> GkeVersion | None:
+        """The oldest GKE version the stack's cluster runs, as far as the stack knows: a cluster
+        an owner stack creates is on a release channel (``gke_versions.CHANNEL_FLOOR``, or its
+        ``minMasterVersion`` if higher), and so is a team stack's owner's; an existing cluster's
+        is what ``cluster.existing.gkeVersion`` says (None: not known)."""
+        existing = self.cluster.existing
+        if existing is not None and self.owner is None:
+            return GkeVersion.parse(existing.gke_version) if existing.gke_version else None
+        pinned = self.cluster.min_master_version
+        return max(CHANNEL_FLOOR, GkeVersion.parse(pinned)) if pinned else CHANNEL_FLOOR
 
     def pathways_version_of(self, entry: PathwaysDeployment) -> str:
         """The release a workload or shared service runs: its own, else the stack's."""

@@ -12,15 +12,12 @@ from pydantic import (
     model_validator,
 )
 
-from components.config import grammars
-from components.config.schema.base import DnsLabel, GroupEmail, grammar
+from components.config.schema.base import MAX_CHIPS, DnsLabel, GroupEmail
+from components.config.schema.storage import BucketName, TeamBucketConfig
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
 from components.vocabulary import TEAM_PRIORITY_CLASSES, Isolation, Priority
-
-# Cloud Storage's naming rules, the one rule every bucket name and gs:// path is checked by.
-BucketName = Annotated[str, grammar(grammars.bucket_problem)]
 
 
 class ScratchBucketConfig(ConfigModel):
@@ -115,7 +112,7 @@ class TeamResourceQuotaConfig(ConfigModel):
     memory_gib: StrictInt | None = Field(None, ge=1, le=100_000_000)
     """Most memory (GiB) the team's pods may request in all (requests.memory); unset:
     unbounded. Every container then has to request memory."""
-    tpu_chips: StrictInt | None = Field(None, ge=0, le=1_000_000)
+    tpu_chips: StrictInt | None = Field(None, ge=0, le=MAX_CHIPS)
     """Most TPU chips (requests.google.com/tpu) the team's pods may hold; unset: the team's
     share (its dedicated pools' chips; else its Kueue teamQuota and what it may borrow; else
     the shared pools' chips), so a pod that went around Kueue still cannot take more."""
@@ -153,3 +150,7 @@ class TeamConfig(ConfigModel):
     priority_classes: list[Priority] = list(TEAM_PRIORITY_CLASSES)
     """The PriorityClasses the team's pods and jobs may name (default: all but very-high, which
     preempts every other team's jobs); the admission policy refuses others."""
+    buckets: list[TeamBucketConfig] = Field([], max_length=32)
+    """Existing buckets (or prefixes of them) the team's service account may read or write,
+    through Workload Identity: what its Cloud Storage FUSE volumes act as. No other team's
+    account gets them."""

@@ -31,6 +31,7 @@ from components.config.schema.base import (
     grammar,
     pattern,
 )
+from components.config.schema.storage import GcsVolumeConfig, volume_issues
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import PodResources
@@ -219,13 +220,20 @@ class CustomComponentConfig(ConfigModel):
     """Image to use instead of the one pathwaysVersion selects; outside environment dev it
     needs a tag other than latest, or a digest."""
     flags: list[Flag] = []
-    """Extra command-line flags (one line each, at most 128 KiB each and 256 KiB together)."""
+    """Extra command-line flags (one line each, at most 128 KiB each and 256 KiB together). A
+    flag that passes a credential (--hf_token, --api-key, --password...) takes it from the
+    environment, as --hf_token=$(HF_TOKEN) with env HF_TOKEN from a secret."""
     env: dict[EnvName, EnvValue] = {}
     """Extra environment variables: text, {secretKeyRef: ...} or {configSecret: NAME}."""
 
     @model_validator(mode="after")
     def _env(self) -> CustomComponentConfig:
         issues = env_issues(self.env)
+        secret = {name for name, value in self.env.items() if not isinstance(value, str)}
+        issues += [
+            ConfigIssue(f"flags[{index}]", problem)
+            for index, problem in grammars.credential_flag_problems(self.flags, secret)
+        ]
         if problem := grammars.args_total_problem(self.flags, "flags"):
             issues.append(ConfigIssue("flags", problem))
         if issues:
@@ -289,7 +297,8 @@ class WorkloadConfig(PathwaysDeployment):
     """training (head on the CPU pool), inference (head colocated with workers: one slice, on
     a node pool of its own) or headless."""
     image: ImageReference | None = None
-    """User container image (training and inference)."""
+    """User container image (training and inference); outside environment dev it needs a tag
+    other than latest, or a digest (in dev an unpinned one is warned about)."""
     command: list[CommandArg] = []
     """User command; wrapped so SIGTERM reaches it and the pod waits for it to exit. No NUL
     characters; at most 128 KiB per argument (Linux's limit) and 256 KiB together."""
@@ -325,6 +334,22 @@ class WorkloadConfig(PathwaysDeployment):
     """false (jobset backend only): the Pathways pods run on the pod network as the team's
     Kubernetes service account, so its Workload Identity grants apply instead of the node
     service account's (docs/workloads.md: Workload backends)."""
+    volumes: list[GcsVolumeConfig] = Field([], max_length=8)
+    """Buckets mounted into the user container through Cloud Storage FUSE (training and
+    inference; docs/storage.md). Each acts as the team's service account, which needs a grant
+    in ``teams[].buckets``."""
+    lustre: list[DnsLabel] = Field([], max_length=4)
+    """Managed Lustre file systems of the stack (``lustre[].name``) mounted into the user
+    container; each must list the workload's team."""
+    home_dir: StrictBool = False
+    """Mount the team's Filestore home share (``homeDirs``) into the user container."""
+
+    @model_validator(mode="after")
+    def _volumes(self) -> WorkloadConfig:
+        headless = self.mode is WorkloadMode.HEADLESS
+        if issues := volume_issues(self.volumes, headless, bool(self.lustre or self.home_dir)):
+            raise KeyedError(issues)
+        return self
 
     @model_validator(mode="after")
     def _mode_fields(self) -> WorkloadConfig:

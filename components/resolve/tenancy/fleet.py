@@ -50,6 +50,7 @@ from components.resolve.tenancy.fleet_checks import (
     contract_issues,
     foreign_key_issues,
     manager_issue,
+    storage_issues,
     team_quota_issues,
     token_issues,
     worker_issues,
@@ -133,7 +134,7 @@ def parse_fleet_config(
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
     issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
-    issues += unknown_worker_issues(config)
+    issues += unknown_worker_issues(config) + storage_issues(config)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:

@@ -67,7 +67,32 @@ NOT_IN_A_FLEET = {
     "sharedServices": "a shared service is a long-running Pathways deployment its clients "
     "reach in its own cluster, which MultiKueue would only choose at admission; declare it in "
     "a worker stack (or a team stack on one)",
+    "lustre": f"file systems {_WORKERS_OWN}",
+    "homeDirs": f"file systems {_WORKERS_OWN}",
+    "observability": "the manager runs no TPU work; each worker stack has its own dashboard "
+    "and alerts",
 }
+
+
+def storage_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """Volumes and bucket grants belong to the workers: the claims and grants a mount needs are
+    created by a worker stack, in the worker's project, for the cluster MultiKueue picks."""
+    keys = [f"teams[{i}].buckets" for i, team in enumerate(config.teams) if team.buckets] + [
+        f"workloads[{i}].{key}"
+        for i, workload in enumerate(config.workloads)
+        for key, given in (
+            ("volumes", workload.volumes),
+            ("lustre", workload.lustre),
+            ("homeDir", workload.home_dir),
+        )
+        if given
+    ]
+    why = (
+        "not in a fleet: the grants and claims a mount needs are a worker stack's (in its "
+        "project, on its cluster), and MultiKueue picks the worker at admission; mount in a "
+        "worker stack's workloads instead"
+    )
+    return [ConfigIssue(key, why) for key in keys]
 
 
 _NO_SECRETS = NOT_IN_A_FLEET["secrets"]

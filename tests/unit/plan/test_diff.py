@@ -16,6 +16,7 @@ from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.plan.model import Plan
 from components.tpu.pricing import PriceTable
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -333,8 +334,8 @@ def test_markdown_is_one_comment_with_a_headline_per_stack():
     summaries = re.findall(r"<summary>(.*)</summary>", text)
     assert len(summaries) == 2
     assert summaries[0].startswith(
-        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them · "
-        "2 to replace, 1 to add"
+        "<b>dev</b>: replaces node pool v5e-0: destroys its TPU hosts and the workloads on them; "
+        "replaces job train: it starts again from the beginning · 2 to replace, 1 to add"
     )
     assert "+$5,840.00/mo" in summaries[0]
     assert "+$23,360.00/mo" in summaries[1]
@@ -439,7 +440,7 @@ def stacks_copy(tmp_path: Path) -> Path:
     """A copy of stacks/ whose dev stack prices its spot v5e chips at $0.50 (the table has no
     spot price), so the cost delta of the TPU change is visible."""
     stacks = tmp_path / "stacks"
-    shutil.copytree(ROOT / "stacks", stacks)
+    shutil.copytree(EXAMPLES_DIR, stacks)
     dev = stacks / "Pulumi.dev.yaml"
     pricing = "  tpu-pathways:pricing:\n    tpuChipHour:\n      v5e:\n        spot: 0.5\n"
     dev.write_text(dev.read_text().replace("config:\n", "config:\n" + pricing, 1))
@@ -793,8 +794,9 @@ RESERVATION_LABEL = "tpu-pathways/reservation"
 
 def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     """research-v5p moves its slices from the reservation to flex-start and bumps the image:
-    the comment draws the replaced pools and job, and the Gantt shows the modeled `pulumi up`
-    getting shorter (flex-start pools are created empty)."""
+    the comment draws the replaced pools and job, and the dashboard updated (its idle-cost tile
+    goes: v5p flex-start has no price), and the Gantt shows the modeled `pulumi up` getting
+    shorter (flex-start pools are created empty)."""
     stacks = stacks_copy(tmp_path)
     argv = ("--stack", "research-v5p", "--stacks-dir", str(stacks))
     code, base_json, _ = run_cli(capsys, "plan", *argv, "--json")
@@ -828,10 +830,16 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         '  subgraph workloads["workloads"]',
         '    n3["replace: pathways-research-research-llm-pretrain"]',
         "  end",
+        '  subgraph other["other cloud resources"]',
+        '    n4["update: Dashboard pathways-research-monitoring-dashboard"]',
+        "  end",
         "  cluster --> pools",
         "  pools --> workloads",
+        "  other -.- cluster",
         "  classDef replace fill:#fff1e5,stroke:#bc4c00,color:#1f2328",
         "  class n0,n1,n2,n3 replace",
+        "  classDef update fill:#ddf4ff,stroke:#0969da,color:#1f2328",
+        "  class n4 update",
         "```",
     ]
     gantt = out[out.index("```mermaid\ngantt") :]
@@ -840,11 +848,13 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
     # pool 600 s; after: flex-start pools take 60 s, so the installs' path is last: system pool
     # 240 s, JobSet 90 s, Kueue 90 s (it waits for JobSet), its configuration 1.5 s, then the
     # patch that pins Kueue's controller to the system pool and rolls it to read it, 55 s (its
-    # rollout awaited), then the queued job, 3 s: 600 + 240 + 90 + 90 + 1.5 + 55 + 3 = 1079.5 s
+    # rollout awaited), then its metrics scraping (the scraper's account, its token, the
+    # PodMonitoring, 2 s each; longer than the queued job's 3 s):
+    # 600 + 240 + 90 + 90 + 1.5 + 55 + 2 + 2 + 2 = 1082.5 s
     assert gantt.splitlines() == [
         "```mermaid",
         "gantt",
-        "    title Modeled pulumi up, typical 20m00s to 18m00s",
+        "    title Modeled pulumi up, typical 20m00s to 18m02s",
         "    dateFormat X",
         "    axisFormat %M:%S",
         "    section before",
@@ -862,8 +872,22 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         "    7. ConfigMap patch pathways-research-kueue-config-config-map :a6, 1020, 1022",
         "    8. controller Deployment patch rollout awaited pathways-research-kueue-controller "
         ":a7, 1022, 1076",
-        "    9. PathwaysJob pathways-research-research-llm-pretrain :a8, 1076, 1080",
+        "    9. Kubernetes service account pathways-research-kueue-metrics-scraper :a8, 1076, 1078",
+        "    10. Secret pathways-research-kueue-metrics-scraper-token :a9, 1078, 1080",
+        "    11. PodMonitoring pathways-research-kueue-metrics-pod-monitoring :a10, 1080, 1082",
         "```",
     ]
     image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"
     assert (f'  - `{CONTAINERS}[main].image`: `"{image}:0.2.3"` → `"{image}:0.2.4"`') in out
+
+
+def test_a_dashboards_json_is_compared_as_a_document():
+    from components.plan.diff import property_changes
+
+    before = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 6}]}})
+    after = json.dumps({"displayName": "d", "mosaicLayout": {"columns": 12, "tiles": [{"w": 4}]}})
+    assert property_changes({"dashboardJson": before}, {"dashboardJson": after}) == [
+        ("dashboardJson.mosaicLayout.tiles[0].w", 6, 4)
+    ]
+    # any other string compares whole
+    assert property_changes({"text": before}, {"text": after}) == [("text", before, after)]

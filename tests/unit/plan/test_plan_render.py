@@ -138,15 +138,19 @@ def test_render_summary():
 def test_render_text():
     text = render_text(plan_with_summary({}))
     assert text.splitlines()[:4] == [
-        "Plan for stack 's' of p: 1 resources (0 components); --verbose: every input, --json: all",
+        "Plan for stack 's' of p: creates 1 resources (0 components); --verbose: every input, "
+        "--json: all",
         "",
         "Cluster, network and identity:",
         "  + Network net  mtu=8896",
     ]
     assert "Outputs:\n  secret: [secret]" in text
-    assert text.splitlines()[-2:] == [
+    lines = text.splitlines()
+    assert lines[lines.index("Creates 1 resources: 1 Network") :][:3] == [
         "Creates 1 resources: 1 Network",
         "Total: 0 TPU chips, no node pools to price",
+        "Deploy time (modeled `pulumi up`): about 0m40s (low 0m20s, high 1m00s); --critical-path: "
+        "the chain",
     ]
 
 
