@@ -185,6 +185,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from components.addons.data_buckets import (
+        DataBucketGrant,
+        DataBucketGrants,
+        DataBucketGrantsArgs,
+    )
     from components.addons.installs import (
         ControllerDeployment,
         ControllerPatch,
@@ -223,6 +228,7 @@ if TYPE_CHECKING:
     from components.gke.node_config import PoolTarget
     from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
     from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
+    from components.pathways.gcs_access import Access
     from components.pathways.jobset import ColocatedModeUnsupported
     from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, Taint
     from components.pathways.spec import (

@@ -62,6 +62,8 @@ KUBERNETES_YAML_PREFIX = "kubernetes:yaml"
 # A release manifest applied by URL (pulumi-kubernetes' remote ConfigFile component).
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+# A server-side patch of an install's controller Deployment (addons/installs.py ControllerPatch).
+DEPLOYMENT_PATCH = "kubernetes:apps/v1:DeploymentPatch"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
 K8S_SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
@@ -77,3 +79,5 @@ JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 # What a Pathways workload is created as, on either backend.
 WORKLOAD_TYPES = (PATHWAYS_JOB, JOBSET)
 KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/"  # every served version of Kueue's kinds
+# Kueue's namespaced queue: KUEUE_TYPE_PREFIX, a served version, then ":LocalQueue".
+LOCAL_QUEUE_KIND = "LocalQueue"

@@ -1,7 +1,10 @@
-"""The guardrail rules of ``components.policy.rules`` as pulumi-policy resource validations.
+"""The guardrail rules of ``components.policy.rules`` as pulumi-policy validations.
 
-One ``ResourceValidationPolicy`` per rule, enforcement mandatory. Building the list does not start
-the policy-pack server (``__main__.py`` does), so tests can call each validator directly.
+One policy per rule, enforcement mandatory: a ``ResourceValidationPolicy`` for a rule of one
+resource, a ``StackValidationPolicy`` for a ``stack_wide`` rule (it reads the stack's other
+resources: ``components.policy.model.stack_context``), which the engine runs once over every
+resource and which names each violating resource's URN. Building the list does not start the
+policy-pack server (``__main__.py`` does), so tests can call each validator directly.
 
 Settings come from Pulumi, never from the process environment:
 
@@ -27,16 +30,20 @@ import pulumi
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
+    PolicyResource,
     PolicyResourceOptions,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 from pulumi_policy.proxy import UnknownValueError
 
 from components.config.schema import NAMESPACE
 from components.plan.model import UNKNOWN
 from components.policy import rules as guardrails
+from components.policy.model import stack_context
 from components.vocabulary import Environment
 
 PACK_NAME = "tpu-pathways-guardrails"
@@ -107,30 +114,47 @@ def resource_options(opts: PolicyResourceOptions) -> dict[str, Any]:
     return {"protect": bool(opts.protect), "retainOnDelete": UNKNOWN}
 
 
-def policy_for(rule: guardrails.Rule) -> ResourceValidationPolicy:
+def subject(resource: ResourceValidationArgs | PolicyResource) -> guardrails.Resource:
+    """A resource as the engine sends it, as the rules see it."""
+    return guardrails.Resource(
+        type=resource.resource_type,
+        name=resource.name,
+        inputs=plain(resource.props),
+        options=resource_options(resource.opts),
+        urn=resource.urn,
+    )
+
+
+def policy_for(rule: guardrails.Rule) -> ResourceValidationPolicy | StackValidationPolicy:
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not rule.applies_to(args.resource_type):
             return
-        resource = guardrails.Resource(
-            type=args.resource_type,
-            name=args.name,
-            inputs=plain(args.props),
-            options=resource_options(args.opts),
-            urn=args.urn,
-        )
         context = guardrails.StackContext(stack_environment(stack_settings(), args.get_config()))
-        for message in rule.violations(resource, context):
+        for message in rule.violations(subject(args), context):
             report_violation(message, None)
 
-    return ResourceValidationPolicy(
+    def validate_stack(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        resources = [subject(resource) for resource in args.resources]
+        environment = stack_environment(stack_settings(), args.get_config())
+        context = stack_context(environment, resources)
+        for resource in resources:
+            for message in rule.violations(resource, context):
+                report_violation(message, resource.urn)
+
+    kind, check = (
+        (StackValidationPolicy, validate_stack)
+        if rule.stack_wide
+        else (ResourceValidationPolicy, validate)
+    )
+    return kind(
         name=rule.id,
         description=rule.description,
-        validate=validate,
+        validate=check,
         enforcement_level=EnforcementLevel.MANDATORY,
         config_schema=CONFIG_SCHEMA,
     )
 
 
-def policies() -> list[ResourceValidationPolicy]:
-    """One mandatory resource validation per guardrail rule, in rule order."""
+def policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+    """One mandatory validation per guardrail rule, in rule order."""
     return [policy_for(rule) for rule in guardrails.RULES]

@@ -108,3 +108,29 @@ SIGTERM_WRAPPER = [
     '  status=$again\ndone\nexit "$status"\n',
     "pathways-main",
 ]
+
+
+def graph_resource(
+    name: str,
+    type_: str = "t:x:S10",
+    deps: tuple[str, ...] = (),
+    *,
+    parent: str | None = None,
+    provider: str | None = None,
+    custom: bool = True,
+    inputs: dict[str, Any] | None = None,
+) -> Any:
+    """A planned resource whose URN is its name, so edges (``deps``, ``parent``, ``provider``)
+    name other resources: what the critical path and the schedule tests build graphs of."""
+    from components.plan.model import PlannedResource
+
+    return PlannedResource(
+        urn=name,
+        type=type_,
+        name=name,
+        parent=parent,
+        custom=custom,
+        provider=provider,
+        inputs=inputs or {},
+        dependencies=list(deps),
+    )

@@ -134,6 +134,25 @@ KUEUE_CONTROLLER = ControllerDeployment("kueue-system", "kueue-controller-manage
 
 
 @dataclass(frozen=True)
+class Install:
+    """An in-cluster install a stack registers (``INSTALLS``): its release manifest is named
+    ``<cluster>-<name>``, and its controller (``controller``) is patched onto the system pool of
+    a stack that has one (``<cluster>-<name>-controller``) unless ``system_pool`` is False."""
+
+    name: str
+    controller: ControllerDeployment
+    system_pool: bool = True
+
+
+JOBSET = Install("jobset", JOBSET_CONTROLLER)
+PATHWAYS_JOB = Install("pathways-job", PATHWAYS_JOB_CONTROLLER)
+KUEUE = Install("kueue", KUEUE_CONTROLLER)
+INSTALLS: tuple[Install, ...] = (JOBSET, PATHWAYS_JOB, KUEUE)
+"""Every install of a stack, in order of need: ``stack/installs.py`` registers each through
+this table, so its controller lands on the system pool; a test holds every entry to it."""
+
+
+@dataclass(frozen=True)
 class ControllerPatchArgs:
     """Inputs of a ``ControllerPatch``: the controller, and what is changed in its pods."""
 

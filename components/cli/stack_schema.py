@@ -6,7 +6,7 @@ Editors read it through the modeline each example stack starts with
 docs show, and a misspelled or unknown ``tpu-pathways:`` key is flagged as it is typed. It is an
 editor aid: the models' own checks (the TPU catalog, grammars, checks across keys) are not in
 it, and ``plan`` stays the authority. ``docs/schema/stack.schema.json`` is the committed copy;
-``tests/unit/test_stack_schema.py`` keeps it current.
+``tests/unit/cli/test_stack_schema.py`` keeps it current.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ Facts modelled, all from google/pathways-job v0.1.4, internal/controller/pathway
   so a node pool the workers select by name pins the head too) and requests no TPU, so it gets
   no automatic toleration of the TPU taint (since v0.1.3 the controller adds none: commit
   12d8085). It has no pod (anti-)affinity and no exclusive placement.
+- Priority: the head keeps its template's ``priorityClassName``; the workers get
+  ``workers[0].priorityClassName`` (MakeWorkerJob ~744).
 - Images (MakeComponentImage ~528): a custom component's image, else
   ``us-docker.pkg.dev/cloud-tpu-v2-images/pathways/{server,proxy_server}:<pathwaysVersion or
   latest>``.
@@ -130,6 +132,7 @@ class PodModel:
     # Required pod affinity / anti-affinity terms the controller writes into the pod spec.
     affinity: tuple[AffinityTerm, ...] = ()
     anti_affinity: tuple[AffinityTerm, ...] = ()
+    priority_class: str | None = None  # the pods' PriorityClass (None: the cluster's default)
 
     @property
     def pods(self) -> int:
@@ -215,6 +218,7 @@ def _workers(spec: PathwaysJobSpec) -> PodModel:
         images=(component_image(spec, ComponentType.WORKER),),
         affinity=(AffinityTerm(PodSet.OWN_JOBSET, NODE_POOL_LABEL),) if colocated else (),
         anti_affinity=(AffinityTerm(PodSet.OTHER_JOBSETS, NODE_POOL_LABEL),) if colocated else (),
+        priority_class=worker.priority_class_name,
     )
 
 
@@ -248,6 +252,7 @@ def _head(spec: PathwaysJobSpec, annotations: Mapping[str, str] | None) -> PodMo
         images=tuple(images),
         command=tuple(main.get("command", [])) if main else (),
         colocated=colocated,
+        priority_class=pod_spec.get("priorityClassName"),
     )
 
 

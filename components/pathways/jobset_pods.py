@@ -42,7 +42,8 @@ _SCRATCH_FLAG = "--gcs_scratch_location="
 
 # Where ``expand_jobset(render_jobset(name, ns, spec, ...))`` and
 # ``controller_model.expand(name, ns, spec)`` may disagree, as (role, PodModel field) -> why.
-# Any other difference is a bug in one of the two renderers (tests/unit/test_jobset_pods.py).
+# Any other difference is a bug in one of the two renderers
+# (tests/unit/pathways/test_jobset_pods.py).
 DIFFERENCES: Mapping[tuple[str, str], str] = {
     ("worker", "tolerations"): (
         "the JobSet names the google.com/tpu toleration, as XPK does; under the controller GKE "
@@ -142,6 +143,7 @@ def _pod_model(
         command=tuple(main.get("command", [])) if main else (),
         # A head pinned to TPU nodes without asking for chips shares the workers' hosts.
         colocated=role == "head" and ACCELERATOR_LABEL in selector and not chips,
+        priority_class=pod_spec.get("priorityClassName"),
     )
 
 

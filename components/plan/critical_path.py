@@ -39,8 +39,8 @@ from components.plan import json_text
 from components.plan.durations import ESTIMATES, DurationTable, default_table
 from components.plan.model import PlannedResource
 from components.plan.schedule import UNBOUNDED, Graph, Limits, Schedule
-from components.plan.views import NodePoolView
-from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL, WORKLOAD_TYPES
+from components.plan.views import NodePoolView, is_workload
+from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL
 
 
 def is_tpu_node_pool(resource: PlannedResource) -> bool:
@@ -146,7 +146,7 @@ def _milestones(graph: Graph, schedule: Schedule) -> dict[str, float]:
         "cpu node pools": lambda r: r.type == NODE_POOL and not is_tpu_node_pool(r),
         "tpu node pools": is_tpu_node_pool,
         "installs": lambda r: r.type == CONFIG_FILE,
-        "workloads submitted": lambda r: r.type in WORKLOAD_TYPES,
+        "workloads submitted": lambda r: is_workload(r.type),
     }
     found = {}
     for stage, member in stages.items():

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.plan.critical_path import CriticalPath, Step, minutes
+from components.plan.views import is_workload
 from components.tokens import (
     CLUSTER,
     KUBERNETES_PREFIX,
     NODE_POOL,
     PROJECT_PREFIX,
     PULUMI_PREFIX,
-    WORKLOAD_TYPES,
 )
 
 MAX_NODES = 8  # per group; the rest are counted in one node
@@ -75,7 +75,7 @@ def group_of(type_token: str) -> str | None:
         return None  # providers and our own component groupings
     if type_token == NODE_POOL:
         return "pools"
-    if type_token in WORKLOAD_TYPES:
+    if is_workload(type_token):
         return "workloads"
     if type_token.startswith(KUBERNETES_PREFIX):
         return "installs"

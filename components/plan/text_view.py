@@ -17,7 +17,7 @@ from typing import Any
 
 from components.plan.cost import pool_chips, unpriced_chips
 from components.plan.model import Plan, PlannedResource
-from components.plan.views import MISSING, value_at
+from components.plan.views import MISSING, WorkloadView, is_workload, value_at
 from components.tokens import (
     ALERT_POLICY,
     BUCKET,
@@ -26,20 +26,17 @@ from components.tokens import (
     CONFIG_FILE,
     DASHBOARD,
     FILESTORE_INSTANCE,
-    JOBSET,
     KUBERNETES_PREFIX,
     KUBERNETES_YAML_PREFIX,
     LUSTRE_INSTANCE,
     NETWORK,
     NODE_POOL,
-    PATHWAYS_JOB,
     PROJECT_IAM_MEMBER,
     PULUMI_PREFIX,
     RESOURCE_POLICY,
     SERVICE_ACCOUNT,
     STACK_REFERENCE,
     SUBNETWORK,
-    WORKLOAD_TYPES,
 )
 
 WIDTH = 120
@@ -69,7 +66,7 @@ def stage_of(resource: PlannedResource) -> Stage:
     kind = resource.type
     if kind in (NODE_POOL, RESOURCE_POLICY):
         return Stage.NODE_POOLS
-    if kind in WORKLOAD_TYPES:
+    if is_workload(kind):
         return Stage.WORKLOADS
     if kind.startswith(KUBERNETES_YAML_PREFIX) or kind.endswith("Patch"):
         return Stage.INSTALLS
@@ -93,7 +90,8 @@ def kind_of(resource: PlannedResource) -> str:
     return last
 
 
-# Inputs worth showing per resource type (``--verbose`` shows all; ``--json`` has all).
+# Inputs worth showing per resource type (``--verbose`` shows all; ``--json`` has all); a
+# workload's are its backend's (``WorkloadView.key_inputs``).
 _KEY_INPUTS: dict[str, tuple[str, ...]] = {
     CLUSTER: (
         "location",
@@ -120,8 +118,6 @@ _KEY_INPUTS: dict[str, tuple[str, ...]] = {
     BUCKET: ("location", "publicAccessPrevention"),
     BUCKET_IAM_MEMBER: ("bucket", "role", "member"),
     CONFIG_FILE: ("file",),
-    PATHWAYS_JOB: ("spec.workers", "spec.controller.deploymentMode"),
-    JOBSET: ("metadata.labels", "spec.replicatedJobs"),
     LUSTRE_INSTANCE: ("location", "capacityGib", "perUnitStorageThroughput"),
     FILESTORE_INSTANCE: ("location", "tier", "fileShares.capacityGb"),
     ALERT_POLICY: ("severity", "displayName"),
@@ -185,7 +181,8 @@ def display_name(resource: PlannedResource) -> str:
 
 
 def _key_inputs(resource: PlannedResource) -> str:
-    keys = _KEY_INPUTS.get(resource.type, ())
+    workload = WorkloadView.of(resource.type, resource.inputs)
+    keys = workload.key_inputs if workload else _KEY_INPUTS.get(resource.type, ())
     shown = [(key, value_at(resource.inputs, key)) for key in keys]
     return "  ".join(
         f"{key.rsplit('.', 1)[-1]}={_FORMATS.get(key, _compact)(value)}"
@@ -218,12 +215,6 @@ def resource_lines(resource: PlannedResource, verbose: bool, depth: int = 2) -> 
         for path, value in flat_inputs(resource.inputs):
             lines += _wrapped(f"{path}: {_compact(value)}", depth + 4)
     return lines
-
-
-def _job_key(resource: PlannedResource) -> str:
-    name = value_at(resource.inputs, "metadata.name")
-    namespace = value_at(resource.inputs, "metadata.namespace")
-    return f"{namespace}/{name}"
 
 
 def _shell_word(arg: str) -> str:
@@ -316,7 +307,8 @@ def render_stages(plan: Plan, verbose: bool = False) -> str:
         lines += ["", f"{stage.value}:"]
         for resource in members:
             lines += resource_lines(resource, verbose)
-            if stage == Stage.WORKLOADS and (job := jobs.get(_job_key(resource))):
+            workload = WorkloadView.of(resource.type, resource.inputs)
+            if workload and (job := jobs.get(workload.key)):
                 lines += workload_lines(job)
     return "\n".join(line.rstrip() for line in lines)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.plan.model import UNKNOWN
 from components.plan.views import MISSING, is_unknown, value_at
 from components.tokens import (
     BUCKET_ACCESS_CONTROL,
@@ -19,7 +20,10 @@ from components.tokens import (
     CONFIG_FILE,
     DEFAULT_OBJECT_ACCESS_CONTROL,
     DEFAULT_OBJECT_ACL,
+    DEPLOYMENT_PATCH,
     FIREWALL,
+    KUEUE_TYPE_PREFIX,
+    LOCAL_QUEUE_KIND,
     NETWORK,
     NODE_POOL,
     OBJECT_ACCESS_CONTROL,
@@ -65,7 +69,8 @@ PROJECT_IAM_TYPES: dict[str, str] = {
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 
 # What a production stack stands on besides the cluster and node pools: deleting or replacing any
-# of these takes running workloads down (a CRD's deletion deletes every object of it).
+# of these takes running workloads down (a CRD's deletion deletes every object of it; an install's
+# controller patch going away puts its controller back wherever the scheduler likes).
 NETWORK_TYPES = frozenset(
     {
         NETWORK,
@@ -76,7 +81,7 @@ NETWORK_TYPES = frozenset(
     }
 )
 PROTECTED_IN_PRODUCTION = frozenset(
-    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, CONFIG_FILE, PRIORITY_CLASS}
+    {CLUSTER, NODE_POOL, SERVICE_ACCOUNT, CONFIG_FILE, DEPLOYMENT_PATCH, PRIORITY_CLASS}
     | NETWORK_TYPES
     | set(PROJECT_IAM_TYPES)
 )
@@ -89,9 +94,13 @@ DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
 
 @dataclass(frozen=True)
 class StackContext:
-    """What a rule may know about the stack: its environment (dev, staging, production)."""
+    """What a rule may know about the stack: its environment (dev, staging, production) and,
+    for a ``stack_wide`` rule, what the stack's other resources say (``stack_context``)."""
 
     environment: str = Environment.DEV.value
+    local_queues: Mapping[str, frozenset[str]] | None = None
+    """The Kueue LocalQueues the stack registers, by namespace (a name not visible yet as
+    ``UNKNOWN``); None when the rules see one resource at a time."""
 
     def __post_init__(self) -> None:
         Environment(self.environment)  # ValueError for anything but dev|staging|production
@@ -116,6 +125,25 @@ class Resource:
         return f"{self.type} '{self.name}'"
 
 
+def is_local_queue(type_token: str) -> bool:
+    return type_token.startswith(KUEUE_TYPE_PREFIX) and type_token.endswith(f":{LOCAL_QUEUE_KIND}")
+
+
+def stack_context(environment: str, resources: Iterable[Resource]) -> StackContext:
+    """The context of a whole stack: its environment and its LocalQueues (a queue in a
+    namespace not visible yet is left out: no rule can tell what it queues)."""
+    queues: dict[str, set[str]] = {}
+    for resource in resources:
+        if not is_local_queue(resource.type):
+            continue
+        namespace = value_at(resource.inputs, "metadata.namespace")
+        name = value_at(resource.inputs, "metadata.name")
+        if isinstance(namespace, str) and not is_unknown(namespace):
+            known = isinstance(name, str) and not is_unknown(name)
+            queues.setdefault(namespace, set()).add(name if known else UNKNOWN)
+    return StackContext(environment, {ns: frozenset(names) for ns, names in queues.items()})
+
+
 Check = Callable[[Resource, StackContext], Iterable[str]]
 
 
@@ -127,6 +155,9 @@ class Rule:
     check: Check
     type_prefixes: tuple[str, ...] = ()  # type tokens that start so (e.g. any API version)
     production_only: bool = False  # checked in production stacks only (docs/policy.md says so)
+    # Reads the rest of the stack (``stack_context``): the policy pack runs it as a stack
+    # validation, over every resource at once.
+    stack_wide: bool = False
 
     def applies_to(self, type_token: str) -> bool:
         return type_token in self.types or type_token.startswith(self.type_prefixes)

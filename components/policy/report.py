@@ -1,7 +1,8 @@
 """The guardrail rules over an offline plan: `python -m components plan --stack NAME --policy`.
 
 Every registered resource goes through every rule of ``components.policy.rules`` with its recorded
-inputs and options, in plan order; the stack's environment comes from its validated config.
+inputs and options, in plan order; the stack's environment comes from its validated config, and
+what a stack-wide rule reads of the other resources from the whole plan (``stack_context``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from components.plan.model import Plan, PlannedResource
-from components.policy.rules import RULES, Resource, Rule, StackContext, evaluate
+from components.policy.model import stack_context
+from components.policy.rules import RULES, Resource, Rule, evaluate
 
 
 @dataclass(frozen=True)
@@ -39,12 +41,13 @@ def subject(resource: PlannedResource) -> Resource:
 
 def check_plan(plan: Plan, environment: str, rules: Iterable[Rule] = RULES) -> list[Violation]:
     """Every violation in the plan, in plan order, then rule order."""
-    context = StackContext(environment)
+    subjects = [subject(resource) for resource in plan.resources]
+    context = stack_context(environment, subjects)
     rules = tuple(rules)
     return [
         Violation(rule.id, resource.urn, resource.type, resource.name, message)
-        for resource in plan.resources
-        for rule, message in evaluate(subject(resource), context, rules)
+        for resource in subjects
+        for rule, message in evaluate(resource, context, rules)
     ]
 
 

@@ -54,6 +54,7 @@ from components.policy.model import (
     all_of,
     expect,
 )
+from components.policy.workload_admission import workload_queued
 from components.policy.workload_checks import images_pinned
 from components.tokens import (
     ADMISSION_POLICY,
@@ -70,7 +71,7 @@ from components.tokens import (
     WORKLOAD_TYPES,
 )
 
-# --- the rules (their checks: ``cluster_checks``, ``access_checks``) ---------------------------
+# --- the rules (their checks: ``cluster_checks``, ``access_checks``, ``workload_admission``) ----
 
 _NODE_TYPES = frozenset({NODE_POOL})
 _CLUSTER_TYPES = frozenset({CLUSTER})
@@ -196,7 +197,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "production-protect",
         "Production clusters, node pools, network, node service account and its project grants, "
-        "installs and Kueue objects set the protect resource option.",
+        "installs (and their controllers' patches) and Kueue objects set the protect resource "
+        "option.",
         PROTECTED_IN_PRODUCTION,
         protected,
         type_prefixes=(KUEUE_TYPE_PREFIX,),
@@ -279,6 +281,14 @@ RULES: tuple[Rule, ...] = (
         "Project IAM grants no basic roles (roles/owner, roles/editor, roles/viewer).",
         frozenset(PROJECT_IAM_TYPES),
         no_basic_roles,
+    ),
+    Rule(
+        "workload-queued",
+        "Workloads (PathwaysJob or JobSet) in a namespace the stack gives Kueue LocalQueues are "
+        "labelled with one of them (kueue.x-k8s.io/queue-name), so Kueue admits them.",
+        frozenset(WORKLOAD_TYPES),
+        workload_queued,
+        stack_wide=True,
     ),
     Rule(
         "images-pinned",

@@ -4,7 +4,7 @@ The offline plan runs programs under Pulumi's mock engine the way the SDK's own 
 does (``pulumi.runtime.mocks``), a team stack reads its owner's output synchronously, the
 `pulumi up` entry reads the config the engine passed, and the component package
 (``provider/``) is hosted by the SDK's experimental component provider. None of that has a
-public API; each use is a name below, and ``tests/unit/test_pulumi_private.py`` has one test per
+public API; each use is a name below, and ``tests/unit/sdk/test_pulumi_private.py`` has one test per
 name that checks it still exists and still behaves. ``pyproject.toml`` pins ``pulumi`` to the
 window those tests were run on (``PULUMI_WINDOW``); the `newest-pulumi` job of
 ``.github/workflows/pr-plan.yml`` runs them against the newest release.

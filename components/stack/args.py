@@ -10,8 +10,8 @@ import pulumi_kubernetes as k8s
 
 from components.addons.data_buckets import DataBucketGrant, DataBucketGrantsArgs
 from components.addons.installs import (
-    ControllerDeployment,
     ControllerPatchArgs,
+    Install,
     ReleaseManifest,
     ReleaseManifestArgs,
 )
@@ -22,6 +22,7 @@ from components.addons.kueue import (
     TeamQuotaArgs,
     tpu_flavors,
 )
+from components.addons.kueue_config import KueueConfig
 from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespaceArgs
@@ -156,20 +157,28 @@ def release_args(
 
 def controller_patch_args(
     config: StackConfig,
-    deployment: ControllerDeployment,
+    install: Install,
     provider: k8s.Provider,
-    install: ReleaseManifest,
+    release: ReleaseManifest,
     memory_mib: int | None = None,
-) -> ControllerPatchArgs:
-    """A stack that owns its cluster keeps every controller on its system pool (GKE labels each
-    node with its pool's name); on another's cluster the owner decides where they run."""
-    selector = {NODE_POOL_LABEL: config.system_pool.name} if config.creates_cluster else None
+    configured: KueueConfig | None = None,
+) -> ControllerPatchArgs | None:
+    """A stack that owns its cluster keeps an install's controller on its system pool (GKE labels
+    each node with its pool's name) unless the install says otherwise; on another's cluster the
+    owner decides where they run. A controller that reads a configuration only at start
+    (``configured``) is patched after it, with its digest as a pod annotation: a new one rolls
+    the pods. None: nothing to change (no placement, no memory, no configuration)."""
+    on_system_pool = config.creates_cluster and install.system_pool
+    selector = {NODE_POOL_LABEL: config.system_pool.name} if on_system_pool else None
+    if selector is None and memory_mib is None and configured is None:
+        return None
     return ControllerPatchArgs(
-        deployment=deployment,
+        deployment=install.controller,
         provider=provider,
-        install=install.manifest,
+        install=configured.config_map if configured else release.manifest,
         node_selector=selector,
         memory_mib=memory_mib,
+        pod_annotations=configured.pod_annotations if configured else None,
     )
 
 

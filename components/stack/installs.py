@@ -2,29 +2,27 @@
 controller sized for the stack's nodes), the PathwaysJob controller (it watches JobSets), the
 team namespaces, and Kueue with its queues and priority classes (its JobSet integration needs
 JobSet's API), or a team stack's LocalQueues on its owner's Kueue. ``build_installs`` returns
-what the workloads wait for (``Installs``)."""
+what the workloads wait for (``Installs``).
+
+Every install of ``addons.installs.INSTALLS`` is registered by ``_release``: its release
+manifest, and its controller on the system pool (of a stack that creates its cluster) unless the
+install says otherwise, both protected in production."""
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.installs import (
-    JOBSET_CONTROLLER,
-    KUEUE_CONTROLLER,
-    PATHWAYS_JOB_CONTROLLER,
-    ControllerDeployment,
-    ControllerPatch,
-    ReleaseManifest,
-)
+from components.addons import installs
+from components.addons.installs import ControllerPatch, Install, ReleaseManifest
 from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses, PriorityClassesArgs
 from components.addons.kueue_config import KueueConfig, KueueConfigArgs
 from components.addons.team_policies import TeamAdmissionPolicies, TeamAdmissionPoliciesArgs
 from components.addons.teams import TeamNamespace
-from components.config.schema import StackConfig
+from components.config.schema import ReleaseAddon, StackConfig
 from components.gke.cluster import ClusterTarget
 from components.stack import args
 from components.vocabulary import jobset_memory_mib
@@ -91,6 +89,15 @@ def build_installs(
     return Installs(controller, jobset, namespaces, queueing, kueue)
 
 
+@dataclass(frozen=True)
+class _Release:
+    """What waits for an install: its release manifest, and its controller's patch if any (a
+    controller that reads a configuration at start is ready when the patch has rolled it)."""
+
+    manifest: pulumi.Resource
+    controller: ControllerPatch | None
+
+
 def _protected(
     config: StackConfig, within: pulumi.ResourceOptions | None
 ) -> pulumi.ResourceOptions:
@@ -101,6 +108,31 @@ def _protected(
     )
 
 
+def _release(
+    config: StackConfig,
+    install: Install,
+    settings: ReleaseAddon,
+    provider: k8s.Provider,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None,
+    memory_mib: int | None = None,
+    patch_options: pulumi.ResourceOptions | None = None,
+    configure: Callable[[ReleaseManifest], KueueConfig] | None = None,
+) -> _Release:
+    """An install's release manifest (waiting for ``ready``) and its controller's patch: on the
+    system pool unless the install says otherwise, ``memory_mib`` if given, and after the
+    configuration ``configure`` writes (given the release), rolled to read it."""
+    name, protected = f"{config.cluster.name}-{install.name}", _protected(config, within)
+    release = ReleaseManifest(name, args.release_args(settings, provider, ready), opts=protected)
+    configured = configure(release) if configure is not None else None
+    patch = args.controller_patch_args(config, install, provider, release, memory_mib, configured)
+    controller = None
+    if patch is not None:
+        options = pulumi.ResourceOptions.merge(protected, patch_options)
+        controller = ControllerPatch(f"{name}-controller", patch, opts=options)
+    return _Release(release.manifest, controller)
+
+
 def _jobset(
     config: StackConfig,
     provider: k8s.Provider,
@@ -108,26 +140,20 @@ def _jobset(
     within: pulumi.ResourceOptions | None,
 ) -> pulumi.Resource:
     """JobSet's release, and its controller sized for the nodes the stack may have."""
-    name, protected = config.cluster.name, _protected(config, within)
-    jobset = ReleaseManifest(
-        f"{name}-jobset", args.release_args(config.addons.jobset, provider, ready), opts=protected
+    # The controller's patch was the JobSetControllerMemory component: same resources, kept.
+    renamed = pulumi.Alias(
+        name=f"{config.cluster.name}-jobset-memory",
+        type_="tpu-pathways:installs:JobSetControllerMemory",
     )
-    memory = jobset_memory_mib(config.max_node_count)
-    ControllerPatch(
-        f"{name}-jobset-controller",
-        args.controller_patch_args(config, JOBSET_CONTROLLER, provider, jobset, memory),
-        # It was the JobSetControllerMemory component: same resources, kept in place.
-        opts=pulumi.ResourceOptions.merge(
-            protected,
-            pulumi.ResourceOptions(
-                aliases=[
-                    pulumi.Alias(
-                        name=f"{name}-jobset-memory",
-                        type_="tpu-pathways:installs:JobSetControllerMemory",
-                    )
-                ]
-            ),
-        ),
+    jobset = _release(
+        config,
+        installs.JOBSET,
+        config.addons.jobset,
+        provider,
+        ready,
+        within,
+        memory_mib=jobset_memory_mib(config.max_node_count),
+        patch_options=pulumi.ResourceOptions(aliases=[renamed]),
     )
     return jobset.manifest
 
@@ -139,21 +165,8 @@ def _pathways_controller(
     within: pulumi.ResourceOptions | None,
 ) -> pulumi.Resource:
     """The controller watches JobSets, and JobSet's webhooks fail closed until it is ready."""
-    name = config.cluster.name
-    pathways_job = ReleaseManifest(
-        f"{name}-pathways-job",
-        args.release_args(config.addons.pathways_job, provider, ready),
-        opts=_protected(config, within),
-    )
-    _place_on_system_pool(
-        f"{name}-pathways-job-controller",
-        config,
-        PATHWAYS_JOB_CONTROLLER,
-        pathways_job,
-        provider,
-        within,
-    )
-    return pathways_job.manifest
+    settings = config.addons.pathways_job
+    return _release(config, installs.PATHWAYS_JOB, settings, provider, ready, within).manifest
 
 
 def _kueue(
@@ -165,23 +178,19 @@ def _kueue(
 ) -> list[pulumi.Resource]:
     """Kueue manages JobSets: its JobSet integration needs JobSet's API first."""
     name, protected = config.cluster.name, _protected(config, within)
-    kueue = ReleaseManifest(
-        f"{name}-kueue", args.release_args(config.addons.kueue, provider, ready), opts=protected
-    )
-    configured = KueueConfig(
-        f"{name}-kueue-config", KueueConfigArgs(provider, kueue.manifest), opts=protected
-    )
-    # Placed on the system pool (in stacks that have one) and rolled to read its configuration.
-    patch = args.controller_patch_args(config, KUEUE_CONTROLLER, provider, kueue)
-    restarted = ControllerPatch(
-        f"{name}-kueue-controller",
-        dataclasses.replace(
-            patch, install=configured.config_map, pod_annotations=configured.pod_annotations
+    kueue = _release(
+        config,
+        installs.KUEUE,
+        config.addons.kueue,
+        provider,
+        ready,
+        within,
+        configure=lambda release: KueueConfig(
+            f"{name}-kueue-config", KueueConfigArgs(provider, release.manifest), opts=protected
         ),
-        opts=protected,
     )
     return [
-        restarted,
+        kueue.controller or kueue.manifest,
         KueueQueues(
             f"{name}-queues",
             args.kueue_queues_args(config, namespaces, provider, kueue.manifest),
@@ -189,21 +198,3 @@ def _kueue(
         ),
         PriorityClasses(f"{name}-priorities", PriorityClassesArgs(provider), opts=protected),
     ]
-
-
-def _place_on_system_pool(
-    name: str,
-    config: StackConfig,
-    deployment: ControllerDeployment,
-    install: ReleaseManifest,
-    provider: k8s.Provider,
-    within: pulumi.ResourceOptions | None,
-) -> None:
-    """Pin an install's controller to the system pool, in stacks that have one. Protected in
-    production like the install it patches."""
-    if config.creates_cluster:
-        ControllerPatch(
-            name,
-            args.controller_patch_args(config, deployment, provider, install),
-            opts=_protected(config, within),
-        )

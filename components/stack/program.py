@@ -95,14 +95,7 @@ def build_stack(
         pools, install_after = {}, []
         team_accounts = _team_stack_accounts(config)
     installs = build_installs(config, cluster, install_after, within)
-    own_accounts = team_accounts if config.creates_cluster else None
-    bucket = ScratchBucket(
-        f"{name}-scratch",
-        args.scratch_bucket_args(config, cluster.control_plane, node_account, own_accounts),
-        within,
-    )
-    grants = list(bucket.grants)
-    grants += _data_bucket_grants(config, node_account, team_accounts, within)
+    bucket, grants = _buckets(config, cluster, node_account, team_accounts, within)
     grants += build_storage(config, cluster, installs.namespaces, within)
     workloads = build_workloads(config, cluster, installs, grants)
     watched = (
@@ -130,6 +123,25 @@ def build_stack(
     if config.owner is not None:
         outputs["owner_stack"] = config.owner
     return outputs
+
+
+def _buckets(
+    config: StackConfig,
+    cluster: ClusterTarget,
+    node_account: pulumi.Output[str] | None,
+    team_accounts: dict[str, pulumi.Input[str]],
+    within: pulumi.ResourceOptions | None,
+) -> tuple[ScratchBucket, list[pulumi.Resource]]:
+    """The scratch bucket, and the grants on it and on ``dataBuckets``: each team's service
+    account on its prefix, the shared pools' and each dedicated team's node account."""
+    own_accounts = team_accounts if config.creates_cluster else None
+    bucket = ScratchBucket(
+        f"{config.cluster.name}-scratch",
+        args.scratch_bucket_args(config, cluster.control_plane, node_account, own_accounts),
+        within,
+    )
+    grants = [*bucket.grants, *_data_bucket_grants(config, node_account, team_accounts, within)]
+    return bucket, grants
 
 
 def _name_the_dashboard(workloads: dict[str, Any], watched: dict[str, Any]) -> None:

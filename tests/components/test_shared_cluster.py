@@ -18,7 +18,7 @@ import yaml
 from components.cli import main as cli
 from components.config.grammars import parse_owner_ref
 from components.config.schema.contract import SharedCluster
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 from components.plan.engine import load_stack, plan_stack, run_program
 from components.resolve.tenancy.ownership import owner_stacks
 from components.resolve.tenancy.shared_cluster import contract_from_outputs, read_contract
@@ -71,6 +71,14 @@ def team_error(tmp_path: Path, team: dict[str, Any], owner: dict[str, Any] = OWN
     with pytest.raises(ConfigError) as caught:
         load_stack("vision", stacks)
     return caught.value
+
+
+def sorting_issue(stacks: Path) -> ConfigIssue:
+    """The one issue sorting the stacks of ``stacks`` by role (owners, team stacks) raises."""
+    with pytest.raises(ConfigError) as caught:
+        owner_stacks(stacks)
+    (issue,) = caught.value.issues
+    return issue
 
 
 def plan_team(tmp_path: Path, team: dict[str, Any] = TEAM, owner: dict[str, Any] = OWNER):
@@ -444,9 +452,7 @@ def test_contract_missing_or_from_another_version_is_a_clear_error():
 def test_two_owners_of_one_cluster_are_refused_naming_both(tmp_path, capsys):
     twin = {**OWNER, "tpuPools": [{"name": "v6e", "accelerator": "v6e-4"}], "addons": {}}
     stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "lab-twin": twin, "vision": TEAM})
-    with pytest.raises(ConfigError) as caught:
-        owner_stacks(stacks)
-    (issue,) = caught.value.issues
+    issue = sorting_issue(stacks)
     assert "stacks 'lab' and 'lab-twin' would both own cluster 'lab'" in issue.message
     assert "project 'tpu-pathways-lab'" in issue.message
     assert cli.main(["stacks", "--stacks-dir", str(stacks), "--github-output"]) == 2
@@ -458,9 +464,7 @@ def test_three_owners_of_one_cluster_are_listed_in_one_sentence(tmp_path):
     stacks = write_stacks(
         tmp_path / "stacks", {"lab": OWNER, "lab-twin": twin, "lab-three": twin, "vision": TEAM}
     )
-    with pytest.raises(ConfigError) as caught:
-        owner_stacks(stacks)
-    (issue,) = caught.value.issues
+    issue = sorting_issue(stacks)
     assert issue.message.startswith(
         "stacks 'lab', 'lab-three' and 'lab-twin' would all own cluster 'lab' in project "
         "'tpu-pathways-lab'"
@@ -487,9 +491,7 @@ def test_two_owners_creating_one_scratch_bucket_are_refused(tmp_path):
     }
     owner = {**OWNER, "scratchBucket": {"name": "lab-scratch"}}
     stacks = write_stacks(tmp_path / "stacks", {"lab": owner, "lab2": other})
-    with pytest.raises(ConfigError) as caught:
-        owner_stacks(stacks)
-    (issue,) = caught.value.issues
+    issue = sorting_issue(stacks)
     assert (issue.key, issue.message) == (
         "scratchBucket.name",
         "stacks 'lab' and 'lab2' would each create scratch bucket 'lab-scratch' (bucket names "
@@ -518,9 +520,7 @@ def test_owners_whose_long_cluster_names_share_a_prefix_get_distinct_names(tmp_p
 def test_two_team_stacks_claiming_one_namespace_are_refused(tmp_path):
     other = {**TEAM, "workloads": []}
     stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "vision": TEAM, "vision2": other})
-    with pytest.raises(ConfigError) as caught:
-        owner_stacks(stacks)
-    (issue,) = caught.value.issues
+    issue = sorting_issue(stacks)
     assert (issue.key, issue.message) == (
         "teams",
         "stacks 'vision' and 'vision2' both list team 'vision' on the cluster of owner stack "
@@ -544,9 +544,7 @@ def test_two_clusters_in_one_project_are_refused(tmp_path, capsys):
     # grant would hold for namespace `platform` of the second cluster too.
     other = {**OWNER, "cluster": {"name": "lab-2", "deletionProtection": False}}
     stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "lab-2": other})
-    with pytest.raises(ConfigError) as caught:
-        owner_stacks(stacks)
-    (issue,) = caught.value.issues
+    issue = sorting_issue(stacks)
     assert issue.key == "gcp.project"
     assert issue.message == (
         "stacks 'lab' and 'lab-2' would each create a cluster in project 'tpu-pathways-lab': a "
@@ -693,9 +691,7 @@ def test_a_stack_reaching_an_owners_cluster_without_owner_is_refused(tmp_path):
         "scratchBucket": {"name": "side-scratch"},
     }
     stacks = write_stacks(tmp_path / "stacks", {"lab": OWNER, "side": sideways})
-    with pytest.raises(ConfigError) as caught:
-        owner_stacks(stacks)
-    (issue,) = caught.value.issues
+    issue = sorting_issue(stacks)
     assert issue.key == "cluster.existing"
     assert "stack 'side' targets cluster 'lab', which stack 'lab' owns" in issue.message
     assert "owner: lab" in issue.message

@@ -38,29 +38,55 @@ def custom_pool(plan_of, stack_values):
     return cpu_pool(plan_of(values))
 
 
-def test_dev_cpu_pool(dev_pool):
+@pytest.mark.parametrize(
+    ("pool", "name", "expected"),
+    [
+        (
+            "dev_pool",
+            "pathways-dev-cpu-np",
+            {
+                "name": "cpu-np",
+                "machineType": "n2-standard-64",
+                "autoscaling": {"minNodeCount": 1, "maxNodeCount": 3},
+                "initialNodeCount": 1,
+                "diskSizeGb": 200,
+                "pool label": "cpu-np",
+            },
+        ),
+        (
+            "custom_pool",
+            "pathways-dev-head",
+            {
+                "name": "head",
+                "machineType": "n2-highmem-64",
+                "autoscaling": {"minNodeCount": 0, "maxNodeCount": 5},
+                "initialNodeCount": 0,
+                "diskSizeGb": 500,
+                "pool label": "head",
+            },
+        ),
+    ],
+)
+def test_cpu_pool_settings(request, pool, name, expected):
+    resource = request.getfixturevalue(pool)
+    inputs, node_config = resource.inputs, resource.inputs["nodeConfig"]
+    assert resource.name == name
+    assert {
+        "name": inputs["name"],
+        "machineType": node_config["machineType"],
+        "autoscaling": inputs["autoscaling"],
+        "initialNodeCount": inputs["initialNodeCount"],
+        "diskSizeGb": node_config["diskSizeGb"],
+        "pool label": node_config["labels"]["tpu-pathways/pool"],
+    } == expected
+
+
+def test_the_dev_pool_is_in_the_clusters_zone(dev_pool):
     inputs = dev_pool.inputs
-    assert dev_pool.name == "pathways-dev-cpu-np"
-    assert inputs["name"] == "cpu-np"
-    assert inputs["nodeConfig"]["machineType"] == "n2-standard-64"
-    assert inputs["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 3}
-    assert inputs["initialNodeCount"] == 1
-    assert inputs["nodeConfig"]["diskSizeGb"] == 200
     assert inputs["cluster"] == "pathways-dev"
     assert inputs["location"] == "us-west4"
     assert inputs["nodeLocations"] == ["us-west4-a"]
     assert inputs["management"] == {"autoRepair": True, "autoUpgrade": True}
-
-
-def test_custom_cpu_pool(custom_pool):
-    inputs = custom_pool.inputs
-    assert custom_pool.name == "pathways-dev-head"
-    assert inputs["name"] == "head"
-    assert inputs["nodeConfig"]["machineType"] == "n2-highmem-64"
-    assert inputs["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 5}
-    assert inputs["initialNodeCount"] == 0
-    assert inputs["nodeConfig"]["diskSizeGb"] == 500
-    assert inputs["nodeConfig"]["labels"]["tpu-pathways/pool"] == "head"
 
 
 def test_cpu_pool_is_not_a_tpu_pool(dev_pool):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from components.addons.installs import INSTALLS
+from components.policy.rules import rule
 from components.resolve.tenancy.ownership import owner_stacks
 from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, uses_jobset_backend
@@ -471,3 +473,42 @@ def test_good_stack_through_the_same_cli_path_registers(cli_plan, stack_values):
     assert code == 0, err
     assert registered > 10
     assert JOBSET_URL in out
+
+
+# --- the install registry ----------------------------------------------------------------
+
+RELEASE = "tpu-pathways:installs:ReleaseManifest"
+CONTROLLER_PATCH = "tpu-pathways:installs:ControllerPatch"
+
+
+def test_every_install_of_the_registry_lands_on_the_system_pool(example_plan):
+    """A new install in ``INSTALLS`` gets its controller placed without code of its own (dev
+    installs every one of them)."""
+    found = patches(example_plan("dev"))
+    for install in INSTALLS:
+        assert install.system_pool, install.name
+        patch = found[f"{install.controller.namespace}/{install.controller.name}"]
+        assert patch.name == f"pathways-dev-{install.name}-controller"
+        assert patch.inputs["spec"]["template"]["spec"]["nodeSelector"] == {
+            "cloud.google.com/gke-nodepool": "system-np"
+        }
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_release_a_stack_registers_is_an_install_of_the_registry(example_plan, stack):
+    plan = example_plan(stack)
+    (cluster,) = plan.by_type(CLUSTER)
+    registered = {f"{cluster.inputs['name']}-{install.name}" for install in INSTALLS}
+    assert {r.name for r in plan.by_type(RELEASE)} <= registered
+
+
+def test_production_protect_guards_everything_an_install_registers(example_plan):
+    """Each kind an install registers (its manifest, its controller's patch) is one the
+    production-protect rule holds to `protect`: a new kind needs a rule before it ships."""
+    plan = example_plan("dev")
+    installs = {r.urn for r in plan.resources if r.type in (RELEASE, CONTROLLER_PATCH)}
+    kinds = {r.type for r in plan.resources if r.parent in installs}
+    assert kinds == {CONFIG_FILE, PATCH}
+    production_protect = rule("production-protect")
+    assert production_protect.production_only
+    assert {kind for kind in kinds if not production_protect.applies_to(kind)} == set()

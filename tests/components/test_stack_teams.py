@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.components.harness import team_namespace_labels
+
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -33,18 +35,12 @@ def test_a_namespace_per_team(teams):
     namespaces = {r.inputs["metadata"]["name"]: r for r in teams.by_type(NAMESPACE)}
     assert set(namespaces) == {"research", "serving"}
     for name, namespace in namespaces.items():
-        assert namespace.inputs["metadata"]["labels"] == {
-            "tpu-pathways/team": name,
-            "pod-security.kubernetes.io/enforce": "baseline",
-            "pod-security.kubernetes.io/enforce-version": "v1.36",
-            "pod-security.kubernetes.io/warn": "restricted",
-            "pod-security.kubernetes.io/warn-version": "v1.36",
-            "pod-security.kubernetes.io/audit": "restricted",
-            "pod-security.kubernetes.io/audit-version": "v1.36",
-            "tpu-pathways/team-namespace": "true",
-            "tpu-pathways/host-network": "none",
-            "tpu-pathways/priority-classes": "very-low.low.medium.high",
-        }
+        assert namespace.inputs["metadata"]["labels"] == team_namespace_labels(
+            name,
+            enforce="baseline",
+            host_network="none",
+            priority_classes="very-low.low.medium.high",
+        )
 
 
 def test_a_service_account_per_team_in_its_namespace(teams):

@@ -8,7 +8,7 @@ import pytest
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespace, TeamNamespaceArgs
 from components.vocabulary import HostNetworkPlacement
-from tests.components.harness import k8s_provider, register, urn
+from tests.components.harness import k8s_provider, register, team_namespace_labels, urn
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
@@ -48,22 +48,11 @@ def test_the_namespace(team):
     namespace = team.one(NAMESPACE, "t-research")
     assert namespace.inputs["metadata"] == {
         "name": "research",
-        "labels": {
-            "tpu-pathways/team": "research",
-            # host-network Pathways pods: only privileged can be enforced (the shared admission
-            # policies enforce baseline for everything else); restricted warned and audited,
-            # at the minor the policies follow
-            "pod-security.kubernetes.io/enforce": "privileged",
-            "pod-security.kubernetes.io/enforce-version": "v1.36",
-            "pod-security.kubernetes.io/warn": "restricted",
-            "pod-security.kubernetes.io/warn-version": "v1.36",
-            "pod-security.kubernetes.io/audit": "restricted",
-            "pod-security.kubernetes.io/audit-version": "v1.36",
-            # the shared policies' selector and this namespace's parameters
-            "tpu-pathways/team-namespace": "true",
-            "tpu-pathways/host-network": "dedicated",
-            "tpu-pathways/priority-classes": "low.high",
-        },
+        # host-network Pathways pods: only privileged can be enforced (the shared admission
+        # policies enforce baseline for everything else)
+        "labels": team_namespace_labels(
+            "research", enforce="privileged", host_network="dedicated", priority_classes="low.high"
+        ),
     }
     assert namespace.provider == urn("pulumi:providers:kubernetes", "k8s")
     assert team.outputs == {"namespace": "research"}

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.examples import EXAMPLES_DIR, PROJECT_ROOT
-from tests.unit.test_every_problem import SEVEN_MISTAKES
+from tests.unit.resolve.test_every_problem import SEVEN_MISTAKES
 
 SCRIPT = Path(sys.executable).with_name("tpu-pathways")
 CLI = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "components"]

@@ -19,9 +19,12 @@ import pytest
 from pulumi_policy import (
     EnforcementLevel,
     PolicyCustomTimeouts,
+    PolicyResource,
     PolicyResourceOptions,
     ResourceValidationArgs,
     ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
@@ -41,7 +44,8 @@ def _load_pack_module():
 
 
 pack = _load_pack_module()
-POLICIES: dict[str, ResourceValidationPolicy] = {p.name: p for p in pack.policies()}
+Policy = ResourceValidationPolicy | StackValidationPolicy
+POLICIES: dict[str, Policy] = {p.name: p for p in pack.policies()}
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -55,6 +59,7 @@ ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 KSA = "kubernetes:core/v1:ServiceAccount"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
 NODE_SA = "nodes@tpu-pathways-serving.iam.gserviceaccount.com"
 
 # Compliant resources in the engine's wire form: numbers are floats.
@@ -156,10 +161,22 @@ GOOD: dict[str, dict[str, Any]] = {
         "automountServiceAccountToken": False,
     },
     PATHWAYS_JOB: {
-        "metadata": {"name": "infer", "namespace": "serving"},
-        "spec": {"pathwaysVersion": "jax-0.9.0", "image": "us-docker.pkg.dev/acme/serve:1.2"},
+        "kind": "PathwaysJob",
+        "metadata": {
+            "name": "infer",
+            "namespace": "serving",
+            "labels": {"kueue.x-k8s.io/queue-name": "lq"},
+        },
+        "spec": {
+            "pathwaysVersion": "jax-0.9.0",
+            "image": "us-docker.pkg.dev/acme/serve:1.2",
+            "workers": [{"type": "ct6e-standard-4t", "topology": "2x2", "numSlices": 1.0}],
+            "controller": {"deploymentMode": "default"},
+        },
     },
 }
+# What else the stack registers, as a stack validation sees it: the namespace's LocalQueue.
+STACK = [(LOCAL_QUEUE, "lq", {"metadata": {"name": "lq", "namespace": "serving"}})]
 RULE_TYPES = {rule.id: sorted(rule.types & set(GOOD)) for rule in RULES}
 
 
@@ -173,17 +190,8 @@ def _changed(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     return result
 
 
-def run_policy(
-    policy: ResourceValidationPolicy,
-    type_token: str,
-    props: dict[str, Any],
-    *,
-    protect: bool = True,
-    name: str = "res",
-    config: dict[str, Any] | None = None,
-) -> list[tuple[str, str | None]]:
-    """Call the policy's validator the way the pack server does; return what it reported."""
-    opts = PolicyResourceOptions(
+def _options(protect: bool) -> PolicyResourceOptions:
+    return PolicyResourceOptions(
         protect=protect,
         ignore_changes=[],
         delete_before_replace=None,
@@ -191,15 +199,44 @@ def run_policy(
         custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
         additional_secret_outputs=[],
     )
-    args = ResourceValidationArgs(
-        resource_type=type_token,
-        props=unknown_checking_proxy(deserialize_properties(props)),
-        urn=f"urn:pulumi:serving::tpu-pathways::{type_token}::{name}",
-        name=name,
-        opts=opts,
-        provider=None,
-        config=config or {},  # the policy's config, as the engine passes it
+
+
+def _urn(type_token: str, name: str) -> str:
+    return f"urn:pulumi:serving::tpu-pathways::{type_token}::{name}"
+
+
+def _stack_resource(type_token: str, name: str, props: dict[str, Any], protect: bool):
+    wire = unknown_checking_proxy(deserialize_properties(props))
+    return PolicyResource(
+        type_token, wire, _urn(type_token, name), name, _options(protect), None, None, [], {}
     )
+
+
+def run_policy(
+    policy: Policy,
+    type_token: str,
+    props: dict[str, Any],
+    *,
+    protect: bool = True,
+    name: str = "res",
+    config: dict[str, Any] | None = None,
+) -> list[tuple[str, str | None]]:
+    """Call the policy's validator the way the pack server does (a stack validation gets the
+    resource among the rest of the ``STACK``); return what it reported."""
+    if isinstance(policy, StackValidationPolicy):
+        resources = [_stack_resource(type_token, name, props, protect)]
+        resources += [_stack_resource(*other, protect=True) for other in STACK]
+        args: Any = StackValidationArgs(resources, config or {})
+    else:
+        args = ResourceValidationArgs(
+            resource_type=type_token,
+            props=unknown_checking_proxy(deserialize_properties(props)),
+            urn=_urn(type_token, name),
+            name=name,
+            opts=_options(protect),
+            provider=None,
+            config=config or {},  # the policy's config, as the engine passes it
+        )
     reported: list[tuple[str, str | None]] = []
 
     def report_violation(message: str, urn: str | None = None) -> None:
@@ -234,6 +271,9 @@ def test_one_mandatory_policy_per_rule():
     assert [p.name for p in policies] == [rule.id for rule in RULES]
     assert [p.description for p in policies] == [rule.description for rule in RULES]
     assert {p.enforcement_level for p in policies} == {EnforcementLevel.MANDATORY}
+    # a rule that reads the rest of the stack sees it: the engine runs it over the whole stack
+    kinds = [isinstance(p, StackValidationPolicy) for p in policies]
+    assert kinds == [rule.stack_wide for rule in RULES]
 
 
 @pytest.mark.parametrize("rule_id", [rule.id for rule in RULES])
@@ -497,6 +537,16 @@ FAILING = [
         "accounts need; grant the specific predefined roles instead",
     ),
     (
+        "workload-queued",
+        PATHWAYS_JOB,
+        "metadata.labels",
+        {},
+        "metadata.labels has no 'kueue.x-k8s.io/queue-name', while the stack queues namespace "
+        "'serving' through LocalQueue 'lq': Kueue leaves the job alone "
+        "(manageJobsWithoutQueueName is false), so it starts outside the quota and its slices "
+        "are not admitted all or nothing",
+    ),
+    (
         "images-pinned",
         PATHWAYS_JOB,
         "spec.image",
@@ -517,8 +567,11 @@ def test_every_policy_reports_a_violation_naming_the_resource(
 ):
     props = _changed(GOOD[type_token], path, value)
     protect = rule_id != "production-protect"
-    reported = run_policy(POLICIES[rule_id], type_token, props, protect=protect, name="bad-one")
-    assert reported == [(f"{type_token} 'bad-one': {message}", None)]
+    policy = POLICIES[rule_id]
+    reported = run_policy(policy, type_token, props, protect=protect, name="bad-one")
+    # a stack validation names the resource by its URN as well
+    urn = _urn(type_token, "bad-one") if isinstance(policy, StackValidationPolicy) else None
+    assert reported == [(f"{type_token} 'bad-one': {message}", urn)]
 
 
 def test_production_rules_follow_the_stack_config(stack_config):
@@ -649,24 +702,14 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
             assert info.name == pack.PACK_NAME
             assert [p.name for p in info.policies] == [rule.id for rule in RULES]
 
-            props = struct_pb2.Struct()
-            props.update(_changed(GOOD[NODE_POOL], "placementPolicy", None))
-            request = analyzer_pb2.AnalyzeRequest(
-                type=NODE_POOL,
-                properties=props,
-                urn=f"urn:pulumi:serving::tpu-pathways::{NODE_POOL}::pathways-serving-v5e-0",
-                name="pathways-serving-v5e-0",
-                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            unplaced = _changed(GOOD[NODE_POOL], "placementPolicy", None)
+            request = _wire(
+                analyzer_pb2.AnalyzeRequest, NODE_POOL, "pathways-serving-v5e-0", unplaced
             )
             response = analyzer.Analyze(request, timeout=30)
-            cluster = struct_pb2.Struct()
-            cluster.update(_changed(GOOD[CLUSTER], "deletionProtection", False))
-            cluster_request = analyzer_pb2.AnalyzeRequest(
-                type=CLUSTER,
-                properties=cluster,
-                urn=f"urn:pulumi:dev::tpu-pathways::{CLUSTER}::pathways-dev",
-                name="pathways-dev",
-                options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+            unprotected = _changed(GOOD[CLUSTER], "deletionProtection", False)
+            cluster_request = _wire(
+                analyzer_pb2.AnalyzeRequest, CLUSTER, "pathways-dev", unprotected
             )
             as_dev = analyzer.Analyze(cluster_request, timeout=30)
             tighter = struct_pb2.Struct()
@@ -681,6 +724,7 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
                 timeout=30,
             )
             as_production = analyzer.Analyze(cluster_request, timeout=30)
+            stack = analyzer.AnalyzeStack(_stack_request(), timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -696,3 +740,35 @@ def test_the_pack_serves_the_policies_over_grpc(tmp_path):
     # production-only rule is quiet), the policy config through Configure (it tightens).
     assert [d.policyName for d in as_dev.diagnostics] == []
     assert [d.policyName for d in as_production.diagnostics] == ["cluster-deletion-protection"]
+    # The stack-wide rule ran over the whole stack: the workload, beside its namespace's queue.
+    assert [(d.policyName, d.urn) for d in stack.diagnostics] == [
+        ("workload-queued", _urn(PATHWAYS_JOB, "unqueued"))
+    ]
+
+
+def _wire(message: Any, type_token: str, name: str, props: dict[str, Any]) -> Any:
+    """A resource as the engine sends it (an AnalyzeRequest or an AnalyzerResource), protected."""
+    from google.protobuf import struct_pb2
+    from pulumi.runtime.proto import analyzer_pb2
+
+    properties = struct_pb2.Struct()
+    properties.update(props)
+    return message(
+        type=type_token,
+        properties=properties,
+        urn=_urn(type_token, name),
+        name=name,
+        options=analyzer_pb2.AnalyzerResourceOptions(protect=True),
+    )
+
+
+def _stack_request() -> Any:
+    """A stack of a LocalQueue and a PathwaysJob in its namespace without the queue label."""
+    from pulumi.runtime.proto import analyzer_pb2
+
+    job = _changed(GOOD[PATHWAYS_JOB], "metadata.labels", {})
+    resources = [(LOCAL_QUEUE, name, props) for _, name, props in STACK]
+    resources.append((PATHWAYS_JOB, "unqueued", job))
+    return analyzer_pb2.AnalyzeStackRequest(
+        resources=[_wire(analyzer_pb2.AnalyzerResource, *resource) for resource in resources]
+    )

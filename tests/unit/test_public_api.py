@@ -89,3 +89,27 @@ def test_the_node_pools_of_a_job_preflight_can_be_built_from_the_api():
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'GkeClustr'"):
         components.GkeClustr  # noqa: B018
+
+
+def test_the_static_mirror_imports_exactly_the_table():
+    """``_EXPORTS`` is the one table of the public API; ``__all__`` and the ``TYPE_CHECKING``
+    imports (what type checkers read, since the names are lazy) mirror it name for name and
+    module for module, so neither can drift from it."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(components))
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    ]
+    imported = {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == components._EXPORTS
+    assert sorted(components.__all__) == sorted(components._EXPORTS)
+    assert len(components.__all__) == len(set(components.__all__))

@@ -29,6 +29,7 @@ from components.plan.schedule import UNBOUNDED
 from components.resolve.tenancy.ownership import owner_stacks
 from components.tokens import LUSTRE_INSTANCE, WORKLOAD_TYPES
 from tests.examples import EXAMPLES_DIR
+from tests.helpers import graph_resource as res
 
 STACKS = owner_stacks(EXAMPLES_DIR)  # the stacks that create a cluster and its node pools
 
@@ -47,66 +48,51 @@ TABLE = DurationTable.from_dict(
 )
 
 
-def res(
-    name: str,
-    type_: str = "t:x:S10",
-    *,
-    deps: tuple[str, ...] = (),
-    parent: str | None = None,
-    provider: str | None = None,
-    custom: bool = True,
-    inputs: dict | None = None,
-) -> PlannedResource:
-    """A plan resource whose URN is its name (edges name other resources)."""
-    return PlannedResource(
-        urn=name,
-        type=type_,
-        name=name,
-        parent=parent,
-        custom=custom,
-        provider=provider,
-        inputs=inputs or {},
-        dependencies=list(deps),
-    )
-
-
 def chain_of(resources: list[PlannedResource]) -> list[tuple[str, float, float]]:
     return [(s.name, s.start, s.finish) for s in critical_path(resources, TABLE).chain]
 
 
-def test_chain_runs_one_after_another():
-    resources = [
-        res("a", "t:x:S10"),
-        res("b", "t:x:S20", deps=("a",)),
-        res("c", "t:x:S5", deps=("b",)),
-    ]
+@pytest.mark.parametrize(
+    ("resources", "chain", "parallel", "sequential"),
+    [
+        pytest.param(
+            [
+                res("a", "t:x:S10"),
+                res("b", "t:x:S20", deps=("a",)),
+                res("c", "t:x:S5", deps=("b",)),
+            ],
+            [("a", 0, 10), ("b", 10, 30), ("c", 30, 35)],
+            35,
+            35,
+            id="a-chain-runs-one-after-another",
+        ),
+        pytest.param(
+            # a(10) -> b(20) -> d(1) and a -> c(5) -> d: d starts when b is done, at 30.
+            [
+                res("a", "t:x:S10"),
+                res("b", "t:x:S20", deps=("a",)),
+                res("c", "t:x:S5", deps=("a",)),
+                res("d", "t:x:S1", deps=("b", "c")),
+            ],
+            [("a", 0, 10), ("b", 10, 30), ("d", 30, 31)],
+            31,
+            36,
+            id="a-diamond-takes-the-longer-side",
+        ),
+        pytest.param(
+            # x(10) -> y(10) runs beside z(30): the deployment takes 30, not 50.
+            [res("x"), res("y", deps=("x",)), res("z", "t:x:S30")],
+            [("z", 0, 30)],
+            30,
+            50,
+            id="parallel-branches-overlap",
+        ),
+    ],
+)
+def test_the_longest_chain_sets_the_time(resources, chain, parallel, sequential):
     path = critical_path(resources, TABLE)
-    assert chain_of(resources) == [("a", 0, 10), ("b", 10, 30), ("c", 30, 35)]
-    assert path.parallel["typical"] == 35
-    assert path.sequential["typical"] == 35
-
-
-def test_diamond_takes_the_longer_side():
-    # a(10) -> b(20) -> d(1) and a -> c(5) -> d: d starts when b is done, at 30.
-    resources = [
-        res("a", "t:x:S10"),
-        res("b", "t:x:S20", deps=("a",)),
-        res("c", "t:x:S5", deps=("a",)),
-        res("d", "t:x:S1", deps=("b", "c")),
-    ]
-    path = critical_path(resources, TABLE)
-    assert chain_of(resources) == [("a", 0, 10), ("b", 10, 30), ("d", 30, 31)]
-    assert path.parallel["typical"] == 31
-    assert path.sequential["typical"] == 36
-
-
-def test_parallel_branches_overlap():
-    # x(10) -> y(10) runs beside z(30): the deployment takes 30, not 50.
-    resources = [res("x"), res("y", deps=("x",)), res("z", "t:x:S30")]
-    path = critical_path(resources, TABLE)
-    assert chain_of(resources) == [("z", 0, 30)]
-    assert path.parallel["typical"] == 30
-    assert path.sequential["typical"] == 50
+    assert chain_of(resources) == chain
+    assert (path.parallel["typical"], path.sequential["typical"]) == (parallel, sequential)
 
 
 def test_provider_edge_waits_for_the_provider_and_what_it_waits_for():
@@ -334,9 +320,12 @@ def test_research_critical_path_columns_line_up_and_stages_come_in_finishing_ord
     assert any("10m00s (5m00s-15m00s) TPU slice node pool:" in row for row in rows)
     text = " ".join(lines)
     stages = text.split("Stages finish at (typical): ")[1].split(".")[0]
+    # the cluster starts 6 s late: at 1m00s what follows the network (the home shares' Filestore
+    # instance, the private zones' record sets, the Pathways ports' firewalls) holds the 8
+    # slots of `--parallel 8`, and a record set frees one
     assert stages == (
-        "cluster 10m00s, cpu node pools 14m02s, installs 17m00s, workloads submitted 18m00s, "
-        "tpu node pools 20m02s"
+        "cluster 10m06s, cpu node pools 14m08s, installs 17m06s, workloads submitted 18m06s, "
+        "tpu node pools 20m14s"
     )
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -447,7 +448,9 @@ def stacks_copy(tmp_path: Path) -> Path:
     return stacks
 
 
-def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
+def diff_after_an_edit(tmp_path, capsys, edit: Callable[[str], str]) -> tuple[str, ...]:
+    """Plan the dev stack (of ``stacks_copy``), ``edit`` its file's text, and return the `plan`
+    arguments that diff it against the plan from before the edit."""
     stacks = stacks_copy(tmp_path)
     code, base_json, _ = run_cli(
         capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json"
@@ -455,12 +458,24 @@ def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
     assert code == 0
     base = tmp_path / "dev.json"
     base.write_text(base_json)
-
     dev = stacks / "Pulumi.dev.yaml"
-    assert "topology: 2x4" in dev.read_text()
-    dev.write_text(dev.read_text().replace("topology: 2x4", "topology: 4x4"))
-    argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
+    dev.write_text(edit(dev.read_text()))
+    return ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
 
+
+def _bigger_slice(text: str) -> str:
+    assert "topology: 2x4" in text
+    return text.replace("topology: 2x4", "topology: 4x4")
+
+
+def _another_region(text: str) -> str:
+    assert "region: us-west4\n" in text and "zone: us-west4-a\n" in text
+    # another region (and so another zone): the bucket's location would change too
+    return text.replace("us-west4", "us-east5").replace("us-east5-a", "us-east5-b")
+
+
+def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
+    argv = diff_after_an_edit(tmp_path, capsys, _bigger_slice)
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "json")
     assert code == 0, err
     (stack,) = json.loads(out)["stacks"]
@@ -615,19 +630,7 @@ def test_a_zone_move_of_a_flex_start_pool_moves_its_autoscaling_maximum():
 
 
 def test_end_to_end_zone_change_flags_the_slices_and_keeps_the_bucket(tmp_path, capsys):
-    stacks = stacks_copy(tmp_path)
-    code, base_json, _ = run_cli(
-        capsys, "plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json"
-    )
-    assert code == 0
-    base = tmp_path / "dev.json"
-    base.write_text(base_json)
-    dev = stacks / "Pulumi.dev.yaml"
-    text = dev.read_text()
-    assert "region: us-west4\n" in text and "zone: us-west4-a\n" in text
-    # another region (and so another zone): the bucket's location would change too
-    dev.write_text(text.replace("us-west4", "us-east5").replace("us-east5-a", "us-east5-b"))
-    argv = ("--stack", "dev", "--stacks-dir", str(stacks), "--diff", str(base))
+    argv = diff_after_an_edit(tmp_path, capsys, _another_region)
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "json")
     assert code == 0, err
     (stack,) = json.loads(out)["stacks"]

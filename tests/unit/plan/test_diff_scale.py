@@ -23,6 +23,7 @@ from components.plan.diff import diff_plans
 from components.plan.durations import DurationTable
 from components.plan.model import Plan, PlannedResource
 from components.plan.schedule import UNBOUNDED, Graph, Limits, Schedule
+from tests.helpers import graph_resource as res
 
 ROOT = Path(__file__).resolve().parents[3]
 DEV_BASE = ROOT / "tests" / "data" / "plan-dev-base.json"
@@ -37,25 +38,6 @@ TABLE = DurationTable.from_dict(
         },
     }
 )
-
-
-def res(
-    name: str,
-    type_: str = "t:x:S10",
-    deps: tuple[str, ...] = (),
-    parent: str | None = None,
-    custom: bool = True,
-) -> PlannedResource:
-    return PlannedResource(
-        urn=name,
-        type=type_,
-        name=name,
-        parent=parent,
-        custom=custom,
-        provider=None,
-        inputs={},
-        dependencies=list(deps),
-    )
 
 
 class Unscannable(list):

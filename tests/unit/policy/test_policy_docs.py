@@ -8,7 +8,7 @@ from pathlib import Path
 
 from components.policy.rules import RULES
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "policy.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "policy.md"
 ENVIRONMENTS = {"every environment": False, "production": True}  # cell -> production_only
 ROW = re.compile(r"^\| `(?P<id>[^`]+)` \| (?P<checked>[^|]+?) \| ")
 

@@ -16,20 +16,14 @@ from components.pathways import scheduler_model
 from components.pathways.controller_model import PodModel, expand
 from components.pathways.head_sizing import PodResources
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, PoolIndex
-from components.pathways.spec import (
-    Controller,
-    DeploymentMode,
-    PathwaysJobSpec,
-    Worker,
-    WorkerType,
-)
+from components.pathways.spec import PathwaysJobSpec
 from components.plan.engine import load_stack
 from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.tpu.machines import tpu_host
 
 ACCELERATOR = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY = "cloud.google.com/gke-tpu-topology"
-BENCH_STACKS = Path(__file__).resolve().parents[2] / "benchmarks" / "stacks.py"
+BENCH_STACKS = Path(__file__).resolve().parents[3] / "benchmarks" / "stacks.py"
 
 
 def _tpu_pool(name: str, group: str, accelerator: str = "tpu-v5-lite-podslice") -> NodePoolModel:
@@ -39,16 +33,12 @@ def _tpu_pool(name: str, group: str, accelerator: str = "tpu-v5-lite-podslice") 
 
 
 def _workers(node_selector: dict[str, str] | None = None) -> PodModel:
-    spec = PathwaysJobSpec(
-        workers=[
-            Worker(
-                type=WorkerType.CT5LP_HIGHTPU_4T,
-                topology="2x4",
-                num_slices=1,
-                node_selector=node_selector or {},
-            )
-        ],
-        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+    worker = {"type": "ct5lp-hightpu-4t", "topology": "2x4", "numSlices": 1}
+    spec = PathwaysJobSpec.parse(
+        {
+            "workers": [{**worker, "nodeSelector": node_selector or {}}],
+            "controller": {"deploymentMode": "default"},
+        }
     )
     return expand("j", "ns", spec).workers
 
@@ -151,9 +141,11 @@ def test_single_host_slices_cannot_share_one_node_pool():
     the whole pool; the second would stay Pending."""
     from components.pathways.preflight import preflight_job
 
-    spec = PathwaysJobSpec(
-        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_8T, topology="2x4", num_slices=2)],
-        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
+    spec = PathwaysJobSpec.parse(
+        {
+            "workers": [{"type": "ct5lp-hightpu-8t", "topology": "2x4", "numSlices": 2}],
+            "controller": {"deploymentMode": "default"},
+        }
     )
     workers = expand("j", "ns", spec).workers
     assert (workers.per_group, workers.exclusive_topology) == (1, "cloud.google.com/gke-nodepool")

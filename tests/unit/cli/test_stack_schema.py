@@ -15,7 +15,7 @@ import yaml
 
 from components.cli.stack_schema import MODELINE, SCHEMA_PATH, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 

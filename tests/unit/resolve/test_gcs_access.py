@@ -10,18 +10,12 @@ from components.errors import ConfigError
 from components.pathways.gcs_access import Access, BucketGrant, GcsUse, gcs_uses, paths_in
 from components.pathways.preflight import preflight_job
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel
-from components.pathways.spec import (
-    ComponentType,
-    Controller,
-    CustomComponent,
-    DeploymentMode,
-    EnvVar,
-    PathwaysJobSpec,
-    Worker,
-    WorkerType,
-)
+from components.pathways.spec import PathwaysJobSpec
 from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.tpu.machines import machine_type, tpu_host
+
+# One v5e 2x4 slice on 4-chip hosts, as the CRD spells a worker.
+V5E_2X4 = {"type": "ct5lp-hightpu-4t", "topology": "2x4", "numSlices": 1}
 
 NODES = "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
 SCRATCH = "tpu-pathways-dev-pathways-dev-pathways"
@@ -68,17 +62,19 @@ def test_every_place_a_job_names_a_path_is_searched():
             ]
         }
     }
-    spec = PathwaysJobSpec(
-        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
-        controller=Controller(deployment_mode=DeploymentMode.DEFAULT, template=template),
-        custom_components=[
-            CustomComponent(
-                component_type=ComponentType.WORKER,
-                custom_flags=["--cache=gs://flag-bucket/d"],
-                custom_env=[EnvVar(name="X", value="gs://cenv-bucket/e")],
-            )
-        ],
-        pathways_dir="gs://scratch-bucket/t/j",
+    spec = PathwaysJobSpec.parse(
+        {
+            "workers": [V5E_2X4],
+            "controller": {"deploymentMode": "default", "template": template},
+            "customComponents": [
+                {
+                    "componentType": "worker",
+                    "customFlags": ["--cache=gs://flag-bucket/d"],
+                    "customEnv": [{"name": "X", "value": "gs://cenv-bucket/e"}],
+                }
+            ],
+            "pathwaysDir": "gs://scratch-bucket/t/j",
+        }
     )
     assert gcs_uses(spec) == [
         GcsUse("gs://scratch-bucket/t/j", "pathwaysDir", Access.READ_WRITE),
@@ -190,10 +186,12 @@ def _cpu_pool(identity: str | None) -> NodePoolModel:
 
 
 def _headless(pathways_dir: str) -> PathwaysJobSpec:
-    return PathwaysJobSpec(
-        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
-        controller=Controller(deployment_mode=DeploymentMode.DEFAULT),
-        pathways_dir=pathways_dir,
+    return PathwaysJobSpec.parse(
+        {
+            "workers": [V5E_2X4],
+            "controller": {"deploymentMode": "default"},
+            "pathwaysDir": pathways_dir,
+        }
     )
 
 
@@ -399,9 +397,8 @@ def test_env_values_expand_earlier_entries_only_and_dollar_dollar_escapes():
             ]
         }
     }
-    spec = PathwaysJobSpec(
-        workers=[Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=1)],
-        controller=Controller(deployment_mode=DeploymentMode.DEFAULT, template=template),
+    spec = PathwaysJobSpec.parse(
+        {"workers": [V5E_2X4], "controller": {"deploymentMode": "default", "template": template}}
     )
     assert [(u.path, u.where, u.unresolved) for u in gcs_uses(spec)] == [
         ("gs://real-bucket/a", "args", False),

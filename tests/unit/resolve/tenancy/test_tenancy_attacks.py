@@ -185,8 +185,14 @@ def test_2_each_node_account_reaches_its_own_teams_data_only(owner):
     assert not iam_condition_admits(shared, bucket, "nlp/")
     assert not iam_condition_admits(shared, bucket, "")  # a list of the bucket names nlp's objects
     assert iam_condition_admits(shared, bucket, "research/")
-    # the owner's checkpoints bucket: the shared pools' account only
-    assert set(node_grants(owner, CHECKPOINTS)) == {SHARED_NODES}
+    # the owner's checkpoints bucket: no node account at all; research's Kubernetes service
+    # account (its Cloud Storage FUSE mount, through Workload Identity) under llm-pretrain/ only
+    assert node_grants(owner, CHECKPOINTS) == {}
+    (grant,) = [g for g in inputs(owner, "BucketIAMMember") if g["bucket"] == CHECKPOINTS]
+    assert grant["member"].endswith("/subject/ns/research/sa/pathways")
+    checkpoints = f"projects/_/buckets/{CHECKPOINTS}/objects/"
+    assert iam_condition_admits(grant["condition"]["expression"], checkpoints + "llm-pretrain/x")
+    assert not iam_condition_admits(grant["condition"]["expression"], checkpoints + "other/x")
 
 
 def test_2_a_team_stack_job_naming_the_owners_bucket_is_refused():

@@ -16,7 +16,7 @@ from components.resolve.tenancy.fleet import load_fleet
 from components.resolve.tenancy.fleet_dispatch import dispatch_issues
 from components.resolve.tenancy.fleet_sets import FleetQueue, WorkerSet, set_name
 
-STACKS = Path(__file__).resolve().parents[2] / "stacks"
+STACKS = Path(__file__).resolve().parents[4] / "stacks"
 RIGHTS = (
     "the manager's rights in namespace {ns} (get, create, update, delete workloads; patch "
     "workloads/status; get, create, delete jobsets)"

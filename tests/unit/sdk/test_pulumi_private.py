@@ -2,7 +2,7 @@
 still exists and still behaves as the project relies on; one test per use.
 
 Run them against the newest ``pulumi`` before widening pyproject's pin:
-``pip install -U pulumi && python -m pytest tests/unit/test_pulumi_private.py`` (the
+``pip install -U pulumi && python -m pytest tests/unit/sdk/test_pulumi_private.py`` (the
 `newest-pulumi` job of ``.github/workflows/pr-plan.yml`` does).
 """
 
@@ -20,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 
 from components.sdk import pulumi_private as sdk
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class EchoMocks(pulumi.runtime.Mocks):

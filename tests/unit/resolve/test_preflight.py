@@ -228,11 +228,16 @@ _MAIN = {
 def test_colocated_head_without_the_toleration_is_refused(config_of, stack_values):
     pools = planned_pools(config_of(stack_values()))
     spec = _colocated_spec({"spec": {"containers": [_MAIN]}})
-    (issue,) = [str(i) for i in preflight_job("serve", "pathways", spec, pools).issues]
+    issue = _refused_both_ways(spec, pools, r"google\.com/tpu=present:NoSchedule")
     assert issue.startswith("spec: PathwaysJob 'pathways/serve': the head pod fits no node")
     assert "does not tolerate the taint google.com/tpu=present:NoSchedule" in issue
-    # The same refusal when the resource is built through the Python API with the pools:
-    with pytest.raises(ConfigError, match=r"google\.com/tpu=present:NoSchedule"):
+
+
+def _refused_both_ways(spec: PathwaysJobSpec, pools: list[NodePoolModel], match: str) -> str:
+    """The preflight's one issue with the job ``pathways/serve``, after checking that the
+    Python API refuses the same resource (built with the pools) with it before registering."""
+    (issue,) = [str(i) for i in preflight_job("serve", "pathways", spec, pools).issues]
+    with pytest.raises(ConfigError, match=match):
         PathwaysJob(
             "serve",
             PathwaysJobArgs(
@@ -240,10 +245,10 @@ def test_colocated_head_without_the_toleration_is_refused(config_of, stack_value
                 namespace="pathways",
                 spec=spec,
                 provider=None,  # never reached: refused before registration
-                controller_install=None,
                 node_pools=pools,
             ),
         )
+    return issue
 
 
 def test_colocated_head_with_the_toleration_fits_a_tpu_host(config_of, stack_values):
@@ -429,23 +434,12 @@ def test_python_api_refuses_a_colocated_job_of_several_slices(config_of, stack_v
     spec = _colocated_spec(template).model_copy(
         update={"workers": [Worker(type=WorkerType.CT5LP_HIGHTPU_4T, topology="2x4", num_slices=2)]}
     )
-    (issue,) = [str(i) for i in preflight_job("serve", "pathways", spec, pools).issues]
+    issue = _refused_both_ways(spec, pools, r"numSlices 2 with controller\.deploymentMode")
     assert issue.startswith(
         "spec.workers[0].numSlices: PathwaysJob 'pathways/serve': workers[0].numSlices 2 with "
         "controller.deploymentMode colocate_head_with_workers never schedules:"
     )
     assert "use controller.deploymentMode: default (head on CPU nodes)" in issue
-    with pytest.raises(ConfigError, match=r"numSlices 2 with controller\.deploymentMode"):
-        PathwaysJob(
-            "serve",
-            PathwaysJobArgs(
-                name="serve",
-                namespace="pathways",
-                spec=spec,
-                provider=None,  # never reached: refused before registration
-                node_pools=pools,
-            ),
-        )
 
 
 def test_colocated_job_and_its_neighbours_are_pinned_to_node_pools_of_their_own(
