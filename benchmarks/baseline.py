@@ -1,6 +1,7 @@
 """The bare baseline: the project's resources registered under the mock engine, no project logic.
 
-    python benchmarks/baseline.py SHAPE.json > /dev/null
+    python benchmarks/baseline.py SHAPE.json > /dev/null                  # the typed floor
+    python benchmarks/baseline.py --independent SHAPE.json > /dev/null    # the independent floor
 
 SHAPE.json is written by ``run.py`` from the project's own ``plan --json`` output: for each
 resource its type, name, custom flag, inputs, and the indexes of its parent, provider and
@@ -16,6 +17,17 @@ dependencies, in plan order. This script registers exactly those resources:
 * under ``pulumi.runtime.set_mocks`` with a mock that echoes inputs as outputs and a monitor
   that records every registration (request object to a dict), as the project's plan engine
   does, and prints the records as JSON.
+
+That is the **typed floor**. With ``--independent`` it registers the same resources as plain
+registrations instead (``register_plain``), the **independent floor**: ``pulumi.CustomResource``
+(``pulumi.ProviderResource`` for a provider) with the same type token, name, parent, provider,
+``depends_on`` and the plan's input dict as written (wire names), and ``pulumi.ComponentResource``
+for components (``remote=True`` for a package's own components such as
+``kubernetes:yaml/v2:ConfigFile``). It pays only what any program must to register those
+resources: no SDK class's argument translation, typed outputs or per-property resolvers. It
+imports the same SDK modules as the typed floor (a program that uses these providers loads them;
+the project must, to use their typed classes), so the two differ only in how they register. The
+typed floor costs about 1.3x the independent one; what the project adds shows against both.
 
 It does not import the ``components`` package: no config model or validation, catalog, component
 code, output wiring, ordering, cost summary or rendering. That difference is what the benchmark
@@ -64,6 +76,7 @@ sdk = _private_sdk()
 # How the plan JSON shows a value known only after deploy, and a secret.
 UNKNOWN, SECRET = "[unknown]", "[secret]"
 STACK_TYPE = "pulumi:pulumi:Stack"
+PROJECT_PACKAGE = "tpu-pathways:"  # the project's own (local) component types
 # Inputs whose wire name is not the constructor's keyword (the positional resource name takes
 # ``name`` in pulumi's own classes).
 _RENAMED_INPUTS = {"pulumi:pulumi:StackReference": {"name": "stack_name"}}
@@ -182,14 +195,30 @@ class Recorder(sdk.MockMonitor):
 
 
 def program_value(value: Any) -> Any:
-    """A plan value as a program passes it: '[unknown]' left out, '[secret]' a secret again."""
+    """A plan value as a program passes it: '[unknown]' an output not known until the cloud
+    creates its resource, '[secret]' a secret again."""
     if isinstance(value, dict):
-        return {k: program_value(v) for k, v in value.items() if v != UNKNOWN}
+        return {k: program_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [program_value(v) for v in value if v != UNKNOWN]
+        return [program_value(v) for v in value]
+    if value == UNKNOWN:
+        return _unknown()
     if value == SECRET:
         return pulumi.Output.secret(value)
     return value
+
+
+def _unknown() -> pulumi.Output[Any]:
+    """An output the engine does not know yet (in a preview, what another resource's output
+    is until that resource exists): on the wire, the SDK's unknown sentinel."""
+
+    async def value() -> None:
+        return None
+
+    async def known() -> bool:
+        return False
+
+    return pulumi.Output(set(), value(), known())
 
 
 def keyword(type_token: str, name: str) -> str:
@@ -219,6 +248,25 @@ def register(
     return _custom_resource()(name, **args, opts=opts)
 
 
+def register_plain(entry: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """The independent floor's registration: the plan's type token, name and input dict, through
+    the SDK's plain resource classes (no typed class of any package)."""
+    type_token, name = entry["type"], entry["name"]
+    props = program_value(entry["inputs"])
+    if entry["custom"]:
+        package, module, rest = type_token.split(":", 2)
+        if (package, module) == ("pulumi", "providers"):
+            return pulumi.ProviderResource(rest, name, props, opts)
+        if type_token == "pulumi:pulumi:StackReference":  # a read: only the SDK class does one
+            return pulumi.StackReference(name, props.get("name"), opts)
+        return pulumi.CustomResource(type_token, name, props, opts)
+    remote = not type_token.startswith(PROJECT_PACKAGE)  # kubernetes:yaml/v2:ConfigFile
+    component = pulumi.ComponentResource(type_token, name, props, opts, remote=remote)
+    if not remote:
+        component.register_outputs({})
+    return component
+
+
 def _custom_resource() -> type:
     return importlib.import_module("pulumi_kubernetes.apiextensions").CustomResource
 
@@ -231,7 +279,9 @@ def classes_of(shape: list[dict[str, Any]]) -> dict[str, type | None]:
     return classes
 
 
-def program(shape: list[dict[str, Any]], classes: dict[str, type | None]) -> None:
+def program(shape: list[dict[str, Any]], classes: dict[str, type | None] | None) -> None:
+    """Register ``shape`` in plan order: through ``classes`` (the typed floor), or as plain
+    registrations when ``classes`` is None (the independent floor)."""
     made: list[pulumi.Resource] = []
     for entry in shape:  # plan order: parents, providers and dependencies come first
         parent, provider = entry["parent"], entry["provider"]
@@ -240,29 +290,35 @@ def program(shape: list[dict[str, Any]], classes: dict[str, type | None]) -> Non
             provider=made[provider] if provider is not None else None,
             depends_on=[made[i] for i in entry["dependencies"]],
         )
-        made.append(register(entry, classes[entry["type"]], opts))
+        if classes is None:
+            made.append(register_plain(entry, opts))
+        else:
+            made.append(register(entry, classes[entry["type"]], opts))
 
 
-def run_shape(shape: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Register ``shape`` under a fresh mock engine (a preview); return the records."""
-    classes = classes_of(shape)
+def run_shape(shape: list[dict[str, Any]], independent: bool = False) -> list[dict[str, Any]]:
+    """Register ``shape`` under a fresh mock engine (a preview); return the records. The typed
+    floor, or with ``independent`` the independent floor (plain registrations)."""
+    classes = classes_of(shape)  # both floors import the SDK modules of every type in the plan
     resource_mocks = EchoMocks()
     monitor = Recorder(resource_mocks)
     sdk.fresh_runtime()  # a fresh runtime per run, as pulumi.runtime.test does
     pulumi.runtime.set_mocks(
         resource_mocks, project="baseline", stack="baseline", preview=True, monitor=monitor
     )
-    sdk.run(lambda: program(shape, classes))
+    sdk.run(lambda: program(shape, None if independent else classes))
     return monitor.records
 
 
 def main(argv: list[str]) -> int:
-    """SHAPE.json is one shape, or {"runs": [shape, ...]}: several programs registered one after
-    the other in fresh mock engines (a team stack's plan also plans its owner stack)."""
-    with open(argv[0]) as handle:
+    """``[--independent] SHAPE.json``. SHAPE.json is one shape, or {"runs": [shape, ...]}: several
+    programs registered one after the other in fresh mock engines (a team stack's plan also
+    plans its owner stack)."""
+    independent = argv[:1] == ["--independent"]
+    with open(argv[-1]) as handle:
         document = json.load(handle)
     shapes = document["runs"] if isinstance(document, dict) else [document]
-    records = [record for shape in shapes for record in run_shape(shape)]
+    records = [record for shape in shapes for record in run_shape(shape, independent)]
     sys.stdout.write(json.dumps({"resources": records}))
     return 0 if len(records) == sum(len(shape) for shape in shapes) else 1
 

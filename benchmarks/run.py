@@ -14,10 +14,12 @@ Three measurements (README.md explains each and its target; exit 1 if a target i
    for each, and their ratio; the growth check: a least-squares fit t = a + b r + c r^2 whose
    quadratic term must stay a small share of the largest size's variable time, and the
    marginal CPU per resource of each size band (between consecutive sizes) against the first.
-3. **Whole process** (fresh processes, paired): ``python -m components plan --json`` of the
-   generated stacks of ``--process-sizes`` slices (targets) and of each example stack (reported)
-   against the floor ``python benchmarks/baseline.py SHAPE``, which loads the same SDK classes,
-   registers the same resources, prints them and leaves by ``os._exit`` as the CLI does.
+3. **Whole process** (fresh processes, paired; ``process.py``): ``python -m components plan
+   --json`` of the generated stacks of ``--process-sizes`` slices and of each example stack
+   against two floors that register the same resources, print them and leave by ``os._exit`` as
+   the CLI does: the typed floor ``python benchmarks/baseline.py SHAPE`` (the SDK's typed
+   classes) and the independent floor ``baseline.py --independent SHAPE`` (plain
+   registrations); CPU and peak memory.
 4. **Scaling shapes** (fresh processes; ``scaling.py``): a plan command along one dimension
    of its input (the diff base's size; the teams count), ``--scaling-runs`` runs per size: the
    growth check of 2. on its CPU medians, and its budget at the largest size.
@@ -53,6 +55,9 @@ for _path in (str(BENCH_DIR), str(PROJECT_DIR)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+import process  # noqa: E402 (benchmarks/ is on the path from here)
+from process import run_process  # noqa: E402
+
 SIZES = (1, 16, 64, 256, 1024, 2048)
 PROCESS_SIZES = (1024, 2048)
 PAIRS = 10
@@ -63,9 +68,7 @@ MAX_SLOPE_RATIO = 1.4  # project / baseline, CPU per resource
 # and the marginal CPU per resource of the last size band over the first band's.
 MAX_QUADRATIC_SHARE = 0.15
 MAX_BAND_GROWTH = 1.5
-# Whole process, project / floor (equal exit), CPU, per generated size (issue 23: 1,024 slices
-# within 1.3x, 2,048 within 1.4x); other sizes and the example stacks are reported.
-MAX_PROCESS_RATIO = {1024: 1.3, 2048: 1.4}
+# Whole process: the targets against both floors are in process.py.
 SCALING_RUNS = 5  # fresh processes per size of a scaling shape, after a warm-up
 PARTS = ("fixed_cost", "slope", "process", "scaling")
 
@@ -216,9 +219,9 @@ class Case:
 
 def prepare(stack: str, stacks_dir: Path, work: Path) -> Case:
     """Plan ``stack`` with the CLI once (also a warm-up); its plan gives the baseline's shape
-    (with its owner's plan first for a team stack)."""
-    owner = _owner_of(stack, stacks_dir)
-    before = [_cli_plan(owner, stacks_dir)] if owner else []
+    (after the plans of the stacks its own plan plans first: a team stack's owner, a fleet
+    stack's workers)."""
+    before = [_cli_plan(other, stacks_dir) for other in planned_before(stack, stacks_dir)]
     shape = work / f"{stack}.shape.json"
     return Case(stack, stacks_dir, shape, write_shape(_cli_plan(stack, stacks_dir), shape, before))
 
@@ -241,13 +244,17 @@ def _cli_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def _owner_of(stack: str, stacks_dir: Path) -> str | None:
-    """The owner stack a team stack names (``owner: <stack>`` of this project), else None."""
+def planned_before(stack: str, stacks_dir: Path) -> list[str]:
+    """The stacks ``stack``'s offline plan plans first, to answer its StackReferences: the owner
+    stack a team stack names (``owner: <stack>`` of this project), a fleet stack's workers."""
     from components.config.grammars import parse_owner_ref
     from components.resolve.stack_files import decode_engine_values, read_stack_file
 
-    owner = decode_engine_values(read_stack_file(stack, stacks_dir)).get("owner")
-    return parse_owner_ref(owner)[1] if isinstance(owner, str) else None
+    values = decode_engine_values(read_stack_file(stack, stacks_dir))
+    owner, fleet = values.get("owner"), values.get("fleet")
+    if isinstance(owner, str):
+        return [parse_owner_ref(owner)[1]]
+    return list(fleet.get("workers", [])) if isinstance(fleet, dict) else []
 
 
 def plan_command(stack: str, stacks_dir: Path) -> list[str]:
@@ -257,8 +264,9 @@ def plan_command(stack: str, stacks_dir: Path) -> list[str]:
     ]
 
 
-def baseline_command(case: Case) -> list[str]:
-    return [sys.executable, str(BENCH_DIR / "baseline.py"), str(case.shape)]
+def baseline_command(case: Case, independent: bool = False) -> list[str]:
+    """The typed floor of ``case`` (with ``independent``: the independent floor)."""
+    return process.floor_command(case.shape, independent)
 
 
 # --- workers (measured child processes) ---------------------------------------------------------
@@ -308,6 +316,7 @@ def worker_slope(cases: list[dict[str, Any]], pairs: int) -> dict[str, Any]:
     sides: dict[str, Callable[[dict[str, Any]], Any]] = {
         "project": lambda c: project_plan(c["stack"], Path(c["stacks_dir"])),
         "baseline": lambda c: [baseline.run_shape(s) for s in shapes[c["stack"]]],
+        "independent": lambda c: [baseline.run_shape(s, True) for s in shapes[c["stack"]]],
     }
     for case in cases:  # warm-up: lazy SDK submodules, project imports
         for run in sides.values():
@@ -396,12 +405,15 @@ def measure_slope(cases: list[Case], pairs: int) -> dict[str, Any]:
                 "wall_ratio": rounded(
                     spread(pair_ratios(sides["project"]["wall"], sides["baseline"]["wall"]))
                 ),
+                **_independent_figures(sides),
                 "runs": sides,
             }
         )
     resources = [r["resources"] for r in rows]
     fits = {}
-    for side in ("project", "baseline"):
+    for side in ("project", "baseline", "independent"):
+        if f"{side}_cpu_s" not in rows[0]:
+            continue
         medians = [r[f"{side}_cpu_s"]["median"] for r in rows]
         slope, intercept = least_squares(resources, medians)
         fits[side] = {
@@ -416,68 +428,43 @@ def measure_slope(cases: list[Case], pairs: int) -> dict[str, Any]:
     slope_ratio = (
         fits["project"]["slope_ms_per_resource"] / fits["baseline"]["slope_ms_per_resource"]
     )
+    independent = fits.get("independent", {}).get("slope_ms_per_resource")
     return {
         "sizes": rows,
         "fit": fits,
         "slope_ratio": round(slope_ratio, 3),
+        "slope_ratio_independent": round(fits["project"]["slope_ms_per_resource"] / independent, 3)
+        if independent
+        else None,
         "loadavg": [load_before, load()],
     }
 
 
-@dataclass(frozen=True)
-class ProcessSample:
-    wall_s: float
-    cpu_s: float
-    rss_mb: float
-
-
-def run_process(command: list[str]) -> ProcessSample:
-    """Run ``command`` in a fresh process: its wall time, its own CPU time and peak RSS."""
-    with tempfile.TemporaryFile() as stderr:
-        start = time.perf_counter()
-        child = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=stderr)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - start
-        if (code := os.waitstatus_to_exitcode(status)) != 0:
-            stderr.seek(0)
-            raise SystemExit(f"{' '.join(command)} exited {code}:\n{stderr.read().decode()}")
-    # ru_maxrss is in KiB on Linux.
-    return ProcessSample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+def _independent_figures(sides: dict[str, Any]) -> dict[str, Any]:
+    """The in-process figures against the independent floor, when it was measured."""
+    if "independent" not in sides:
+        return {}
+    ratios = pair_ratios(sides["project"]["cpu"], sides["independent"]["cpu"])
+    return {
+        "independent_cpu_s": rounded(spread(sides["independent"]["cpu"])),
+        "cpu_ratio_independent": rounded(spread(ratios)),
+    }
 
 
 def measure_process(case: Case, pairs: int) -> dict[str, Any]:
+    """The project's CLI against both floors (``process.measure``)."""
     commands = {
         "project": plan_command(case.stack, case.stacks_dir),
         "baseline": baseline_command(case),
+        "independent": baseline_command(case, independent=True),
     }
-    samples: dict[str, list[ProcessSample]] = {"project": [], "baseline": []}
     load_before = load()
-    run_process(commands["baseline"])  # warm-up (the project's was prepare())
-    for i in range(pairs):
-        for side in sorted(samples, reverse=i % 2 == 1):
-            samples[side].append(run_process(commands[side]))
-        progress()
-
-    def series(side: str, attr: str) -> list[float]:
-        return [getattr(s, attr) for s in samples[side]]
-
+    figures = process.measure(commands, pairs, lambda v: rounded(spread(v)), pair_ratios, progress)
     return {
         "stack": case.stack,
         "resources": case.resources,
-        **{
-            f"{side}_{attr}": rounded(spread(series(side, attr)))
-            for side in samples
-            for attr in ("wall_s", "cpu_s", "rss_mb")
-        },
-        **{
-            f"{attr}_ratio": rounded(spread(pair_ratios(*(series(s, attr) for s in samples))))
-            for attr in ("wall_s", "cpu_s", "rss_mb")
-        },
+        **figures,
         "loadavg": [load_before, load()],
-        "runs [wall_s, cpu_s, rss_mb]": {
-            side: [[round(x.wall_s, 3), round(x.cpu_s, 3), round(x.rss_mb, 1)] for x in runs]
-            for side, runs in samples.items()
-        },
     }
 
 
@@ -554,13 +541,8 @@ def check_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             MAX_BAND_GROWTH,
         )
     for row in result.get("process", []):
-        if (limit := MAX_PROCESS_RATIO.get(row.get("slices"))) is not None:
-            ratio = row["cpu_s_ratio"]
-            check(
-                f"{row['stack']} whole process, project / floor (CPU, equal exit)",
-                ratio["median"],
-                limit,
-            )
+        for name, ratio, limit in process.targets(row):
+            check(name, ratio["median"], limit)
             checks[-1]["spread"] = [ratio["min"], ratio["q1"], ratio["q3"], ratio["max"]]
             # the margin is wider than the measurement's own noise (interquartile range)
             checks[-1]["margin_wider_than_noise"] = (
@@ -606,27 +588,13 @@ def report(result: dict[str, Any]) -> str:
                 f" quadratic share {fit['quadratic_share']}; band marginals ms/resource"
                 f" {fit['band_marginals_ms']} (growth {fit['band_growth']})"
             )
-        lines += [f"  slope ratio {slope['slope_ratio']}", ""]
-    if result.get("process"):
         lines += [
-            "Whole process, paired (project: python -m components plan --json;"
-            " floor: baseline.py; both leave by os._exit):",
-            "| stack | resources | project wall s | baseline wall s | wall ratio (min-max) "
-            "| project CPU s | baseline CPU s | CPU ratio (min-max) | MiB ratio | load |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+            f"  slope ratio {slope['slope_ratio']} (typed floor), "
+            f"{slope.get('slope_ratio_independent')} (independent floor)",
+            "",
         ]
-        for r in result["process"]:
-            w, c = r["wall_s_ratio"], r["cpu_s_ratio"]
-            lines.append(
-                f"| {r['stack']} | {r['resources']} | {r['project_wall_s']['median']:.2f} "
-                f"| {r['baseline_wall_s']['median']:.2f} "
-                f"| {w['median']:.2f} ({w['min']:.2f}-{w['max']:.2f}) "
-                f"| {r['project_cpu_s']['median']:.2f} | {r['baseline_cpu_s']['median']:.2f} "
-                f"| {c['median']:.2f} ({c['min']:.2f}-{c['max']:.2f}) "
-                f"| {r['rss_mb_ratio']['median']:.2f} "
-                f"| {r['loadavg'][0][0]}-{r['loadavg'][1][0]} |"
-            )
-        lines.append("")
+    if result.get("process"):
+        lines += process.report_lines(result["process"])
     if result.get("scaling"):
         from scaling import report_lines
 

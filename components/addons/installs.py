@@ -22,6 +22,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime import is_dry_run
 
+# The class itself, not ``k8s.yaml.v2.ConfigFile``: reading ``k8s.yaml`` runs that package's
+# ``__init__``, which imports the v1 YAML module and with it ``requests`` (about 45 ms of every
+# plan, for a module the program never uses).
+from pulumi_kubernetes.yaml.v2 import ConfigFile
+
 # Where `pulumi up` keeps the manifests it verified (content-addressed; relative to the project
 # directory, the program's working directory, so every run names the same file).
 VERIFIED_DIR = Path(".manifests")
@@ -94,7 +99,7 @@ class ReleaseManifest(pulumi.ComponentResource):
             source = str(verified_manifest(url, args.sha256, args.fetch, VERIFIED_DIR))
         # Awaited (no skip_await): dependents wait until the controller Deployment is available,
         # which matters because JobSet's webhooks fail closed until then.
-        self.manifest = k8s.yaml.v2.ConfigFile(
+        self.manifest = ConfigFile(
             name,
             file=source,
             opts=pulumi.ResourceOptions(

@@ -66,6 +66,14 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         help="a config value for --program DIR, as `pulumi config set` gives it "
         "(e.g. gcp:project=my-project); repeat for more",
     )
+    _add_deploy_arguments(plan)
+    add_timeout_argument(plan)
+    diff_cli.add_arguments(plan)
+    plan.set_defaults(handler=run)
+
+
+def _add_deploy_arguments(plan: argparse.ArgumentParser) -> None:
+    """What `pulumi up` of the plan is modeled with: its critical path and parallelism."""
     plan.add_argument(
         "--critical-path",
         action="store_true",
@@ -76,12 +84,15 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         type=_positive,
         default=None,
         metavar="N",
-        help="with --critical-path: the `pulumi up --parallel` to model (default: Pulumi's, "
-        "4 x CPUs, on a 2-vCPU runner: 8)",
+        help="with --critical-path: the `pulumi up --parallel` to model (default: the deploy "
+        "parallelism, --deploy-parallelism)",
     )
-    add_timeout_argument(plan)
-    diff_cli.add_arguments(plan)
-    plan.set_defaults(handler=run)
+    plan.add_argument(
+        "--deploy-parallelism",
+        action="store_true",
+        help="print only the `pulumi up --parallel` to deploy the stack with (the most "
+        "operations ready at once in its plan; the deploy workflow reads it)",
+    )
 
 
 def _positive(text: str) -> int:
@@ -187,6 +198,8 @@ def _show(plan: Plan, args: argparse.Namespace) -> int:
 
     if args.critical_path:  # instead of the plan itself (with --json: as JSON)
         return _critical_path(plan, args.json, args.parallel)
+    if args.deploy_parallelism:
+        return _deploy_parallelism(plan)
     if args.parallel is not None:
         raise _error("--parallel", "only with --critical-path")
     if args.json:
@@ -212,7 +225,8 @@ def _critical_path(plan: Plan, as_json: bool, parallel: int | None = None) -> in
     )
 
     table = default_table()
-    path = critical_path(plan.resources, table, default_limits(table, parallel))
+    limits = default_limits(table, parallel) if parallel else None  # None: the deploy parallelism
+    path = critical_path(plan.resources, table, limits, with_sensitivity=True)
     if as_json:
         sys.stdout.write(render_json(path, plan.stack))
     else:
@@ -220,18 +234,46 @@ def _critical_path(plan: Plan, as_json: bool, parallel: int | None = None) -> in
     return EXIT_CHECK_FAILED if path.violations else 0
 
 
+def _deploy_parallelism(plan: Plan) -> int:
+    from components.plan.critical_path import default_table, deploy_parallel
+    from components.plan.schedule import Graph
+
+    print(deploy_parallel(Graph(plan.resources), default_table()))
+    return 0
+
+
 def _check_critical_path(args: argparse.Namespace) -> None:
-    """``--critical-path`` prints the modeled deploy time instead of the plan: what would be
-    dropped silently with it is refused."""
-    if not args.critical_path:
-        return
-    for flag in ("--policy", "--out", "--diff", "--diff-dir"):
-        if _given(args, flag):
-            raise _error(
+    """``--critical-path`` and ``--deploy-parallelism`` print the modeled deploy instead of the
+    plan: what would be dropped silently with them is refused."""
+    for option, prints, instead in (
+        (
+            "--critical-path",
+            "the modeled deploy time",
+            ("--policy", "--out", "--diff", "--diff-dir"),
+        ),
+        (
+            "--deploy-parallelism",
+            "the deploy parallelism",
+            (
                 "--critical-path",
-                f"prints the modeled deploy time instead of the plan, so {flag} would do "
-                f"nothing with it; run {flag} on its own",
-            )
+                "--json",
+                "--parallel",
+                "--policy",
+                "--out",
+                "--diff",
+                "--diff-dir",
+            ),
+        ),
+    ):
+        if not _given(args, option):
+            continue
+        for flag in instead:
+            if _given(args, flag):
+                raise _error(
+                    option,
+                    f"prints {prints} instead of the plan, so {flag} would do "
+                    f"nothing with it; run {flag} on its own",
+                )
 
 
 def _given(args: argparse.Namespace, flag: str) -> bool:

@@ -247,9 +247,13 @@ def _slice_upgrade(hosts: int) -> gcp.container.NodePoolUpgradeSettingsArgs:
 
 
 def _flex_autoscaling(hosts: int) -> gcp.container.NodePoolAutoscalingArgs:
-    # Flex-start (DWS) grows the pool from zero to a whole slice when capacity is granted.
+    """Flex-start (DWS) grows the pool from zero to a whole slice when capacity is granted. The
+    bounds are per zone (the pool has one): GKE checks a multi-host slice against the per-zone
+    maximum, which the total bounds leave at 0 ("Maximum node count 0 is not a valid size of TPU
+    pod slice with topology 2x2x2", vllm-project/ci-infra PR #545; XPK passes per-zone
+    ``--max-nodes``, src/xpk/core/capacity.py). ANY: a balanced spread cannot assemble a slice."""
     return gcp.container.NodePoolAutoscalingArgs(
-        total_min_node_count=0, total_max_node_count=hosts, location_policy="ANY"
+        min_node_count=0, max_node_count=hosts, location_policy="ANY"
     )
 
 

@@ -25,6 +25,11 @@ GKE runs a bounded number of node pool operations per cluster
 its engine slot, retrying until GKE takes it. ``Schedule`` (``schedule``) simulates both
 limits; the totals without them (the graph's longest chain) and the sequential total (the sum
 of all durations) show what each costs.
+
+By default the model runs at the deploy parallelism (``deploy_time.deploy_parallel``: what the
+deploy workflow passes and the plan prints as `pulumi up --parallel N`), at GKE's assumed
+concurrency; with ``sensitivity`` it adds the deployment at each sourced concurrency, at
+Pulumi's bare default too, and the options where GKE is the limit (``deploy_time``).
 """
 
 from __future__ import annotations
@@ -36,15 +41,28 @@ from typing import Any
 
 from components.gke.operations import NODE_POOL_OPERATIONS
 from components.plan import json_text
-from components.plan.durations import ESTIMATES, DurationTable, default_table
+from components.plan.deploy_time import (
+    deploy_parallel,
+    is_tpu_node_pool,
+    milestones,
+    sensitivity,
+)
+from components.plan.deploy_time_text import render_deploy
+from components.plan.durations import ESTIMATES, DurationTable, default_table, minutes
 from components.plan.model import PlannedResource
 from components.plan.schedule import UNBOUNDED, Graph, Limits, Schedule
-from components.plan.views import NodePoolView, is_workload
 from components.tokens import CLUSTER, CONFIG_FILE, NODE_POOL
 
-
-def is_tpu_node_pool(resource: PlannedResource) -> bool:
-    return resource.type == NODE_POOL and NodePoolView(resource.inputs).is_tpu
+__all__ = [  # re-exported: callers import them from here
+    "CONFIG_FILE",
+    "NODE_POOL",
+    "DurationTable",
+    "Limits",
+    "default_table",
+    "deploy_parallel",
+    "is_tpu_node_pool",
+    "minutes",
+]
 
 
 @dataclass(frozen=True)
@@ -70,16 +88,21 @@ class CriticalPath:
     # The parallelism assumed (None: unbounded), and the totals without any limit.
     limits: dict[str, int | None] = field(default_factory=dict)
     unbounded: dict[str, float] = field(default_factory=dict)
-    # The `pulumi up --parallel` the deploy workflow passes (``deploy_parallel``).
+    # The `pulumi up --parallel` the deploy workflow passes (``deploy_parallel``; None when not
+    # asked for: a plan diff's chain without limits).
     deploy_parallel: int | None = None
+    # The deployment at each sourced GKE concurrency (``deploy_time.SensitivityRow``), when asked.
+    sensitivity: list[dict[str, Any]] = field(default_factory=list)
+    # Resources that waited for an engine slot once ready: how many, and the longest wait (s).
+    slot_waits: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def default_limits(table: DurationTable, parallel: int | None = None) -> Limits:
-    """``parallel`` (default: the table's, Pulumi's default on its runner) and GKE's node pool
-    operations per cluster (``components.gke.operations``)."""
+    """``parallel`` (default: the table's, Pulumi's bare default on its runner) and GKE's node
+    pool operations per cluster (``components.gke.operations``)."""
     return Limits(parallel or table.default_parallel, NODE_POOL_OPERATIONS)
 
 
@@ -88,17 +111,23 @@ def critical_path(
     table: DurationTable | None = None,
     limits: Limits | None = None,
     estimates: Sequence[str] = ESTIMATES,
+    *,
+    with_sensitivity: bool = False,
 ) -> CriticalPath:
-    """The longest chain (typical durations), the modeled totals within ``limits`` (default:
-    ``default_limits``), the totals without them, and the structure check. The totals are of
-    ``estimates`` (a plan diff draws only the typical chain and total, and schedules only that
-    one: each schedule is a simulation over the whole plan)."""
+    """The longest chain (typical durations), the modeled totals within ``limits`` (default: the
+    deploy parallelism and GKE's assumed concurrency), the totals without them, and the
+    structure check; ``with_sensitivity`` adds the deployment at each sourced GKE concurrency.
+    The totals are of ``estimates`` (a plan diff draws only the typical chain and total, and
+    schedules only that one: each schedule is a simulation over the whole plan)."""
     if "typical" not in estimates:
         raise ValueError(f"the chain is the typical estimate's; estimates {tuple(estimates)}")
     graph = Graph(resources)
     table = table or default_table()
-    limits = limits or default_limits(table)
     durations = {urn: table.duration(r) for urn, r in graph.resources.items()}
+    deploy = (
+        deploy_parallel(graph, table, durations) if limits is None or with_sensitivity else None
+    )
+    limits = limits or Limits(deploy, NODE_POOL_OPERATIONS)
     schedules = {e: Schedule(graph, durations, e, limits) for e in estimates}
     # Without limits, the totals within them are the totals without them: simulated once.
     unbounded = {
@@ -124,36 +153,22 @@ def critical_path(
         chain=chain,
         parallel={e: s.makespan for e, s in schedules.items()},
         sequential={e: sum(d.at(e) for d in durations.values()) for e in estimates},
-        milestones=_milestones(graph, typical),
+        milestones=milestones(graph, typical),
         violations=structure_violations(graph),
         limits={"parallel": limits.parallel, "nodePoolOperations": limits.node_pool_operations},
         unbounded=unbounded,
-        deploy_parallel=deploy_parallel(graph, table),
+        deploy_parallel=deploy,
+        sensitivity=[]
+        if deploy is None or not with_sensitivity
+        else [asdict(row) for row in sensitivity(graph, durations, table, deploy)],
+        slot_waits=_slot_waits(typical),
     )
 
 
-def deploy_parallel(graph: Graph, table: DurationTable) -> int:
-    """`pulumi up --parallel` for the deploy workflow: every node pool and every install in
-    flight at once (GKE then queues the pools; their timeouts allow for it), never below
-    Pulumi's own default."""
-    slow = sum(1 for r in graph.resources.values() if r.type in (NODE_POOL, CONFIG_FILE))
-    return max(slow, table.default_parallel or 1)
-
-
-def _milestones(graph: Graph, schedule: Schedule) -> dict[str, float]:
-    stages = {
-        "cluster": lambda r: r.type == CLUSTER,
-        "cpu node pools": lambda r: r.type == NODE_POOL and not is_tpu_node_pool(r),
-        "tpu node pools": is_tpu_node_pool,
-        "installs": lambda r: r.type == CONFIG_FILE,
-        "workloads submitted": lambda r: is_workload(r.type),
-    }
-    found = {}
-    for stage, member in stages.items():
-        times = [schedule.finish[u] for u, r in graph.resources.items() if member(r)]
-        if times:
-            found[stage] = max(times)
-    return found
+def _slot_waits(schedule: Schedule) -> dict[str, float]:
+    """How many resources waited for an engine slot once ready, and the longest wait."""
+    waits = [w for w in map(schedule.slot_wait, schedule.slot) if w > 0]
+    return {"resources": len(waits), "longest": max(waits, default=0.0)}
 
 
 def structure_violations(
@@ -188,31 +203,40 @@ def structure_violations(
     return problems
 
 
-def minutes(seconds: float) -> str:
-    """A duration as 12m05s (or 3h02m05s)."""
-    hours, rest = divmod(round(seconds), 3600)
-    text = f"{rest // 60:02d}m{rest % 60:02d}s" if hours else f"{rest // 60}m{rest % 60:02d}s"
-    return f"{hours}h{text}" if hours else text
-
-
 def render_text(path: CriticalPath, stack: str = "") -> str:
     title = f"Modeled critical path of `pulumi up`{f' for stack {stack!r}' if stack else ''}"
     lines = [
         title,
         "(typical = midpoint of each low-high range in components/plan/data/durations.yaml)",
+        "",
+        *_chain_table(path.chain),
+        "",
     ]
-    lines.append("")
+    lines += [wrapped for text in _prose(path) for wrapped in textwrap.wrap(text, 96)]
+    lines += render_deploy(path)
+    if path.violations:
+        lines.append("")
+        lines.append(f"STRUCTURE VIOLATIONS ({len(path.violations)}):")
+        lines += [f"  - {v}" for v in path.violations]
+    return "\n".join(lines)
+
+
+def _chain_table(chain: list[Step]) -> list[str]:
     took = [
         f"{minutes(step.finish - step.start)} ({minutes(step.low)}-{minutes(step.high)})"
-        for step in path.chain
+        for step in chain
     ]
     width = max([len("takes (low-high)"), *map(len, took)])  # the column fits its longest cell
-    lines.append(f"  {'start':>8} {'finish':>8}  {'takes (low-high)':<{width}} resource")
-    for step, taken in zip(path.chain, took, strict=True):
+    lines = [f"  {'start':>8} {'finish':>8}  {'takes (low-high)':<{width}} resource"]
+    for step, taken in zip(chain, took, strict=True):
         lines.append(
             f"  {minutes(step.start):>8} {minutes(step.finish):>8}  {taken:<{width}} "
             f"{step.label}: {step.type} {step.name}"
         )
+    return lines
+
+
+def _prose(path: CriticalPath) -> list[str]:
     stages = path.milestones
     prose = [
         "Stages finish at (typical): "  # in the order they finish
@@ -233,6 +257,7 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
         f"Parallel total (as the engine runs it, within those limits): {minutes(p['typical'])} "
         f"(low {minutes(p['low'])}, high {minutes(p['high'])})."
     )
+    prose += _slot_text(path)
     if path.unbounded and path.unbounded != p:
         u = path.unbounded
         prose.append(
@@ -248,13 +273,27 @@ def render_text(path: CriticalPath, stack: str = "") -> str:
             "Structure: ok (cluster -> node pools in parallel with installs -> workloads; "
             "no node pool waits for another, no install waits for a TPU node pool)."
         )
-    lines.append("")
-    lines += [wrapped for text in prose for wrapped in textwrap.wrap(text, 96)]
-    if path.violations:
-        lines.append("")
-        lines.append(f"STRUCTURE VIOLATIONS ({len(path.violations)}):")
-        lines += [f"  - {v}" for v in path.violations]
-    return "\n".join(lines)
+    return prose
+
+
+def _slot_text(path: CriticalPath) -> list[str]:
+    """Whether anything that could start waited for one of the engine's slots (typical)."""
+    waits, stages = path.slot_waits, path.milestones
+    if not waits or path.limits.get("parallel") is None:
+        return []
+    if not waits["resources"]:
+        text = "Nothing that could start waited for an engine slot"
+        if "installs" in stages and "cpu node pools" in stages:
+            text += (
+                f": installs done at {minutes(stages['installs'])}, their own chain after the "
+                "cluster and the CPU node pools, the system pool among them "
+                f"({minutes(stages['cpu node pools'])})"
+            )
+        return [text + "."]
+    return [
+        f"{int(waits['resources'])} resource(s) waited for an engine slot once ready (the longest "
+        f"{minutes(waits['longest'])}): a larger --parallel starts them at once."
+    ]
 
 
 def _describe_limits(limits: dict[str, int | None]) -> str:

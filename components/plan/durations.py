@@ -55,14 +55,17 @@ class DurationTable:
     default_parallel: int | None = None
     """`pulumi up`'s default ``--parallel`` on the runner the table assumes (its ``engine``
     section); None: unbounded."""
+    job_limit_s: int | None = None
+    """How long one CI job may run on that runner (``engine.jobLimitMinutes``); None: no limit."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DurationTable:
         low, high = data["defaultCustom"]["seconds"]
         default = Duration(low, high, "default", data["defaultCustom"]["source"])
-        engine = data.get("engine")
+        engine = data.get("engine") or {}
         parallel = engine["parallelPerCpu"] * engine["runnerCpus"] if engine else None
-        return cls(dict(data.get("types", {})), default, parallel)
+        limit = engine.get("jobLimitMinutes")
+        return cls(dict(data.get("types", {})), default, parallel, limit * 60 if limit else None)
 
     @classmethod
     def load(cls, path: Path = DURATIONS_PATH) -> DurationTable:
@@ -79,3 +82,10 @@ class DurationTable:
 @cache
 def default_table() -> DurationTable:
     return DurationTable.load()
+
+
+def minutes(seconds: float) -> str:
+    """A duration as 12m05s (or 3h02m05s)."""
+    hours, rest = divmod(round(seconds), 3600)
+    text = f"{rest // 60:02d}m{rest % 60:02d}s" if hours else f"{rest // 60}m{rest % 60:02d}s"
+    return f"{hours}h{text}" if hours else text

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import runpy
 import sys
 import threading
 from collections import Counter
@@ -27,6 +26,7 @@ from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
 from components.plan.cost import cost_summary
 from components.plan.links import add_dashboard
+from components.plan.main_module import main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.program_failure import ProgramFailed
@@ -285,25 +285,6 @@ def order_resources(resources: list[PlannedResource]) -> list[PlannedResource]:
     for resource in sorted(resources, key=lambda r: r.urn):
         place(resource, frozenset())
     return ordered
-
-
-def main_program(path: Path = PROGRAM) -> Callable[[], None]:
-    """The Pulumi program in ``path`` (a project's `__main__.py`), run as the Python language
-    host runs it: as ``__main__``, its exports kept by the root stack.
-
-    The project's program turns a ConfigError into ``pulumi.RunError`` (the engine shows its
-    message without a traceback); the plan reports that ConfigError itself. Any other RunError
-    is a refusal by the program, reported with its message."""
-
-    def run() -> None:
-        try:
-            runpy.run_path(str(path), run_name="__main__")
-        except pulumi.RunError as exc:
-            if isinstance(exc.__context__, ConfigError):
-                raise exc.__context__ from None
-            raise ConfigError([ConfigIssue("", str(exc))], path.name) from None
-
-    return run
 
 
 def engine_config(raw: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:

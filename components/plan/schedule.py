@@ -123,6 +123,9 @@ class Schedule:
     start: dict[str, float] = field(default_factory=dict)
     finish: dict[str, float] = field(default_factory=dict)
     done: dict[str, float] = field(default_factory=dict)
+    slot: dict[str, float] = field(default_factory=dict)
+    """When each resource that takes time got its engine slot: for a node pool, when the
+    provider starts asking GKE (``start`` is when GKE takes it)."""
     start_cause: dict[str, tuple[str, str] | None] = field(default_factory=dict)
     done_cause: dict[str, str | None] = field(default_factory=dict)
 
@@ -175,7 +178,10 @@ class Schedule:
         self.start_cause[urn] = cause
         if self._takes(urn) > 0 and self._engine_free is not None:
             heapq.heappush(self._queue, (now, self._index[urn], urn))
-        elif self._takes(urn) > 0 and self._is_queued_at_gke(urn):
+            return
+        if self._takes(urn) > 0:
+            self.slot[urn] = now
+        if self._takes(urn) > 0 and self._is_queued_at_gke(urn):
             self._gke_queue.append(urn)
         else:
             self._begin(urn, now, None)
@@ -189,6 +195,7 @@ class Schedule:
         while self._queue and self._engine_free:
             _, _, urn = heapq.heappop(self._queue)
             self._engine_free -= 1
+            self.slot[urn] = now
             if not self._is_queued_at_gke(urn) or self._gke_free:
                 self._begin(urn, now, freed_by)
             else:
@@ -259,6 +266,24 @@ class Schedule:
             if self.done[child] > best:
                 best, cause = self.done[child], child
         return cause
+
+    def peak_in_flight(self) -> int:
+        """The most resources that held, or were ready for, an engine slot at one time: with
+        ``--parallel`` at least this, no resource waits for a slot (each holds one from ready
+        to finish; a finish frees its slot for a resource ready at the same instant)."""
+        events = sorted(
+            [(self._ready[urn], 1) for urn in self.slot]
+            + [(self.finish[urn], -1) for urn in self.slot]
+        )
+        peak = held = 0
+        for _, step in events:
+            held += step
+            peak = max(peak, held)
+        return peak
+
+    def slot_wait(self, urn: str) -> float:
+        """How long ``urn`` waited for an engine slot once it was ready (0: none)."""
+        return self.slot[urn] - self._ready[urn] if urn in self.slot else 0.0
 
     @property
     def makespan(self) -> float:

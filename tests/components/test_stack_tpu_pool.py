@@ -87,7 +87,7 @@ def test_shape(pools, name):
     assert inputs["nodeConfig"]["machineType"] == machine
     if name.startswith("flex"):
         assert "nodeCount" not in inputs
-        assert inputs["autoscaling"]["totalMaxNodeCount"] == hosts
+        assert inputs["autoscaling"]["maxNodeCount"] == hosts
     else:
         assert inputs["nodeCount"] == hosts
     if topology:
@@ -187,10 +187,12 @@ def test_flex_start(pools):
     }
     assert "spot" not in inputs["nodeConfig"]
     assert inputs["autoscaling"] == {
-        "totalMinNodeCount": 0,
-        "totalMaxNodeCount": 4,
+        "minNodeCount": 0,
+        "maxNodeCount": 4,
         "locationPolicy": "ANY",
     }
+    # one zone: the per-zone bound is the pool's
+    assert inputs["nodeLocations"] == ["us-west4-a"]
     assert inputs["initialNodeCount"] == 0
     assert "nodeCount" not in inputs
     assert inputs["management"]["autoRepair"] is False

@@ -88,9 +88,10 @@ def test_flex_start_scales_from_zero():
     node_pool = tpu_pool("v5p-16", capacity=CapacityType.FLEX_START).one(NODE_POOL, "pc-tpu-0")
     assert "nodeCount" not in node_pool.inputs
     assert node_pool.inputs["initialNodeCount"] == 0
+    # per-zone bounds (the pool's one zone): GKE checks a multi-host slice against them
     assert node_pool.inputs["autoscaling"] == {
-        "totalMinNodeCount": 0,
-        "totalMaxNodeCount": 2,
+        "minNodeCount": 0,
+        "maxNodeCount": 2,
         "locationPolicy": "ANY",
     }
     assert node_pool.inputs["management"] == {"autoRepair": False, "autoUpgrade": True}

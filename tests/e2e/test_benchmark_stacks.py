@@ -14,9 +14,11 @@ from types import ModuleType
 import pytest
 
 from components.plan.engine import load_stack, plan_file
+from components.sdk.pulumi_private import SECRET_SIG, SIG_KEY
 from tests.examples import EXAMPLES_DIR
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+UNKNOWN_SIG = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the SDK's wire sentinel for an unknown
 STACKS = sorted(
     p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in EXAMPLES_DIR.glob("Pulumi.*.yaml")
 )
@@ -233,11 +235,76 @@ def test_a_missed_target_is_reported_with_its_spread(bench):
     }
     checks = bench.check_targets(result)
     assert [(c["target"], c["ok"], c["margin_wider_than_noise"]) for c in checks] == [
-        ("bench-1024 whole process, project / floor (CPU, equal exit)", True, True),
-        ("bench-2048 whole process, project / floor (CPU, equal exit)", False, False),
+        ("bench-1024 whole process, project / typed floor (CPU, equal exit)", True, True),
+        ("bench-2048 whole process, project / typed floor (CPU, equal exit)", False, False),
     ]
     assert checks[0]["spread"] == pytest.approx([0.95, 1.05, 1.15, 1.25])
     assert "MISS bench-2048" in bench.report({"targets": checks})
+
+
+def _ratio(median, q1, q3):
+    return {"median": median, "min": q1 - 0.1, "max": q3 + 0.1, "q1": q1, "q3": q3}
+
+
+def test_targets_against_the_independent_floor(bench):
+    """1.5x at 1,024 and 2,048 slices, 1.3x on an example stack, memory 1.3x on every row."""
+
+    def row(stack, slices, cpu, rss):
+        return {
+            "stack": stack,
+            **({"slices": slices} if slices else {}),
+            "cpu_s_ratio": _ratio(1.0, 0.95, 1.05),
+            "cpu_s_ratio_independent": _ratio(cpu, cpu - 0.02, cpu + 0.02),
+            "rss_mb_ratio_independent": _ratio(rss, rss - 0.01, rss + 0.01),
+        }
+
+    rows = [row("bench-2048", 2048, 1.45, 1.2), row("dev", None, 1.35, 1.31)]
+    verdicts = {c["target"]: c["ok"] for c in bench.check_targets({"process": rows})}
+    assert verdicts == {
+        "bench-2048 whole process, project / typed floor (CPU, equal exit)": True,
+        "bench-2048 whole process, project / independent floor (CPU, equal exit)": True,
+        "bench-2048 peak memory, project / independent floor (RSS)": True,
+        "dev whole process, project / independent floor (CPU, equal exit)": False,
+        "dev peak memory, project / independent floor (RSS)": False,
+    }
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_independent_floor_registers_the_same_as_plain_registrations(
+    stack, example_plan, bench, baseline, tmp_path
+):
+    """Same types, URNs, parents, providers and dependencies as the project, and the plan's
+    input dicts as given (a provider's non-string inputs are JSON text on the wire)."""
+    plan = example_plan(stack)
+    shape_path = tmp_path / "shape.json"
+    bench.write_shape(plan.to_dict(), shape_path)
+    records = baseline.run_shape(json.loads(shape_path.read_text()), independent=True)
+    assert _registered(records) == _registered(r.to_dict() for r in plan.resources)
+    inputs = {_local(r["urn"]): _secrets_shown(r["inputs"]) for r in records}
+    for resource in plan.resources:
+        if resource.custom and not resource.type.startswith("pulumi:providers:"):
+            assert inputs[_local(resource.urn)] == resource.inputs, resource.name
+
+
+def _secrets_shown(value):
+    """A recorded wire value with each secret and unknown as the plan shows it ("[secret]",
+    "[unknown]")."""
+    if value == UNKNOWN_SIG:
+        return "[unknown]"
+    if isinstance(value, dict):
+        if set(value) == {"value", SIG_KEY} and value[SIG_KEY] == SECRET_SIG:
+            return "[secret]"
+        return {k: _secrets_shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_secrets_shown(v) for v in value]
+    return value
+
+
+def test_a_fleets_baseline_registers_its_workers_plans_first(bench):
+    stacks_dir = BENCH_DIR.parent / "stacks"
+    assert bench.planned_before("fleet", stacks_dir) == ["research-v5p", "dev"]
+    assert bench.planned_before("team-research", stacks_dir) == ["research-v5p"]
+    assert bench.planned_before("dev", stacks_dir) == []
 
 
 def test_a_team_stacks_baseline_registers_its_owners_resources_first(

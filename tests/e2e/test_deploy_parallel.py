@@ -1,11 +1,12 @@
-"""The deploy action passes `pulumi up --parallel` sized to the stack: every node pool and
-install in flight at once, never below Pulumi's default (8 on the runner). Its step is run here
-for real on a 64-slice stack; on dev, its plan command runs in this process."""
+"""The deploy action passes `pulumi up --parallel` from the plan (`plan --deploy-parallelism`):
+the most operations ready or in flight at once, so nothing that can start waits for a slot, never
+below Pulumi's default (8 on the runner). Its step is run here for real on a 64-slice stack; on
+dev, its plan command runs in this process. Both against counts of what is ready at once worked
+out by hand."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shlex
 import subprocess
@@ -45,11 +46,11 @@ def _run_step(tmp_path: Path, stack: str, stacks_dir: Path | None) -> str:
 
 
 def _step_plan_arguments(stack: str) -> list[str]:
-    """What the step's first command passes `python -m components` for ``stack`` (up to its
-    redirection into the file the second command reads)."""
-    words = shlex.split(_parallel_step()["run"].replace(STACK_INPUT, shlex.quote(stack)))
-    command = words[words.index("components") + 1 : words.index(">")]
-    return [word for word in command if word.strip()]  # the line continuation's newline
+    """What the step's command substitution passes `python -m components` for ``stack``."""
+    script = _parallel_step()["run"].replace(STACK_INPUT, shlex.quote(stack))
+    words = shlex.split(script.splitlines()[0])
+    command = words[words.index("components") + 1 :]
+    return [*command[:-1], command[-1].removesuffix(")")]
 
 
 def test_pulumi_up_gets_the_steps_output():
@@ -72,17 +73,31 @@ def sixty_four_slices(tmp_path_factory):
     return work, module.write_stack(work, 64)
 
 
-def test_sixty_four_slices_deploy_with_every_pool_and_install_at_once(sixty_four_slices, tmp_path):
+def test_sixty_four_slices_deploy_with_everything_ready_at_once(sixty_four_slices, tmp_path):
     work, stack = sixty_four_slices
-    # 64 TPU node pools, the system and CPU pools, and 3 installs (JobSet, the PathwaysJob
-    # controller, Kueue).
-    assert _run_step(tmp_path, stack, work) == "parallel=69\n"
+    # Just before 18 min the installs are done and the jobs go in while GKE still queues the
+    # slices (10 at once until 1h20m): 64 TPU node pools, 16 PathwaysJobs (one per pool of 4
+    # slices; they wait for Kueue's controller to roll onto its configuration, so the
+    # controller patches are done by then), and Kueue's metrics scraper objects (its token
+    # Secret, its cluster role binding and its collector's role binding).
+    assert _run_step(tmp_path, stack, work) == f"parallel={64 + 16 + 3}\n"
 
 
-def test_a_small_stack_keeps_pulumis_default(capsys):
-    # dev: 3 node pools and 3 installs, fewer than Pulumi's 8.
+def test_a_small_stack_gets_what_is_ready_when_its_cluster_is(capsys):
+    # dev at 10 min, its cluster up: its 3 node pools (system, CPU, one v5e slice), 5 priority
+    # classes, the team namespace and the team's 2 bucket grants (the scratch bucket, the
+    # datasets bucket): 11, more than Pulumi's 8. The admission policies every team namespace
+    # shares wait for the system pool and JobSet's install.
     arguments = _step_plan_arguments("dev")
-    assert arguments == ["plan", "--stack", "dev", "--critical-path", "--json"]
+    assert arguments == ["plan", "--stack", "dev", "--deploy-parallelism"]
     code, out, err = run_cli(capsys, *arguments)
     assert code == 0, err
-    assert json.loads(out)["deploy_parallel"] == 8
+    assert out == f"{3 + 5 + 1 + 2}\n"
+
+
+def test_the_cli_refuses_what_it_would_drop(capsys):
+    from components.cli.main import main
+
+    code = main(["plan", "--stack", "dev", "--deploy-parallelism", "--json"])
+    assert code == 2
+    assert "--json would do nothing" in capsys.readouterr().err

@@ -320,12 +320,9 @@ def test_research_critical_path_columns_line_up_and_stages_come_in_finishing_ord
     assert any("10m00s (5m00s-15m00s) TPU slice node pool:" in row for row in rows)
     text = " ".join(lines)
     stages = text.split("Stages finish at (typical): ")[1].split(".")[0]
-    # the cluster starts 6 s late: at 1m00s what follows the network (the home shares' Filestore
-    # instance, the private zones' record sets, the Pathways ports' firewalls) holds the 8
-    # slots of `--parallel 8`, and a record set frees one
     assert stages == (
-        "cluster 10m06s, cpu node pools 14m08s, installs 17m06s, workloads submitted 18m06s, "
-        "tpu node pools 20m14s"
+        "cluster 10m00s, cpu node pools 14m00s, installs 17m00s, workloads submitted 18m00s, "
+        "tpu node pools 20m00s"
     )
 
 

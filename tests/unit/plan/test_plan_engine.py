@@ -267,3 +267,41 @@ def test_a_failed_run_does_not_poison_the_next():
         run_program(failing_program, "t")
     resources, _ = run_program(lambda: (gcp.compute.Network("fine"), {})[1], "t")
     assert [r.name for r in resources] == ["fine"]
+
+
+def test_a_program_runs_as_main_and_the_process_is_restored(tmp_path):
+    """``run_as_main`` runs a program file as runpy.run_path(..., run_name="__main__") does: as
+    ``__main__``, with its path as ``__file__`` and ``sys.argv[0]``; the process's ``__main__``
+    module and argv come back after it, also when it raises."""
+    import sys
+
+    from components.plan.main_module import run_as_main
+
+    program = tmp_path / "__main__.py"
+    program.write_text(
+        "import sys\n"
+        "SEEN.update(name=__name__, file=__file__, argv0=sys.argv[0],\n"
+        "            main=sys.modules['__main__'].__dict__ is globals())\n"
+        "if FAIL:\n"
+        "    raise RuntimeError('refused')\n"
+    )
+    import builtins
+
+    seen: dict = {}
+    before_main, before_argv = sys.modules.get("__main__"), list(sys.argv)
+    builtins.SEEN, builtins.FAIL = seen, False  # what the program reads, as builtins
+    try:
+        run_as_main(program)
+        assert seen == {
+            "name": "__main__",
+            "file": str(program),
+            "argv0": str(program),
+            "main": True,
+        }
+        builtins.FAIL = True
+        with pytest.raises(RuntimeError, match="refused"):
+            run_as_main(program)
+    finally:
+        del builtins.SEEN, builtins.FAIL
+    assert sys.modules.get("__main__") is before_main
+    assert sys.argv == before_argv

@@ -1,0 +1,54 @@
+"""A Pulumi program file run as the Python language host runs it: as ``__main__``."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+import pulumi
+
+from components.errors import ConfigError, ConfigIssue
+
+
+def main_program(path: Path) -> Callable[[], None]:
+    """The Pulumi program in ``path`` (a project's `__main__.py`), run as the Python language
+    host runs it: as ``__main__``, its exports kept by the root stack.
+
+    The project's program turns a ConfigError into ``pulumi.RunError`` (the engine shows its
+    message without a traceback); the plan reports that ConfigError itself. Any other RunError
+    is a refusal by the program, reported with its message."""
+
+    def run() -> None:
+        try:
+            run_as_main(path)
+        except pulumi.RunError as exc:
+            if isinstance(exc.__context__, ConfigError):
+                raise exc.__context__ from None
+            raise ConfigError([ConfigIssue("", str(exc))], path.name) from None
+
+    return run
+
+
+def run_as_main(path: Path) -> None:
+    """Run the source file ``path`` as ``runpy.run_path(path, run_name="__main__")`` does: as a
+    fresh ``__main__`` module in ``sys.modules``, with ``sys.argv[0]`` its path, both restored
+    after. Without runpy's three Python frames: the SDK walks the whole call stack for the
+    source position of every registration (~14 us a frame; 3,129 registrations at 2,048
+    slices)."""
+    code = compile(path.read_bytes(), str(path), "exec")
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=str(path), __cached__=None, __loader__=None, __spec__=None)
+    saved_main = sys.modules.get("__main__")
+    saved_argv = list(sys.argv)
+    sys.modules["__main__"] = module
+    sys.argv[:1] = [str(path)]
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.argv[:] = saved_argv
+        if saved_main is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = saved_main
