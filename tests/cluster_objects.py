@@ -169,7 +169,7 @@ def pathwaysjob_jobset(job: dict[str, Any]) -> dict[str, Any]:
     """The JobSet the PathwaysJob controller creates for ``job`` (the parts admission reads)."""
     spec, meta = job["spec"], job["metadata"]
     controller = spec["controller"]
-    template = copy.deepcopy(controller.get("userPodTemplate", {"spec": {"containers": []}}))
+    template = copy.deepcopy(controller.get("template", {"spec": {"containers": []}}))
     head = template["spec"]
     sidecars = [
         _container("pathways-rm", [29001, 29002], restartPolicy="Always"),
