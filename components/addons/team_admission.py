@@ -15,8 +15,10 @@ change):
   baseline: no toleration of every taint, of another namespace's dedicated nodes, no TPU
   request outside a Job's pods or Kueue's gate, no PriorityClass the namespace is not given,
   no controller ownerReference written by anyone but a controller (Kueue follows a controller
-  reference by name: a forged one would take a pod out of its quota), and Kueue's admission
-  gate removed by Kueue only.
+  reference by name: a forged one would take a pod out of its quota), Kueue's admission gate
+  removed by Kueue only, and no inline file system (``_file_systems``): an ``nfs`` volume, or a
+  ``csi`` volume of any driver but Cloud Storage FUSE's, would mount another team's Lustre or
+  Filestore instance by its address.
 - **Jobs**: a host-network pod template only from the JobSet controller for a JobSet; a TPU
   Job created suspended (Kueue's webhook suspends what it manages) unless the JobSet controller
   creates it for a JobSet; ``spec.suspend`` lifted by Kueue or the JobSet controller only.
@@ -38,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from components.addons.file_systems import FILESTORE_DRIVER, LUSTRE_DRIVER
 from components.addons.installs import (
     JOBSET_CONTROLLER,
     KUEUE_CONTROLLER,
@@ -52,6 +55,7 @@ from components.labels import (
     PRIORITY_CLASSES_LABEL,
     TPU_RESOURCE,
 )
+from components.pathways.volumes import DRIVER as GCS_FUSE_DRIVER
 from components.vocabulary import HostNetworkPlacement
 
 JOB_CONTROLLER_USERNAMES = (
@@ -246,6 +250,28 @@ def _gate_removal() -> Check:
     )
 
 
+def _file_systems() -> Check:
+    """No inline file system: an ``nfs`` volume names a server and path, and a ``csi`` volume
+    its driver's attributes (Lustre's ``ip`` and ``filesystem``), so either would mount another
+    team's instance, which the kubelet reaches from any node. The one inline CSI driver left is
+    Cloud Storage FUSE's (``components.pathways.volumes``: its mounts act as the pod's own
+    Kubernetes service account through Workload Identity, which holds its team's grants only),
+    which the project renders inline on both backends. A team's Lustre and Filestore shares are
+    PersistentVolumeClaims of its namespace, bound to PersistentVolumes that name that claim
+    (``claimRef``); ``edit`` creates no PersistentVolume (kubernetes/kubernetes
+    plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml at 025f2834:
+    system:aggregate-to-edit, which edit aggregates, lists persistentvolumeclaims, not
+    persistentvolumes; a RoleBinding grants nothing cluster-scoped anyway). Checked at creation
+    (a pod's volumes never change)."""
+    volume = f"!has(v.nfs) && (!has(v.csi) || v.csi.driver == '{GCS_FUSE_DRIVER}')"
+    return Check(
+        f"!variables.create || !has(object.spec.volumes) || object.spec.volumes.all(v, {volume})",
+        "inline nfs volumes, and inline csi volumes of a driver other than Cloud Storage FUSE's "
+        f"({GCS_FUSE_DRIVER}; e.g. {LUSTRE_DRIVER}, {FILESTORE_DRIVER}), are not allowed: a "
+        "Lustre or Filestore share is mounted through the namespace's PersistentVolumeClaim",
+    )
+
+
 def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
     """The pod policy's validations (``kueue``: the cluster runs Kueue, which every TPU pod
     must go through)."""
@@ -261,6 +287,7 @@ def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
             Check(f"!variables.checked || ({c.expression})", c.message)
             for c in baseline_checks(exception)
         ),
+        _file_systems(),
         _tolerations(),
         Check(
             f"!variables.create || {_priority('object.spec').expression}",

@@ -9,11 +9,17 @@ the policies are bound to every team namespace, and must hold wherever Pod Secur
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
+
 import pytest
+import yaml
 
 from components.addons.team_admission import job_policy, jobset_policy, pod_policy
 from components.pathways.spec import PATHWAYS_PORTS
-from tests.admission import EXAMPLE_STACKS, Cluster, cluster_of
+from components.plan.engine import plan_file
+from components.plan.model import Plan
+from tests.admission import EXAMPLE_STACKS, Cluster, cluster_of, cluster_policies
 from tests.cluster_objects import (
     DEPLOYER,
     JOB_CONTROLLER,
@@ -24,8 +30,10 @@ from tests.cluster_objects import (
     inputs,
     jobset_jobs,
     pathwaysjob_jobset,
+    team_namespaces,
 )
 from tests.data import psa_baseline
+from tests.helpers import STACKS_DIR
 from tests.kube_cel import Request, api_defaults, lint
 
 # A team member acts as themselves, or as any service account of their namespace (`edit` may
@@ -82,6 +90,35 @@ def test_the_1_37_sysctls_are_refused_here(clusters):
         assert clusters[stack].denials(pod_request(pod, namespace, MEMBER)), (stack, namespace)
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """A JobSet a plan makes (the PathwaysJob controller's for a PathwaysJob), who creates it,
+    and one of its Jobs with that Job's pod, as their controllers create them."""
+
+    backend: str
+    jobset: dict
+    creator: str
+    job: dict
+    pod: dict
+
+
+def rendered(plan: Plan, cluster: Cluster) -> list[Rendered]:
+    """Everything of ``plan``'s jobs in a team namespace of ``cluster``, after Kueue admitted
+    it on the namespace's flavors."""
+    jobsets = [("jobset", j, DEPLOYER) for j in inputs(plan, "JobSet")]
+    jobsets += [
+        ("pathwaysjob", pathwaysjob_jobset(j), PATHWAYS_CONTROLLER)
+        for j in inputs(plan, "PathwaysJob")
+    ]
+    found = []
+    for backend, jobset, creator in jobsets:
+        if jobset["metadata"]["namespace"] not in cluster.namespaces:
+            continue  # shared services run in `default`, no team namespace
+        for job, pod in jobset_jobs(jobset, cluster.plans):
+            found.append(Rendered(backend, jobset, creator, job, pod))
+    return found
+
+
 def test_the_projects_pathways_pods_are_admitted(clusters, example_plan):
     """Both backends: every Job and pod of every JobSet and PathwaysJob a plan renders, created
     by their controllers, after Kueue admitted them on the namespace's flavors."""
@@ -90,33 +127,150 @@ def test_the_projects_pathways_pods_are_admitted(clusters, example_plan):
         plan, cluster = example_plan(stack), clusters[stack]
         if not cluster.policies:
             continue
-        jobsets = [(j, DEPLOYER) for j in inputs(plan, "JobSet")]
-        jobsets += [
-            (pathwaysjob_jobset(j), PATHWAYS_CONTROLLER) for j in inputs(plan, "PathwaysJob")
-        ]
-        for jobset, creator in jobsets:
-            namespace = jobset["metadata"]["namespace"]
-            if namespace not in cluster.namespaces:
-                continue  # shared services run in `default`, no team namespace
-            created = as_kueue_created(jobset)
+        for made in rendered(plan, cluster):
+            namespace = made.jobset["metadata"]["namespace"]
             request = Request(
-                created,
+                as_kueue_created(made.jobset),
                 namespace,
-                creator,
+                made.creator,
                 resource="jobsets",
                 group="jobset.x-k8s.io",
                 version="v1alpha2",
             )
-            assert cluster.denials(request) == [], (stack, jobset["metadata"]["name"])
-            for job, pod in jobset_jobs(jobset, cluster.plans):
-                job_request = Request(
-                    job, namespace, JOBSET_CONTROLLER, resource="jobs", group="batch"
-                )
-                assert cluster.denials(job_request) == [], (stack, job["metadata"]["name"])
-                found = cluster.denials(Request(pod, namespace, JOB_CONTROLLER))
-                assert found == [], (stack, pod["metadata"]["name"], found)
-                checked += 1
+            assert cluster.denials(request) == [], (stack, made.jobset["metadata"]["name"])
+            job_request = Request(
+                made.job, namespace, JOBSET_CONTROLLER, resource="jobs", group="batch"
+            )
+            assert cluster.denials(job_request) == [], (stack, made.job["metadata"]["name"])
+            found = cluster.denials(Request(made.pod, namespace, JOB_CONTROLLER))
+            assert found == [], (stack, made.pod["metadata"]["name"], found)
+            checked += 1
     assert checked >= 10
+
+
+# --- file systems: no inline volume reaches another team's instance ---------------------------
+
+FUSE = "gcsfuse.csi.storage.gke.io"
+# Another team's instances, by the address a member reads off the VPC: a Filestore share (NFS,
+# and the Filestore CSI driver's attributes) and a Managed Lustre instance (its driver's).
+THEIRS = {
+    "nfs": {"name": "theirs", "nfs": {"server": "10.20.0.2", "path": "/home"}},
+    "filestore-csi": {
+        "name": "theirs",
+        "csi": {
+            "driver": "filestore.csi.storage.gke.io",
+            "volumeAttributes": {"ip": "10.20.0.2", "volume": "home"},
+        },
+    },
+    "lustre-csi": {
+        "name": "theirs",
+        "csi": {
+            "driver": "lustre.csi.storage.gke.io",
+            "volumeAttributes": {"ip": "10.20.0.3", "filesystem": "lfs"},
+        },
+    },
+}
+FILE_SYSTEM_DENIAL = (
+    "inline nfs volumes, and inline csi volumes of a driver other than Cloud Storage FUSE's "
+    "(gcsfuse.csi.storage.gke.io; e.g. lustre.csi.storage.gke.io, filestore.csi.storage.gke.io), "
+    "are not allowed: a Lustre or Filestore share is mounted through the namespace's "
+    "PersistentVolumeClaim"
+)
+
+
+def mounting(pod: dict, volume: dict) -> dict:
+    """``pod`` with ``volume`` added and mounted into its first container."""
+    pod = copy.deepcopy(pod)
+    pod["spec"]["volumes"] = [*pod["spec"].get("volumes", []), volume]
+    container = pod["spec"]["containers"][0]
+    mount = {"name": volume["name"], "mountPath": "/mnt/theirs"}
+    container["volumeMounts"] = [*container.get("volumeMounts", []), mount]
+    return pod
+
+
+@pytest.mark.parametrize("kind", sorted(THEIRS))
+def test_a_members_inline_file_system_volume_is_denied_in_every_team_namespace(clusters, kind):
+    """A pod baseline admits but for its volume: denied for that volume alone."""
+    pod = mounting(psa_baseline.pod("mount", psa_baseline.PASS["base"]), THEIRS[kind])
+    for stack, namespace in _team_namespaces(clusters):
+        for member in MEMBERS:
+            found = clusters[stack].denials(pod_request(pod, namespace, member))
+            assert found == [FILE_SYSTEM_DENIAL], (stack, namespace, member, found)
+
+
+@pytest.mark.parametrize("kind", sorted(THEIRS))
+def test_a_pathways_pod_with_an_inline_file_system_volume_is_denied(clusters, example_plan, kind):
+    """The trusted chain does not carry it: the Job controller's pod of a PathwaysJob whose
+    template a member wrote (the head's pod is the user's own template)."""
+    checked = 0
+    for stack in ("dev", "research-v5p", "research-jobset"):
+        cluster = clusters[stack]
+        for made in rendered(example_plan(stack), cluster):
+            pod = mounting(made.pod, THEIRS[kind])
+            namespace = made.jobset["metadata"]["namespace"]
+            found = cluster.denials(Request(pod, namespace, JOB_CONTROLLER))
+            assert found == [FILE_SYSTEM_DENIAL], (stack, pod["metadata"]["name"], found)
+            checked += 1
+    assert checked >= 4
+
+
+@pytest.fixture(scope="module")
+def jobset_backend(tmp_path_factory) -> dict[str, Plan]:
+    """dev and research-v5p planned on the JobSet backend (stacks/ copied), dev's training job
+    off the host network (its FUSE volume then without hostNetworkPodKSA)."""
+    directory = tmp_path_factory.mktemp("stacks")
+    for path in STACKS_DIR.glob("Pulumi.*.yaml"):
+        document = yaml.safe_load(path.read_text())
+        config = document["config"]
+        if path.name in ("Pulumi.dev.yaml", "Pulumi.research-v5p.yaml"):
+            config["tpu-pathways:workloadBackend"] = "jobset"
+        if path.name == "Pulumi.dev.yaml":
+            (train,) = [w for w in config["tpu-pathways:workloads"] if w["name"] == "hello-train"]
+            train["hostNetwork"] = False
+        (directory / path.name).write_text(yaml.safe_dump(document))
+    return {stack: plan_file(stack, directory) for stack in ("dev", "research-v5p")}
+
+
+def _mounts(pod: dict) -> set[str]:
+    """The file system volumes of ``pod``: fuse (inline, Cloud Storage FUSE's driver), claim."""
+    found = set()
+    for volume in pod["spec"].get("volumes", []):
+        if "persistentVolumeClaim" in volume:
+            found.add("claim")
+        if "csi" in volume:
+            assert volume["csi"]["driver"] == FUSE, volume
+            found.add("fuse")
+    return found
+
+
+def test_the_projects_fuse_and_claim_mounts_are_admitted_on_both_backends(
+    clusters, example_plan, jobset_backend
+):
+    """What the storage code renders: Cloud Storage FUSE inline (with hostNetworkPodKSA on the
+    host network, without off it) and Lustre and Filestore through the namespace's claim."""
+    plans = [(stack, example_plan(stack), clusters[stack]) for stack in EXAMPLE_STACKS]
+    plans += [
+        (stack, plan, Cluster(cluster_policies(plan), team_namespaces(plan), (plan,)))
+        for stack, plan in jobset_backend.items()
+    ]
+    seen = set()
+    for stack, plan, cluster in plans:
+        for made in rendered(plan, cluster) if cluster.policies else []:
+            mounts = _mounts(made.pod)
+            if not mounts:
+                continue
+            namespace = made.jobset["metadata"]["namespace"]
+            found = cluster.denials(Request(made.pod, namespace, JOB_CONTROLLER))
+            assert found == [], (stack, made.pod["metadata"]["name"], found)
+            host = "host" if made.pod["spec"].get("hostNetwork") else "pod"
+            seen |= {(made.backend, mount, host) for mount in mounts}
+    assert seen >= {
+        ("pathwaysjob", "fuse", "host"),
+        ("pathwaysjob", "claim", "host"),
+        ("jobset", "fuse", "host"),
+        ("jobset", "fuse", "pod"),
+        ("jobset", "claim", "pod"),
+    }
 
 
 def test_every_expression_is_one_the_api_server_reads():
