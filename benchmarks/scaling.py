@@ -12,8 +12,10 @@ Shapes (``SHAPES``):
   workflow runs for every stack), BASE being the stack's ``plan --json`` plus N extra node
   pools, workloads and team objects, removed in the current plan (``diff_base.py``). Sizes:
   the base's resources. Budget: under 20 s at 70,000 (issue 35), CPU seconds of the process.
-- ``teams``: the number of teams on one cluster. Not here yet: the many-teams half of issue 35
-  registers its ``Shape`` in ``SHAPES`` (see "teams count" below).
+- ``teams``: ``plan --stack teams-N --json`` of a stack that owns its cluster and lists N team
+  namespaces (``stacks.write_teams_stack``). Sizes: the teams. Budget: under 15 s at 1,000
+  (issue 35), CPU seconds of the process (the wall time of a single-threaded plan on an idle
+  machine; a loaded one is reported beside it).
 """
 
 from __future__ import annotations
@@ -101,13 +103,37 @@ DIFF_BASE = Shape(
 
 
 # --- teams count ------------------------------------------------------------------------------
-# The many-teams half of issue 35 adds its shape here: a ``Shape`` whose ``prepare`` writes a
-# stack of N teams (steps: the team counts) and returns the plan command to measure, then
-# registers it in ``SHAPES`` below. run.py measures, checks and reports every registered shape
-# alike.
+
+# Team namespaces on one cluster: bands of 250 teams (about 1,750 resources) and more.
+TEAMS = (100, 250, 500, 750, 1_000)
+MAX_TEAMS_CPU_S = 15.0  # issue 35: 1,000 teams planned in under 15 s on an idle 2-core machine
 
 
-SHAPES: dict[str, Shape] = {DIFF_BASE.name: DIFF_BASE}
+def prepare_teams(work: Path, teams: int) -> Prepared:
+    """A directory of its own per size: a plan reads every stack file beside its own."""
+    from stacks import write_teams_stack  # benchmarks/ is on sys.path (run.py puts it there)
+
+    stacks_dir = work / f"teams-{teams}"
+    stacks_dir.mkdir(exist_ok=True)
+    stack = write_teams_stack(stacks_dir, teams)
+    command = [
+        *(sys.executable, "-m", "components", "plan", "--stack", stack),
+        *("--stacks-dir", str(stacks_dir), "--json"),
+    ]
+    return Prepared(command, teams, (stacks_dir / f"Pulumi.{stack}.yaml",))
+
+
+TEAMS_COUNT = Shape(
+    name="teams",
+    unit="team namespaces",
+    what="plan --stack teams-N --json",
+    steps=TEAMS,
+    max_cpu_s=MAX_TEAMS_CPU_S,
+    prepare=prepare_teams,
+)
+
+
+SHAPES: dict[str, Shape] = {DIFF_BASE.name: DIFF_BASE, TEAMS_COUNT.name: TEAMS_COUNT}
 
 
 # --- targets and report (run.py checks and prints them with the others) -----------------------

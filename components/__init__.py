@@ -49,6 +49,9 @@ _EXPORTS: dict[str, str] = {
     "PriorityClassesArgs": "components.addons.kueue",
     "TeamNamespace": "components.addons.teams",
     "TeamNamespaceArgs": "components.addons.teams",
+    "TeamAdmissionPolicies": "components.addons.team_policies",
+    "TeamAdmissionPoliciesArgs": "components.addons.team_policies",
+    "HostNetworkPlacement": "components.vocabulary",
     "ScratchBucket": "components.addons.scratch_bucket",
     "ScratchBucketArgs": "components.addons.scratch_bucket",
     "WorkloadAccount": "components.addons.scratch_bucket",
@@ -119,6 +122,7 @@ __all__ = [
     "ExistingClusterArgs",
     "GkeCluster",
     "GkeClusterArgs",
+    "HostNetworkPlacement",
     "KueueQueues",
     "KueueQueuesArgs",
     "LocalQueues",
@@ -145,6 +149,8 @@ __all__ = [
     "SharedPathwaysService",
     "SharedPathwaysServiceArgs",
     "Taint",
+    "TeamAdmissionPolicies",
+    "TeamAdmissionPoliciesArgs",
     "TeamNamespace",
     "TeamNamespaceArgs",
     "TeamQuotaArgs",
@@ -202,6 +208,7 @@ if TYPE_CHECKING:
         tpu_flavors,
     )
     from components.addons.scratch_bucket import ScratchBucket, ScratchBucketArgs, WorkloadAccount
+    from components.addons.team_policies import TeamAdmissionPolicies, TeamAdmissionPoliciesArgs
     from components.addons.teams import TeamNamespace, TeamNamespaceArgs
     from components.errors import ConfigError
     from components.gke.cluster import (
@@ -241,6 +248,7 @@ if TYPE_CHECKING:
     from components.vocabulary import (
         CapacityType,
         Environment,
+        HostNetworkPlacement,
         Priority,
         ReleaseChannel,
         WorkloadBackend,

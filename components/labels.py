@@ -30,8 +30,23 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Kueue admits a workload labelled with the LocalQueue of its namespace.
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
+# Kueue's scheduling gate on the pods it manages (pkg/controller/jobs/pod/constants
+# SchedulingGateName) and its workload priority label (pkg/controller/constants), v0.17.1.
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
 # This project's own labels.
 TEAM_LABEL = "tpu-pathways/team"
+# A node pool dedicated to one team namespace carries this label and a NoSchedule taint of this
+# key, both with the namespace's name as value: the trust boundary of host-network pods.
+DEDICATED_TO_LABEL = "tpu-pathways/dedicated-to"
+# Team namespaces carry these; the shared admission policies select the namespaces by the first
+# and read the others as the namespace's parameters (a member with `edit` cannot relabel a
+# namespace): where its host-network pods may run (``HostNetworkPlacement``) and the
+# PriorityClasses its pods and jobs may name, joined by ".".
+TEAM_NAMESPACE_LABEL = "tpu-pathways/team-namespace"
+HOST_NETWORK_LABEL = "tpu-pathways/host-network"
+PRIORITY_CLASSES_LABEL = "tpu-pathways/priority-classes"
 POOL_LABEL = "tpu-pathways/pool"
 # GKE does not document a node label for the reservation a pool consumes; this one is ours.
 RESERVATION_LABEL = "tpu-pathways/reservation"

@@ -65,6 +65,7 @@ PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 # A server-side patch of an install's controller Deployment (addons/installs.py ControllerPatch).
 DEPLOYMENT_PATCH = "kubernetes:apps/v1:DeploymentPatch"
 NAMESPACE = "kubernetes:core/v1:Namespace"
+RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
 K8S_SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"

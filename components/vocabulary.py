@@ -42,6 +42,46 @@ class Priority(StrEnum):
     VERY_HIGH = "very-high"
 
 
+class Isolation(StrEnum):
+    """How a team namespace's host-network pods are kept from other teams'."""
+
+    DEDICATED = "dedicated"
+    """Only on node pools dedicated to it, with their own node service account."""
+    SHARED = "shared"
+    """On the cluster's shared pools, with every other team there: they trust each other."""
+
+
+class HostNetworkPlacement(StrEnum):
+    """Where a team namespace's host-network pods may run: the value of its namespace's
+    ``HOST_NETWORK_LABEL``, which the admission policy reads."""
+
+    DEDICATED = "dedicated"
+    """Only on the nodes dedicated to the namespace (a nodeSelector naming it)."""
+    SHARED = "shared"
+    """On the cluster's shared pools, with the other teams that declared isolation: shared
+    (the taints of dedicated pools keep them out of those)."""
+    ALONE = "alone"
+    """On the cluster's shared pools as the one team there (it declared nothing)."""
+    NONE = "none"
+    """Nowhere: the namespace enforces Pod Security baseline."""
+
+
+class DnsProvider(StrEnum):
+    """The cluster's DNS provider, which the team namespaces' DNS egress rule follows."""
+
+    CLOUD_DNS = "cloudDns"
+    KUBE_DNS = "kubeDns"
+
+
+class GoogleApiEgress(StrEnum):
+    """Where a team's pods may send HTTPS."""
+
+    PRIVATE_ACCESS = "privateGoogleAccess"
+    """private.googleapis.com only: the cluster's VPC resolves Google APIs there."""
+    ANY_HTTPS = "anyHttps"
+    """Any public address (a VPC this project did not create: its DNS is not known)."""
+
+
 class WorkloadBackend(StrEnum):
     """What a Pathways workload is created as: a PathwaysJob the controller expands into a
     JobSet, or that JobSet itself (rendered the way XPK 1.16 does; no controller needed)."""
@@ -115,6 +155,11 @@ PRIORITY_CLASSES: Mapping[Priority, int] = {
 }
 
 
+# What a team namespace may name unless its config says otherwise: every class but the one that
+# preempts every other team's jobs.
+TEAM_PRIORITY_CLASSES = (Priority.VERY_LOW, Priority.LOW, Priority.MEDIUM, Priority.HIGH)
+
+
 def team_cluster_queue_name(team: str) -> str:
     return f"{team}-{CLUSTER_QUEUE}"
 
@@ -140,6 +185,16 @@ def node_account_id(cluster_name: str) -> str:
     its prefix and gains a hash of the whole name (two long names that share a prefix would
     otherwise meet in one account)."""
     return f"{truncated(cluster_name, 24)}-nodes"
+
+
+def team_node_account_id(cluster_name: str, team: str) -> str:
+    """The ID of the node service account of the pools dedicated to team namespace ``team``:
+    ``<cluster>-<team>`` (its prefix and a hash when long) and ``-nodes``."""
+    return f"{truncated(f'{cluster_name}-{team}', 24)}-nodes"
+
+
+def team_node_service_account_email(project: str, cluster_name: str, team: str) -> str:
+    return f"{team_node_account_id(cluster_name, team)}@{project}.iam.gserviceaccount.com"
 
 
 def default_bucket_name(project: str, cluster_name: str) -> str:

@@ -117,6 +117,15 @@ class ControllerDeployment:
     name: str
     container: str = "manager"
 
+    @property
+    def username(self) -> str:
+        """Who the controller is to the API server (``request.userInfo.username``): its service
+        account, named as its Deployment in these releases (jobset v0.10.1 config/default
+        namePrefix ``jobset-`` + rbac ``controller-manager``; pathways-job v0.1.4
+        release/install.yaml ServiceAccount ``pathways-job-controller-manager``; kueue v0.17.1
+        namePrefix ``kueue-`` + ``controller-manager``)."""
+        return f"system:serviceaccount:{self.namespace}:{self.name}"
+
 
 # The controllers' Deployments as their pinned release manifests name them: kubernetes-sigs/jobset
 # v0.10.1 manifests.yaml; google/pathways-job v0.1.4 release/install.yaml (config/default:

@@ -24,6 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import (
+    DEDICATED_TO_LABEL,
     NAMESPACE_NAME_LABEL,
     NODE_POOL_LABEL,
     TPU_RESOURCE,
@@ -88,6 +89,33 @@ class TeamQuotaArgs:
 
 
 @dataclass(frozen=True)
+class DedicatedQueueArgs:
+    """A team namespace's dedicated pools as Kueue sees them: flavors that select and tolerate
+    only its nodes, and a ClusterQueue of its own whose quota is exactly those pools."""
+
+    team: str
+    tpu_flavors: Sequence[TpuFlavor]
+    """One per TPU shape of its pools, with their chips (``tpu_flavors``)."""
+    cpu_pool: str
+    cpu_machine_type: str
+    cpu_max_nodes: int
+
+    def flavor(self, base: str) -> str:
+        return f"{base}-{self.team}"
+
+
+def dedicated_flavor_spec(team: str, labels: Mapping[str, str]) -> dict:
+    """A flavor of a team's dedicated pools: Kueue adds its node labels and toleration to the
+    pods it admits there (ResourceFlavor nodeLabels/tolerations, v1beta2)."""
+    return {
+        "nodeLabels": {**labels, DEDICATED_TO_LABEL: team},
+        "tolerations": [
+            {"key": DEDICATED_TO_LABEL, "operator": "Equal", "value": team, "effect": "NoSchedule"}
+        ],
+    }
+
+
+@dataclass(frozen=True)
 class KueueQueuesArgs:
     """Inputs of ``KueueQueues``: what the cluster provisions (the quota), its teams and
     where their LocalQueues go."""
@@ -109,6 +137,8 @@ class KueueQueuesArgs:
     team_quotas: Sequence[TeamQuotaArgs] = ()
     service_queues: Mapping[str, str] = field(default_factory=dict)
     """LocalQueue name in namespace default (one per shared service) -> the team that owns it."""
+    dedicated: Sequence[DedicatedQueueArgs] = ()
+    """Team namespaces with dedicated pools (``tpu_flavors`` holds the shared pools' only)."""
 
 
 @dataclass(frozen=True)
@@ -222,7 +252,11 @@ class KueueQueues(pulumi.ComponentResource):
                     opts=child,
                 )
             )
-        own_queues = team_cluster_queues(q.team for q in args.team_quotas)
+        for dedicated in args.dedicated:
+            queues.append(self._dedicated(name, dedicated, child))
+        own_queues = team_cluster_queues(
+            [*(q.team for q in args.team_quotas), *(d.team for d in args.dedicated)]
+        )
         cluster_queues = {team: own_queues.get(team, CLUSTER_QUEUE) for team in args.namespaces}
         after_queues = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=queues)
@@ -232,13 +266,34 @@ class KueueQueues(pulumi.ComponentResource):
         self.register_outputs({})
 
     @staticmethod
-    def _flavor(resource_name: str, flavor: str, labels: dict[str, str], opts) -> None:
+    def _flavor(resource_name: str, flavor: str, labels: Mapping[str, str], opts, spec=None):
         k8s.apiextensions.CustomResource(
             resource_name,
             api_version=KUEUE_API_VERSION,
             kind="ResourceFlavor",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=flavor),
-            spec={"nodeLabels": labels},
+            spec=spec or {"nodeLabels": dict(labels)},
+            opts=opts,
+        )
+
+    def _dedicated(self, name: str, args: DedicatedQueueArgs, opts) -> pulumi.Resource:
+        """A team's dedicated flavors and its ClusterQueue (no cohort: it lends and borrows
+        nothing; its namespace and ``default``, where its shared services run)."""
+        for flavor in args.tpu_flavors:
+            spec = dedicated_flavor_spec(args.team, tpu_node_labels(flavor.shape))
+            self._flavor(
+                f"{name}-{args.flavor(flavor.name)}", args.flavor(flavor.name), {}, opts, spec
+            )
+        cpu = cpu_flavor_name(args.cpu_pool)
+        spec = dedicated_flavor_spec(args.team, {NODE_POOL_LABEL: args.cpu_pool})
+        self._flavor(f"{name}-{cpu}", cpu, {}, opts, spec)
+        queue = team_cluster_queue_name(args.team)
+        return k8s.apiextensions.CustomResource(
+            f"{name}-{queue}",
+            api_version=KUEUE_API_VERSION,
+            kind="ClusterQueue",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=queue),
+            spec=dedicated_cluster_queue_spec(args),
             opts=opts,
         )
 
@@ -326,6 +381,35 @@ def team_cluster_queue_spec(args: KueueQueuesArgs, quota: TeamQuotaArgs) -> dict
         "matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": namespaces}]
     }
     return _queue_spec(args, groups, selector)
+
+
+def dedicated_cluster_queue_spec(args: DedicatedQueueArgs) -> dict:
+    """Exactly the team's pools: their chips per flavor, its CPU pool at its maximum size."""
+    machine = machine_type(args.cpu_machine_type)
+    flavors = [TpuFlavor(args.flavor(f.name), f.shape, f.chips) for f in args.tpu_flavors]
+    groups = [tpu_quota_group(flavors, {f.name: f.chips for f in flavors}, None)] if flavors else []
+    groups.append(
+        cpu_quota_group(
+            args.cpu_pool,
+            format_cpu(machine.allocatable_cpu_millicores * args.cpu_max_nodes),
+            format_memory(machine.allocatable_memory_bytes * args.cpu_max_nodes),
+        )
+    )
+    selector = {
+        "matchExpressions": [
+            {
+                "key": NAMESPACE_NAME_LABEL,
+                "operator": "In",
+                "values": [args.team, SERVICE_NAMESPACE],
+            }
+        ]
+    }
+    return {
+        "namespaceSelector": selector,
+        "queueingStrategy": "BestEffortFIFO",
+        "preemption": {"reclaimWithinCohort": "Never", "withinClusterQueue": "LowerPriority"},
+        "resourceGroups": groups,
+    }
 
 
 @dataclass(frozen=True)

@@ -41,15 +41,12 @@ workers only. The manager's access to each worker is ``multikueue_worker``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
-from components.addons.installs import KUEUE_CONTROLLER, ControllerPatch, ControllerPatchArgs
 from components.addons.kueue import (
     TpuFlavor,
     cpu_flavor_name,
@@ -57,8 +54,13 @@ from components.addons.kueue import (
     local_queue,
     tpu_quota_group,
 )
+from components.addons.kueue_config import (
+    JOBSET_FRAMEWORK,
+    config_text,
+    kueue_configuration,
+    write_kueue_config,
+)
 from components.addons.multikueue_worker import (
-    KUEUE_NAMESPACE,
     LOCAL_QUEUE_REPLACEMENT,
     worker_secret_name,
 )
@@ -71,42 +73,14 @@ CPU_FLAVOR = cpu_flavor_name(HEADS_POOL)
 """The manager's flavor for the heads' CPU and memory (they run on the workers' CPU pools)."""
 
 
-KUEUE_CONFIG_MAP = "kueue-manager-config"
-"""The release manifest's ConfigMap of Kueue's Configuration (kustomize: namePrefix kueue-,
-configMapGenerator manager-config; kubernetes-sigs/kueue v0.17.1 config/components/manager)."""
-KUEUE_CONFIG_FILE = "controller_manager_config.yaml"
-JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
-CONFIG_DIGEST_ANNOTATION = "tpu-pathways/kueue-config-sha256"
-
-
 def manager_kueue_configuration() -> dict:
-    """The manager's Kueue Configuration: the v0.17.1 release's own (config/components/manager/
-    controller_manager_config.yaml, comments aside) with JobSet the only integration."""
-    return {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
-        "webhook": {"port": 9443},
-        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "controller": {
-            "groupKindConcurrency": {
-                "Job.batch": 5,
-                "Pod": 5,
-                "Workload.kueue.x-k8s.io": 5,
-                "LocalQueue.kueue.x-k8s.io": 1,
-                "Cohort.kueue.x-k8s.io": 1,
-                "ClusterQueue.kueue.x-k8s.io": 1,
-                "ResourceFlavor.kueue.x-k8s.io": 1,
-            }
-        },
-        "clientConnection": {"qps": 50, "burst": 100},
-        "integrations": {"frameworks": [JOBSET_FRAMEWORK]},
-    }
+    """The manager's Kueue Configuration: the v0.17.1 release's own with JobSet the only
+    integration (``kueue_config``)."""
+    return kueue_configuration([JOBSET_FRAMEWORK])
 
 
 def manager_kueue_config_text() -> str:
-    return yaml.safe_dump(manager_kueue_configuration(), sort_keys=False)
+    return config_text(manager_kueue_configuration())
 
 
 def multikueue_cluster_spec(worker: str) -> dict:
@@ -187,30 +161,7 @@ class ManagerKueueConfig(pulumi.ComponentResource):
     ) -> None:
         super().__init__("tpu-pathways:multikueue:ManagerKueueConfig", name, None, opts)
         text = manager_kueue_config_text()
-        config_map = k8s.core.v1.ConfigMapPatch(
-            f"{name}-config-map",
-            metadata=k8s.meta.v1.ObjectMetaPatchArgs(
-                name=KUEUE_CONFIG_MAP,
-                namespace=KUEUE_NAMESPACE,
-                # The release manifest's field manager owns the file; take it over.
-                annotations={"pulumi.com/patchForce": "true"},
-            ),
-            data={KUEUE_CONFIG_FILE: text},
-            opts=pulumi.ResourceOptions(
-                parent=self, provider=args.provider, depends_on=[args.kueue_install]
-            ),
-        )
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        self.restart = ControllerPatch(
-            f"{name}-restart",
-            ControllerPatchArgs(
-                deployment=KUEUE_CONTROLLER,
-                provider=args.provider,
-                install=config_map,
-                pod_annotations={CONFIG_DIGEST_ANNOTATION: digest},
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        self.restart = write_kueue_config(name, self, args.provider, args.kueue_install, text)
         self.register_outputs({})
 
 

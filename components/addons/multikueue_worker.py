@@ -34,6 +34,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons.kueue import local_queue
+from components.addons.kueue_config import KUEUE_NAMESPACE
 from components.addons.manager_token import ManagerToken, ManagerTokenArgs
 from components.pathways.multikueue_rights import (
     MANAGER_ROLE_RULES,
@@ -41,7 +42,6 @@ from components.pathways.multikueue_rights import (
     PolicyRule,
 )
 
-KUEUE_NAMESPACE = "kueue-system"
 KUBECONFIG_KEY = "kubeconfig"
 MANAGER_ACCOUNT = "multikueue-manager"
 """The manager's service account on each worker (in kueue-system)."""

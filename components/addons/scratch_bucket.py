@@ -84,7 +84,11 @@ class ScratchBucketArgs:
     cluster_ready: Sequence[pulumi.Resource] = ()
     """What the Workload Identity grants wait for (the cluster: its identity pool)."""
     node_service_account: pulumi.Input[str] | None = None
-    """The node service account (host-network Pathways pods act as it): gets the bucket."""
+    """The shared pools' node service account (host-network Pathways pods act as it): gets the
+    bucket, but the prefixes of the teams with dedicated pools."""
+    team_node_accounts: Sequence[tuple[str, pulumi.Input[str]]] = ()
+    """(team namespace, email) of each set of dedicated pools' node service account: each gets
+    its team's prefix only."""
 
 
 class ScratchBucket(pulumi.ComponentResource):
@@ -101,8 +105,15 @@ class ScratchBucket(pulumi.ComponentResource):
         bucket = self._bucket(name, args) if args.create else None
         bucket_name: pulumi.Input[str] = bucket.name if bucket else args.bucket_name
         grants: list[pulumi.Resource] = [bucket] if bucket else []
+        dedicated = [team for team, _ in args.team_node_accounts]
         if args.node_service_account is not None:
-            grants.append(self._node_grant(name, bucket_name, args.node_service_account))
+            condition = shared_nodes_condition(args.bucket_name, dedicated) if dedicated else None
+            grants.append(
+                self._node_grant(f"{name}-nodes", bucket_name, args.node_service_account, condition)
+            )
+        for team, account in args.team_node_accounts:
+            condition = team_prefix_condition(args.bucket_name, team)
+            grants.append(self._node_grant(f"{name}-{team}-nodes", bucket_name, account, condition))
         grants += self._team_grants(name, args, bucket_name)
         # What a PathwaysJob must wait for: the bucket and every grant on it.
         self.grants = grants
@@ -141,17 +152,22 @@ class ScratchBucket(pulumi.ComponentResource):
         )
 
     def _node_grant(
-        self, name: str, bucket_name: pulumi.Input[str], node_service_account: pulumi.Input[str]
+        self,
+        resource_name: str,
+        bucket_name: pulumi.Input[str],
+        node_service_account: pulumi.Input[str],
+        condition: gcp.storage.BucketIAMMemberConditionArgs | None,
     ) -> gcp.storage.BucketIAMMember:
         """Pathways pods act as the node service account (host network): see above."""
         node_member = pulumi.Output.from_input(node_service_account).apply(
             lambda email: f"serviceAccount:{email}"
         )
         return gcp.storage.BucketIAMMember(
-            f"{name}-nodes",
+            resource_name,
             bucket=bucket_name,
             role=OBJECT_READ_WRITE,
             member=node_member,
+            condition=condition,
             opts=pulumi.ResourceOptions(parent=self),
         )
 
@@ -191,6 +207,32 @@ def object_prefix_expression(bucket: str, prefix: str) -> str:
     return (
         f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}") || '
         f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}")'
+    )
+
+
+def shared_nodes_expression(bucket: str, teams: Sequence[str]) -> str:
+    """CEL for "an object under no prefix of ``teams``, or a list of a prefix outside them"
+    (a list of the whole bucket would show their objects' names)."""
+    objects = f"projects/_/buckets/{bucket}/objects/"
+    listed = 'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
+    outside_objects = " || ".join(
+        f'resource.name.startsWith("{objects}{team_prefix(t)}")' for t in teams
+    )
+    outside_lists = " || ".join(f'{listed}.startsWith("{team_prefix(t)}")' for t in teams)
+    return (
+        f'(resource.name.startsWith("{objects}") && !({outside_objects})) || '
+        f'(!resource.name.startsWith("{objects}") && {listed} != "" && !({outside_lists}))'
+    )
+
+
+def shared_nodes_condition(
+    bucket: str, teams: Sequence[str]
+) -> gcp.storage.BucketIAMMemberConditionArgs:
+    return gcp.storage.BucketIAMMemberConditionArgs(
+        title="shared pools: no dedicated team's prefix",
+        description=f"Objects of gs://{bucket} outside the prefixes of the {len(teams)} team "
+        "namespaces with dedicated pools",
+        expression=shared_nodes_expression(bucket, teams),
     )
 
 

@@ -1,48 +1,42 @@
-"""What keeps one team's namespace from another's: an admission policy on its pods, RBAC for its
-group, default-deny NetworkPolicies and a ResourceQuota.
-
-Pathways pods run on the host network with a ``/tmp`` hostPath (google/pathways-job v0.1.4
-internal/controller/pathwaysjob_controller.go: ``HostNetwork: true`` on the workers, l.775, and
-the head, l.862/873; the ``shared-tmp`` hostPath ``/tmp``, l.768; no securityContext anywhere, so
-nothing privileged; this project's pods mount the host's ``/tmp`` too). Pod Security
-``baseline`` forbids both, so a team namespace can only *enforce* ``privileged``
-(``TeamNamespace`` labels it, and warns and audits at stricter levels); the
-ValidatingAdmissionPolicy here enforces what ``baseline`` would, except the host network for
-Pathways' pods and the ``/tmp`` hostPath.
-ValidatingAdmissionPolicy is GA in admissionregistration.k8s.io/v1 since Kubernetes 1.30.
+"""What keeps one team's namespace from another's inside the cluster: RBAC for its group, one
+NetworkPolicy and a ResourceQuota. The admission policies every team namespace shares are
+``team_policies``; the node pools a team's host-network pods are kept to are the owner stack's.
 
 NetworkPolicy does not govern pods on the host network (they use the node's network
-namespace): the policies here cover the team's other pods only.
+namespace): the policy here covers the team's other pods only. It is one object (Kubernetes adds
+up every policy that selects a pod, so one with all the allowed peers admits what several
+would): ingress from the namespace's own pods; egress to them, to the cluster's DNS
+(``dns_peers``: the provider the cluster sets), to the GKE metadata server (Workload Identity:
+169.254.169.254:80, served on Dataplane V2 at 169.254.169.252:988; GKE "Workload Identity
+Federation for GKE") and to Google APIs (``GoogleApiEgress``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import NAMESPACE_NAME_LABEL, standard_labels
+from components.vocabulary import DnsProvider, GoogleApiEgress
 
-# The Pathways pod shape the policy lets onto the host network: a pod of a JobSet's Job (the
-# JobSet controller labels each pod with its JobSet; the Job controller owns it).
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-# The one host path Pathways mounts (its workers' and head's shared scratch directory).
-ALLOWED_HOST_PATH = "/tmp"
-# Every container list of a pod spec (ephemeral containers arrive through their subresource).
-CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 # The ClusterRole a team's group gets in its namespace (Kubernetes' user-facing "edit" role:
-# workloads, Services, Secrets; no Roles, RoleBindings or ResourceQuotas).
+# workloads, Services, Secrets; no Roles, RoleBindings, ResourceQuotas or Namespaces).
 TEAM_ROLE = "edit"
 # kube-dns on GKE: pods labelled k8s-app=kube-dns in kube-system, port 53.
 DNS_NAMESPACE = "kube-system"
 DNS_POD_LABELS = {"k8s-app": "kube-dns"}
-# Workload Identity pods reach the GKE metadata server (169.254.169.254:80, served on Dataplane V2
-# at 169.254.169.252:988; GKE "Workload Identity Federation for GKE": allow both where network
-# policies apply) and Google APIs on 443 (public addresses; Private Google Access too). Private
-# ranges, where nodes, pods and services live, stay denied.
+# Cloud DNS for GKE answers pods at the metadata server's address (the kubelet writes it into
+# their resolv.conf; GKE "Using Cloud DNS for GKE").
+CLOUD_DNS_RESOLVER = "169.254.169.254/32"
 METADATA_SERVERS = (("169.254.169.254/32", 80), ("169.254.169.252/32", 988))
+# Private Google Access: private.googleapis.com's addresses (GCP "Configure Private Google
+# Access", domain options), which the cluster's private DNS zones resolve Google APIs to.
+PRIVATE_GOOGLE_ACCESS = "199.36.153.8/30"
 PRIVATE_RANGES = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
+NETWORK_POLICY = "team-network"
 
 
 @dataclass(frozen=True)
@@ -59,265 +53,173 @@ class TeamQuota:
 
 @dataclass(frozen=True)
 class TeamIsolationArgs:
-    """Inputs of a ``TeamIsolation``."""
+    """What isolates one team namespace (``isolate``)."""
 
     team: str
     """The team and its namespace's name."""
-    namespace: pulumi.Input[str]
-    """The namespace (an output of the namespace, so everything waits for it)."""
+    namespace: str
+    """The namespace's name (its objects depend on the namespace explicitly)."""
     provider: k8s.Provider
     group: str | None = None
     """The Google group bound to ``edit`` in the namespace (None: no binding)."""
     quota: TeamQuota = field(default_factory=TeamQuota)
+    dns: DnsProvider = DnsProvider.CLOUD_DNS
+    """The cluster's DNS provider: where the team's pods may send DNS queries."""
+    google_apis: GoogleApiEgress = GoogleApiEgress.PRIVATE_ACCESS
 
 
-def _unset_or_false(field: str) -> str:
-    return f"!has({field}) || !{field}"
+ISOLATION_TYPE = "tpu-pathways:teams:TeamIsolation"
+# The objects that moved from under it, by their names' suffix.
+MOVED_TYPES = {
+    "edit": "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+    "quota": "kubernetes:core/v1:ResourceQuota",
+}
+"""The component the RoleBinding and ResourceQuota were children of (their aliases): one
+component per team cost as much to plan as the objects it held."""
 
 
-def _each_container(condition: str) -> str:
-    """``condition`` (over ``c``) for every container of every list of the pod."""
-    return " && ".join(
-        f"(!has(object.spec.{lst}) || object.spec.{lst}.all(c, {condition}))"
-        for lst in CONTAINER_LISTS
+def isolate(
+    name: str,
+    args: TeamIsolationArgs,
+    parent: pulumi.Resource,
+    namespace: pulumi.Resource,
+    parent_types: str | None = None,
+) -> None:
+    """A team namespace's RBAC, NetworkPolicy and ResourceQuota, children of ``parent`` (the
+    team's ``TeamNamespace``), after ``namespace``. ``name``: their names' prefix;
+    ``parent_types``: the parent's type chain when it is known here (a top-level component:
+    its own type), which spares an Output per alias."""
+    child = pulumi.ResourceOptions(parent=parent, provider=args.provider, depends_on=[namespace])
+    labels = standard_labels(args.team)
+
+    def moved(resource_name: str) -> pulumi.ResourceOptions:
+        """``child``, aliased to the URN the resource had under ``TeamIsolation``: written
+        out for a top-level namespace, from the parent's URN otherwise."""
+        alias = _former_urn(resource_name, name, parent, parent_types)
+        return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(aliases=[alias]))
+
+    labels = standard_labels(args.team)
+    if args.group is not None:
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-edit",
+            metadata=_meta(f"{args.team}-edit", args, labels),
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TEAM_ROLE
+            ),
+            subjects=[
+                k8s.rbac.v1.SubjectArgs(
+                    api_group="rbac.authorization.k8s.io", kind="Group", name=args.group
+                )
+            ],
+            opts=moved(f"{name}-edit"),
+        )
+    net = k8s.networking.v1
+    every_pod = k8s.meta.v1.LabelSelectorArgs()
+    same_namespace = net.NetworkPolicyPeerArgs(pod_selector=every_pod)
+    net.NetworkPolicy(
+        f"{name}-network",
+        metadata=_meta(NETWORK_POLICY, args, labels),
+        spec=net.NetworkPolicySpecArgs(
+            pod_selector=every_pod,
+            policy_types=["Ingress", "Egress"],
+            ingress=[net.NetworkPolicyIngressRuleArgs(from_=[same_namespace])],
+            egress=[
+                net.NetworkPolicyEgressRuleArgs(to=[same_namespace]),
+                _dns_egress(args.dns),
+                *_google_api_egress(args.google_apis),
+            ],
+        ),
+        opts=child,
+    )
+    k8s.core.v1.ResourceQuota(
+        f"{name}-quota",
+        metadata=_meta(f"{args.team}-quota", args, labels),
+        spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota_limits(args.quota)),
+        opts=moved(f"{name}-quota"),
     )
 
 
-PATHWAYS_SHAPE = (
-    f"has(object.metadata.labels) && '{JOBSET_NAME_LABEL}' in object.metadata.labels && "
-    "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
-    "r.apiVersion == 'batch/v1' && r.kind == 'Job' && has(r.controller) && r.controller)"
-)
-HOST_NETWORK = "has(object.spec.hostNetwork) && object.spec.hostNetwork"
+def former_isolation_urn(
+    stack: str, project: str, parent_types: str, name: str, child: tuple[str, str]
+) -> str:
+    """The URN the engine gave ``child`` (type, name) of the ``TeamIsolation`` component
+    ``name`` under a top-level parent of type chain ``parent_types`` (the root stack's type is
+    no part of a URN: pulumi/pulumi pkg/resource/deploy deployment.go, ``generateURN``)."""
+    type_, child_name = child
+    chain = f"{parent_types}${ISOLATION_TYPE}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{chain}::{child_name}"
 
 
-def pod_validations() -> list[tuple[str, str]]:
-    """(CEL expression, message) of each rule the team's pods must pass. Every expression reads
-    only ``object`` and is true when the pod is allowed."""
-    return [
-        (
-            f"!({HOST_NETWORK}) || ({PATHWAYS_SHAPE})",
-            "hostNetwork is allowed only for Pathways pods (pods of a JobSet's Job)",
-        ),
-        (_unset_or_false("object.spec.hostPID"), "hostPID is not allowed"),
-        (_unset_or_false("object.spec.hostIPC"), "hostIPC is not allowed"),
-        (
-            "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath) || "
-            f"v.hostPath.path == '{ALLOWED_HOST_PATH}')",
-            f"hostPath volumes other than {ALLOWED_HOST_PATH} are not allowed",
-        ),
-        (
-            _each_container(
-                "!has(c.securityContext) || !has(c.securityContext.privileged) || "
-                "!c.securityContext.privileged"
-            ),
-            "privileged containers are not allowed",
-        ),
-        (
-            _each_container(
-                "!has(c.securityContext) || !has(c.securityContext.capabilities) || "
-                "!has(c.securityContext.capabilities.add) || "
-                "size(c.securityContext.capabilities.add) == 0"
-            ),
-            "adding Linux capabilities is not allowed",
-        ),
-        (
-            _each_container(
-                "!has(c.securityContext) || !has(c.securityContext.procMount) || "
-                "c.securityContext.procMount == 'Default'"
-            ),
-            "an unmasked /proc (procMount) is not allowed",
-        ),
-        (
-            _each_container(
-                "!has(c.securityContext) || !has(c.securityContext.seccompProfile) || "
-                "c.securityContext.seccompProfile.type != 'Unconfined'"
-            )
-            + " && (!has(object.spec.securityContext) || "
-            "!has(object.spec.securityContext.seccompProfile) || "
-            "object.spec.securityContext.seccompProfile.type != 'Unconfined')",
-            "an Unconfined seccomp profile is not allowed",
-        ),
-        (
-            f"({HOST_NETWORK}) || "
-            + _each_container(
-                "!has(c.ports) || c.ports.all(p, !has(p.hostPort) || p.hostPort == 0)"
-            ),
-            "hostPort is allowed only with the host network of a Pathways pod",
-        ),
-    ]
+def _former_urn(
+    resource_name: str, name: str, parent: pulumi.Resource, parent_types: str | None
+) -> pulumi.Input[str]:
+    type_ = MOVED_TYPES[resource_name.rsplit("-", 1)[-1]]
+    if parent_types is not None:
+        stack, project = pulumi.get_stack(), pulumi.get_project()
+        return former_isolation_urn(stack, project, parent_types, name, (type_, resource_name))
+    isolation = pulumi.Output.from_input(parent.urn).apply(
+        lambda urn: _child_urn(urn, ISOLATION_TYPE, name)
+    )
+    return isolation.apply(lambda urn: _child_urn(urn, type_, resource_name))
 
 
-class TeamIsolation(pulumi.ComponentResource):
-    """A team namespace's admission policy, RBAC, NetworkPolicies and ResourceQuota."""
-
-    policy_name: pulumi.Output[str]
-
-    def __init__(
-        self, name: str, args: TeamIsolationArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
-        super().__init__("tpu-pathways:teams:TeamIsolation", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        labels = standard_labels(args.team)
-        policy = self._admission_policy(name, args, labels, child)
-        if args.group is not None:
-            k8s.rbac.v1.RoleBinding(
-                f"{name}-edit",
-                metadata=_meta(f"{args.team}-edit", args, labels),
-                role_ref=k8s.rbac.v1.RoleRefArgs(
-                    api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=TEAM_ROLE
-                ),
-                subjects=[
-                    k8s.rbac.v1.SubjectArgs(
-                        api_group="rbac.authorization.k8s.io", kind="Group", name=args.group
-                    )
-                ],
-                opts=child,
-            )
-        self._network_policies(name, args, labels, child)
-        k8s.core.v1.ResourceQuota(
-            f"{name}-quota",
-            metadata=_meta(f"{args.team}-quota", args, labels),
-            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota_limits(args.quota)),
-            opts=child,
-        )
-        self.policy_name = policy.metadata.name
-        self.register_outputs({"policy_name": self.policy_name})
-
-    @staticmethod
-    def _admission_policy(
-        name: str, args: TeamIsolationArgs, labels: dict[str, str], child: pulumi.ResourceOptions
-    ) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicy:
-        """The policy (cluster-scoped, one per team so no two stacks share one) and its binding
-        to the team's namespace, denying what fails."""
-        admission = k8s.admissionregistration.v1
-        policy_name = f"tpu-pathways-pods-{args.team}"
-        policy = admission.ValidatingAdmissionPolicy(
-            f"{name}-pod-policy",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=policy_name, labels=labels),
-            spec=admission.ValidatingAdmissionPolicySpecArgs(
-                failure_policy="Fail",
-                match_constraints=admission.MatchResourcesArgs(
-                    # A pod's spec is immutable but for its ephemeral containers, which are
-                    # added through their subresource.
-                    resource_rules=[
-                        admission.NamedRuleWithOperationsArgs(
-                            api_groups=[""],
-                            api_versions=["v1"],
-                            operations=[operation],
-                            resources=[resource],
-                        )
-                        for operation, resource in (
-                            ("CREATE", "pods"),
-                            ("UPDATE", "pods/ephemeralcontainers"),
-                        )
-                    ]
-                ),
-                validations=[
-                    admission.ValidationArgs(expression=expression, message=message)
-                    for expression, message in pod_validations()
-                ],
-            ),
-            opts=child,
-        )
-        admission.ValidatingAdmissionPolicyBinding(
-            f"{name}-pod-policy-binding",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=policy_name, labels=labels),
-            spec=admission.ValidatingAdmissionPolicyBindingSpecArgs(
-                policy_name=policy.metadata.name,
-                validation_actions=["Deny"],
-                match_resources=admission.MatchResourcesArgs(
-                    namespace_selector=k8s.meta.v1.LabelSelectorArgs(
-                        match_labels={NAMESPACE_NAME_LABEL: args.namespace}
-                    )
-                ),
-            ),
-            opts=child,
-        )
-        return policy
-
-    @staticmethod
-    def _network_policies(
-        name: str, args: TeamIsolationArgs, labels: dict[str, str], child: pulumi.ResourceOptions
-    ) -> None:
-        """Deny all ingress and egress of the team's pods (those not on the host network), then
-        allow traffic within the namespace, DNS lookups, the metadata server and HTTPS outside
-        the private ranges (Google APIs)."""
-        net = k8s.networking.v1
-        every_pod = k8s.meta.v1.LabelSelectorArgs()
-        same_namespace = net.NetworkPolicyPeerArgs(pod_selector=every_pod)
-        net.NetworkPolicy(
-            f"{name}-default-deny",
-            metadata=_meta("default-deny", args, labels),
-            spec=net.NetworkPolicySpecArgs(
-                pod_selector=every_pod, policy_types=["Ingress", "Egress"]
-            ),
-            opts=child,
-        )
-        net.NetworkPolicy(
-            f"{name}-same-namespace",
-            metadata=_meta("allow-same-namespace", args, labels),
-            spec=net.NetworkPolicySpecArgs(
-                pod_selector=every_pod,
-                policy_types=["Ingress", "Egress"],
-                ingress=[net.NetworkPolicyIngressRuleArgs(from_=[same_namespace])],
-                egress=[net.NetworkPolicyEgressRuleArgs(to=[same_namespace])],
-            ),
-            opts=child,
-        )
-        net.NetworkPolicy(
-            f"{name}-google-apis",
-            metadata=_meta("allow-google-apis", args, labels),
-            spec=net.NetworkPolicySpecArgs(
-                pod_selector=every_pod,
-                policy_types=["Egress"],
-                egress=_google_api_egress(),
-            ),
-            opts=child,
-        )
-        net.NetworkPolicy(
-            f"{name}-dns",
-            metadata=_meta("allow-dns", args, labels),
-            spec=net.NetworkPolicySpecArgs(
-                pod_selector=every_pod, policy_types=["Egress"], egress=[_dns_egress()]
-            ),
-            opts=child,
-        )
+def _child_urn(parent_urn: str, type_: str, name: str) -> str:
+    """The URN of a resource of ``type_`` named ``name`` whose parent's URN is ``parent_urn``
+    (Pulumi: the parent's type chain, ``$``, its own type, ``::``, its name)."""
+    prefix, parent_types, _ = parent_urn.rsplit("::", 2)
+    return f"{prefix}::{parent_types}${type_}::{name}"
 
 
-def _google_api_egress() -> list[k8s.networking.v1.NetworkPolicyEgressRuleArgs]:
-    """The metadata server, and HTTPS outside the private ranges (Google APIs)."""
+def _ip_block(cidr: str, except_: Sequence[str] | None = None):
     net = k8s.networking.v1
+    return net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=cidr, except_=except_))
+
+
+def _google_api_egress(
+    google_apis: GoogleApiEgress,
+) -> list[k8s.networking.v1.NetworkPolicyEgressRuleArgs]:
+    """The metadata server, and HTTPS to Google APIs: private.googleapis.com, or (a VPC whose
+    DNS is not this project's) any address outside the private ranges."""
+    net = k8s.networking.v1
+    https = [net.NetworkPolicyPortArgs(protocol="TCP", port=443)]
+    apis = (
+        _ip_block(PRIVATE_GOOGLE_ACCESS)
+        if google_apis is GoogleApiEgress.PRIVATE_ACCESS
+        else _ip_block("0.0.0.0/0", PRIVATE_RANGES)
+    )
     return [
         *(
             net.NetworkPolicyEgressRuleArgs(
-                to=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=cidr))],
-                ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=port)],
+                to=[_ip_block(cidr)], ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=port)]
             )
             for cidr, port in METADATA_SERVERS
         ),
-        net.NetworkPolicyEgressRuleArgs(
-            to=[
-                net.NetworkPolicyPeerArgs(
-                    ip_block=net.IPBlockArgs(cidr="0.0.0.0/0", except_=PRIVATE_RANGES)
-                )
-            ],
-            ports=[net.NetworkPolicyPortArgs(protocol="TCP", port=443)],
-        ),
+        net.NetworkPolicyEgressRuleArgs(to=[apis], ports=https),
     ]
 
 
-def _dns_egress() -> k8s.networking.v1.NetworkPolicyEgressRuleArgs:
-    """DNS lookups to kube-dns, over UDP and TCP."""
+def dns_peers(dns: DnsProvider) -> list[k8s.networking.v1.NetworkPolicyPeerArgs]:
+    """Where the team's pods send DNS queries: Cloud DNS answers at the metadata server's
+    address; kube-dns (without NodeLocal DNSCache, which the cluster turns off with it) in its
+    pods in kube-system."""
     net = k8s.networking.v1
-    dns = net.NetworkPolicyPeerArgs(
-        namespace_selector=k8s.meta.v1.LabelSelectorArgs(
-            match_labels={NAMESPACE_NAME_LABEL: DNS_NAMESPACE}
-        ),
-        pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=DNS_POD_LABELS),
-    )
+    if dns is DnsProvider.CLOUD_DNS:
+        return [_ip_block(CLOUD_DNS_RESOLVER)]
+    return [
+        net.NetworkPolicyPeerArgs(
+            namespace_selector=k8s.meta.v1.LabelSelectorArgs(
+                match_labels={NAMESPACE_NAME_LABEL: DNS_NAMESPACE}
+            ),
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=DNS_POD_LABELS),
+        )
+    ]
+
+
+def _dns_egress(dns: DnsProvider) -> k8s.networking.v1.NetworkPolicyEgressRuleArgs:
+    """DNS lookups, over UDP and TCP."""
+    net = k8s.networking.v1
     return net.NetworkPolicyEgressRuleArgs(
-        to=[dns],
+        to=dns_peers(dns),
         ports=[
             net.NetworkPolicyPortArgs(protocol=protocol, port=53) for protocol in ("UDP", "TCP")
         ],

@@ -21,6 +21,7 @@ from components.gke.cluster_settings import (
     binary_authorization,
     control_plane_endpoints,
     default_pool_node_config,
+    dns_config,
     monitoring_config,
     private_cluster_config,
     secrets_encryption,
@@ -48,7 +49,13 @@ from components.gke.node_identity import (
 )
 from components.gke.operations import cluster_timeouts
 from components.labels import gcp_resource_labels
-from components.vocabulary import Environment, ReleaseChannel, node_service_account_email
+from components.vocabulary import (
+    DnsProvider,
+    Environment,
+    ReleaseChannel,
+    node_service_account_email,
+    team_node_service_account_email,
+)
 
 DEFAULT_MAINTENANCE_WINDOW = MaintenanceWindow()
 
@@ -112,6 +119,11 @@ class GkeClusterArgs:
     """Enforce the project's Binary Authorization policy on every image."""
     image_repositories: Sequence[ImageRepository] = ()
     """Artifact Registry repositories the nodes may pull from (read on each, nothing more)."""
+    dedicated_teams: Sequence[str] = ()
+    """Team namespaces the stack dedicates pools to: each gets its own node service account
+    and Pathways ports firewall."""
+    dns: DnsProvider = DnsProvider.CLOUD_DNS
+    """The cluster's DNS provider."""
     lustre_csi: bool = False
     """Enable GKE's Managed Lustre CSI driver."""
     filestore_csi: bool = False
@@ -191,16 +203,25 @@ class GkeCluster(ClusterTarget):
             NodeServiceAccountArgs(project, args.name, args.image_repositories),
             opts=protected,
         )
-        PathwaysPortsFirewall(
-            f"{name}-pathways-ports",
-            PathwaysPortsFirewallArgs(
-                project=project,
-                network=network.network,
-                cluster_ranges=[network.nodes_range, args.pods_cidr],
-                node_service_account=node_sa.email,
-            ),
-            opts=protected,
-        )
+        team_accounts = {
+            team: NodeServiceAccount(
+                f"{name}-{team}-nodes",
+                NodeServiceAccountArgs(project, args.name, args.image_repositories, team=team),
+                opts=protected,
+            )
+            for team in args.dedicated_teams
+        }
+        for prefix, account in [("", node_sa), *((f"{t}-", a) for t, a in team_accounts.items())]:
+            PathwaysPortsFirewall(
+                f"{name}-{prefix}pathways-ports",
+                PathwaysPortsFirewallArgs(
+                    project=project,
+                    network=network.network,
+                    pods_range=args.pods_cidr,
+                    node_service_account=account.email,
+                ),
+                opts=protected,
+            )
         cluster = self._cluster(name, args, network, node_sa.email)
         dns_endpoint = cluster.control_plane_endpoints_config.apply(
             lambda c: c.dns_endpoint_config.endpoint if c and c.dns_endpoint_config else None
@@ -219,6 +240,7 @@ class GkeCluster(ClusterTarget):
         self.nodes_range = pulumi.Output.from_input(network.nodes_range)
         self.control_plane = [cluster]
         self._pool_dependencies = (cluster, node_sa.account)
+        self._team_accounts = {team: a.account for team, a in team_accounts.items()}
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
 
@@ -259,6 +281,7 @@ class GkeCluster(ClusterTarget):
             ),
             workload_identity_config=workload_identity(args.project),
             addons_config=addons_config(args.lustre_csi, args.filestore_csi),
+            dns_config=dns_config(args.dns),
             monitoring_config=monitoring_config(
                 args.monitoring_components, args.managed_prometheus
             ),
@@ -287,21 +310,32 @@ class GkeCluster(ClusterTarget):
             custom_timeouts=pulumi.CustomTimeouts(**cluster_timeouts(args.node_pools).as_strings()),
         )
 
-    def pool_target(self) -> PoolTarget:
-        """Where this cluster's node pools go, and what their nodes run as."""
+    def pool_target(self, dedicated_to: str = "") -> PoolTarget:
+        """Where this cluster's node pools go, and what their nodes run as: the shared pools'
+        account, or that of the pools dedicated to a team namespace."""
         args = self._args
+        account = node_service_account_email(args.project, args.name)
+        created_first = self._pool_dependencies
+        if dedicated_to:
+            account = team_node_service_account_email(args.project, args.name, dedicated_to)
+            created_first = (created_first[0], self._team_accounts[dedicated_to])
         return PoolTarget(
             project=args.project,
             region=args.region,
             zone=args.zone,
             cluster_name=args.name,
             location=args.location,
-            service_account=node_service_account_email(args.project, args.name),
-            created_first=self._pool_dependencies,
+            service_account=account,
+            created_first=created_first,
             team=args.team,
+            dedicated_to=dedicated_to,
             protect=args.protect,
             node_pools=args.node_pools,
         )
+
+    def team_node_service_accounts(self) -> dict[str, pulumi.Output[str]]:
+        """The node service account of each team namespace's dedicated pools (email)."""
+        return {team: account.email for team, account in self._team_accounts.items()}
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.node_config import CLOUD_PLATFORM_SCOPE
+from components.vocabulary import DnsProvider
 
 if TYPE_CHECKING:
     from components.gke.cluster import AuthorizedNetwork
@@ -44,6 +45,10 @@ def addons_config(lustre: bool = False, filestore: bool = False):
         gcs_fuse_csi_driver_config=container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
             enabled=True
         ),
+        # Off, explicitly: GKE turns NodeLocal DNSCache on by default from 1.34.1-gke.3720000
+        # (GKE "Set up NodeLocal DNSCache"), which would move kube-dns clients' resolver to a
+        # node-local address the team NetworkPolicy does not name. With Cloud DNS it has no role.
+        dns_cache_config=container.ClusterAddonsConfigDnsCacheConfigArgs(enabled=False),
         lustre_csi_driver_config=(
             container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True) if lustre else None
         ),
@@ -53,6 +58,16 @@ def addons_config(lustre: bool = False, filestore: bool = False):
             else None
         ),
     )
+
+
+def dns_config(provider: DnsProvider):
+    """The cluster's DNS provider, set explicitly: Cloud DNS for GKE in cluster scope (pods
+    resolve at 169.254.169.254; GKE "Using Cloud DNS for GKE") or kube-dns."""
+    if provider is DnsProvider.CLOUD_DNS:
+        return gcp.container.ClusterDnsConfigArgs(
+            cluster_dns="CLOUD_DNS", cluster_dns_scope="CLUSTER_SCOPE"
+        )
+    return gcp.container.ClusterDnsConfigArgs(cluster_dns="KUBE_DNS")
 
 
 def monitoring_config(components: Sequence[str], managed_prometheus: bool | None):

@@ -53,6 +53,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 target.service_account,
                 pool_labels(target.team, pool.name),
                 pool.disk_size_gb,
+                target.dedicated_to,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -7,13 +7,13 @@ TPU multislice traffic crosses the data-center network between slices; a VPC wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
+from components.vocabulary import truncated
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -29,6 +29,16 @@ DENY_FROM_ELSEWHERE_PRIORITY = 810
 ANYWHERE = "0.0.0.0/0"
 # The largest MTU a VPC takes: what TPU multislice traffic between slices wants.
 MAX_MTU = 8896
+GCE_NAME_MAX = 63
+# private.googleapis.com (GCP "Configure Private Google Access": most Google APIs; restricted.
+# googleapis.com serves only VPC Service Controls' services) and the zones that point at it:
+# (domain, the name its records resolve to).
+PRIVATE_GOOGLE_ACCESS_ADDRESSES = ("199.36.153.8", "199.36.153.9", "199.36.153.10", "199.36.153.11")
+PRIVATE_GOOGLE_ACCESS_ZONES = (
+    ("googleapis.com", "private.googleapis.com"),
+    ("pkg.dev", "pkg.dev"),
+    ("gcr.io", "gcr.io"),
+)
 
 
 @dataclass(frozen=True)
@@ -50,14 +60,17 @@ class ClusterNetworkArgs:
 
 @dataclass(frozen=True)
 class PathwaysPortsFirewallArgs:
-    """Inputs of a ``PathwaysPortsFirewall``."""
+    """Inputs of a ``PathwaysPortsFirewall``: one set of pools (the shared ones, or one team's
+    dedicated ones), known by the service account its nodes run as."""
 
     project: str
     network: pulumi.Input[str]
-    cluster_ranges: Sequence[pulumi.Input[str]]
-    """The ranges admitted: the cluster's node and pod ranges."""
+    pods_range: pulumi.Input[str]
+    """The cluster's pod range: pods off the host network, whose egress NetworkPolicy governs
+    (a team's reaches its own namespace only), are admitted."""
     node_service_account: pulumi.Input[str]
-    """The rules apply to the nodes running as this service account (email)."""
+    """The rules apply to the nodes running as this service account (email), and admit
+    traffic from nodes running as it."""
 
 
 class ClusterNetwork(pulumi.ComponentResource):
@@ -104,6 +117,7 @@ class ClusterNetwork(pulumi.ComponentResource):
             opts=child,
         )
         self._internal_firewall(name, args, vpc.name)
+        self._google_apis_dns(name, args, vpc.id)
         if args.private_nodes:
             self._nat(name, args, vpc.name)
 
@@ -132,6 +146,47 @@ class ClusterNetwork(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
+    def _google_apis_dns(
+        self, name: str, args: ClusterNetworkArgs, network: pulumi.Input[str]
+    ) -> None:
+        """Private zones that resolve Google APIs, Artifact Registry and Container Registry to
+        private.googleapis.com's addresses inside the VPC, where the team namespaces'
+        NetworkPolicy sends pods' HTTPS (GCP "Configure Private Google Access", DNS
+        configuration; Cloud DNS for GKE and the metadata server resolve through the VPC's
+        private zones). The subnetwork has Private Google Access, and a created VPC keeps the
+        default route to the internet gateway these addresses need."""
+        child = pulumi.ResourceOptions(parent=self)
+        visibility = gcp.dns.ManagedZonePrivateVisibilityConfigArgs(
+            networks=[gcp.dns.ManagedZonePrivateVisibilityConfigNetworkArgs(network_url=network)]
+        )
+        for domain, address in PRIVATE_GOOGLE_ACCESS_ZONES:
+            zone_name = f"{name}-{domain.replace('.', '-')}"
+            zone = gcp.dns.ManagedZone(
+                zone_name,
+                name=truncated(zone_name, GCE_NAME_MAX),
+                project=args.project,
+                dns_name=f"{domain}.",
+                visibility="private",
+                private_visibility_config=visibility,
+                description=f"{domain} through Private Google Access",
+                opts=child,
+            )
+            records = (
+                ("A", address, list(PRIVATE_GOOGLE_ACCESS_ADDRESSES)),
+                ("CNAME", f"*.{domain}", [f"{address}."]),
+            )
+            for kind, record, data in records:
+                gcp.dns.RecordSet(
+                    f"{zone_name}-{kind.lower()}",
+                    project=args.project,
+                    managed_zone=zone.name,
+                    name=f"{record}.",
+                    type=kind,
+                    ttl=300,
+                    rrdatas=data,
+                    opts=child,
+                )
+
     def _nat(self, name: str, args: ClusterNetworkArgs, network: pulumi.Input[str]) -> None:
         """Private nodes reach the internet (image registries) through Cloud NAT."""
         child = pulumi.ResourceOptions(parent=self)
@@ -157,12 +212,15 @@ class ClusterNetwork(pulumi.ComponentResource):
 
 
 class PathwaysPortsFirewall(pulumi.ComponentResource):
-    """Admit the host-network Pathways ports only from the cluster's own node and pod ranges.
+    """Admit the host-network Pathways ports of one set of pools only from the nodes of that
+    set and from pods off the host network.
 
     NetworkPolicy does not govern host-network pods, so these ports on the node IPs are open to
-    whatever the VPC firewall admits. Two rules on the nodes (targeted by the node service
-    account, so they also hold on an existing VPC): allow the cluster's ranges, then deny
-    everyone else, both ahead of the VPC's own allow rules.
+    whatever the VPC firewall admits. Two rules on the set's nodes (targeted by their service
+    account, so they also hold on an existing VPC): allow the set's own nodes (source service
+    account: it matches a node's primary address, where host-network pods send from) and the
+    pod range, then deny everyone else, both ahead of the VPC's own allow rules. Another team's
+    host-network pods send from their own nodes' addresses, which run as another account.
     """
 
     def __init__(
@@ -176,22 +234,24 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         ports = [gcp.compute.FirewallAllowArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))]
         targets = [args.node_service_account]
+        rule = truncated(name, GCE_NAME_MAX - len("-allow"))
         gcp.compute.Firewall(
             f"{name}-allow",
-            name=f"{name}-allow",
+            name=f"{rule}-allow",
             project=project,
             network=network,
             direction="INGRESS",
             priority=ALLOW_FROM_CLUSTER_PRIORITY,
-            source_ranges=list(args.cluster_ranges),
+            source_ranges=[args.pods_range],
+            source_service_accounts=targets,
             target_service_accounts=targets,
             allows=ports,
-            description="Pathways host-network ports: the cluster's own node and pod ranges",
+            description="Pathways host-network ports: nodes of the same pools, and pods",
             opts=child,
         )
         gcp.compute.Firewall(
             f"{name}-deny",
-            name=f"{name}-deny",
+            name=f"{rule}-deny",
             project=project,
             network=network,
             direction="INGRESS",
@@ -199,7 +259,7 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
             source_ranges=[ANYWHERE],
             target_service_accounts=targets,
             denies=[gcp.compute.FirewallDenyArgs(protocol="tcp", ports=list(PATHWAYS_PORTS))],
-            description="Pathways host-network ports: nobody outside the cluster",
+            description="Pathways host-network ports: nobody else (other pools, outside)",
             opts=child,
         )
         self.register_outputs({})

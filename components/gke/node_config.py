@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.operations import node_pool_timeouts
+from components.labels import DEDICATED_TO_LABEL
 
 # The nodes' and the cluster's default OAuth scope: IAM alone decides what they may reach.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -35,6 +36,10 @@ class PoolTarget:
     has 1,026 node pools)."""
     team: str = ""
     """The team label of the nodes ("" for none)."""
+    dedicated_to: str = ""
+    """The team namespace the pools are dedicated to ("" for the shared pools): their nodes run
+    as its own service account and carry the label and NoSchedule taint ``DEDICATED_TO_LABEL``
+    = the namespace."""
     protect: bool = False
     node_pools: int = 1
     """How many node pools the stack creates in the cluster: sizes each pool's timeouts for a
@@ -49,17 +54,28 @@ def node_pool_config(
     service_account: pulumi.Input[str],
     labels: dict[str, str],
     disk_size_gb: int | None = None,
+    dedicated_to: str = "",
     **capacity: object,
 ) -> gcp.container.NodePoolNodeConfigArgs:
     """A node config: dedicated service account (IAM decides access, hence the broad scope),
-    GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring.
-    ``capacity`` carries spot / flex_start / reservation_affinity."""
+    GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring; a
+    pool ``dedicated_to`` a team namespace is labelled and tainted with it. ``capacity``
+    carries spot / flex_start / reservation_affinity."""
+    taints = None
+    if dedicated_to:
+        labels = {**labels, DEDICATED_TO_LABEL: dedicated_to}
+        taints = [
+            gcp.container.NodePoolNodeConfigTaintArgs(
+                key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_SCHEDULE"
+            )
+        ]
     return gcp.container.NodePoolNodeConfigArgs(
         machine_type=machine_type,
         service_account=service_account,
         oauth_scopes=[CLOUD_PLATFORM_SCOPE],
         disk_size_gb=disk_size_gb,
         labels=labels,
+        taints=taints,
         gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
         workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
             mode="GKE_METADATA"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.vocabulary import node_account_id
+from components.vocabulary import node_account_id, team_node_account_id
 
 # The role GKE documents for a minimally privileged node service account (logs, metrics,
 # resource metadata, autoscaling metrics), granted on the project.
@@ -42,6 +42,15 @@ class NodeServiceAccountArgs:
     """The GKE cluster's name: the account ID is derived from it (``<name>-nodes``)."""
     image_repositories: Sequence[ImageRepository] = ()
     """Repositories the nodes may read (public images, such as Pathways', need no grant)."""
+    team: str = ""
+    """The team namespace whose dedicated pools the account is for ("" for the shared pools):
+    ``<cluster>-<team>-nodes``."""
+
+    @property
+    def account_id(self) -> str:
+        if self.team:
+            return team_node_account_id(self.cluster_name, self.team)
+        return node_account_id(self.cluster_name)
 
 
 class NodeServiceAccount(pulumi.ComponentResource):
@@ -57,8 +66,12 @@ class NodeServiceAccount(pulumi.ComponentResource):
         account = gcp.serviceaccount.Account(
             name,
             project=project,
-            account_id=node_account_id(cluster_name),
-            display_name=f"GKE nodes of {cluster_name}",
+            account_id=args.account_id,
+            display_name=(
+                f"GKE nodes of {cluster_name} dedicated to {args.team}"
+                if args.team
+                else f"GKE nodes of {cluster_name}"
+            ),
             opts=pulumi.ResourceOptions(parent=self),
         )
         member = account.email.apply(lambda email: f"serviceAccount:{email}")

@@ -104,6 +104,7 @@ class TpuNodePool(pulumi.ComponentResource):
             shape.machine_type,
             target.service_account,
             tpu_pool_labels(target.team, pool.name, shape, pool.reservation),
+            dedicated_to=target.dedicated_to,
             **_capacity_args(pool),
         )
         slice_opts = _slice_options(self, target, shape.multi_host, workload_policy)

@@ -99,9 +99,16 @@ class BucketGrant:
     bucket: str
     access: Access
     prefix: str = ""
+    excluded: tuple[str, ...] = ()
+    """Prefixes the grant leaves out (the shared pools' grant on the scratch bucket: the
+    prefixes of the teams with dedicated pools)."""
 
     def reaches(self, bucket: str, object_name: str) -> bool:
-        return self.bucket == bucket and object_name.startswith(self.prefix)
+        return (
+            self.bucket == bucket
+            and object_name.startswith(self.prefix)
+            and not object_name.startswith(self.excluded)
+        )
 
 
 def kubernetes_identity(namespace: str, service_account: str) -> str:

@@ -81,7 +81,7 @@ from components.pathways.spec import (
     DeploymentMode,
     PathwaysJobSpec,
 )
-from components.pathways.user_container import shared_tmp_volume
+from components.pathways.user_container import SHARED_TMP
 
 # Why the JobSet backend has no colocated mode (the stack config's message names it too).
 COLOCATED_UNSUPPORTED = (
@@ -186,6 +186,16 @@ class _PodOptions:
             pod_spec["serviceAccountName"] = self.service_account
 
 
+def pod_tmp_volume() -> dict[str, Any]:
+    """``/tmp`` of a JobSet's Pathways pods: an emptyDir, cleaned with the pod, instead of the
+    host's /tmp the controller mounts (where libtpu leaves its lock file and logs for the next
+    pod on the node, another team's too: jax-ml/jax#10192). Across pods only the colocated mode
+    shares /tmp (head and worker on one host), which this backend refuses; pathwaysutils 0.1.13
+    (experimental/gke/jobset.py) shares an emptyDir between a worker and its colocated Python
+    sidecar the same way. Passes Pod Security baseline, which forbids hostPath."""
+    return {"name": SHARED_TMP, "emptyDir": {}}
+
+
 # --- replicated jobs -------------------------------------------------------------------------
 
 
@@ -224,6 +234,11 @@ def _head_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
             if container.get("name") == main:
                 container["env"] = [*container.get("env", []), *_jax_env(options.host_network)]
     pod_spec = pod_template["spec"]
+    pod_spec["volumes"] = [
+        pod_tmp_volume() if v.get("name") == SHARED_TMP else v for v in pod_spec.get("volumes", [])
+    ]
+    if not pod_spec["volumes"]:
+        del pod_spec["volumes"]
     pod_spec.setdefault("restartPolicy", RestartPolicy.NEVER.value)
     if not pod_spec.get("nodeSelector") and options.head_selector:
         pod_spec["nodeSelector"] = dict(options.head_selector)
@@ -275,7 +290,7 @@ def _worker_job(spec: PathwaysJobSpec, options: _PodOptions) -> dict[str, Any]:
     pod_spec["containers"] = [worker(spec)]
     pod_spec["restartPolicy"] = RestartPolicy.ON_FAILURE.value
     pod_spec["tolerations"] = [dict(TPU_TOLERATION)]
-    pod_spec["volumes"] = [shared_tmp_volume()]
+    pod_spec["volumes"] = [pod_tmp_volume()]
     options.apply(pod_spec)
     backoff = worker_backoff_limit(spec)
     return _replicated_job(

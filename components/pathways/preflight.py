@@ -18,6 +18,7 @@ PathwaysJob's own (other tenants' pods can still take the nodes).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,13 @@ from typing import Any
 
 from components.errors import ConfigError, ConfigIssue
 from components.labels import NODE_POOL_LABEL
-from components.pathways.controller_model import ExpandedJob, PodModel, component_images, expand
+from components.pathways.controller_model import (
+    ExpandedJob,
+    PodModel,
+    Toleration,
+    component_images,
+    expand,
+)
 from components.pathways.gcs_access import (
     ROLES,
     Access,
@@ -84,11 +91,30 @@ class Deployment:
     # The PathwaysJob's own annotations (the controller gives them to the head pod: the Cloud
     # Storage FUSE sidecar's); a JobSet carries its pods' in itself.
     annotations: Mapping[str, str] | None = None
+    # What Kueue adds to every pod when it admits the job on its team's dedicated flavors
+    # (ResourceFlavor nodeLabels and tolerations): the pods then select and tolerate only the
+    # team's nodes.
+    queue_selector: Mapping[str, str] = field(default_factory=dict)
+    queue_tolerations: tuple[Toleration, ...] = ()
 
     def expand(self) -> ExpandedJob:
-        if self.jobset is not None:
-            return expand_jobset(self.jobset)
-        return expand(self.name, self.namespace, self.spec, self.annotations)
+        job = (
+            expand_jobset(self.jobset)
+            if self.jobset is not None
+            else expand(self.name, self.namespace, self.spec, self.annotations)
+        )
+        if not self.queue_selector and not self.queue_tolerations:
+            return job
+        return dataclasses.replace(
+            job, head=self._admitted(job.head), workers=self._admitted(job.workers)
+        )
+
+    def _admitted(self, pod: PodModel) -> PodModel:
+        return dataclasses.replace(
+            pod,
+            node_selector={**pod.node_selector, **self.queue_selector},
+            tolerations=(*pod.tolerations, *self.queue_tolerations),
+        )
 
     @property
     def label(self) -> str:

@@ -191,6 +191,8 @@ RM_PORT = 29001
 RM_PORTS = (RM_PORT, 29002)
 WORKER_PORTS = (29005, 29006, 8471, 8080)
 PYTHON_SIDECAR_PORT = 50051
+# Every port a Pathways pod binds on the host network (its host ports there).
+PATHWAYS_PORTS = (PROXY_PORT, *RM_PORTS, *WORKER_PORTS, PYTHON_SIDECAR_PORT)
 
 
 def proxy_address(name: str, namespace: str) -> str:

@@ -119,11 +119,12 @@ def _timeouts(request) -> dict[str, str]:
 
 
 def _aliases(request) -> list[dict[str, str]]:
-    """The names (and types) a renamed resource was known by (its alias specs that name one):
-    it keeps its state instead of being replaced. The providers' own aliases of a type's older
-    API versions are left out."""
+    """The names (and types) a renamed resource was known by (its alias specs that name one),
+    or the whole URN a moved one had: it keeps its state instead of being replaced. The
+    providers' own aliases of a type's older API versions are left out."""
     specs = [a.spec for a in request.aliases if a.HasField("spec") and a.spec.name]
-    return [{k: v for k, v in (("name", s.name), ("type", s.type)) if v} for s in specs]
+    urns = [{"urn": a.urn} for a in request.aliases if a.WhichOneof("alias") == "urn"]
+    return [{k: v for k, v in (("name", s.name), ("type", s.type)) if v} for s in specs] + urns
 
 
 class ProgramLog:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from components.labels import TEAM_LABEL
+from components.labels import HOST_NETWORK_LABEL, TEAM_LABEL, TPU_RESOURCE
 from components.plan.views import is_unknown, value_at
 from components.policy.model import (
     BASIC_ROLES,
@@ -24,6 +24,10 @@ from components.policy.model import (
 from components.tokens import (
     ADMISSION_POLICY,
 )
+from components.vocabulary import HostNetworkPlacement
+
+PLACEMENTS = tuple(p.value for p in HostNetworkPlacement)
+TPU_QUOTA = f"requests.{TPU_RESOURCE}"
 
 
 def protected(resource: Resource, _: StackContext) -> Iterator[str]:
@@ -110,4 +114,50 @@ def team_token_not_mounted(resource: Resource, _: StackContext) -> Iterator[str]
         yield (
             f"automountServiceAccountToken is {show(mounted)}, must be false: every pod of the "
             "account would carry a Kubernetes API token it does not need"
+        )
+
+
+def _team_labels(resource: Resource) -> Mapping[str, str] | None:
+    labels = value_at(resource.inputs, "metadata.labels")
+    return labels if isinstance(labels, Mapping) and TEAM_LABEL in labels else None
+
+
+def team_host_network_declared(resource: Resource, _: StackContext) -> Iterator[str]:
+    """A team namespace says where its host-network pods may run: teams on the shared pools
+    share a node identity, which must be a declared choice (shared) or the one team (alone)."""
+    labels = _team_labels(resource)
+    if labels is None or is_unknown(value := labels.get(HOST_NETWORK_LABEL)):
+        return
+    if value not in PLACEMENTS:
+        yield (
+            f"metadata.labels[{HOST_NETWORK_LABEL!r}] is {show(value)}: where the namespace's "
+            f"host-network pods may run must be one of {', '.join(PLACEMENTS)} (teams on the "
+            "shared pools act as one node identity: declared with teams[].isolation: shared)"
+        )
+
+
+def team_namespace_baseline(resource: Resource, _: StackContext) -> Iterator[str]:
+    """Only a namespace given host-network Pathways pods enforces less than baseline."""
+    labels = _team_labels(resource)
+    if labels is None:
+        return
+    enforce = labels.get("pod-security.kubernetes.io/enforce")
+    placement = labels.get(HOST_NETWORK_LABEL, HostNetworkPlacement.NONE.value)
+    if enforce == "privileged" and placement == HostNetworkPlacement.NONE.value:
+        yield (
+            "enforces Pod Security privileged, but no host-network Pathways pod may run in it "
+            f"({HOST_NETWORK_LABEL}: none): enforce baseline"
+        )
+
+
+def team_tpu_quota(resource: Resource, _: StackContext) -> Iterator[str]:
+    """A team namespace's ResourceQuota bounds its TPU chips (pods that went around Kueue)."""
+    if _team_labels(resource) is None:
+        return
+    hard = value_at(resource.inputs, "spec.hard")
+    if isinstance(hard, Mapping) and TPU_QUOTA not in hard:
+        yield (
+            f"spec.hard has no {TPU_QUOTA!r}: a pod of the team that went around Kueue could "
+            "hold every TPU chip of the cluster; give it the team's share "
+            "(teams[].resourceQuota.tpuChips)"
         )

@@ -28,7 +28,10 @@ from components.policy.access_checks import (
     no_public_access,
     pod_security_labels,
     protected,
+    team_host_network_declared,
+    team_namespace_baseline,
     team_token_not_mounted,
+    team_tpu_quota,
 )
 from components.policy.cluster_checks import (
     authorized_networks_closed,
@@ -63,6 +66,7 @@ from components.tokens import (
     KUEUE_TYPE_PREFIX,
     NAMESPACE,
     NODE_POOL,
+    RESOURCE_QUOTA,
     ROLE_BINDING,
     WORKLOAD_TYPES,
 )
@@ -235,6 +239,24 @@ RULES: tuple[Rule, ...] = (
         "Team namespaces carry Pod Security admission's enforce, warn and audit labels.",
         frozenset({NAMESPACE}),
         pod_security_labels,
+    ),
+    Rule(
+        "team-host-network-declared",
+        "Team namespaces say where their host-network pods may run (their node identity).",
+        frozenset({NAMESPACE}),
+        team_host_network_declared,
+    ),
+    Rule(
+        "team-namespace-baseline",
+        "Team namespaces without host-network Pathways pods enforce Pod Security baseline.",
+        frozenset({NAMESPACE}),
+        team_namespace_baseline,
+    ),
+    Rule(
+        "team-tpu-quota",
+        "Team namespaces' ResourceQuotas bound their TPU chips.",
+        frozenset({RESOURCE_QUOTA}),
+        team_tpu_quota,
     ),
     Rule(
         "admission-policy-denies",

@@ -18,12 +18,30 @@ team stack can pass the owner stack's instead.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
-from components.config.schema import PathwaysDeployment, StackConfig, WorkloadConfig
+from components.config.schema import (
+    AutoscalingPoolConfig,
+    PathwaysDeployment,
+    StackConfig,
+    TpuPoolConfig,
+    WorkloadConfig,
+)
 from components.config.schema.contract import HeldNodePool
 from components.errors import ConfigIssue
-from components.labels import INSTANCE_TYPE_LABEL, SPOT_LABEL, pool_labels, tpu_pool_labels
-from components.pathways.controller_model import ACCELERATOR_LABEL, NODE_POOL_LABEL, TOPOLOGY_LABEL
+from components.labels import (
+    DEDICATED_TO_LABEL,
+    INSTANCE_TYPE_LABEL,
+    SPOT_LABEL,
+    pool_labels,
+    tpu_pool_labels,
+)
+from components.pathways.controller_model import (
+    ACCELERATOR_LABEL,
+    NODE_POOL_LABEL,
+    TOPOLOGY_LABEL,
+    Toleration,
+)
 from components.pathways.gcs_access import Access, BucketGrant, kubernetes_identity
 from components.pathways.preflight import (
     Deployment,
@@ -37,6 +55,7 @@ from components.pathways.scheduler_model import (
     TPU_TAINT,
     NodePoolModel,
     PoolIndex,
+    Taint,
     jobset_bound_topologies,
 )
 from components.pathways.service_client import client_capacity
@@ -56,63 +75,101 @@ from components.resolve.workload_specs import (
     workload_spec,
 )
 from components.tpu.machines import tpu_host
-from components.vocabulary import CapacityType, node_service_account_email, team_prefix
+from components.vocabulary import (
+    CapacityType,
+    node_service_account_email,
+    team_node_service_account_email,
+    team_prefix,
+)
 
 
 def planned_pools(config: StackConfig) -> list[NodePoolModel]:
-    """The node pools of the stack's config: the system pool, the CPU pool, one per TPU slice.
+    """The node pools of the stack's config: the system pool, the CPU pool, the teams' CPU
+    pools, one per TPU slice; a pool dedicated to a team carries its label and taint and runs
+    as its account.
 
-    On a cluster this stack does not own, the pools described in its config are the owner's
-    and the identity their nodes act as is not known here (None)."""
-    identity = (
+    On a cluster this stack does not own, the shared pools described in its config are the
+    owner's and the identity their nodes act as is not known here (None); a dedicated pool's
+    account follows from the team's name."""
+    shared_identity = (
         node_service_account_email(config.gcp.project, config.cluster.name)
         if config.creates_cluster
         else None
     )
     pools = []
-    cpu_pools = [config.cpu_pool]
+    cpu_pools: list[tuple[AutoscalingPoolConfig, str | None]] = [(config.cpu_pool, None)]
     if config.creates_cluster:
-        cpu_pools.insert(0, config.system_pool)
-    for cpu in cpu_pools:
+        cpu_pools.insert(0, (config.system_pool, None))
+    cpu_pools += [(p, p.team) for p in config.team_cpu_pools]
+    for cpu, team in cpu_pools:
         labels = {**pool_labels(config.team, cpu.name), NODE_POOL_LABEL: cpu.name}
         labels[INSTANCE_TYPE_LABEL] = cpu.machine_type
+        labels, taints, identity = _dedication(config, team, labels, (), shared_identity)
         pools.append(
-            NodePoolModel(cpu.name, cpu.name, cpu.machine, labels, (), cpu.max_nodes, 0, identity)
+            NodePoolModel(
+                cpu.name, cpu.name, cpu.machine, labels, taints, cpu.max_nodes, 0, identity
+            )
         )
     for tpu in config.tpu_pools:
-        shape = tpu.shape
-        for node_pool in tpu.node_pool_names():
-            labels = {
-                **tpu_pool_labels(config.team, tpu.name, tpu.shape, tpu.capacity.reservation),
-                NODE_POOL_LABEL: node_pool,
-            }
-            labels[INSTANCE_TYPE_LABEL] = shape.machine_type
-            labels[ACCELERATOR_LABEL] = shape.accelerator_label
-            labels[TOPOLOGY_LABEL] = shape.topology
-            if tpu.capacity.type is CapacityType.SPOT:
-                labels[SPOT_LABEL] = "true"
-            pools.append(
-                NodePoolModel(
-                    node_pool,
-                    tpu.name,
-                    tpu_host(shape.machine_type),
-                    labels,
-                    (TPU_TAINT,),
-                    shape.hosts,
-                    shape.chips_per_host,
-                    identity,
-                )
+        pools += _tpu_node_pools(config, tpu, shared_identity)
+    return pools
+
+
+def _dedication(
+    config: StackConfig,
+    team: str | None,
+    labels: dict[str, str],
+    taints: tuple[Taint, ...],
+    shared_identity: str | None,
+) -> tuple[dict[str, str], tuple[Taint, ...], str | None]:
+    """A pool's labels, taints and node identity, with its team's when dedicated."""
+    if team is None:
+        return labels, taints, shared_identity
+    identity = team_node_service_account_email(config.gcp.project, config.cluster.name, team)
+    taint = Taint(DEDICATED_TO_LABEL, team, "NoSchedule")
+    return {**labels, DEDICATED_TO_LABEL: team}, (*taints, taint), identity
+
+
+def _tpu_node_pools(
+    config: StackConfig, tpu: TpuPoolConfig, shared_identity: str | None
+) -> list[NodePoolModel]:
+    shape, pools = tpu.shape, []
+    for node_pool in tpu.node_pool_names():
+        labels = {
+            **tpu_pool_labels(config.team, tpu.name, tpu.shape, tpu.capacity.reservation),
+            NODE_POOL_LABEL: node_pool,
+        }
+        labels[INSTANCE_TYPE_LABEL] = shape.machine_type
+        labels[ACCELERATOR_LABEL] = shape.accelerator_label
+        labels[TOPOLOGY_LABEL] = shape.topology
+        if tpu.capacity.type is CapacityType.SPOT:
+            labels[SPOT_LABEL] = "true"
+        labels, taints, identity = _dedication(
+            config, tpu.team, labels, (TPU_TAINT,), shared_identity
+        )
+        pools.append(
+            NodePoolModel(
+                node_pool,
+                tpu.name,
+                tpu_host(shape.machine_type),
+                labels,
+                taints,
+                shape.hosts,
+                shape.chips_per_host,
+                identity,
             )
+        )
     return pools
 
 
 def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
     """What this stack grants: each team's Kubernetes service account read-write on its prefix
     of the scratch bucket and what its ``buckets`` give it (Workload Identity: the identity of
-    Pathways pods off the host network and of Cloud Storage FUSE mounts), and its node service
-    account (the identity of host-network Pathways pods)
-    read-write on the scratch bucket and each of ``dataBuckets``. A stack on a cluster it does
-    not create grants its nodes nothing."""
+    Pathways pods off the host network and of Cloud Storage FUSE mounts); the shared pools' node
+    service account (the identity of host-network Pathways pods) read-write on the scratch
+    bucket but the dedicated teams' prefixes, and on each of ``dataBuckets`` without a team;
+    each dedicated team's node service account on its prefix and its ``dataBuckets``. A stack
+    on a cluster it does not create grants only what its own dedicated teams' nodes get."""
     grants = [
         BucketGrant(
             kubernetes_identity(team.name, team.service_account),
@@ -123,10 +180,21 @@ def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
         for team in config.teams
     ]
     grants += team_bucket_grants(config)
+    dedicated = config.dedicated_teams
     if config.creates_cluster:
         nodes = node_service_account_email(config.gcp.project, config.cluster.name)
-        grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE))
-        grants += [BucketGrant(nodes, b.name, b.access) for b in config.data_buckets]
+        excluded = tuple(team_prefix(t) for t in dedicated)
+        grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE, "", excluded))
+        grants += [BucketGrant(nodes, b.name, b.access) for b in config.data_buckets if not b.team]
+    mine = {team.name for team in config.teams}
+    for team in dedicated:
+        nodes = team_node_service_account_email(config.gcp.project, config.cluster.name, team)
+        if config.creates_cluster or team in mine:  # the owner grants the prefix
+            prefix = team_prefix(team)
+            grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE, prefix))
+            grants += [
+                BucketGrant(nodes, b.name, b.access) for b in config.data_buckets if b.team == team
+            ]
     return tuple(grants)
 
 
@@ -147,8 +215,17 @@ def _deployment(
     config: StackConfig, key: str, entry: PathwaysDeployment, pins: Mapping[str, str]
 ) -> Deployment:
     """The deployment to check; a jobset-backend one with the JobSet it runs as, whose pods the
-    preflight then reads instead of the controller's expansion."""
+    preflight then reads instead of the controller's expansion. A dedicated team's job gets
+    what Kueue adds when it admits it on the team's flavors."""
     jobset = deployment_jobset(config, entry, pins)
+    queued: dict[str, Any] = {}
+    if entry.team in config.dedicated_teams:
+        queued = {
+            "queue_selector": {DEDICATED_TO_LABEL: entry.team},
+            "queue_tolerations": (
+                Toleration(DEDICATED_TO_LABEL, "Equal", entry.team, "NoSchedule"),
+            ),
+        }
     if isinstance(entry, WorkloadConfig):
         spec = workload_spec(config, entry, pins)
         proxy = workload_endpoints(entry).proxy
@@ -163,12 +240,21 @@ def _deployment(
             entry.image,
             jobset,
             annotations=gcsfuse_annotations(config, entry),
+            **queued,
         )
     spec = shared_service_spec(config, entry, pins)
     address = shared_service_address(entry)
     namespace = deployment_namespace(entry)
     return Deployment(
-        key, "sharedService", entry.name, namespace, entry.pool, spec, address, jobset=jobset
+        key,
+        "sharedService",
+        entry.name,
+        namespace,
+        entry.pool,
+        spec,
+        address,
+        jobset=jobset,
+        **queued,
     )
 
 

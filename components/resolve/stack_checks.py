@@ -20,6 +20,7 @@ from components.resolve.quota_checks import (
     team_quota_issues,
 )
 from components.resolve.storage_checks import stack_storage_issues
+from components.resolve.tenancy.isolation import isolation_issues
 from components.resolve.tenancy.shared_cluster import ownership_issues
 from components.vocabulary import Environment, WorkloadBackend
 
@@ -36,6 +37,7 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
     issues += _bucket_name_rules(config) + _data_bucket_issues(config)
     issues += _backend_issues(config) + size_issues(config)
     issues += _isolation_issues(config) + namespace_quota_issues(config)
+    issues += isolation_issues(config)
     issues += _unused_addon_settings(config) + stack_storage_issues(config)
     return issues
 
@@ -43,7 +45,14 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
 def _pool_named_like_cpu_pool(config: StackConfig) -> list[ConfigIssue]:
     taken = {config.cpu_pool.name: "the CPU pool's name"}
     taken.setdefault(config.system_pool.name, "the system pool's name")
-    issues = [
+    issues = []
+    for i, pool in enumerate(config.team_cpu_pools):
+        if pool.name in taken:
+            issues.append(
+                ConfigIssue(f"teamCpuPools[{i}].name", f"{pool.name!r} is {taken[pool.name]}")
+            )
+        taken.setdefault(pool.name, f"the name of team {pool.team!r}'s CPU pool")
+    issues += [
         ConfigIssue(f"tpuPools[{i}].name", f"{pool.name!r} is {taken[pool.name]}")
         for i, pool in enumerate(config.tpu_pools)
         if pool.name in taken
@@ -144,7 +153,20 @@ def _data_bucket_issues(config: StackConfig) -> list[ConfigIssue]:
                 )
             )
         seen.add(bucket.name)
-    if config.data_buckets and not config.creates_cluster:
+    dedicated = set(config.dedicated_teams)
+    mine = {team.name for team in config.teams}
+    issues += [
+        ConfigIssue(
+            f"dataBuckets[{i}].team",
+            f"no pools are dedicated to {bucket.team!r}: its pods on the host network act as "
+            "the shared pools' account (leave team unset for that)",
+        )
+        for i, bucket in enumerate(config.data_buckets)
+        if bucket.team is not None and bucket.team not in dedicated
+    ]
+    # Another stack's cluster: only its pools dedicated to one of this stack's teams.
+    foreign = [b for b in config.data_buckets if b.team is None or b.team not in mine]
+    if foreign and not config.creates_cluster:
         issues.append(ConfigIssue("dataBuckets", _foreign_nodes_message(config)))
     return issues
 
@@ -153,7 +175,8 @@ def _foreign_nodes_message(config: StackConfig) -> str:
     if config.owner is not None:
         return (
             f"this team stack's Pathways pods act as the node service account of owner stack "
-            f"{config.owner!r} (host network), which only that stack grants; ask it to add the "
+            f"{config.owner!r} (host network), which only that stack grants, but for the pools "
+            "it dedicates to one of this stack's teams (dataBuckets[].team); ask it to add the "
             "buckets to its dataBuckets and remove them here"
         )
     return (

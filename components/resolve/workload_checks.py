@@ -160,9 +160,10 @@ def _head_fit(config: StackConfig, workload: WorkloadConfig):
     """Where the head pod runs decides which node it must fit on."""
     pool = config.pool(workload.pool)
     user = workload.resources.pod_resources
+    cpu = config.team_cpu_pool(workload.team) or config.cpu_pool
     if workload.mode is WorkloadMode.TRAINING:
-        problem = head_fit_problem(config.cpu_pool.machine, user)
-        where = f"the CPU pool ({config.cpu_pool.machine_type})"
+        problem = head_fit_problem(cpu.machine, user)
+        where = f"the CPU pool {cpu.name!r} ({cpu.machine_type})"
     elif workload.mode is WorkloadMode.INFERENCE and pool is not None:
         host = tpu_host(pool.shape.machine_type)
         if host is None:  # no published host size to check against (see machines.py)
@@ -170,8 +171,8 @@ def _head_fit(config: StackConfig, workload: WorkloadConfig):
         problem = head_fit_problem(host, user)
         where = f"a TPU host of pool {pool.name!r} (colocated head)"
     else:
-        problem = head_fit_problem(config.cpu_pool.machine, None)
-        where = f"the CPU pool ({config.cpu_pool.machine_type})"
+        problem = head_fit_problem(cpu.machine, None)
+        where = f"the CPU pool {cpu.name!r} ({cpu.machine_type})"
     if problem:
         yield "resources", f"the head pod does not fit on {where}: {problem}"
 

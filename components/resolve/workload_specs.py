@@ -246,7 +246,9 @@ def workload_spec(
     if workload.mode is WorkloadMode.HEADLESS:
         controller = Controller(deployment_mode=mode, **options)
     else:
-        cpu_pool = config.cpu_pool.name if workload.mode is WorkloadMode.TRAINING else None
+        cpu_pool = (
+            head_pool(config, workload.team) if workload.mode is WorkloadMode.TRAINING else None
+        )
         controller = user_container(config, workload).controller(mode, cpu_pool, **options)
     return PathwaysJobSpec(
         workers=[worker],
@@ -279,7 +281,7 @@ def user_container(config: StackConfig, workload: WorkloadConfig) -> UserContain
 def user_pod_template(config: StackConfig, workload: WorkloadConfig) -> dict:
     """The head pod's user part: the controller adds the resource manager and proxy to it."""
     mode = _DEPLOYMENT_MODES[workload.mode]
-    cpu_pool = config.cpu_pool.name if workload.mode is WorkloadMode.TRAINING else None
+    cpu_pool = head_pool(config, workload.team) if workload.mode is WorkloadMode.TRAINING else None
     return user_container(config, workload).pod_template(mode, cpu_pool)
 
 
@@ -389,15 +391,21 @@ def workload_jobset(config: StackConfig, workload: WorkloadConfig, pins: Mapping
         queue_name=workload_queue_name(config),
         host_network=workload.host_network,
         service_account=None if workload.host_network else team_service_account(config, workload),
-        head_node_selector=cpu_pool_selector(config),
+        head_node_selector=cpu_pool_selector(config, workload.team),
         head_annotations=gcsfuse_annotations(config, workload),
     )
 
 
-def cpu_pool_selector(config: StackConfig) -> dict[str, str]:
+def head_pool(config: StackConfig, team: str | None) -> str:
+    """The CPU pool a team's heads run on: the one dedicated to it, else the shared one."""
+    dedicated = config.team_cpu_pool(team) if team is not None else None
+    return dedicated.name if dedicated is not None else config.cpu_pool.name
+
+
+def cpu_pool_selector(config: StackConfig, team: str | None = None) -> dict[str, str]:
     """Where a head without a user container runs (the controller's headless head has no
     nodeSelector; the JobSet backend places it on the CPU pool, as XPK pins its head to it)."""
-    return {NODE_POOL_LABEL: config.cpu_pool.name}
+    return {NODE_POOL_LABEL: head_pool(config, team)}
 
 
 def service_jobset(
@@ -412,7 +420,7 @@ def service_jobset(
         shared_service_spec(config, service, pins),
         labels=standard_labels(service.team),
         queue_name=service_queue_name(service) if config.queues_jobs else None,
-        head_node_selector=cpu_pool_selector(config),
+        head_node_selector=cpu_pool_selector(config, service.team),
         head_proxy=False,
     )
 

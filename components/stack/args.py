@@ -16,11 +16,13 @@ from components.addons.installs import (
     ReleaseManifestArgs,
 )
 from components.addons.kueue import (
+    DedicatedQueueArgs,
     KueueQueuesArgs,
     LocalQueuesArgs,
     TeamQuotaArgs,
     tpu_flavors,
 )
+from components.addons.kueue_config import KueueConfig
 from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespaceArgs
@@ -40,7 +42,9 @@ from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL
+from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
 from components.resolve.workload_specs import service_queue_name
+from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement, Isolation
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
@@ -71,12 +75,14 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         environment=config.environment,
         team=config.team,
         protect=config.protects_state,
-        # the system pool, the CPU pool, one per TPU slice
-        node_pools=2 + sum(pool.slices for pool in config.tpu_pools),
+        # the system pool, the CPU pool, the teams' CPU pools, one per TPU slice
+        node_pools=2 + len(config.team_cpu_pools) + sum(pool.slices for pool in config.tpu_pools),
         security_group=cluster.security_group,
         secrets_kms_key=cluster.secrets_encryption.kms_key if cluster.secrets_encryption else None,
         binary_authorization=cluster.binary_authorization,
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
+        dedicated_teams=tuple(config.dedicated_teams),
+        dns=cluster.dns,
         lustre_csi=bool(config.lustre),
         filestore_csi=config.home_dirs is not None,
         monitoring_components=tuple(c.value for c in config.observability.system_components),
@@ -155,25 +161,43 @@ def controller_patch_args(
     provider: k8s.Provider,
     release: ReleaseManifest,
     memory_mib: int | None = None,
+    configured: KueueConfig | None = None,
 ) -> ControllerPatchArgs | None:
     """A stack that owns its cluster keeps an install's controller on its system pool (GKE labels
     each node with its pool's name) unless the install says otherwise; on another's cluster the
-    owner decides where they run. None: nothing to change (no placement, no memory)."""
+    owner decides where they run. A controller that reads a configuration only at start
+    (``configured``) is patched after it, with its digest as a pod annotation: a new one rolls
+    the pods. None: nothing to change (no placement, no memory, no configuration)."""
     on_system_pool = config.creates_cluster and install.system_pool
     selector = {NODE_POOL_LABEL: config.system_pool.name} if on_system_pool else None
-    if selector is None and memory_mib is None:
+    if selector is None and memory_mib is None and configured is None:
         return None
     return ControllerPatchArgs(
         deployment=install.controller,
         provider=provider,
-        install=release.manifest,
+        install=configured.config_map if configured else release.manifest,
         node_selector=selector,
         memory_mib=memory_mib,
+        pod_annotations=configured.pod_annotations if configured else None,
     )
 
 
-def team_namespace_args(team: TeamConfig, provider: k8s.Provider) -> TeamNamespaceArgs:
+def team_namespace_args(
+    team: TeamConfig,
+    provider: k8s.Provider,
+    host_network: HostNetworkPlacement | None = None,
+    tpu_chips: int | None = None,
+    dns: DnsProvider = DnsProvider.CLOUD_DNS,
+    google_apis: GoogleApiEgress = GoogleApiEgress.PRIVATE_ACCESS,
+) -> TeamNamespaceArgs:
+    """A team namespace on a cluster: ``host_network`` where its host-network pods may run
+    (default: the shared pools if the team declared isolation: shared, else nowhere),
+    ``tpu_chips`` its quota's (default: the team's own setting), the cluster's DNS provider and
+    where its pods may send HTTPS."""
     quota = team.resource_quota
+    if host_network is None:
+        shared = team.isolation is Isolation.SHARED
+        host_network = HostNetworkPlacement.SHARED if shared else HostNetworkPlacement.NONE
     return TeamNamespaceArgs(
         name=team.name,
         provider=provider,
@@ -183,10 +207,32 @@ def team_namespace_args(team: TeamConfig, provider: k8s.Provider) -> TeamNamespa
             pods=quota.pods,
             cpu=quota.cpu,
             memory_gib=quota.memory_gib,
-            tpu_chips=quota.tpu_chips,
+            tpu_chips=quota.tpu_chips if tpu_chips is None else tpu_chips,
             load_balancers=quota.load_balancers,
             node_ports=quota.node_ports,
         ),
+        host_network=host_network,
+        priority_classes=tuple(p.value for p in team.priority_classes),
+        dns=dns,
+        google_apis=google_apis,
+    )
+
+
+def stack_team_namespace_args(
+    config: StackConfig,
+    team: TeamConfig,
+    provider: k8s.Provider,
+    host_network: HostNetworkPlacement | None = None,
+) -> TeamNamespaceArgs:
+    """A team namespace of the stack: its placement among the stack's pools (``host_network``
+    overrides it), its share of the chips, the cluster's DNS and egress."""
+    return team_namespace_args(
+        team,
+        provider,
+        host_network or placements(config)[team.name],
+        team_tpu_chips(config, team),
+        config.cluster.dns,
+        google_api_egress(config),
     )
 
 
@@ -196,11 +242,13 @@ def kueue_queues_args(
     provider: k8s.Provider,
     kueue_install: pulumi.Resource,
 ) -> KueueQueuesArgs:
+    """The shared pools' flavors and queues, and each dedicated team's own."""
+    shared = [pool for pool in config.tpu_pools if pool.team is None]
     return KueueQueuesArgs(
         provider=provider,
         kueue_install=kueue_install,
         cohort=config.cluster.name,
-        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in config.tpu_pools)),
+        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in shared)),
         cpu_pool=config.cpu_pool.name,
         cpu_machine_type=config.cpu_pool.machine_type,
         cpu_max_nodes=config.cpu_pool.max_nodes,
@@ -210,6 +258,20 @@ def kueue_queues_args(
             for q in config.addons.kueue.team_quotas
         ),
         service_queues=service_queues(config),
+        dedicated=tuple(dedicated_queue_args(config, team) for team in config.dedicated_teams),
+    )
+
+
+def dedicated_queue_args(config: StackConfig, team: str) -> DedicatedQueueArgs:
+    cpu = config.team_cpu_pool(team)
+    assert cpu is not None  # the isolation checks refuse dedicated TPU pools without one
+    pools = [pool for pool in config.tpu_pools if pool.team == team]
+    return DedicatedQueueArgs(
+        team=team,
+        tpu_flavors=tuple(tpu_flavors((pool.shape, pool.slices) for pool in pools)),
+        cpu_pool=cpu.name,
+        cpu_machine_type=cpu.machine_type,
+        cpu_max_nodes=cpu.max_nodes,
     )
 
 
@@ -236,6 +298,7 @@ def scratch_bucket_args(
     config: StackConfig,
     cluster_ready: Sequence[pulumi.Resource],
     node_service_account: pulumi.Input[str] | None,
+    team_node_accounts: Mapping[str, pulumi.Input[str]] | None = None,
 ) -> ScratchBucketArgs:
     """Each team's workload account gets its prefix through Workload Identity: the identity of
     its notebooks and of its Pathways pods off the host network (JobSet backend,
@@ -256,14 +319,18 @@ def scratch_bucket_args(
         ),
         cluster_ready=tuple(cluster_ready),
         node_service_account=node_service_account,
+        team_node_accounts=tuple((team_node_accounts or {}).items()),
     )
 
 
 def data_bucket_grants_args(
-    config: StackConfig, node_service_account: pulumi.Input[str]
+    config: StackConfig, node_service_account: pulumi.Input[str], team: str | None = None
 ) -> DataBucketGrantsArgs:
-    """The stack's ``dataBuckets``, granted to the account its nodes run as."""
+    """The stack's ``dataBuckets`` of ``team`` (None: the shared pools'), granted to the account
+    the nodes of those pools run as."""
     return DataBucketGrantsArgs(
         node_service_account=node_service_account,
-        grants=tuple(DataBucketGrant(b.name, b.access) for b in config.data_buckets),
+        grants=tuple(
+            DataBucketGrant(b.name, b.access) for b in config.data_buckets if b.team == team
+        ),
     )

@@ -65,6 +65,7 @@ from components.resolve.workload_specs import (
 from components.stack import args
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
+from components.vocabulary import HostNetworkPlacement
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs
 
 TOKEN_EXPIRY_OUTPUT = "manager_token_expiry"
@@ -97,7 +98,9 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     )
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}", args.team_namespace_args(team, provider)
+            f"{name}-{team.name}",
+            # The manager runs no team pod: MultiKueue runs its jobs on the workers.
+            args.stack_team_namespace_args(manager, team, provider, HostNetworkPlacement.NONE),
         ).namespace
         for team in manager.teams
     }
@@ -186,9 +189,12 @@ def fleet_output(fleet: FleetStack) -> dict[str, Any]:
 
 
 def manager_flavors(fleet: FleetStack, worker_set: WorkerSet | None = None) -> list[TpuFlavor]:
-    """One TPU flavor per shape over the workers (of ``worker_set``, or all), chips summed."""
+    """One TPU flavor per shape over the workers' shared pools (of ``worker_set``, or all; a
+    pool dedicated to a worker's team is not the fleet's), chips summed."""
     clusters = fleet.worker_clusters(worker_set).values()
-    return tpu_flavors([(p.shape, p.slices) for c in clusters for p in c.tpu_pools])
+    return tpu_flavors(
+        [(p.shape, p.slices) for c in clusters for p in c.tpu_pools if p.team is None]
+    )
 
 
 def heads_quota(fleet: FleetStack, worker_set: WorkerSet) -> tuple[str, str]:

@@ -10,6 +10,7 @@ install says otherwise, both protected in production."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pulumi
@@ -18,6 +19,8 @@ import pulumi_kubernetes as k8s
 from components.addons import installs
 from components.addons.installs import ControllerPatch, Install, ReleaseManifest
 from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses, PriorityClassesArgs
+from components.addons.kueue_config import KueueConfig, KueueConfigArgs
+from components.addons.team_policies import TeamAdmissionPolicies, TeamAdmissionPoliciesArgs
 from components.addons.teams import TeamNamespace
 from components.config.schema import ReleaseAddon, StackConfig
 from components.gke.cluster import ClusterTarget
@@ -54,9 +57,20 @@ def build_installs(
     # A stack whose jobs all run as JobSets (workloadBackend: jobset) needs no controller.
     if config.addons.pathways_job.install and config.needs_pathways_controller:
         controller = _pathways_controller(config, provider, [*ready, *after_jobset], within)
+    if config.owner is None:  # cluster-wide: the stack that owns the cluster's (or alone on it)
+        TeamAdmissionPolicies(
+            f"{name}-team-admission",
+            TeamAdmissionPoliciesArgs(
+                provider=provider,
+                kueue=config.kueue_enabled,
+                team=config.team,
+                depends_on=[*ready, *after_jobset],
+            ),
+            opts=_protected(config, within),
+        )
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}", args.team_namespace_args(team, provider), within
+            f"{name}-{team.name}", args.stack_team_namespace_args(config, team, provider), within
         ).namespace
         for team in config.teams
     }
@@ -73,6 +87,15 @@ def build_installs(
             )
         ]
     return Installs(controller, jobset, namespaces, queueing, kueue)
+
+
+@dataclass(frozen=True)
+class _Release:
+    """What waits for an install: its release manifest, and its controller's patch if any (a
+    controller that reads a configuration at start is ready when the patch has rolled it)."""
+
+    manifest: pulumi.Resource
+    controller: ControllerPatch | None
 
 
 def _protected(
@@ -94,16 +117,20 @@ def _release(
     within: pulumi.ResourceOptions | None,
     memory_mib: int | None = None,
     patch_options: pulumi.ResourceOptions | None = None,
-) -> ReleaseManifest:
+    configure: Callable[[ReleaseManifest], KueueConfig] | None = None,
+) -> _Release:
     """An install's release manifest (waiting for ``ready``) and its controller's patch: on the
-    system pool unless the install says otherwise, and ``memory_mib`` if given."""
+    system pool unless the install says otherwise, ``memory_mib`` if given, and after the
+    configuration ``configure`` writes (given the release), rolled to read it."""
     name, protected = f"{config.cluster.name}-{install.name}", _protected(config, within)
     release = ReleaseManifest(name, args.release_args(settings, provider, ready), opts=protected)
-    patch = args.controller_patch_args(config, install, provider, release, memory_mib)
+    configured = configure(release) if configure is not None else None
+    patch = args.controller_patch_args(config, install, provider, release, memory_mib, configured)
+    controller = None
     if patch is not None:
         options = pulumi.ResourceOptions.merge(protected, patch_options)
-        ControllerPatch(f"{name}-controller", patch, opts=options)
-    return release
+        controller = ControllerPatch(f"{name}-controller", patch, opts=options)
+    return _Release(release.manifest, controller)
 
 
 def _jobset(
@@ -151,8 +178,19 @@ def _kueue(
 ) -> list[pulumi.Resource]:
     """Kueue manages JobSets: its JobSet integration needs JobSet's API first."""
     name, protected = config.cluster.name, _protected(config, within)
-    kueue = _release(config, installs.KUEUE, config.addons.kueue, provider, ready, within)
+    kueue = _release(
+        config,
+        installs.KUEUE,
+        config.addons.kueue,
+        provider,
+        ready,
+        within,
+        configure=lambda release: KueueConfig(
+            f"{name}-kueue-config", KueueConfigArgs(provider, release.manifest), opts=protected
+        ),
+    )
     return [
+        kueue.controller or kueue.manifest,
         KueueQueues(
             f"{name}-queues",
             args.kueue_queues_args(config, namespaces, provider, kueue.manifest),

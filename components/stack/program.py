@@ -41,6 +41,7 @@ from components.gke.tpu_pool import TpuNodePool
 from components.pathways.preflight import PreflightReport
 from components.resolve.image_checks import image_warnings
 from components.resolve.preflight import run_preflight
+from components.resolve.tenancy.isolation import tenancy_summary
 from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
 from components.resolve.zone_checks import zone_warnings
 from components.stack import args
@@ -49,6 +50,7 @@ from components.stack.observability import build_observability
 from components.stack.owner import read_owner_contract
 from components.stack.storage import build_storage
 from components.stack.workloads import build_workloads
+from components.vocabulary import team_node_service_account_email
 
 PreflightListener = Callable[[PreflightReport], None]
 _preflight_listeners: list[PreflightListener] = []
@@ -87,16 +89,13 @@ def build_stack(
         system_pool, pools = _node_pools(config, cluster, within)
         install_after = [*cluster.control_plane, system_pool]
         node_account = cluster.node_service_account
+        team_accounts: dict[str, pulumi.Input[str]] = dict(cluster.team_node_service_accounts())
     else:
         cluster = ExistingCluster(name, args.existing_cluster_args(config), within)
         pools, install_after = {}, []
+        team_accounts = _team_stack_accounts(config)
     installs = build_installs(config, cluster, install_after, within)
-    bucket = ScratchBucket(
-        f"{name}-scratch",
-        args.scratch_bucket_args(config, cluster.control_plane, node_account),
-        within,
-    )
-    grants = [*bucket.grants, *_data_grants(config, node_account, within)]
+    bucket, grants = _buckets(config, cluster, node_account, team_accounts, within)
     grants += build_storage(config, cluster, installs.namespaces, within)
     workloads = build_workloads(config, cluster, installs, grants)
     watched = (
@@ -113,6 +112,7 @@ def build_stack(
         "tpu_summary": tpu_summary(config),
         "scratch_bucket": bucket.url,
         "team_namespaces": installs.namespaces,
+        "tenancy": tenancy_summary(config),
         **workloads,
         **watched,
     }
@@ -125,6 +125,25 @@ def build_stack(
     return outputs
 
 
+def _buckets(
+    config: StackConfig,
+    cluster: ClusterTarget,
+    node_account: pulumi.Output[str] | None,
+    team_accounts: dict[str, pulumi.Input[str]],
+    within: pulumi.ResourceOptions | None,
+) -> tuple[ScratchBucket, list[pulumi.Resource]]:
+    """The scratch bucket, and the grants on it and on ``dataBuckets``: each team's service
+    account on its prefix, the shared pools' and each dedicated team's node account."""
+    own_accounts = team_accounts if config.creates_cluster else None
+    bucket = ScratchBucket(
+        f"{config.cluster.name}-scratch",
+        args.scratch_bucket_args(config, cluster.control_plane, node_account, own_accounts),
+        within,
+    )
+    grants = [*bucket.grants, *_data_bucket_grants(config, node_account, team_accounts, within)]
+    return bucket, grants
+
+
 def _name_the_dashboard(workloads: dict[str, Any], watched: dict[str, Any]) -> None:
     """Each job's outputs say where its dashboard is (its URL is ``dashboard_url``)."""
     if "dashboard" not in watched:
@@ -135,18 +154,6 @@ def _name_the_dashboard(workloads: dict[str, Any], watched: dict[str, Any]) -> N
     ]
     for job in jobs:
         job["dashboard"] = watched["dashboard"]
-
-
-def _data_grants(
-    config: StackConfig,
-    node_account: pulumi.Output[str] | None,
-    within: pulumi.ResourceOptions | None,
-) -> list[pulumi.Resource]:
-    """The node service account's ``dataBuckets`` (a cluster this stack creates)."""
-    if not config.data_buckets or node_account is None:
-        return []
-    grants = args.data_bucket_grants_args(config, node_account)
-    return DataBucketGrants(f"{config.cluster.name}-data-buckets", grants, within).grants
 
 
 def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
@@ -167,18 +174,59 @@ def _check_before_registering(config: StackConfig, owner_read: bool) -> None:
 def _node_pools(
     config: StackConfig, cluster: GkeCluster, within: pulumi.ResourceOptions | None = None
 ) -> tuple[pulumi.Resource, dict[str, TpuNodePool]]:
-    """The system pool (returned first: installs wait for it), the CPU pool and TPU pools."""
+    """The system pool (returned first: installs wait for it), the CPU pool, the teams' CPU
+    pools and the TPU pools; a pool dedicated to a team runs as the team's own account."""
     target = cluster.pool_target()
     name = config.cluster.name
     system, cpu = config.system_pool, config.cpu_pool
     system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target), within)
     CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target), within)
+    for team_cpu in config.team_cpu_pools:
+        team_target = cluster.pool_target(team_cpu.team)
+        CpuNodePool(f"{name}-{team_cpu.name}", args.cpu_pool_args(team_cpu, team_target), within)
     tpu_pools: dict[str, TpuNodePool] = {}
     for pool in config.tpu_pools:  # a loop, not a comprehension: one frame fewer under each
         # registration, and the SDK records the whole call stack of every one
-        pool_args = args.tpu_pool_args(pool, target)
+        pool_args = args.tpu_pool_args(pool, cluster.pool_target(pool.team or ""))
         tpu_pools[pool.name] = TpuNodePool(f"{name}-{pool.name}", pool_args, within)
     return system_pool, tpu_pools
+
+
+def _team_stack_accounts(config: StackConfig) -> dict[str, pulumi.Input[str]]:
+    """A team stack's teams with pools dedicated to them in its owner: their node service
+    account (its email follows from the owner's project, cluster and the team)."""
+    if config.owner is None:
+        return {}
+    mine = {team.name for team in config.teams}
+    return {
+        team: team_node_service_account_email(config.gcp.project, config.cluster.name, team)
+        for team in config.dedicated_teams
+        if team in mine
+    }
+
+
+def _data_bucket_grants(
+    config: StackConfig,
+    node_account: pulumi.Input[str] | None,
+    team_accounts: dict[str, pulumi.Input[str]],
+    within: pulumi.ResourceOptions | None = None,
+) -> list[pulumi.Resource]:
+    """``dataBuckets`` granted to the node service account of the shared pools, and those of
+    a team to its dedicated pools' account."""
+    name, grants = config.cluster.name, []
+    teams = sorted({b.team for b in config.data_buckets if b.team is not None})
+    if node_account is not None and any(b.team is None for b in config.data_buckets):
+        grants += DataBucketGrants(
+            f"{name}-data-buckets", args.data_bucket_grants_args(config, node_account), within
+        ).grants
+    for team in teams:
+        if team in team_accounts:
+            grants += DataBucketGrants(
+                f"{name}-{team}-data-buckets",
+                args.data_bucket_grants_args(config, team_accounts[team], team),
+                within,
+            ).grants
+    return grants
 
 
 def tpu_summary(config: StackConfig) -> dict[str, dict[str, int]]:

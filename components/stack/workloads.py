@@ -144,7 +144,7 @@ class _Workloads:
             service_account=(
                 None if workload.host_network else team_service_account(config, workload)
             ),
-            head_node_selector=cpu_pool_selector(config),
+            head_node_selector=cpu_pool_selector(config, workload.team),
             head_annotations=gcsfuse_annotations(config, workload),
             prerequisites=self.prerequisites(logical, workload),
         )
@@ -180,7 +180,7 @@ class _Workloads:
             prerequisites=self.prerequisites(logical, entry),
             backend=config.backend_of(entry),
             jobset_install=self.installs.jobset,
-            head_node_selector=cpu_pool_selector(config),
+            head_node_selector=cpu_pool_selector(config, entry.team),
         )
 
 

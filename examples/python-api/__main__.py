@@ -12,6 +12,7 @@ from components import (
     DeploymentMode,
     GkeCluster,
     GkeClusterArgs,
+    HostNetworkPlacement,
     PathwaysJob,
     PathwaysJobArgs,
     PathwaysJobSpec,
@@ -19,6 +20,8 @@ from components import (
     ReleaseManifestArgs,
     ScratchBucket,
     ScratchBucketArgs,
+    TeamAdmissionPolicies,
+    TeamAdmissionPoliciesArgs,
     TeamNamespace,
     TeamNamespaceArgs,
     TpuNodePool,
@@ -60,7 +63,17 @@ controller = ReleaseManifest(
         depends_on=[jobset.manifest],
     ),
 )
-team = TeamNamespace("research", TeamNamespaceArgs("research", cluster.provider))
+# The admission policies every team namespace shares (Pod Security baseline, and the host network
+# only for the Job controller's pods), and one team alone on the cluster's pools: its Pathways
+# pods may use the host network there.
+TeamAdmissionPolicies(
+    "team-admission",
+    TeamAdmissionPoliciesArgs(cluster.provider, kueue=False, depends_on=[jobset.manifest]),
+)
+team = TeamNamespace(
+    "research",
+    TeamNamespaceArgs("research", cluster.provider, host_network=HostNetworkPlacement.SHARED),
+)
 bucket_name = f"{project}-pathways-scratch"
 bucket = ScratchBucket(
     "scratch",

@@ -21,14 +21,21 @@ STACK = "test"
 URN_PREFIX = f"urn:pulumi:{STACK}::tpu-pathways::pulumi:pulumi:Stack$"
 
 
-def team_namespace_labels(team: str) -> dict[str, str]:
-    """A team namespace's labels: the team, and Pod Security admission's levels (enforce
-    privileged, warn baseline, audit restricted), each at the latest version."""
-    levels = {"enforce": "privileged", "warn": "baseline", "audit": "restricted"}
+def team_namespace_labels(
+    team: str, *, enforce: str, host_network: str, priority_classes: str
+) -> dict[str, str]:
+    """A team namespace's labels: the team; Pod Security admission's levels (``enforce``:
+    baseline where no host-network pod may run, else privileged; restricted warned and
+    audited), each at the minor the shared admission policies follow; the shared policies'
+    selector and this namespace's parameters (where its host-network pods may run, the
+    PriorityClasses it may name)."""
     labels = {"tpu-pathways/team": team}
-    for mode, level in levels.items():
+    for mode, level in {"enforce": enforce, "warn": "restricted", "audit": "restricted"}.items():
         labels[f"pod-security.kubernetes.io/{mode}"] = level
-        labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
+        labels[f"pod-security.kubernetes.io/{mode}-version"] = "v1.36"
+    labels["tpu-pathways/team-namespace"] = "true"
+    labels["tpu-pathways/host-network"] = host_network
+    labels["tpu-pathways/priority-classes"] = priority_classes
     return labels
 
 

@@ -110,7 +110,8 @@ def test_its_own_network_and_identity(default):
     net = default.one(NETWORK_COMPONENT, "pc-net")
     assert net.parent == urn("tpu-pathways:cluster:GkeCluster", "pc")
     allow = default.one("gcp:compute/firewall:Firewall", "pc-pathways-ports-allow")
-    assert allow.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+    assert allow.inputs["sourceRanges"] == ["10.4.0.0/14"]
+    assert allow.inputs["sourceServiceAccounts"] == [NODES]
 
 
 def test_a_zonal_private_production_cluster(production):
@@ -169,8 +170,9 @@ def test_an_existing_network():
     }
     allow = existing.one("gcp:compute/firewall:Firewall", "pc-pathways-ports-allow")
     assert allow.inputs["network"] == "shared-vpc"
-    # The existing subnetwork's range is read at deploy time.
-    assert allow.inputs["sourceRanges"] == ["<looked up at deploy time>", "10.4.0.0/14"]
+    # The nodes are known by their account, whatever the existing subnetwork's range.
+    assert allow.inputs["sourceRanges"] == ["10.4.0.0/14"]
+    assert allow.inputs["sourceServiceAccounts"] == [NODES]
 
 
 def test_pool_target_places_pools_on_this_cluster(production):

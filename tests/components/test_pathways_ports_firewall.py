@@ -1,5 +1,5 @@
-"""PathwaysPortsFirewall from its Args: the host-network Pathways ports admitted from the
-cluster's ranges only, ahead of the VPC's own allow rules."""
+"""PathwaysPortsFirewall from its Args: the host-network Pathways ports of one set of pools
+admitted from that set's nodes and from pods only, ahead of the VPC's own allow rules."""
 
 from __future__ import annotations
 
@@ -17,17 +17,18 @@ def firewall():
     args = PathwaysPortsFirewallArgs(
         project="acme-ml",
         network="vpc",
-        cluster_ranges=["10.0.0.0/20", "10.4.0.0/14"],
+        pods_range="10.4.0.0/14",
         node_service_account=NODES,
     )
     return register(lambda: PathwaysPortsFirewall("ports", args) and None)
 
 
-def test_allow_from_the_cluster(firewall):
+def test_allow_from_the_same_pools_and_pods(firewall):
     allow = firewall.one("gcp:compute/firewall:Firewall", "ports-allow")
     assert allow.inputs["network"] == "vpc"
     assert allow.inputs["priority"] == 800
-    assert allow.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+    assert allow.inputs["sourceRanges"] == ["10.4.0.0/14"]
+    assert allow.inputs["sourceServiceAccounts"] == [NODES]
     assert allow.inputs["targetServiceAccounts"] == [NODES]
     assert allow.inputs["allows"] == [{"protocol": "tcp", "ports": PORTS}]
 

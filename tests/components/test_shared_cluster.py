@@ -48,11 +48,12 @@ OWNER: dict[str, Any] = {
     "cpuPool": {"maxNodes": 4},
     "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}],
     "addons": {"kueue": {"enabled": True}},
-    "teams": [{"name": "platform"}],
+    # The owner's team and the team stack's share the owner's pools, and say so.
+    "teams": [{"name": "platform", "isolation": "shared"}],
 }
 TEAM: dict[str, Any] = {
     "owner": "lab",
-    "teams": [{"name": "vision"}],
+    "teams": [{"name": "vision", "isolation": "shared"}],
     "workloads": [{"name": "train", "team": "vision", "pool": "v5p", "mode": "headless"}],
 }
 
@@ -132,8 +133,42 @@ def test_owner_exports_its_pools_bucket_queues_and_versions(research):
                 {"node_pool": "v5p-0", "jobs": ["research/llm-pretrain"], "colocated": False},
                 {"node_pool": "v5p-1", "jobs": ["research/llm-pretrain"], "colocated": False},
             ],
+        },
+        {
+            "name": "v5p-nlp",
+            "generation": "v5p",
+            "topology": "2x2x2",
+            "machine_type": "ct5p-hightpu-4t",
+            "slices": 1,
+            "chips": 8,
+            "node_labels": {
+                "cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+                "cloud.google.com/gke-tpu-topology": "2x2x2",
+                "node.kubernetes.io/instance-type": "ct5p-hightpu-4t",
+            },
+            "node_pools": ["v5p-nlp-0"],
+            "capacity": {
+                "on_demand": False,
+                "spot": False,
+                "reservation": "research-v5p-reservation",
+                "flex_start": False,
+            },
+            "held": [],
+            "team": "nlp",
+        },
+    ]
+    assert exported["team_cpu_pools"] == [
+        {
+            "name": "nlp-cpu",
+            "machine_type": "n2-standard-64",
+            "min_nodes": 0,
+            "max_nodes": 2,
+            "team": "nlp",
         }
     ]
+    # research runs alone on the shared pools, without having declared it shares them
+    assert exported["shared_pool_teams"] == {"research": False}
+    assert (exported["dns"], exported["google_apis"]) == ("cloudDns", "privateGoogleAccess")
     assert exported["cpu_pool"] == {
         "name": "cpu-np",
         "machine_type": "n2-standard-64",
@@ -150,6 +185,7 @@ def test_owner_exports_its_pools_bucket_queues_and_versions(research):
     )
     assert queues["queue_label"] == "kueue.x-k8s.io/queue-name"
     assert queues["priority_classes"]["high"] == 750
+    assert queues["team_cluster_queues"] == {"nlp": "nlp-cluster-queue"}
     assert exported["versions"] == {
         "jobset": "v0.10.1",
         "pathways_job": "v0.1.4",
@@ -216,7 +252,8 @@ def test_team_jobs_use_the_owners_pools_bucket_and_queue(team_research):
 def test_team_namespace_gets_a_local_queue_on_the_owners_cluster_queue(team_research):
     (queue,) = team_research.by_type(LOCAL_QUEUE)
     assert queue.inputs["metadata"] == {"name": "multislice-queue", "namespace": "nlp"}
-    assert queue.inputs["spec"] == {"clusterQueue": "cluster-queue"}
+    # nlp's pools are dedicated: its own ClusterQueue, whose flavors are those pools
+    assert queue.inputs["spec"] == {"clusterQueue": "nlp-cluster-queue"}
     (job,) = team_research.by_type(PATHWAYS_JOB)
     assert queue.urn in job.dependencies  # the job is queued only once its queue exists
 
@@ -409,7 +446,7 @@ def test_contract_missing_or_from_another_version_is_a_clear_error():
     with pytest.raises(
         ConfigError, match="exports an invalid shared_cluster: owner_stack: Field required"
     ):
-        contract_from_outputs({"contract_version": 2}, "research-v5p")
+        contract_from_outputs({"contract_version": 3}, "research-v5p")
 
 
 def test_two_owners_of_one_cluster_are_refused_naming_both(tmp_path, capsys):
@@ -597,7 +634,7 @@ def test_team_stack_queues_on_its_own_cluster_queue(tmp_path):
 
 
 def test_without_quotas_the_cluster_queue_is_unchanged(research):
-    (spec,) = queues_by_name(research).values()
+    spec = queues_by_name(research)["cluster-queue"]
     assert "cohortName" not in spec
     assert spec["preemption"] == {
         "reclaimWithinCohort": "Never",
@@ -705,7 +742,7 @@ V6E_OWNER: dict[str, Any] = {
     "cpuPool": {"maxNodes": 4},
     "tpuPools": [{"name": "v6e", "generation": "v6e", "topology": "2x2", "slices": 3}],
     "addons": {"kueue": {"enabled": False}},  # colocated heads cannot be queued
-    "teams": [{"name": "platform"}],
+    "teams": [{"name": "platform", "isolation": "shared"}],
 }
 
 
@@ -726,7 +763,7 @@ def _v6e_stacks(tmp_path: Path, slices: int, owner_jobs: list[dict[str, Any]]) -
     owner["workloads"] = owner_jobs
     team = {
         "owner": "k3",
-        "teams": [{"name": "serving"}],
+        "teams": [{"name": "serving", "isolation": "shared"}],
         "workloads": [_inference("inf2", "serving")],
     }
     return write_stacks(tmp_path / "stacks", {"k3": owner, "t3": team})
@@ -735,7 +772,7 @@ def _v6e_stacks(tmp_path: Path, slices: int, owner_jobs: list[dict[str, Any]]) -
 def test_owner_exports_the_node_pools_its_jobs_hold(tmp_path):
     stacks = _v6e_stacks(tmp_path, 3, [_inference("inf1", "platform")])
     exported = plan_stack(load_stack("k3", stacks), "k3").outputs["shared_cluster"]
-    assert exported["contract_version"] == 2
+    assert exported["contract_version"] == 3
     assert exported["tpu_pools"][0]["held"] == [
         {"node_pool": "v6e-0", "jobs": ["platform/inf1"], "colocated": True}
     ]
@@ -770,7 +807,7 @@ def test_a_team_job_beside_the_owners_colocated_job_is_pinned_off_its_node_pool(
     stacks = _v6e_stacks(tmp_path, 2, [_inference("inf1", "platform")])
     team = {
         "owner": "k3",
-        "teams": [{"name": "serving"}],
+        "teams": [{"name": "serving", "isolation": "shared"}],
         "workloads": [{"name": "nb", "team": "serving", "pool": "v6e", "mode": "headless"}],
     }
     write_stacks(stacks.parent / "stacks", {"t3": team})

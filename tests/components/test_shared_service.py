@@ -479,7 +479,10 @@ def test_insecure_proxy_credentials_go_into_the_connect_call(plan_of, stack_valu
 
 def test_two_teams_cannot_both_name_a_service_alike(stack_values, config_error):
     values = stack_values(
-        teams=[{"name": "serving"}, {"name": "research"}],
+        teams=[
+            {"name": "serving", "isolation": "shared"},
+            {"name": "research", "isolation": "shared"},
+        ],
         sharedServices=[
             {"name": "svc", "team": "serving", "pool": "v5e"},
             {"name": "svc", "team": "research", "pool": "v5e"},

@@ -224,7 +224,10 @@ def test_pathways_ports_admit_only_the_cluster_ranges(dev):
         assert rule.inputs["direction"] == "INGRESS"
         # on the cluster's nodes only: every node runs as the node service account
         assert rule.inputs["targetServiceAccounts"] == [NODE_SA]
-    assert allow.inputs["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
+    # the nodes of the same pools (their account: a node's primary address, where host-network
+    # pods send from), and pods off the host network (their NetworkPolicy bounds their egress)
+    assert allow.inputs["sourceServiceAccounts"] == [NODE_SA]
+    assert allow.inputs["sourceRanges"] == ["10.4.0.0/14"]
     assert allow.inputs["allows"] == [{"protocol": "tcp", "ports": PATHWAYS_PORTS}]
     assert deny.inputs["sourceRanges"] == ["0.0.0.0/0"]
     assert deny.inputs["denies"] == [{"protocol": "tcp", "ports": PATHWAYS_PORTS}]
@@ -232,11 +235,12 @@ def test_pathways_ports_admit_only_the_cluster_ranges(dev):
     assert allow.inputs["priority"] < deny.inputs["priority"] < 1000
 
 
-def test_pathways_ports_on_an_existing_network_use_its_subnet_range(zonal):
+def test_pathways_ports_on_an_existing_network_name_the_nodes_by_account(zonal):
     allow = zonal.get(FIREWALL, "pathways-dev-pathways-ports-allow")
     assert allow.inputs["network"] == "shared-vpc"
-    # the node range is the existing subnetwork's, looked up at deploy time
-    assert allow.inputs["sourceRanges"] == ["<looked up at deploy time>", "10.4.0.0/14"]
+    # no lookup of the subnetwork's range: the nodes are known by their account
+    assert allow.inputs["sourceServiceAccounts"] == [NODE_SA]
+    assert allow.inputs["sourceRanges"] == ["10.4.0.0/14"]
     assert zonal.get(FIREWALL, "pathways-dev-pathways-ports-deny").inputs["sourceRanges"] == [
         "0.0.0.0/0"
     ]

@@ -19,6 +19,7 @@ EXAMPLE_STACKS = owner_stacks(
 CONTROLLER_STACKS = [s for s in EXAMPLE_STACKS if not uses_jobset_backend(s)]
 
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMapPatch"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -217,8 +218,10 @@ def test_every_controller_is_pinned_to_the_system_pool(example_plan, stack):
         spec = patch.inputs["spec"]["template"]["spec"]
         assert spec["nodeSelector"] == {"cloud.google.com/gke-nodepool": "system-np"}
         assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
-        # patched once its install exists, through the cluster's provider
-        assert set(patch.dependencies) & {f.urn for f in files.values()}
+        # patched once its install (Kueue's: its configuration) exists, through the cluster's
+        # provider
+        installed = {f.urn for f in files.values()} | {c.urn for c in plan.by_type(CONFIG_MAP)}
+        assert set(patch.dependencies) & installed
         assert patch.provider == the_provider(plan).urn
 
 

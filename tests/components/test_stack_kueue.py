@@ -21,12 +21,16 @@ TPU = "google.com/tpu"
 KUEUE_ON = {"kueue": {"enabled": True}}
 
 
+DEDICATED_TO = "tpu-pathways/dedicated-to"
+
+
 def tpu_flavors(plan) -> dict[str, tuple[str, str]]:
-    """Flavor name -> (accelerator label, topology label), for flavors that select TPU nodes."""
+    """Flavor name -> (accelerator label, topology label), for flavors that select the shared
+    pools' TPU nodes."""
     flavors = {}
     for r in plan.by_type(FLAVOR):
         labels = r.inputs["spec"]["nodeLabels"]
-        if ACCELERATOR in labels:
+        if ACCELERATOR in labels and DEDICATED_TO not in labels:
             assert set(labels) == {ACCELERATOR, TOPOLOGY, INSTANCE_TYPE}, labels
             flavors[r.inputs["metadata"]["name"]] = (labels[ACCELERATOR], labels[TOPOLOGY])
     return flavors
@@ -34,7 +38,9 @@ def tpu_flavors(plan) -> dict[str, tuple[str, str]]:
 
 def tpu_quota_by_shape(plan) -> dict[tuple[str, str], int]:
     """(accelerator, topology) -> the ClusterQueue's nominal google.com/tpu quota."""
-    (queue,) = plan.by_type(CLUSTER_QUEUE)
+    (queue,) = [
+        q for q in plan.by_type(CLUSTER_QUEUE) if q.inputs["metadata"]["name"] == "cluster-queue"
+    ]
     flavors = tpu_flavors(plan)
     quota: dict[tuple[str, str], int] = {}
     for group in queue.inputs["spec"]["resourceGroups"]:
@@ -65,7 +71,10 @@ def two_shapes(plan_of, stack_values):
                 {"name": "small", "generation": "v6e", "topology": "2x2", "slices": 3},
                 {"name": "big", "generation": "v6e", "topology": "2x4"},
             ],
-            teams=[{"name": "alpha"}, {"name": "beta", "serviceAccount": "runner"}],
+            teams=[
+                {"name": "alpha", "isolation": "shared"},
+                {"name": "beta", "serviceAccount": "runner", "isolation": "shared"},
+            ],
             addons=KUEUE_ON,
         )
     )
@@ -90,8 +99,47 @@ def test_one_flavor_per_tpu_shape_v5p(research):
 
 
 def test_tpu_quota_is_the_provisioned_chips_v5p(research):
-    # 2 slices x 2x2x2 (8 chips) = 16
+    # 2 slices x 2x2x2 (8 chips) = 16; the slice dedicated to nlp is not the shared queue's
     assert tpu_quota_by_shape(research) == {("tpu-v5p-slice", "2x2x2"): 16}
+
+
+def test_a_dedicated_team_has_its_own_flavors_and_queue(research):
+    """nlp's slice and CPU pool: flavors that add nlp's label and toleration to the pods Kueue
+    admits there, and a ClusterQueue of exactly them, admitting nlp (and its shared services
+    in default) only, in no cohort."""
+    flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in research.by_type(FLAVOR)}
+    toleration = {"key": DEDICATED_TO, "operator": "Equal", "value": "nlp", "effect": "NoSchedule"}
+    assert flavors["tpu-v5p-slice-2x2x2-4t-nlp"] == {
+        "nodeLabels": {
+            ACCELERATOR: "tpu-v5p-slice",
+            TOPOLOGY: "2x2x2",
+            INSTANCE_TYPE: "ct5p-hightpu-4t",
+            DEDICATED_TO: "nlp",
+        },
+        "tolerations": [toleration],
+    }
+    assert flavors["cpu-nlp-cpu"] == {
+        "nodeLabels": {"cloud.google.com/gke-nodepool": "nlp-cpu", DEDICATED_TO: "nlp"},
+        "tolerations": [toleration],
+    }
+    (queue,) = [
+        q
+        for q in research.by_type(CLUSTER_QUEUE)
+        if q.inputs["metadata"]["name"] == "nlp-cluster-queue"
+    ]
+    spec = queue.inputs["spec"]
+    assert spec["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["nlp", "default"]}
+        ]
+    }
+    assert "cohortName" not in spec
+    tpu, cpu = spec["resourceGroups"]
+    assert tpu["flavors"] == [
+        {"name": "tpu-v5p-slice-2x2x2-4t-nlp", "resources": [{"name": TPU, "nominalQuota": 8}]}
+    ]
+    # two n2-standard-64 nodes' allocatable
+    assert [f["name"] for f in cpu["flavors"]] == ["cpu-nlp-cpu"]
 
 
 def test_two_shapes_two_flavors_with_their_own_quotas(two_shapes):
@@ -120,9 +168,10 @@ def test_cpu_flavor_selects_the_cpu_pool(plan_of, stack_values):
 
 
 def test_cluster_queue_is_cluster_scoped_and_named(research):
-    (queue,) = research.by_type(CLUSTER_QUEUE)
-    assert queue.inputs["metadata"] == {"name": "cluster-queue"}
-    assert queue.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    shared, dedicated = research.by_type(CLUSTER_QUEUE)
+    assert shared.inputs["metadata"] == {"name": "cluster-queue"}
+    assert dedicated.inputs["metadata"] == {"name": "nlp-cluster-queue"}
+    assert shared.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
 
 
 def test_a_local_queue_per_team_namespace(two_shapes):

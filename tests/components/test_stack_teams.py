@@ -29,10 +29,18 @@ def teams(plan_of, stack_values):
 
 
 def test_a_namespace_per_team(teams):
+    """Two teams that declared nothing and have no pools of their own: no host network for
+    either (neither may share the other's node identity), so Pod Security baseline is enforced;
+    the labels are the shared admission policies' parameters."""
     namespaces = {r.inputs["metadata"]["name"]: r for r in teams.by_type(NAMESPACE)}
     assert set(namespaces) == {"research", "serving"}
     for name, namespace in namespaces.items():
-        assert namespace.inputs["metadata"]["labels"] == team_namespace_labels(name)
+        assert namespace.inputs["metadata"]["labels"] == team_namespace_labels(
+            name,
+            enforce="baseline",
+            host_network="none",
+            priority_classes="very-low.low.medium.high",
+        )
 
 
 def test_a_service_account_per_team_in_its_namespace(teams):
@@ -65,16 +73,26 @@ def test_default_team(plan_of, stack_values):
     (account,) = team_accounts(plan)
     assert account.inputs["metadata"] == {"name": "pathways", "namespace": "pathways"}
     assert account.inputs["automountServiceAccountToken"] is False
-    # isolated by default: the pod policy, default-deny, a quota; no group, so no RoleBinding
+    # isolated by default: the shared pod, Job and JobSet policies, a NetworkPolicy, a quota
+    # with the team's share of the chips (the one v5e-8 slice: 8); no group, so no RoleBinding
     # in the team's namespace (the controllers' metrics collector has its own, in theirs)
     assert [
         r for r in plan.by_type(ROLE_BINDING) if r.inputs["metadata"]["namespace"] == "pathways"
     ] == []
     (quota,) = plan.by_type(QUOTA)
     assert quota.inputs["spec"] == {
-        "hard": {"services.loadbalancers": "0", "services.nodeports": "0"}
+        "hard": {
+            "requests.google.com/tpu": "8",
+            "services.loadbalancers": "0",
+            "services.nodeports": "0",
+        }
     }
-    assert len(plan.by_type(VAP)) == 1
+    assert len(plan.by_type(VAP)) == 3
+    # alone on the cluster's pools: its Pathways pods may use the host network there
+    (namespace,) = plan.by_type(NAMESPACE)
+    labels = namespace.inputs["metadata"]["labels"]
+    assert labels["tpu-pathways/host-network"] == "alone"
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
 def test_a_teams_group_and_quota(plan_of, stack_values):

@@ -1,26 +1,39 @@
-"""TeamIsolation from its Args: the pod admission policy bound to the team's namespace, the
-group's RoleBinding, default-deny NetworkPolicies and the ResourceQuota."""
+"""What isolates a team namespace (``isolate``, inside its TeamNamespace): the group's
+RoleBinding, one NetworkPolicy and the ResourceQuota (the admission policies are shared by every
+team namespace: team_policies)."""
 
 from __future__ import annotations
 
 import pytest
 
-from components.addons.team_isolation import TeamIsolation, TeamIsolationArgs, TeamQuota
+from components.addons.team_isolation import TeamQuota
+from components.addons.teams import TeamNamespace, TeamNamespaceArgs
+from components.vocabulary import DnsProvider, GoogleApiEgress
 from tests.components.harness import k8s_provider, register, urn
 
-VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
-VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 LABELS = {"tpu-pathways/team": "research"}
-PARENT = "tpu-pathways:teams:TeamIsolation"
+PARENT = "tpu-pathways:teams:TeamNamespace"
+METADATA_SERVER = [
+    {
+        "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
+        "ports": [{"protocol": "TCP", "port": 80}],
+    },
+    {
+        "to": [{"ipBlock": {"cidr": "169.254.169.252/32"}}],
+        "ports": [{"protocol": "TCP", "port": 988}],
+    },
+]
+DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
 
 
 def isolation(**more):
+    """A TeamNamespace named ``iso`` (its isolation's objects are named ``iso-isolation-*``)."""
+
     def build():
-        args = TeamIsolationArgs("research", "research", k8s_provider(), **more)
-        return {"policy": TeamIsolation("iso", args).policy_name}
+        TeamNamespace("iso", TeamNamespaceArgs("research", k8s_provider(), **more))
 
     return register(build)
 
@@ -33,68 +46,8 @@ def team():
     )
 
 
-def test_the_pod_policy(team):
-    policy = team.one(VAP, "iso-pod-policy")
-    assert policy.inputs["metadata"] == {"name": "tpu-pathways-pods-research", "labels": LABELS}
-    spec = policy.inputs["spec"]
-    assert spec["failurePolicy"] == "Fail"
-    assert spec["matchConstraints"] == {
-        "resourceRules": [
-            {
-                "apiGroups": [""],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE"],
-                "resources": ["pods"],
-            },
-            {
-                "apiGroups": [""],
-                "apiVersions": ["v1"],
-                "operations": ["UPDATE"],
-                "resources": ["pods/ephemeralcontainers"],
-            },
-        ]
-    }
-    assert [v["message"] for v in spec["validations"]] == [
-        "hostNetwork is allowed only for Pathways pods (pods of a JobSet's Job)",
-        "hostPID is not allowed",
-        "hostIPC is not allowed",
-        "hostPath volumes other than /tmp are not allowed",
-        "privileged containers are not allowed",
-        "adding Linux capabilities is not allowed",
-        "an unmasked /proc (procMount) is not allowed",
-        "an Unconfined seccomp profile is not allowed",
-        "hostPort is allowed only with the host network of a Pathways pod",
-    ]
-    assert spec["validations"][1]["expression"] == (
-        "!has(object.spec.hostPID) || !object.spec.hostPID"
-    )
-    assert spec["validations"][3]["expression"] == (
-        "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath) || "
-        "v.hostPath.path == '/tmp')"
-    )
-    # every expression reads the pod alone: no params, no old object, no request
-    for validation in spec["validations"]:
-        assert "params" not in validation["expression"]
-        assert "oldObject" not in validation["expression"]
-        assert "request" not in validation["expression"]
-    assert "matchConditions" not in spec
-    assert team.outputs == {"policy": "tpu-pathways-pods-research"}
-
-
-def test_the_policy_binding_denies_in_the_teams_namespace_only(team):
-    binding = team.one(VAP_BINDING, "iso-pod-policy-binding")
-    assert binding.inputs["spec"] == {
-        "policyName": "tpu-pathways-pods-research",
-        "validationActions": ["Deny"],
-        "matchResources": {
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "research"}}
-        },
-    }
-    assert team.one(VAP, "iso-pod-policy").urn in binding.dependencies
-
-
 def test_the_groups_edit_binding(team):
-    binding = team.one(ROLE_BINDING, "iso-edit")
+    binding = team.one(ROLE_BINDING, "iso-isolation-edit")
     assert binding.inputs == {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
@@ -110,78 +63,64 @@ def test_the_groups_edit_binding(team):
     }
 
 
-def test_default_deny_then_the_namespace_and_dns(team):
-    assert team.names(NETWORK_POLICY) == [
-        "iso-default-deny",
-        "iso-dns",
-        "iso-google-apis",
-        "iso-same-namespace",
-    ]
-    deny = team.one(NETWORK_POLICY, "iso-default-deny")
-    assert deny.inputs["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
-    same = team.one(NETWORK_POLICY, "iso-same-namespace")
-    assert same.inputs["spec"] == {
-        "podSelector": {},
-        "policyTypes": ["Ingress", "Egress"],
-        "ingress": [{"from": [{"podSelector": {}}]}],
-        "egress": [{"to": [{"podSelector": {}}]}],
-    }
-    dns = team.one(NETWORK_POLICY, "iso-dns")
-    assert dns.inputs["spec"] == {
-        "podSelector": {},
-        "policyTypes": ["Egress"],
-        "egress": [
-            {
-                "to": [
-                    {
-                        "namespaceSelector": {
-                            "matchLabels": {"kubernetes.io/metadata.name": "kube-system"}
-                        },
-                        "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
-                    }
-                ],
-                "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
-            }
-        ],
-    }
-    assert dns.inputs["metadata"] == {
-        "name": "allow-dns",
+def test_one_network_policy_default_deny_but_the_namespace_dns_and_google_apis(team):
+    """Cloud DNS (the default): DNS at the metadata server's address; HTTPS only to
+    private.googleapis.com, where the cluster's private zones resolve Google APIs."""
+    (policy,) = team.of_type(NETWORK_POLICY)
+    assert policy.name == "iso-isolation-network"
+    assert policy.inputs["metadata"] == {
+        "name": "team-network",
         "namespace": "research",
         "labels": LABELS,
     }
-
-
-def test_workload_identity_and_google_apis_but_no_private_range(team):
-    apis = team.one(NETWORK_POLICY, "iso-google-apis")
-    assert apis.inputs["spec"] == {
+    assert policy.inputs["spec"] == {
         "podSelector": {},
-        "policyTypes": ["Egress"],
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [{"from": [{"podSelector": {}}]}],
         "egress": [
+            {"to": [{"podSelector": {}}]},
+            {"to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}], "ports": DNS_PORTS},
+            *METADATA_SERVER,
             {
-                "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
-                "ports": [{"protocol": "TCP", "port": 80}],
-            },
-            {
-                "to": [{"ipBlock": {"cidr": "169.254.169.252/32"}}],
-                "ports": [{"protocol": "TCP", "port": 988}],
-            },
-            {
-                "to": [
-                    {
-                        "ipBlock": {
-                            "cidr": "0.0.0.0/0",
-                            "except": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"],
-                        }
-                    }
-                ],
+                "to": [{"ipBlock": {"cidr": "199.36.153.8/30"}}],
                 "ports": [{"protocol": "TCP", "port": 443}],
             },
         ],
     }
 
 
+def test_kube_dns_and_a_vpc_of_unknown_dns():
+    """kube-dns: its pods in kube-system; a VPC this project did not create: any public HTTPS
+    address (its DNS is not known to resolve Google APIs privately)."""
+    other = isolation(dns=DnsProvider.KUBE_DNS, google_apis=GoogleApiEgress.ANY_HTTPS)
+    (policy,) = other.of_type(NETWORK_POLICY)
+    _, dns, *_, apis = policy.inputs["spec"]["egress"]
+    assert dns == {
+        "to": [
+            {
+                "namespaceSelector": {
+                    "matchLabels": {"kubernetes.io/metadata.name": "kube-system"}
+                },
+                "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+            }
+        ],
+        "ports": DNS_PORTS,
+    }
+    assert apis == {
+        "to": [
+            {
+                "ipBlock": {
+                    "cidr": "0.0.0.0/0",
+                    "except": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"],
+                }
+            }
+        ],
+        "ports": [{"protocol": "TCP", "port": 443}],
+    }
+
+
 def test_the_quota(team):
-    quota = team.one(QUOTA, "iso-quota")
+    quota = team.one(QUOTA, "iso-isolation-quota")
     assert quota.inputs["metadata"] == {
         "name": "research-quota",
         "namespace": "research",
@@ -209,6 +148,6 @@ def test_everything_is_a_child_on_the_explicit_provider(team):
 def test_no_group_no_binding_and_only_the_service_limits():
     bare = isolation()
     assert bare.of_type(ROLE_BINDING) == []
-    assert bare.one(QUOTA, "iso-quota").inputs["spec"] == {
+    assert bare.one(QUOTA, "iso-isolation-quota").inputs["spec"] == {
         "hard": {"services.loadbalancers": "0", "services.nodeports": "0"}
     }

@@ -284,7 +284,7 @@ def test_workload_outputs_are_not_lost_across_namespaces(plan_of, stack_values):
     outputs, keyed <namespace>/<name>, describe both."""
     stack = values(
         stack_values,
-        teams=[{"name": "a"}, {"name": "b"}],
+        teams=[{"name": "a", "isolation": "shared"}, {"name": "b", "isolation": "shared"}],
         workloads=[{**NOTEBOOK, "team": "a"}, {**NOTEBOOK, "team": "b"}],
     )
     plan = plan_of(stack)

@@ -9,6 +9,7 @@ import copy
 import io
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
 from components.resolve.checks import parse_stack_config
 from components.resolve.workload_specs import user_pod_template
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, ends_within
 
 BASE: dict[str, Any] = {
@@ -1470,13 +1472,21 @@ def test_a_fifo_as_a_diff_base_is_refused_not_waited_on(option, tmp_path, capfd)
 
 
 def test_a_fifo_in_a_diff_dir_fails_its_stack_only(tmp_path, capfd):
-    os.mkfifo(tmp_path / "dev.json")
-    argv = ("plan", "--all", "--diff-dir", str(tmp_path), "--format", "json")
-    code, out, err = _bounded_cli(capfd, *argv)
+    # The stack whose base is a FIFO and one other (all the example stacks: 2.6 CPU-s, the same)
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    for name in ("dev", "serving-v6e"):
+        shutil.copy(EXAMPLES_DIR / f"Pulumi.{name}.yaml", stacks)
+    bases = tmp_path / "bases"
+    bases.mkdir()
+    os.mkfifo(bases / "dev.json")
+    argv = ("plan", "--all", "--stacks-dir", str(stacks), "--diff-dir", str(bases))
+    code, out, err = _bounded_cli(capfd, *argv, "--format", "json")
     assert code == 1, err
-    stacks = {d["stack"]: d for d in json.loads(out)["stacks"]}
-    assert "dev.json is not a regular file" in stacks["dev"]["error"]
-    assert all("error" not in d for stack, d in stacks.items() if stack != "dev")
+    planned = {d["stack"]: d for d in json.loads(out)["stacks"]}
+    assert sorted(planned) == ["dev", "serving-v6e"]
+    assert "dev.json is not a regular file" in planned["dev"]["error"]
+    assert "error" not in planned["serving-v6e"]
 
 
 def _long_env_name_stack(directory: Path, length: int) -> None:

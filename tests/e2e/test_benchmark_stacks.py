@@ -344,10 +344,10 @@ def test_a_diff_base_holds_n_extra_resources_the_current_plan_removes(
     extras = base["resources"][len(current.resources) :]
     assert len(extras) == 100 and base["summary"]["resources"] == len(current.resources) + 100
     assert {r["type"] for r in extras} <= diff_base.GROWS
-    # 23 resources of growing types per round (research-v5p's team bucket grant, and the
-    # metrics scrapers' accounts and the collector's bindings of Kueue and JobSet): rounds
-    # x0-x3 whole, 8 of x4
-    assert sorted({r["name"].rsplit("-", 1)[1] for r in extras}) == [f"x{k}" for k in range(5)]
+    # 25 resources of growing types per round (research-v5p's team bucket grant, the metrics
+    # scrapers' accounts and the collector's bindings of Kueue and JobSet, and what team
+    # research's dedicated pools add): rounds x0-x3 whole
+    assert sorted({r["name"].rsplit("-", 1)[1] for r in extras}) == [f"x{k}" for k in range(4)]
     # the extras join the plan's own components (or the stack), cluster and provider
     stack = "urn:pulumi:research-v5p::tpu-pathways::pulumi:pulumi:Stack::tpu-pathways-research-v5p"
     assert {r["parent"] for r in extras} <= own | {stack}
@@ -389,3 +389,29 @@ def test_the_scaling_check_fails_on_a_quadratic_and_on_a_missed_budget(bench):
         "diff-base at 70,064 resources in the diff base: CPU s of the whole process"
     )
     assert "MISS diff-base at 70,064" in bench.report({"targets": checks})
+
+
+# --- the teams count shape (benchmarks/stacks.py, benchmarks/scaling.py) -----------------------
+
+
+def test_a_teams_stack_plans_seven_resources_per_team(generator, tmp_path):
+    """Per team namespace: its TeamNamespace, Namespace, ServiceAccount, NetworkPolicy,
+    ResourceQuota, LocalQueue and the Workload Identity grant on its prefix; the admission
+    policies are the cluster's, one per kind, whatever the number of teams."""
+    from components.plan.engine import plan_file
+
+    counts = {}
+    for teams in (2, 5):
+        directory = tmp_path / f"t{teams}"
+        directory.mkdir()
+        plan = plan_file(generator.write_teams_stack(directory, teams), directory)
+        counts[teams] = len(plan.resources)
+        policies = [r for r in plan.resources if r.type.endswith(":ValidatingAdmissionPolicy")]
+        assert len(policies) == 3
+    assert (counts[5] - counts[2]) / 3 == 7
+
+
+def test_the_teams_shape_is_registered_with_its_budget():
+    scaling = _load("scaling")
+    shape = scaling.SHAPES["teams"]
+    assert (shape.steps[-1], shape.max_cpu_s) == (1000, 15.0)

@@ -64,12 +64,13 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     code, _, err = run_cli(capsys, "plan", "--stack", "dev", "--out", str(out_dir))
     assert code == 0
     # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
-    # default in a stack that owns its cluster), the patches that pin each controller to the
-    # system pool (JobSet's also sets its memory), and the JobSet, PathwaysJob and Kueue release
-    # manifests; the team's isolation: its pod admission policy and binding, NetworkPolicies
-    # and ResourceQuota; Kueue's and JobSet's metrics scraping (a PodMonitoring, the scraper's
-    # account, token, reader binding and the collector's read of the token), and the dashboard
-    # in a directory of its own that `kubectl apply -f DIR` does not read
+    # default in a stack that owns its cluster) and its configuration, the patches that pin each
+    # controller to the system pool (JobSet's also sets its memory, Kueue's rolls it to read its
+    # configuration), and the JobSet, PathwaysJob and Kueue release manifests; the admission
+    # policies every team namespace shares (pods, Jobs, JobSets) and their bindings; the team's
+    # NetworkPolicy and ResourceQuota; Kueue's and JobSet's metrics scraping (a PodMonitoring,
+    # the scraper's account, token, reader binding and the collector's read of the token), and
+    # the dashboard in a directory of its own that `kubectl apply -f DIR` does not read
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
         "clusterrolebinding-jobset-system-metrics-scraper.yaml",
@@ -77,10 +78,8 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "localqueue-pathways-multislice-queue.yaml",
         "monitoring",
         "namespace-pathways.yaml",
-        "networkpolicy-pathways-allow-dns.yaml",
-        "networkpolicy-pathways-allow-google-apis.yaml",
-        "networkpolicy-pathways-allow-same-namespace.yaml",
-        "networkpolicy-pathways-default-deny.yaml",
+        "networkpolicy-pathways-team-network.yaml",
+        "patch-configmap-kueue-system-kueue-manager-config.yaml",
         "patch-deployment-jobset-system-jobset-controller-manager.yaml",
         "patch-deployment-kueue-system-kueue-controller-manager.yaml",
         "patch-deployment-pathways-job-system-pathways-job-controller-manager.yaml",
@@ -106,11 +105,15 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "serviceaccount-jobset-system-metrics-scraper.yaml",
         "serviceaccount-kueue-system-metrics-scraper.yaml",
         "serviceaccount-pathways-pathways.yaml",
-        "validatingadmissionpolicy-tpu-pathways-pods-pathways.yaml",
-        "validatingadmissionpolicybinding-tpu-pathways-pods-pathways.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-jobs.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-pods.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-jobs.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-pods.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 37 files to {out_dir}: 32 Kubernetes objects, 3 server-side patches, "
+        f"wrote 39 files to {out_dir}: 33 Kubernetes objects, 4 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL), Cloud Monitoring "
         "dashboard JSON to import (monitoring/dashboard-pathways-dev-monitoring-dashboard.json)"
     )
@@ -121,8 +124,8 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     urls = (out_dir / "release-manifests.txt").read_text().splitlines()[1:]
     assert [line.split()[1] for line in urls] == [
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
-        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
         "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml",
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
     ]
 
 

@@ -75,22 +75,24 @@ def sixty_four_slices(tmp_path_factory):
 
 def test_sixty_four_slices_deploy_with_everything_ready_at_once(sixty_four_slices, tmp_path):
     work, stack = sixty_four_slices
-    # Just after 17 min the installs are done and the jobs go in while GKE still queues the
+    # Just before 18 min the installs are done and the jobs go in while GKE still queues the
     # slices (10 at once until 1h20m): 64 TPU node pools, 16 PathwaysJobs (one per pool of 4
-    # slices), the 2 controller patches rolling their Deployments, and Kueue's metrics scraper
-    # objects (its token Secret, its cluster role binding and its collector's role binding).
-    assert _run_step(tmp_path, stack, work) == f"parallel={64 + 16 + 2 + 3}\n"
+    # slices; they wait for Kueue's controller to roll onto its configuration, so the
+    # controller patches are done by then), and Kueue's metrics scraper objects (its token
+    # Secret, its cluster role binding and its collector's role binding).
+    assert _run_step(tmp_path, stack, work) == f"parallel={64 + 16 + 3}\n"
 
 
 def test_a_small_stack_gets_what_is_ready_when_its_cluster_is(capsys):
     # dev at 10 min, its cluster up: its 3 node pools (system, CPU, one v5e slice), 5 priority
-    # classes, the team namespace, the pod admission policy and the team's 2 bucket grants (the
-    # scratch bucket, the datasets bucket): 12, more than Pulumi's 8.
+    # classes, the team namespace and the team's 2 bucket grants (the scratch bucket, the
+    # datasets bucket): 11, more than Pulumi's 8. The admission policies every team namespace
+    # shares wait for the system pool and JobSet's install.
     arguments = _step_plan_arguments("dev")
     assert arguments == ["plan", "--stack", "dev", "--deploy-parallelism"]
     code, out, err = run_cli(capsys, *arguments)
     assert code == 0, err
-    assert out == f"{3 + 5 + 1 + 1 + 2}\n"
+    assert out == f"{3 + 5 + 1 + 2}\n"
 
 
 def test_the_cli_refuses_what_it_would_drop(capsys):

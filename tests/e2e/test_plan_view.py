@@ -34,12 +34,13 @@ def test_the_stages_come_in_deployment_order(example_plan):
     assert installs == [
         "  + ConfigFile pathways-dev-jobset",
         "      file=https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml",
-        "  + ConfigFile pathways-dev-pathways-job",
-        "      file=https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
         "  + ConfigFile pathways-dev-kueue",
         "      file=https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.1/manifests.yaml",
-        "  + DeploymentPatch jobset-system/jobset-controller-manager",
+        "  + ConfigMapPatch kueue-system/kueue-manager-config",
         "  + DeploymentPatch kueue-system/kueue-controller-manager",
+        "  + ConfigFile pathways-dev-pathways-job",
+        "      file=https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+        "  + DeploymentPatch jobset-system/jobset-controller-manager",
         "  + DeploymentPatch pathways-job-system/pathways-job-controller-manager",
     ]
 
@@ -82,15 +83,15 @@ def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
     lines = render_text(example_plan("dev")).splitlines()
     lines = lines[: lines.index("Next steps (docs/getting-started.md, step 4):") - 2]
     assert lines[-6:] == [
-        "Creates 58 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
-        "Firewall, 3 NodePool, 3 ConfigFile,",
-        "  3 DeploymentPatch, 1 ClusterQueue, 1 Namespace, 1 LocalQueue, 2 ResourceFlavor, 5 "
-        "PriorityClass, 3 ServiceAccount, 2",
-        "  Secret, 2 PodMonitoring, 2 ClusterRoleBinding, 2 Role, 2 RoleBinding, 1 "
-        "ValidatingAdmissionPolicy, 1",
-        "  ValidatingAdmissionPolicyBinding, 1 ResourceQuota, 4 NetworkPolicy, 1 Bucket, 3 "
-        "BucketIAMMember, 2 PathwaysJob, 4",
-        "  AlertPolicy, 1 Dashboard",
+        "Creates 69 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
+        "Firewall, 3 ManagedZone, 6",
+        "  RecordSet, 3 NodePool, 3 ConfigFile, 1 ConfigMapPatch, 3 DeploymentPatch, 1 "
+        "ClusterQueue, 1 Namespace, 1 LocalQueue, 2",
+        "  ResourceFlavor, 5 PriorityClass, 3 ServiceAccount, 2 Secret, 2 PodMonitoring, 2 "
+        "ClusterRoleBinding, 2 Role, 2",
+        "  RoleBinding, 3 ValidatingAdmissionPolicy, 3 ValidatingAdmissionPolicyBinding, 1 "
+        "ResourceQuota, 1 NetworkPolicy, 1",
+        "  Bucket, 3 BucketIAMMember, 2 PathwaysJob, 4 AlertPolicy, 1 Dashboard",
         "Total: 8 TPU chips (v5e), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list prices)",
     ]
 

@@ -57,6 +57,7 @@ VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 KSA = "kubernetes:core/v1:ServiceAccount"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
 LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
 NODE_SA = "nodes@tpu-pathways-serving.iam.gserviceaccount.com"
@@ -132,10 +133,19 @@ GOOD: dict[str, dict[str, Any]] = {
             "labels": {
                 "tpu-pathways/team": "serving",
                 "pod-security.kubernetes.io/enforce": "privileged",
-                "pod-security.kubernetes.io/warn": "baseline",
+                "pod-security.kubernetes.io/warn": "restricted",
                 "pod-security.kubernetes.io/audit": "restricted",
+                "tpu-pathways/host-network": "dedicated",
             },
         }
+    },
+    QUOTA: {
+        "metadata": {
+            "name": "serving-quota",
+            "namespace": "serving",
+            "labels": {"tpu-pathways/team": "serving"},
+        },
+        "spec": {"hard": {"requests.google.com/tpu": "16", "services.loadbalancers": "0"}},
     },
     VAP: {"metadata": {"name": "tpu-pathways-pods-serving"}, "spec": {"failurePolicy": "Fail"}},
     VAP_BINDING: {
@@ -360,6 +370,36 @@ FAILING = [
         },
         "metadata.labels has no 'pod-security.kubernetes.io/audit' (Pod Security admission's "
         "audit level)",
+    ),
+    (
+        "team-host-network-declared",
+        NAMESPACE,
+        "metadata.labels",
+        {"tpu-pathways/team": "serving", "tpu-pathways/host-network": "anywhere"},
+        "metadata.labels['tpu-pathways/host-network'] is \"anywhere\": where the namespace's "
+        "host-network pods may run must be one of dedicated, shared, alone, none (teams on the "
+        "shared pools act as one node identity: declared with teams[].isolation: shared)",
+    ),
+    (
+        "team-namespace-baseline",
+        NAMESPACE,
+        "metadata.labels",
+        {
+            "tpu-pathways/team": "serving",
+            "pod-security.kubernetes.io/enforce": "privileged",
+            "tpu-pathways/host-network": "none",
+        },
+        "enforces Pod Security privileged, but no host-network Pathways pod may run in it "
+        "(tpu-pathways/host-network: none): enforce baseline",
+    ),
+    (
+        "team-tpu-quota",
+        QUOTA,
+        "spec.hard",
+        {"services.loadbalancers": "0"},
+        "spec.hard has no 'requests.google.com/tpu': a pod of the team that went around Kueue "
+        "could hold every TPU chip of the cluster; give it the team's share "
+        "(teams[].resourceQuota.tpuChips)",
     ),
     (
         "admission-policy-denies",

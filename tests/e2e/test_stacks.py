@@ -116,7 +116,15 @@ def test_cpu_pool(stack):
         return
     cpu = values.get("cpuPool", {})
     pools = [r for r in plan.by_type(NODE_POOL) if f"${CPU_COMPONENT}::" in (r.parent or "")]
-    (pool,) = [p for p in pools if p.inputs["name"] != "system-np"]
+    # the shared CPU pool; the teams' own (teamCpuPools) run as their accounts, tainted
+    dedicated = {p.get("name", f"{p['team']}-cpu"): p for p in values.get("teamCpuPools", [])}
+    for pool in [p for p in pools if p.inputs["name"] in dedicated]:
+        team = dedicated[pool.inputs["name"]]["team"]
+        assert pool.inputs["nodeConfig"]["taints"] == [
+            {"key": "tpu-pathways/dedicated-to", "value": team, "effect": "NO_SCHEDULE"}
+        ]
+        assert f"-{team}-nodes@" in pool.inputs["nodeConfig"]["serviceAccount"]
+    (pool,) = [p for p in pools if p.inputs["name"] not in {"system-np", *dedicated}]
     assert pool.inputs["name"] == cpu.get("name", "cpu-np")
     assert pool.inputs["nodeConfig"]["machineType"] == cpu.get("machineType", "n2-standard-64")
     assert pool.inputs["autoscaling"] == {

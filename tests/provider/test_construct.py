@@ -72,18 +72,28 @@ def construct(logical: str, opts: pulumi.ResourceOptions | None = None):
 
 def comparable(resources, wrapper: str | None) -> list[tuple]:
     """(type, name, inputs, options, parent, dependencies) of every resource but the wrapper;
-    URNs as (type, name), the wrapper and the stack as None."""
+    URNs as (type, name), the wrapper and the stack as None; a URN alias as the type and name
+    it ends in (its parent chain holds the wrapper's type on one side only)."""
     by_urn = {r.urn: (r.type, r.name) for r in resources if r.type != wrapper}
 
     def ref(urn: str | None):
         return by_urn.get(urn) if urn else None
+
+    def options(r) -> str:
+        aliases = [
+            {"urn": a["urn"].rsplit("$", 1)[-1]} if "urn" in a else a
+            for a in r.options.get("aliases", [])
+        ]
+        return json.dumps(
+            {**r.options, **({"aliases": aliases} if aliases else {})}, sort_keys=True
+        )
 
     return sorted(
         (
             r.type,
             r.name,
             json.dumps(r.inputs, sort_keys=True),
-            json.dumps(r.options, sort_keys=True),
+            options(r),
             ref(r.parent),
             sorted(map(str, filter(None, map(ref, r.dependencies)))),
         )

@@ -28,7 +28,7 @@ from components.config.schema.maintenance import MaintenanceConfig
 from components.errors import ConfigIssue, KeyedError
 from components.gke_versions import GkeVersion
 from components.model import ConfigModel
-from components.vocabulary import ReleaseChannel
+from components.vocabulary import DnsProvider, ReleaseChannel
 
 
 class GcpConfig(ConfigModel):
@@ -233,6 +233,13 @@ class ClusterConfig(ConfigModel):
     it with one (MultiKueue allows no exec plugin). Off: Google credentials only."""
     network: NetworkConfig = NetworkConfig()
     """The VPC (created by default)."""
+    dns: DnsProvider = DnsProvider.CLOUD_DNS
+    """The cluster's DNS provider, set explicitly (GKE's default changes with the version):
+    cloudDns (Cloud DNS for GKE, cluster scope: pods resolve at the metadata server's address,
+    no kube-dns pods) or kubeDns (kube-dns pods, NodeLocal DNSCache off). The team namespaces'
+    NetworkPolicy allows DNS to exactly that provider. Changing it on a running cluster
+    recreates its nodes: set kubeDns to keep a cluster created before this key existed as it
+    is."""
     maintenance: MaintenanceConfig = MaintenanceConfig()
     """When GKE may upgrade the cluster and its nodes: a recurring window (default: weekends
     00:00-08:00 UTC) and exclusions (staging and production default to no minor or node

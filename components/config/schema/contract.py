@@ -13,7 +13,9 @@ from components.config.schema.pools import CapacityConfig
 # 2: tpu_pools[].held (the node pools the owner's jobs hold). A team stack of version 1 would
 # refuse the new key, and one of version 2 could not tell an old owner's empty list from "none
 # held": the version check makes both deploy from one revision.
-CONTRACT_VERSION = 2
+# 3: dedicated pools (tpu_pools[].team, team_cpu_pools), shared_pool_teams, dns, google_apis,
+# queues.team_quota_chips; the owner creates the team namespaces' admission policies.
+CONTRACT_VERSION = 3
 
 
 class _Contract(BaseModel):
@@ -57,6 +59,8 @@ class SharedTpuPool(_Contract):
     held: list[HeldNodePool] = []
     """Node pools the owner's jobs are pinned to or may land on (a job neither pinned nor
     selecting one may land on any): a team stack pins its jobs to the others."""
+    team: str | None = None
+    """The team namespace the pool is dedicated to (None: a shared pool)."""
 
     def held_node_pools(self) -> dict[str, HeldNodePool]:
         return {h.node_pool: h for h in self.held}
@@ -75,6 +79,13 @@ class SharedCpuPool(_Contract):
     """Autoscaling maximum."""
 
 
+class SharedTeamCpuPool(SharedCpuPool):
+    """A CPU pool the owner dedicates to one team namespace's heads."""
+
+    team: str
+    """The team namespace."""
+
+
 class SharedQueues(_Contract):
     """The owner's Kueue: which ClusterQueue each team's LocalQueue points at."""
 
@@ -90,6 +101,8 @@ class SharedQueues(_Contract):
     """ClusterQueue of each team with a quota (addons.kueue.teamQuotas)."""
     priority_classes: dict[str, int] = {}
     """PriorityClasses the owner installed (name: value); workloads may name them."""
+    team_quota_chips: dict[str, int] = {}
+    """Chips a team with a quota may hold at most (its quota and what it may borrow)."""
 
     def cluster_queue(self, team: str) -> str:
         return self.team_cluster_queues.get(team, self.default_cluster_queue)
@@ -128,6 +141,16 @@ class SharedCluster(_Contract):
     """The CPU pool for Pathways heads."""
     tpu_pools: list[SharedTpuPool]
     """The TPU pools, as workloads name them."""
+    team_cpu_pools: list[SharedTeamCpuPool] = []
+    """CPU pools dedicated to one team namespace's heads."""
+    shared_pool_teams: dict[str, bool] = {}
+    """The owner's team namespaces whose host-network pods run on the shared pools, and whether
+    each declared isolation: shared (a team stack may join them on the shared pools only if
+    every one did)."""
+    dns: str = "cloudDns"
+    """The cluster's DNS provider (cluster.dns)."""
+    google_apis: str = "privateGoogleAccess"
+    """Where team pods reach Google APIs: privateGoogleAccess or anyHttps."""
     scratch_bucket: str
     """Name of the Pathways scratch bucket."""
     team_namespaces: list[str]
@@ -147,13 +170,10 @@ class SharedCluster(_Contract):
             "cluster": {
                 "name": self.cluster_name,
                 "existing": {"name": self.cluster_name, "location": self.cluster_location},
+                "dns": self.dns,
             },
-            "cpuPool": {
-                "name": self.cpu_pool.name,
-                "machineType": self.cpu_pool.machine_type,
-                "minNodes": self.cpu_pool.min_nodes,
-                "maxNodes": self.cpu_pool.max_nodes,
-            },
+            "cpuPool": _cpu_pool_values(self.cpu_pool),
+            "teamCpuPools": [{**_cpu_pool_values(p), "team": p.team} for p in self.team_cpu_pools],
             "tpuPools": [
                 {
                     "name": p.name,
@@ -162,9 +182,19 @@ class SharedCluster(_Contract):
                     "machineType": p.machine_type,
                     "slices": p.slices,
                     "capacity": p.capacity.model_dump(exclude_defaults=True),
+                    **({"team": p.team} if p.team else {}),
                 }
                 for p in self.tpu_pools
             ],
             "scratchBucket": {"create": False, "name": self.scratch_bucket},
             "addons": {"jobset": {"install": False}, "pathwaysJob": {"install": False}},
         }
+
+
+def _cpu_pool_values(pool: SharedCpuPool) -> dict[str, Any]:
+    return {
+        "name": pool.name,
+        "machineType": pool.machine_type,
+        "minNodes": pool.min_nodes,
+        "maxNodes": pool.max_nodes,
+    }

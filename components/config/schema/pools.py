@@ -14,6 +14,7 @@ from pydantic import (
 
 from components.config import grammars
 from components.config.schema.base import DnsLabel, grammar
+from components.config.schema.teams import TeamNamespace
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
 from components.pathways.head_sizing import DEFAULT_USER_CONTAINER, head_fit_problem
@@ -79,6 +80,29 @@ class CpuPoolConfig(AutoscalingPoolConfig):
         if issues:
             raise KeyedError(issues)
         return self
+
+
+class TeamCpuPoolConfig(CpuPoolConfig):
+    """A CPU pool dedicated to one team namespace's Pathways heads: its nodes run as the team's
+    own node service account and carry the label and NoSchedule taint
+    tpu-pathways/dedicated-to=<team>, so only that team's pods land there."""
+
+    team: TeamNamespace
+    """The team namespace (of this stack or of a team stack on its cluster) the pool is
+    dedicated to; a team with a dedicated TPU pool needs one for its heads."""
+    name: DnsLabel = "cpu-np"
+    """GKE node pool name (default <team>-cpu)."""
+    min_nodes: StrictInt = Field(0, ge=0, le=1000)
+    """Autoscaling minimum (default 0: the pool grows when the team's heads are queued)."""
+    max_nodes: StrictInt = Field(4, ge=1, le=1000)
+    """Autoscaling maximum."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: object) -> object:
+        if isinstance(data, dict) and "name" not in data and isinstance(data.get("team"), str):
+            return {**data, "name": f"{data['team']}-cpu"}
+        return data
 
 
 class SystemPoolConfig(AutoscalingPoolConfig):
@@ -177,6 +201,11 @@ class TpuPoolConfig(ConfigModel):
     """Number of slices (a multislice of N is N node pools)."""
     capacity: CapacityConfig = CapacityConfig()
     """Capacity type of every slice of the pool."""
+    team: TeamNamespace | None = None
+    """Dedicate the pool to one team namespace (of this stack or of a team stack): its nodes run
+    as the team's own node service account, carry the label and NoSchedule taint
+    tpu-pathways/dedicated-to=<team>, and only that team's jobs land there (its own Kueue
+    flavor). Unset: a shared pool of the cluster."""
     allow_unlisted_zone: StrictBool = False
     """Create the pool in the stack's zone even though Google's TPU regions-and-zones table (as
     kept in components/tpu/data/zones.json) does not list its generation there: for a zone

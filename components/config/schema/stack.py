@@ -24,7 +24,12 @@ from components.config.schema.cluster import ClusterConfig, GcpConfig
 from components.config.schema.contract import SharedCluster
 from components.config.schema.maintenance import DEFAULT_EXCLUSION, MaintenanceExclusionConfig
 from components.config.schema.observability import ObservabilityConfig
-from components.config.schema.pools import CpuPoolConfig, SystemPoolConfig, TpuPoolConfig
+from components.config.schema.pools import (
+    CpuPoolConfig,
+    SystemPoolConfig,
+    TeamCpuPoolConfig,
+    TpuPoolConfig,
+)
 from components.config.schema.storage import HomeDirsConfig, LustreConfig
 from components.config.schema.teams import DataBucketConfig, ScratchBucketConfig, TeamConfig
 from components.config.schema.workloads import (
@@ -67,6 +72,9 @@ class StackConfig(ConfigModel):
     """The pool for kube-system and the controllers (stacks that own their cluster)."""
     tpu_pools: list[TpuPoolConfig] = []
     """TPU pools; each is one or more identical slices."""
+    team_cpu_pools: list[TeamCpuPoolConfig] = []
+    """CPU pools dedicated to one team namespace's Pathways heads (with its dedicated TPU
+    pools, tpuPools[].team: the team's own node service account and nodes)."""
     addons: AddonsConfig = AddonsConfig()
     """JobSet, PathwaysJob controller and Kueue installs."""
     scratch_bucket: ScratchBucketConfig = ScratchBucketConfig()
@@ -160,7 +168,18 @@ class StackConfig(ConfigModel):
         """The most nodes the stack's pools can have (what the JobSet controller is sized for
         and the subnetwork's ranges must hold)."""
         cpu = self.cpu_pool.max_nodes + (self.system_pool.max_nodes if self.creates_cluster else 0)
+        cpu += sum(pool.max_nodes for pool in self.team_cpu_pools)
         return cpu + sum(pool.slices * pool.shape.hosts for pool in self.tpu_pools)
+
+    def team_cpu_pool(self, team: str) -> TeamCpuPoolConfig | None:
+        """The CPU pool dedicated to team namespace ``team`` (None: it has none)."""
+        return next((p for p in self.team_cpu_pools if p.team == team), None)
+
+    @property
+    def dedicated_teams(self) -> list[str]:
+        """Team namespaces that pools are dedicated to, each once, in the config's order."""
+        teams = [p.team for p in self.team_cpu_pools] + [p.team for p in self.tpu_pools if p.team]
+        return list(dict.fromkeys(teams))
 
     def backend_of(self, entry: PathwaysDeployment) -> WorkloadBackend:
         """The backend a workload or shared service uses: its own, else the stack's."""

@@ -17,6 +17,7 @@ from components.config.schema.storage import BucketName, TeamBucketConfig
 from components.errors import KeyedError
 from components.model import ConfigModel
 from components.pathways.gcs_access import Access
+from components.vocabulary import TEAM_PRIORITY_CLASSES, Isolation, Priority
 
 
 class ScratchBucketConfig(ConfigModel):
@@ -48,6 +49,10 @@ class DataBucketConfig(ConfigModel):
     access: Access = Access.READ
     """read (roles/storage.objectViewer: datasets, prompts) or readWrite
     (roles/storage.objectUser: checkpoints, outputs)."""
+    team: Annotated[DnsLabel, AfterValidator(lambda v: _team_namespace(v))] | None = None
+    """The team namespace whose dedicated pools get the grant (their node service account);
+    unset: the shared pools'. In a team stack, one of its team namespaces with dedicated
+    pools."""
 
 
 # Namespaces Kubernetes, GKE and the installs own: a team stack would own (and on destroy
@@ -107,8 +112,10 @@ class TeamResourceQuotaConfig(ConfigModel):
     memory_gib: StrictInt | None = Field(None, ge=1, le=100_000_000)
     """Most memory (GiB) the team's pods may request in all (requests.memory); unset:
     unbounded. Every container then has to request memory."""
-    tpu_chips: StrictInt | None = Field(None, ge=1, le=MAX_CHIPS)
-    """Most TPU chips (requests.google.com/tpu) the team's pods may hold; unset: unbounded."""
+    tpu_chips: StrictInt | None = Field(None, ge=0, le=MAX_CHIPS)
+    """Most TPU chips (requests.google.com/tpu) the team's pods may hold; unset: the team's
+    share (its dedicated pools' chips; else its Kueue teamQuota and what it may borrow; else
+    the shared pools' chips), so a pod that went around Kueue still cannot take more."""
     load_balancers: StrictInt = Field(0, ge=0, le=1000)
     """LoadBalancer Services (default 0: nothing of the team is exposed outside the VPC)."""
     node_ports: StrictInt = Field(0, ge=0, le=1000)
@@ -130,7 +137,19 @@ class TeamConfig(ConfigModel):
     `cluster.securityGroup` (gke-security-groups@<your domain>) must contain this group."""
     resource_quota: TeamResourceQuotaConfig = TeamResourceQuotaConfig()
     """A ResourceQuota on the team's namespace (default: no LoadBalancer or NodePort Services;
-    pods, CPU, memory and TPU chips unbounded unless set)."""
+    TPU chips at most the team's share: its dedicated pools' chips, its Kueue quota and what it
+    may borrow, or the shared pools' chips; pods, CPU and memory unbounded unless set)."""
+    isolation: Isolation | None = None
+    """Where the team's host-network Pathways pods (every pod of a PathwaysJob, which acts as
+    its node's service account) may run. dedicated: only on pools the owner stack dedicates to
+    it (tpuPools[].team, teamCpuPools), none if it has none. shared: on the cluster's shared
+    pools, with every other team there (the plan prints them: these teams trust each other with
+    their data and pods). Unset: dedicated when pools are dedicated to it; else shared when it
+    is the only team of a stack that owns its cluster, and no host network at all otherwise
+    (its namespace then enforces Pod Security baseline)."""
+    priority_classes: list[Priority] = list(TEAM_PRIORITY_CLASSES)
+    """The PriorityClasses the team's pods and jobs may name (default: all but very-high, which
+    preempts every other team's jobs); the admission policy refuses others."""
     buckets: list[TeamBucketConfig] = Field([], max_length=32)
     """Existing buckets (or prefixes of them) the team's service account may read or write,
     through Workload Identity: what its Cloud Storage FUSE volumes act as. No other team's

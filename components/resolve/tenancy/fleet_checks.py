@@ -46,6 +46,7 @@ NOT_IN_A_FLEET = {
     "systemPool": "the manager's one pool is fleet.manager.machineType and nodes",
     "cpuPool": f"CPU pools for Pathways heads {_WORKERS_OWN}",
     "tpuPools": f"TPU pools {_WORKERS_OWN}",
+    "teamCpuPools": f"CPU pools dedicated to a team {_WORKERS_OWN}",
     "scratchBucket": f"scratch buckets {_WORKERS_OWN}; a pinned workload uses its worker's",
     "dataBuckets": f"bucket grants to node service accounts {_WORKERS_OWN}",
     "addons": "the manager's JobSet and Kueue (MultiKueue) installs are the fleet's own, and each "

@@ -39,11 +39,17 @@ from components.config.schema.contract import (
     SharedCluster,
     SharedCpuPool,
     SharedQueues,
+    SharedTeamCpuPool,
     SharedTpuPool,
     SharedVersions,
 )
 from components.errors import ConfigError, ConfigIssue
 from components.labels import QUEUE_LABEL, tpu_node_labels
+from components.resolve.tenancy.isolation import (
+    google_api_egress,
+    shared_pool_teams,
+    team_quota_chips,
+)
 from components.resolve.workload_specs import (
     deployment_namespace,
     is_colocated,
@@ -67,6 +73,7 @@ OWNER_KEYS = {
     "cluster": "the cluster belongs",
     "cpuPool": "the CPU pool belongs",
     "tpuPools": "the TPU pools belong",
+    "teamCpuPools": "the CPU pools dedicated to teams belong",
     "scratchBucket": "the scratch bucket belongs",
     "addons": "the JobSet, PathwaysJob controller and Kueue installs, ClusterQueues, "
     "ResourceFlavors and PriorityClasses belong",
@@ -76,22 +83,6 @@ OWNER_KEYS = {
 def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
     """The `shared_cluster` output of an owner stack (plain JSON)."""
     kueue_addon, addons = config.addons.kueue, config.addons
-    held = held_node_pools(config)
-    pools = [
-        SharedTpuPool(
-            name=pool.name,
-            generation=pool.shape.generation.value,
-            topology=pool.shape.topology,
-            machine_type=pool.shape.machine_type,
-            slices=pool.slices,
-            chips=pool.slices * pool.shape.chips,
-            node_labels=tpu_node_labels(pool.shape),
-            node_pools=pool.node_pool_names(),
-            capacity=pool.capacity,
-            held=held.get(pool.name, []),
-        )
-        for pool in config.tpu_pools
-    ]
     contract = SharedCluster(
         owner_stack=stack,
         project=config.gcp.project,
@@ -105,20 +96,24 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
             min_nodes=config.cpu_pool.min_nodes,
             max_nodes=config.cpu_pool.max_nodes,
         ),
-        tpu_pools=pools,
+        tpu_pools=_shared_tpu_pools(config),
+        team_cpu_pools=[
+            SharedTeamCpuPool(
+                name=pool.name,
+                machine_type=pool.machine_type,
+                min_nodes=pool.min_nodes,
+                max_nodes=pool.max_nodes,
+                team=pool.team,
+            )
+            for pool in config.team_cpu_pools
+        ],
+        shared_pool_teams=shared_pool_teams(config),
+        dns=config.cluster.dns.value,
+        google_apis=google_api_egress(config).value,
         scratch_bucket=config.bucket_name,
         team_namespaces=[team.name for team in config.teams],
         shared_services=[service.name for service in config.shared_services],
-        queues=SharedQueues(
-            enabled=config.kueue_enabled,
-            queue_label=QUEUE_LABEL,
-            local_queue=LOCAL_QUEUE,
-            default_cluster_queue=CLUSTER_QUEUE,
-            team_cluster_queues=team_cluster_queues(q.team for q in kueue_addon.team_quotas),
-            priority_classes=(
-                {p.value: v for p, v in PRIORITY_CLASSES.items()} if config.kueue_enabled else {}
-            ),
-        ),
+        queues=_shared_queues(config),
         versions=SharedVersions(
             jobset=addons.jobset.version if addons.jobset.install else None,
             pathways_job=(
@@ -130,6 +125,42 @@ def export_contract(config: StackConfig, stack: str) -> dict[str, Any]:
         ),
     )
     return contract.model_dump(mode="json", exclude_none=True)
+
+
+def _shared_tpu_pools(config: StackConfig) -> list[SharedTpuPool]:
+    held = held_node_pools(config)
+    return [
+        SharedTpuPool(
+            name=pool.name,
+            generation=pool.shape.generation.value,
+            topology=pool.shape.topology,
+            machine_type=pool.shape.machine_type,
+            slices=pool.slices,
+            chips=pool.slices * pool.shape.chips,
+            node_labels=tpu_node_labels(pool.shape),
+            node_pools=pool.node_pool_names(),
+            capacity=pool.capacity,
+            held=held.get(pool.name, []),
+            team=pool.team,
+        )
+        for pool in config.tpu_pools
+    ]
+
+
+def _shared_queues(config: StackConfig) -> SharedQueues:
+    """The queues: each team with a quota or dedicated pools has a ClusterQueue of its own."""
+    own = [*(q.team for q in config.addons.kueue.team_quotas), *config.dedicated_teams]
+    return SharedQueues(
+        enabled=config.kueue_enabled,
+        queue_label=QUEUE_LABEL,
+        local_queue=LOCAL_QUEUE,
+        default_cluster_queue=CLUSTER_QUEUE,
+        team_cluster_queues=team_cluster_queues(own),
+        team_quota_chips=team_quota_chips(config),
+        priority_classes=(
+            {p.value: v for p, v in PRIORITY_CLASSES.items()} if config.kueue_enabled else {}
+        ),
+    )
 
 
 def held_node_pools(config: StackConfig) -> dict[str, list[HeldNodePool]]:

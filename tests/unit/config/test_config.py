@@ -557,7 +557,8 @@ ONE_MISTAKE: list[tuple[str, Change, str, tuple[str, ...]]] = [
         "teams[0]",
         (
             "1 is not allowed: each teams entry is a mapping with the keys name, "
-            "serviceAccount, group, resourceQuota, buckets (e.g. teams: [{name: ...}])",
+            "serviceAccount, group, resourceQuota, isolation, priorityClasses, buckets (e.g. "
+            "teams: [{name: ...}])",
         ),
     ),
     (

@@ -91,10 +91,9 @@ XPK_WORKER_PORTS = [
     {"containerPort": 8471, "protocol": "TCP"},
     {"containerPort": 8080, "protocol": "TCP"},
 ]
-SHARED_TMP_VOLUME = {
-    "name": "shared-tmp",
-    "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"},
-}
+# /tmp of a JobSet's pods is their own (an emptyDir), not the node's: no leftovers between
+# teams, and Pod Security baseline holds.
+SHARED_TMP_VOLUME = {"name": "shared-tmp", "emptyDir": {}}
 
 
 def worker_shape(manifest: dict) -> tuple:

@@ -321,7 +321,7 @@ def test_research_critical_path_columns_line_up_and_stages_come_in_finishing_ord
     text = " ".join(lines)
     stages = text.split("Stages finish at (typical): ")[1].split(".")[0]
     assert stages == (
-        "cluster 10m00s, cpu node pools 14m00s, installs 17m00s, workloads submitted 17m07s, "
+        "cluster 10m00s, cpu node pools 14m00s, installs 17m00s, workloads submitted 18m00s, "
         "tpu node pools 20m00s"
     )
 

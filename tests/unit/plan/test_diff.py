@@ -828,32 +828,36 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         '  subgraph pools["node pools"]',
         '    n0["replace: pathways-research-v5p-0"]',
         '    n1["replace: pathways-research-v5p-1"]',
+        '    n2["replace: pathways-research-v5p-nlp-0"]',
         "  end",
         '  subgraph workloads["workloads"]',
-        '    n2["replace: pathways-research-research-llm-pretrain"]',
+        '    n3["replace: pathways-research-research-llm-pretrain"]',
         "  end",
         '  subgraph other["other cloud resources"]',
-        '    n3["update: Dashboard pathways-research-monitoring-dashboard"]',
+        '    n4["update: Dashboard pathways-research-monitoring-dashboard"]',
         "  end",
         "  cluster --> pools",
         "  pools --> workloads",
         "  other -.- cluster",
         "  classDef replace fill:#fff1e5,stroke:#bc4c00,color:#1f2328",
-        "  class n0,n1,n2 replace",
+        "  class n0,n1,n2,n3 replace",
         "  classDef update fill:#ddf4ff,stroke:#0969da,color:#1f2328",
-        "  class n3 update",
+        "  class n4 update",
         "```",
     ]
     gantt = out[out.index("```mermaid\ngantt") :]
     gantt = gantt[: gantt.index("```\n", 4) + 3]
     # durations.yaml typical figures: network 40 s, subnetwork 20 s, cluster 540 s, TPU slice
     # pool 600 s; after: flex-start pools take 60 s, so the installs' path is last: system pool
-    # 240 s, JobSet 90 s, Kueue 90 s (it waits for JobSet), then the patch that pins Kueue's
-    # controller to the system pool, 55 s (its rollout awaited): 600 + 240 + 90 + 90 + 55 = 1075 s
+    # 240 s, JobSet 90 s, Kueue 90 s (it waits for JobSet), its configuration 1.5 s, then the
+    # patch that pins Kueue's controller to the system pool and rolls it to read it, 55 s (its
+    # rollout awaited), then its metrics scraping (the scraper's account, its token, the
+    # PodMonitoring, 2 s each; longer than the queued job's 3 s):
+    # 600 + 240 + 90 + 90 + 1.5 + 55 + 2 + 2 + 2 = 1082.5 s
     assert gantt.splitlines() == [
         "```mermaid",
         "gantt",
-        "    title Modeled pulumi up, typical 20m00s to 17m55s",
+        "    title Modeled pulumi up, typical 20m00s to 18m02s",
         "    dateFormat X",
         "    axisFormat %M:%S",
         "    section before",
@@ -868,8 +872,12 @@ def test_research_v5p_change_renders_mermaid_pictures(tmp_path, capsys):
         "    4. CPU node pool pathways-research-system-np :a3, 600, 840",
         "    5. release manifest install pathways-research-jobset :a4, 840, 930",
         "    6. release manifest install pathways-research-kueue :a5, 930, 1020",
-        "    7. controller Deployment patch rollout awaited pathways-research-kueue-controller "
-        ":a6, 1020, 1075",
+        "    7. ConfigMap patch pathways-research-kueue-config-config-map :a6, 1020, 1022",
+        "    8. controller Deployment patch rollout awaited pathways-research-kueue-controller "
+        ":a7, 1022, 1076",
+        "    9. Kubernetes service account pathways-research-kueue-metrics-scraper :a8, 1076, 1078",
+        "    10. Secret pathways-research-kueue-metrics-scraper-token :a9, 1078, 1080",
+        "    11. PodMonitoring pathways-research-kueue-metrics-pod-monitoring :a10, 1080, 1082",
         "```",
     ]
     image = "us-docker.pkg.dev/cloud-tpu-images/maxtext-images/tpu_pre_training"

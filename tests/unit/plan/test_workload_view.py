@@ -28,6 +28,8 @@ TPU_SELECTOR = {
     "cloud.google.com/gke-tpu-topology": "2x2x2",
 }
 SHARED_TMP = {"name": "shared-tmp", "hostPath": {"path": "/tmp", "type": "DirectoryOrCreate"}}
+# The JobSet backend's /tmp: a volume of the pod's own, no leftovers for the next team's pod.
+OWN_TMP = {"name": "shared-tmp", "emptyDir": {}}
 
 
 def pathways_job(**metadata: Any) -> dict[str, Any]:
@@ -46,13 +48,15 @@ def view(type_token: str, inputs: dict[str, Any]) -> WorkloadView:
 
 
 BOTH = [
-    pytest.param(PATHWAYS_JOB, pathways_job(), WorkloadBackend.PATHWAYS_JOB, id="pathwaysjob"),
-    pytest.param(JOBSET, jobset(), WorkloadBackend.JOBSET, id="jobset"),
+    pytest.param(
+        PATHWAYS_JOB, pathways_job(), WorkloadBackend.PATHWAYS_JOB, SHARED_TMP, id="pathwaysjob"
+    ),
+    pytest.param(JOBSET, jobset(), WorkloadBackend.JOBSET, OWN_TMP, id="jobset"),
 ]
 
 
-@pytest.mark.parametrize(("type_token", "inputs", "backend"), BOTH)
-def test_either_backend_reads_the_same(type_token, inputs, backend):
+@pytest.mark.parametrize(("type_token", "inputs", "backend", "tmp"), BOTH)
+def test_either_backend_reads_the_same(type_token, inputs, backend, tmp):
     workload = view(type_token, inputs)
     assert workload.backend is backend
     assert (workload.name, workload.namespace, workload.key) == ("train", "team-a", "team-a/train")
@@ -63,7 +67,7 @@ def test_either_backend_reads_the_same(type_token, inputs, backend):
     assert workload.node_pool == "p-0"
     assert workload.identity == NODE_IDENTITY  # host network: the node's service account
     assert workload.head_template["spec"]["serviceAccountName"] == "team-a"
-    assert SHARED_TMP in workload.volumes
+    assert tmp in workload.volumes
 
 
 def test_only_a_jobset_records_its_workers_pod_templates():
@@ -99,8 +103,8 @@ def test_no_labels_at_all_is_no_queue():
     assert view(PATHWAYS_JOB, inputs).queue is MISSING
 
 
-@pytest.mark.parametrize(("type_token", "inputs", "backend"), BOTH)
-def test_pods_not_visible_are_unknown_not_guessed(type_token, inputs, backend):
+@pytest.mark.parametrize(("type_token", "inputs", "backend", "tmp"), BOTH)
+def test_pods_not_visible_are_unknown_not_guessed(type_token, inputs, backend, tmp):
     inputs["spec"]["unseen"] = U
     workload = view(type_token, inputs)
     assert workload.pods is None

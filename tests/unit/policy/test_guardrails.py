@@ -152,6 +152,9 @@ WORKLOADS = [
 C = "gcp:container/cluster:Cluster 'res': "
 NAMESPACE = "kubernetes:core/v1:Namespace"
 N = f"{NAMESPACE} 'res': "
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+HOST_NETWORK = "tpu-pathways/host-network"
+ENFORCE = "pod-security.kubernetes.io/enforce"
 VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 VAP_LABEL = f"{VAP} 'res': "
 VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
@@ -1058,6 +1061,85 @@ CASES = [
             for mode in ("enforce", "warn", "audit")
         ],
         id="unlabelled",
+    ),
+    # team-host-network-declared
+    *[
+        case(
+            "team-host-network-declared",
+            NAMESPACE,
+            {"metadata": {"labels": {"tpu-pathways/team": "ml", HOST_NETWORK: placement}}},
+            [],
+            id=f"host-network-{placement}",
+        )
+        for placement in ("dedicated", "shared", "alone", "none")
+    ],
+    case(
+        "team-host-network-declared",
+        NAMESPACE,
+        {"metadata": {"labels": {"tpu-pathways/team": "ml", HOST_NETWORK: "anywhere"}}},
+        [
+            N + f'metadata.labels[{HOST_NETWORK!r}] is "anywhere": where the namespace\'s '
+            "host-network pods may run must be one of dedicated, shared, alone, none (teams on "
+            "the shared pools act as one node identity: declared with teams[].isolation: shared)"
+        ],
+        id="host-network-undeclared-value",
+    ),
+    # team-namespace-baseline
+    case(
+        "team-namespace-baseline",
+        NAMESPACE,
+        {"metadata": {"labels": {**TEAM_NAMESPACE_LABELS, ENFORCE: "baseline"}}},
+        [],
+        id="baseline-enforced",
+    ),
+    case(
+        "team-namespace-baseline",
+        NAMESPACE,
+        {"metadata": {"labels": {**TEAM_NAMESPACE_LABELS, HOST_NETWORK: "dedicated"}}},
+        [],
+        id="privileged-for-its-pathways-pods",
+    ),
+    case(
+        "team-namespace-baseline",
+        NAMESPACE,
+        {"metadata": {"labels": {**TEAM_NAMESPACE_LABELS, HOST_NETWORK: "none"}}},
+        [
+            N + "enforces Pod Security privileged, but no host-network Pathways pod may run in "
+            "it (tpu-pathways/host-network: none): enforce baseline"
+        ],
+        id="privileged-without-pathways-pods",
+    ),
+    # team-tpu-quota
+    case(
+        "team-tpu-quota",
+        QUOTA,
+        {
+            "metadata": {"labels": {"tpu-pathways/team": "ml"}},
+            "spec": {"hard": {"requests.google.com/tpu": "8"}},
+        },
+        [],
+        id="tpu-chips-bounded",
+    ),
+    case(
+        "team-tpu-quota",
+        QUOTA,
+        {"metadata": {"name": "other"}, "spec": {"hard": {"pods": "10"}}},
+        [],
+        id="not-a-teams-quota",
+    ),
+    case(
+        "team-tpu-quota",
+        QUOTA,
+        {
+            "metadata": {"labels": {"tpu-pathways/team": "ml"}},
+            "spec": {"hard": {"services.loadbalancers": "0"}},
+        },
+        [
+            f"{QUOTA} 'res': spec.hard has no 'requests.google.com/tpu': a pod of the team that "
+            "went around Kueue could hold every TPU chip of the cluster; give it the team's "
+            "share (teams[].resourceQuota.tpuChips)"
+        ],
+        id="tpu-chips-unbounded",
     ),
     # admission-policy-denies
     case(

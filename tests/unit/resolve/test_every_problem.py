@@ -60,7 +60,7 @@ def test_one_mistake_of_each_kind_is_reported_in_one_run(tmp_path: Path):
         "Pulumi.four.yaml (tpu-pathways:): 4 problems",
         "  - cluster.nodeCount: unknown key 'nodeCount'. Allowed keys: name, regional, "
         "releaseChannel, deletionProtection, privateNodes, authorizedNetworks, "
-        "kubernetesTokensViaDns, network, maintenance, securityGroup, secretsEncryption, "
+        "kubernetesTokensViaDns, network, dns, maintenance, securityGroup, secretsEncryption, "
         "imageRepositories, binaryAuthorization, minMasterVersion, existing.",
         "  - tpuPools[1].topology: '3x3' is not a v6e topology; valid: 1x1, 2x2, 2x4, 4x4, 4x8, "
         "8x8, 8x16, 16x16 (python -m components shapes v6e)",

@@ -158,11 +158,11 @@ def test_the_example_serving_stack_grants_its_checkpoint_bucket(example_plan):
     }
 
 
-def test_a_team_stack_reports_its_paths_unverified(example_plan):
+def test_a_dedicated_team_stack_knows_its_nodes_identity(example_plan):
+    """nlp's pools are dedicated to it: its pods act as nlp's own node account, which the
+    owner grants nlp's prefix of the scratch bucket and nothing else."""
     job = example_plan("team-research").summary["workloads"]["nlp/nlp-notebook"]
-    unverified = "unverified: the nodes belong to another stack, whose node identity is not known"
-    assert job["buckets"] == unverified
-    assert [p["access"] for p in job["gcsPaths"]] == [unverified]
+    assert job["buckets"] == {"tpu-pathways-research-pathways-research-pathways/nlp/": "readWrite"}
 
 
 # --- the Python API: a read grant is not a write grant ----------------------------------------
@@ -277,9 +277,27 @@ def test_a_team_stack_asks_its_owner_for_data_buckets():
         parse_stack_config(values, owner=owner)
     assert [str(i) for i in raised.value.issues] == [
         "dataBuckets: this team stack's Pathways pods act as the node service account of owner "
-        "stack 'research-v5p' (host network), which only that stack grants; ask it to add the "
+        "stack 'research-v5p' (host network), which only that stack grants, but for the pools "
+        "it dedicates to one of this stack's teams (dataBuckets[].team); ask it to add the "
         "buckets to its dataBuckets and remove them here"
     ]
+
+
+def test_a_team_stack_grants_its_buckets_to_its_dedicated_pools(example_plan):
+    """nlp's pools are dedicated to it in the owner: this team stack may grant nlp's node
+    account its own buckets (a bucket IAM member, which the owner does not own)."""
+    from components.plan.engine import load_stack
+    from components.resolve.checks import parse_stack_config
+    from components.resolve.stack_files import STACKS_DIR
+
+    owner = load_stack("team-research", STACKS_DIR).shared_cluster
+    values = {
+        "owner": "research-v5p",
+        "teams": [{"name": "nlp"}],
+        "dataBuckets": [{"name": "acme-data", "team": "nlp"}],
+    }
+    config = parse_stack_config(values, owner=owner)
+    assert [(b.name, b.team) for b in config.data_buckets] == [("acme-data", "nlp")]
 
 
 # --- what counts as a path (review finding 6) -----------------------------------------------

@@ -281,15 +281,38 @@ def test_too_few_slices_for_a_job_is_refused(config_of, stack_values):
     assert "pool 'v5e' is not among the node pools checked" in issue
 
 
-def test_team_stack_identity_is_reported_unverified():
+def test_team_stack_identity_on_the_shared_pools_is_reported_unverified():
+    """A team stack on its owner's shared pools (both sides declared isolation: shared): its
+    pods act as the owner's node account, whose grants this stack cannot see."""
+    from components.plan.engine import load_stack
+    from components.resolve.checks import parse_stack_config
+    from components.resolve.stack_files import STACKS_DIR
+
+    owner = load_stack("team-research", STACKS_DIR).shared_cluster
+    owner = owner.model_copy(update={"shared_pool_teams": {"research": True}})
+    values = {
+        "owner": "research-v5p",
+        "teams": [{"name": "vision", "isolation": "shared"}],
+        "workloads": [{"name": "nb", "team": "vision", "pool": "v5p", "mode": "headless"}],
+    }
+    config = parse_stack_config(values, owner=owner)
+    report = preflight(config, planned_pools(config), bucket_grants(config))
+    assert report.issues == []
+    access = report.jobs["vision/nb"]["pathwaysDirAccess"]
+    assert access.startswith("unverified")
+
+
+def test_a_dedicated_team_stacks_pods_act_as_its_own_account():
     from components.plan.engine import load_stack
     from tests.examples import EXAMPLES_DIR as STACKS_DIR
 
     config = load_stack("team-research", STACKS_DIR)
     report = preflight(config, planned_pools(config), bucket_grants(config))
     assert report.issues == []
-    access = report.jobs["nlp/nlp-notebook"]["pathwaysDirAccess"]
-    assert access.startswith("unverified")
+    assert report.jobs["nlp/nlp-notebook"]["pathwaysDirAccess"] == (
+        "granted to node service account "
+        "pathways-research-nlp-nodes@tpu-pathways-research.iam.gserviceaccount.com"
+    )
 
 
 def test_preflight_runs_in_every_stack(config_error, schema_of):

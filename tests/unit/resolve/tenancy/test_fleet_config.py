@@ -574,6 +574,7 @@ def test_every_key_of_a_stack_that_a_fleet_lacks_is_refused_with_a_reason():
             "systemPool",
             "cpuPool",
             "tpuPools",
+            "teamCpuPools",
             "scratchBucket",
             "dataBuckets",
             "addons",
