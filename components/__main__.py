@@ -158,4 +158,4 @@ def run() -> object:
 
 
 if __name__ == "__main__":
-    finish(run())  # console() inline: a frame fewer under each of the plan's registrations
+    console()

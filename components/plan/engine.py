@@ -14,6 +14,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,6 +25,7 @@ from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
 from components.plan.cost import cost_summary
+from components.plan.fresh_stack import on_fresh_stack
 from components.plan.links import add_dashboard
 from components.plan.main_module import main_program
 from components.plan.mocks import PlanMocks
@@ -163,7 +165,25 @@ def run_program(
     string, as the engine passes it), ``secret_keys`` the keys it marks secret; without them the
     program sees an empty config. ``user_program``: the user's program file or directory that
     ``program`` runs (``plan --program``): an exception it raises is its failure
-    (ProgramFailed), reported with its own frames."""
+    (ProgramFailed), reported with its own frames. The project's own program runs on a call
+    stack of its own (``fresh_stack``); a user's keeps the main thread."""
+    run = partial(
+        _run_program, program, stack, project, stack_outputs, config, secret_keys, log, user_program
+    )
+    return run() if user_program is not None else on_fresh_stack(run)
+
+
+def _run_program(
+    program: Callable[[], dict[str, Any] | None],
+    stack: str,
+    project: str,
+    stack_outputs: dict[str, dict[str, Any]] | None,
+    config: Mapping[str, str] | None,
+    secret_keys: tuple[str, ...],
+    log: ProgramLog | None,
+    user_program: Path | None,
+) -> tuple[list[PlannedResource], dict[str, Any]]:
+    """``run_program``, on the thread that runs the program."""
     resource_mocks = PlanMocks(stack_outputs)
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
