@@ -34,6 +34,9 @@ PATHWAYS_CONTROLLER = "system:serviceaccount:pathways-job-system:pathways-job-co
 KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
 DEPLOYER = "deployer@example.com"
 """Who runs `pulumi up` (any identity allowed to create JobSets and PathwaysJobs)."""
+DEPLOYER_GRANTS = frozenset({("*", "*", "*")})
+"""The deployer's RBAC (``kube_cel.Request.grants``): the owner stack's creates cluster-wide
+objects (namespaces, admission policies), so every right."""
 MEMBER = "alice@example.com"
 """A member of a team's group: the ClusterRole edit in the team's namespace."""
 TPU = "google.com/tpu"

@@ -96,7 +96,7 @@ def username_in(usernames: Sequence[str]) -> str:
     return f"request.userInfo.username in {cel_list(list(usernames))}"
 
 
-def _trusted() -> str:
+def trusted() -> str:
     """A controller: a kube-system service account, the controller manager, or an install's."""
     installs = [c.username for c in (JOBSET_CONTROLLER, PATHWAYS_JOB_CONTROLLER, KUEUE_CONTROLLER)]
     return (
@@ -124,7 +124,7 @@ def _namespace_variables() -> tuple[tuple[str, str], ...]:
             f"'{PRIORITY_CLASSES_LABEL}' in {labels} ? "
             f"{labels}['{PRIORITY_CLASSES_LABEL}'].split('{PRIORITY_SEPARATOR}') : []",
         ),
-        ("trusted", _trusted()),
+        ("trusted", trusted()),
     )
 
 

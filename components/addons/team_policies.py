@@ -1,8 +1,9 @@
 """The team namespaces' admission policies, one per kind of the chain a Pathways pod comes from
-(``team_admission``: pods, Jobs, JobSets), created once per cluster by the stack that owns it
-and bound to every namespace labelled ``TEAM_NAMESPACE_LABEL`` (its own and its team stacks'):
-the API server evaluates each policy once per request, whatever the number of teams, and a
-namespace's parameters are its own labels. ValidatingAdmissionPolicy is GA in
+(``team_admission``: pods, Jobs, JobSets) and per kind of object the namespace's isolation
+stands on (``namespace_admission``: NetworkPolicies), created once per cluster by the stack
+that owns it and bound to every namespace labelled ``TEAM_NAMESPACE_LABEL`` (its own and its
+team stacks'): the API server evaluates each policy once per request, whatever the number of
+teams, and a namespace's parameters are its own labels. ValidatingAdmissionPolicy is GA in
 admissionregistration.k8s.io/v1 since Kubernetes 1.30.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.addons.namespace_admission import network_policy_policy
 from components.addons.team_admission import Policy, job_policy, jobset_policy, pod_policy
 from components.labels import TEAM_NAMESPACE_LABEL, standard_labels
 from components.pathways.spec import PATHWAYS_PORTS
@@ -21,6 +23,7 @@ from components.pathways.spec import PATHWAYS_PORTS
 POD_POLICY = "tpu-pathways-team-pods"
 JOB_POLICY = "tpu-pathways-team-jobs"
 JOBSET_POLICY = "tpu-pathways-team-jobsets"
+NETWORK_POLICY_POLICY = "tpu-pathways-team-network-policies"
 TEAM_NAMESPACE_VALUE = "true"
 
 
@@ -44,6 +47,7 @@ def team_policies(args: TeamAdmissionPoliciesArgs) -> list[Policy]:
         pod_policy(POD_POLICY, args.pathways_ports, args.kueue),
         job_policy(JOB_POLICY, args.kueue),
         jobset_policy(JOBSET_POLICY, args.kueue),
+        network_policy_policy(NETWORK_POLICY_POLICY),
     ]
 
 

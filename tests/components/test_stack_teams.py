@@ -73,7 +73,8 @@ def test_default_team(plan_of, stack_values):
     (account,) = team_accounts(plan)
     assert account.inputs["metadata"] == {"name": "pathways", "namespace": "pathways"}
     assert account.inputs["automountServiceAccountToken"] is False
-    # isolated by default: the shared pod, Job and JobSet policies, a NetworkPolicy, a quota
+    # isolated by default: the shared pod, Job, JobSet and NetworkPolicy policies, a
+    # NetworkPolicy, a quota
     # with the team's share of the chips (the one v5e-8 slice: 8); no group, so no RoleBinding
     # in the team's namespace (the controllers' metrics collector has its own, in theirs)
     assert [
@@ -87,7 +88,7 @@ def test_default_team(plan_of, stack_values):
             "services.nodeports": "0",
         }
     }
-    assert len(plan.by_type(VAP)) == 3
+    assert len(plan.by_type(VAP)) == 4
     # alone on the cluster's pools: its Pathways pods may use the host network there
     (namespace,) = plan.by_type(NAMESPACE)
     labels = namespace.inputs["metadata"]["labels"]

@@ -67,10 +67,11 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     # default in a stack that owns its cluster) and its configuration, the patches that pin each
     # controller to the system pool (JobSet's also sets its memory, Kueue's rolls it to read its
     # configuration), and the JobSet, PathwaysJob and Kueue release manifests; the admission
-    # policies every team namespace shares (pods, Jobs, JobSets) and their bindings; the team's
-    # NetworkPolicy and ResourceQuota; Kueue's and JobSet's metrics scraping (a PodMonitoring,
-    # the scraper's account, token, reader binding and the collector's read of the token), and
-    # the dashboard in a directory of its own that `kubectl apply -f DIR` does not read
+    # policies every team namespace shares (pods, Jobs, JobSets, NetworkPolicies) and their
+    # bindings; the team's NetworkPolicy and ResourceQuota; Kueue's and JobSet's metrics
+    # scraping (a PodMonitoring, the scraper's account, token, reader binding and the
+    # collector's read of the token), and the dashboard in a directory of its own that
+    # `kubectl apply -f DIR` does not read
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
         "clusterrolebinding-jobset-system-metrics-scraper.yaml",
@@ -107,13 +108,15 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "serviceaccount-pathways-pathways.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-jobs.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-network-policies.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-pods.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-jobs.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-network-policies.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-pods.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 39 files to {out_dir}: 33 Kubernetes objects, 4 server-side patches, "
+        f"wrote 41 files to {out_dir}: 35 Kubernetes objects, 4 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL), Cloud Monitoring "
         "dashboard JSON to import (monitoring/dashboard-pathways-dev-monitoring-dashboard.json)"
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
+from components.addons.namespace_admission import network_policy_policy
 from components.addons.team_admission import job_policy, jobset_policy, pod_policy
 from components.pathways.spec import PATHWAYS_PORTS
 from components.plan.engine import plan_file
@@ -34,7 +35,7 @@ from tests.cluster_objects import (
 )
 from tests.data import psa_baseline
 from tests.helpers import STACKS_DIR
-from tests.kube_cel import Request, api_defaults, lint
+from tests.kube_cel import Request, api_defaults, evaluate, lint
 
 # A team member acts as themselves, or as any service account of their namespace (`edit` may
 # impersonate them).
@@ -278,6 +279,7 @@ def test_every_expression_is_one_the_api_server_reads():
         pod_policy("p", PATHWAYS_PORTS, True),
         job_policy("j", True),
         jobset_policy("s", True),
+        network_policy_policy("n"),
     ):
         expressions = [e for _, e in policy.variables] + [c.expression for c in policy.validations]
         for expression in expressions:
@@ -289,3 +291,20 @@ def test_the_lint_catches_what_the_python_libraries_accept():
     assert lint("object.?spec.orValue(1)")
     assert lint("object.spec.containers.sortBy(c, c.name)")
     assert lint("'object.metadata.namespace' == request.namespace") == []
+
+
+def test_the_authorizer_answers_from_the_requesters_grants():
+    """``kube_cel``'s ``authorizer``: allowed when a grant holds the group, resource and verb
+    (``*`` for any), as RBAC answers the API server's authorizer."""
+    ask = "authorizer.group('').resource('namespaces').name('nlp').check('update').allowed()"
+
+    def allowed(*grants: tuple[str, str, str]) -> bool:
+        request = Request({}, "nlp", MEMBER, grants=frozenset(grants))
+        return evaluate(ask, request.activation())
+
+    assert allowed(("*", "*", "*"))
+    assert allowed(("", "namespaces", "update"))
+    assert allowed(("", "namespaces", "*"))
+    assert not allowed()
+    assert not allowed(("", "namespaces", "get"), ("", "pods", "update"))
+    assert not allowed(("apps", "namespaces", "update"))

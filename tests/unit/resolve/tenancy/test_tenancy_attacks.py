@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from components.errors import ConfigError
-from tests.admission import Cluster, cluster_of
+from tests.admission import Cluster
 from tests.cluster_objects import (
     JOB_CONTROLLER,
     JOBSET_CONTROLLER,
@@ -36,19 +36,6 @@ SHARED_NODES = "pathways-research-nodes@tpu-pathways-research.iam.gserviceaccoun
 NLP_NODES = "pathways-research-nlp-nodes@tpu-pathways-research.iam.gserviceaccount.com"
 IMPERSONATED = "system:serviceaccount:{ns}:pathways"  # `edit` impersonates its namespace's SAs
 NAMESPACES = ("research", "nlp")
-
-
-@pytest.fixture(scope="module")
-def cluster(example_plan) -> Cluster:
-    """research-v5p's cluster with both stacks' namespaces on it."""
-    own = cluster_of(example_plan, "research-v5p")
-    team = cluster_of(example_plan, "team-research")
-    return Cluster(own.policies, {**own.namespaces, **team.namespaces}, team.plans)
-
-
-@pytest.fixture(scope="module")
-def owner(example_plan):
-    return example_plan("research-v5p")
 
 
 def denied(cluster: Cluster, request: Request) -> list[str]:
