@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gke.node_config import PoolTarget, node_pool_config
+from components.gke.node_config import PoolTarget, node_pool_config, pool_network_config
 from components.labels import pool_labels
 
 
@@ -48,6 +48,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            network_config=pool_network_config(target.pod_range),
             node_config=node_pool_config(
                 pool.machine_type,
                 target.service_account,

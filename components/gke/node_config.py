@@ -40,6 +40,8 @@ class PoolTarget:
     """The team namespace the pools are dedicated to ("" for the shared pools): their nodes run
     as its own service account and carry the label and NoSchedule taint ``DEDICATED_TO_LABEL``
     = the namespace."""
+    pod_range: str | None = None
+    """The secondary range the pools' Pods get addresses from (None: the cluster's)."""
     protect: bool = False
     node_pools: int = 1
     """How many node pools the stack creates in the cluster: sizes each pool's timeouts for a
@@ -47,6 +49,18 @@ class PoolTarget:
 
     def custom_timeouts(self) -> pulumi.CustomTimeouts:
         return pulumi.CustomTimeouts(**node_pool_timeouts(self.node_pools).as_strings())
+
+
+def pool_network_config(
+    pod_range: str | None, accelerator_network: bool = False
+) -> gcp.container.NodePoolNetworkConfigArgs | None:
+    """A node pool's network: its Pod range (None: the cluster's), and for a TPU shape that
+    needs it the accelerator network profile "auto" (None: GKE's defaults for both)."""
+    if pod_range is None and not accelerator_network:
+        return None
+    return gcp.container.NodePoolNetworkConfigArgs(
+        pod_range=pod_range, accelerator_network_profile="auto" if accelerator_network else None
+    )
 
 
 def node_pool_config(

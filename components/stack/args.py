@@ -43,6 +43,7 @@ from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL
 from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
+from components.resolve.tenancy.pod_ranges import team_pods_cidrs
 from components.resolve.workload_specs import service_queue_name
 from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement, Isolation
 
@@ -82,6 +83,7 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         binary_authorization=cluster.binary_authorization,
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
         dedicated_teams=tuple(config.dedicated_teams),
+        team_pods_cidrs=team_pods_cidrs(config),
         dns=cluster.dns,
         lustre_csi=bool(config.lustre),
         filestore_csi=config.home_dirs is not None,

@@ -12,13 +12,15 @@ import pytest
 
 from tests.admission import EXAMPLE_STACKS, cluster_of
 from tests.cluster_objects import DEPLOYER, DEPLOYER_GRANTS, MEMBER, inputs
-from tests.cluster_rules import Destination, egress_allows
+from tests.cluster_rules import Destination, Sender, egress_allows, firewall_allows
 from tests.kube_cel import Request
 
 NAMESPACES = ("research", "nlp")
 IMPERSONATED = "system:serviceaccount:{ns}:pathways"  # `edit` impersonates its namespace's SAs
 NAMESPACE_CONTROLLER = "system:serviceaccount:kube-system:namespace-controller"
 NLP_HEAD = Destination(29000, address="10.0.0.9")  # host network: the head's node address
+SHARED_NODES = "pathways-research-nodes@tpu-pathways-research.iam.gserviceaccount.com"
+NLP_NODES = "pathways-research-nlp-nodes@tpu-pathways-research.iam.gserviceaccount.com"
 
 
 # --- F1: a member's own NetworkPolicy, and the whole pod range on the Pathways ports ----------
@@ -86,3 +88,54 @@ def test_f1_every_rendered_network_policy_is_the_deployers_to_write(example_plan
             assert cluster.denials(network_policy_request(policy, namespace, MEMBER)), stack
             checked += 1
     assert checked >= 5
+
+
+def test_f1_the_pathways_ports_of_nlps_pools_admit_nlps_pods_only(owner):
+    """nlp's pools give their Pods addresses from a range of their own, and the firewall of
+    their Pathways ports admits that range, not the cluster's: a research pod under any
+    NetworkPolicy does not reach nlp's head, nlp's own pods do."""
+    (subnet,) = inputs(owner, "Subnetwork")
+    ranges = {r["rangeName"]: r["ipCidrRange"] for r in subnet["secondaryIpRanges"]}
+    assert ranges == {"pods": "10.4.0.0/14", "services": "10.8.0.0/20", "pods-nlp": "10.16.0.0/16"}
+    pod_ranges = {
+        p["name"]: p.get("networkConfig", {}).get("podRange") for p in inputs(owner, "NodePool")
+    }
+    assert pod_ranges == {
+        "system-np": None,
+        "cpu-np": None,
+        "v5p-0": None,
+        "v5p-1": None,
+        "nlp-cpu": "pods-nlp",
+        "v5p-nlp-0": "pods-nlp",
+    }
+    (gke,) = inputs(owner, "Cluster")
+    assert gke["ipAllocationPolicy"]["additionalPodRangesConfig"] == {"podRangeNames": ["pods-nlp"]}
+    rules = inputs(owner, "Firewall")
+    research_pod, nlp_pod = Sender("10.4.3.2"), Sender("10.16.3.2")
+    for port in (29000, 29001, 29005, 8471):
+        assert not firewall_allows(rules, research_pod, NLP_NODES, port)
+        assert firewall_allows(rules, nlp_pod, NLP_NODES, port)
+        assert firewall_allows(rules, research_pod, SHARED_NODES, port)
+        assert not firewall_allows(rules, nlp_pod, SHARED_NODES, port)
+
+
+def test_f1_a_dedicated_pod_range_overlapping_the_network_is_refused(stack_values):
+    from components.errors import ConfigError
+    from components.resolve.checks import parse_stack_config
+
+    values = stack_values(
+        cluster={"network": {"podsCidr": "10.16.0.0/14"}},
+        teams=[{"name": "a"}, {"name": "b"}],
+        teamCpuPools=[{"team": "a", "machineType": "n2-standard-64"}],
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(values)
+    assert [(i.key, i.message) for i in caught.value.issues if "podsCidr" in i.key] == [
+        (
+            "teamCpuPools[0].podsCidr",
+            "its default '10.16.0.0/16' overlaps cluster.network.podsCidr '10.16.0.0/14'; set "
+            "it to a free range",
+        )
+    ]
+    values["teamCpuPools"][0]["podsCidr"] = "10.32.0.0/16"
+    assert parse_stack_config(values).team_cpu_pools[0].pods_cidr == "10.32.0.0/16"

@@ -227,8 +227,10 @@ def test_3_host_network_pods_reach_only_their_own_pools_pathways_ports(owner):
         assert firewall_allows(rules, nlp_node, NLP_NODES, port)
         assert firewall_allows(rules, research_node, SHARED_NODES, port)
         assert not firewall_allows(rules, Sender("203.0.113.7"), NLP_NODES, port)
-    # pods off the host network (their NetworkPolicy bounds where they may send) still reach them
-    assert firewall_allows(rules, Sender("10.4.3.2"), NLP_NODES, 29000)
+    # pods off the host network reach the Pathways ports of their own pools' set only (the
+    # shared pools' Pods have the cluster's range, nlp's pools' a range of their own)
+    assert firewall_allows(rules, Sender("10.16.3.2"), NLP_NODES, 29000)
+    assert not firewall_allows(rules, Sender("10.4.3.2"), NLP_NODES, 29000)
 
 
 def test_3_pods_off_the_host_network_reach_their_own_namespace_only(cluster):
