@@ -25,6 +25,15 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 TPU_RESOURCE = "google.com/tpu"
 # Node label XPK pairs with the v6e accelerator network profile (xpk core/nodepool.py).
 DRA_DRIVER_LABEL = "cloud.google.com/gke-networking-dra-driver"
+# The taint of the system pool, which GKE's own managed components tolerate (GKE attached
+# clusters, "Customize system components": Google-owned system component pods always carry the
+# toleration components.gke.io/gke-managed-components Exists; GoogleCloudPlatform/
+# prometheus-engine charts/operator templates tolerate it the same way) and XPK's Kueue install
+# tolerates as <key>=true:NoSchedule (AI-Hypercomputer/xpk v1.13 src/xpk/commands/
+# cluster_gcluster.py ``__install_kueue``): a pool tainted with it runs GKE's components and the
+# controllers that tolerate it, and no team pod (admission refuses the toleration to them).
+SYSTEM_TAINT = "components.gke.io/gke-managed-components"
+SYSTEM_TAINT_VALUE = "true"
 # Kubernetes labels every namespace with its name.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Kueue admits a workload labelled with the LocalQueue of its namespace.

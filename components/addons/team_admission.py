@@ -12,7 +12,8 @@ change):
   cannot impersonate a kube-system service account) in a namespace whose host-network pods may
   run (``HOST_NETWORK_LABEL``), and on a dedicated namespace's own nodes (a nodeSelector naming
   it); everything else is Pod Security baseline in full (``pod_security``). Stricter than
-  baseline: no toleration of every taint, of another namespace's dedicated nodes, no TPU
+  baseline: where its pods may land (``pod_placement``: no toleration of every taint, of
+  another namespace's dedicated nodes or of the system pool, no selection of it), no TPU
   request outside a Job's pods or Kueue's gate, no PriorityClass the namespace is not given,
   no controller ownerReference written by anyone but a controller (Kueue follows a controller
   reference by name: a forged one would take a pod out of its quota), Kueue's admission gate
@@ -46,6 +47,7 @@ from components.addons.installs import (
     KUEUE_CONTROLLER,
     PATHWAYS_JOB_CONTROLLER,
 )
+from components.addons.pod_placement import off_system_pool, tolerations
 from components.addons.pod_security import Check, PathwaysException, baseline_checks, cel_list
 from components.labels import (
     DEDICATED_TO_LABEL,
@@ -225,19 +227,6 @@ def _pod_variables() -> tuple[tuple[str, str], ...]:
     )
 
 
-def _tolerations() -> Check:
-    toleration = (
-        "((has(t.key) && t.key != '') || !has(t.operator) || t.operator != 'Exists') && "
-        f"(!has(t.key) || t.key != '{DEDICATED_TO_LABEL}' || "
-        "((!has(t.operator) || t.operator == 'Equal') && has(t.value) && "
-        "t.value == request.namespace))"
-    )
-    return Check(
-        f"!has(object.spec.tolerations) || object.spec.tolerations.all(t, {toleration})",
-        "tolerating every taint, or the nodes dedicated to another namespace, is not allowed",
-    )
-
-
 def _gate_removal() -> Check:
     old_gated = (
         "has(oldObject.spec.schedulingGates) && "
@@ -272,9 +261,12 @@ def _file_systems() -> Check:
     )
 
 
-def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
+def pod_checks(
+    pathways_ports: Sequence[int], kueue: bool, system_pool: str | None = None
+) -> list[Check]:
     """The pod policy's validations (``kueue``: the cluster runs Kueue, which every TPU pod
-    must go through)."""
+    must go through; ``system_pool``: the name of the pool of the cluster's controllers, None
+    when the policy does not know it)."""
     exception = PathwaysException("variables.exempt", TMP, pathways_ports)
     checks = [
         Check(
@@ -288,7 +280,8 @@ def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
             for c in baseline_checks(exception)
         ),
         _file_systems(),
-        _tolerations(),
+        tolerations(),
+        *([off_system_pool(system_pool)] if system_pool else []),
         Check(
             f"!variables.create || {_priority('object.spec').expression}",
             _priority(None).message,
@@ -308,7 +301,9 @@ def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
     return checks
 
 
-def pod_policy(name: str, pathways_ports: Sequence[int], kueue: bool) -> Policy:
+def pod_policy(
+    name: str, pathways_ports: Sequence[int], kueue: bool, system_pool: str | None = None
+) -> Policy:
     return Policy(
         name,
         (
@@ -316,7 +311,7 @@ def pod_policy(name: str, pathways_ports: Sequence[int], kueue: bool) -> Policy:
             ResourceRule("", "v1", ("pods/ephemeralcontainers",), ("UPDATE",)),
         ),
         _pod_variables(),
-        tuple(pod_checks(pathways_ports, kueue)),
+        tuple(pod_checks(pathways_ports, kueue, system_pool)),
     )
 
 

@@ -38,13 +38,16 @@ class TeamAdmissionPoliciesArgs:
     """The cluster runs Kueue: TPU pods and jobs must go through it."""
     team: str = ""
     """The team label of the policies ("" for none)."""
+    system_pool: str | None = None
+    """The node pool of the cluster's controllers, which no team pod may select (None: not
+    known here, e.g. a cluster another tool made; its taint still keeps team pods off)."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the policies wait for (the JobSet install: its CRD names a resource they match)."""
 
 
 def team_policies(args: TeamAdmissionPoliciesArgs) -> list[Policy]:
     return [
-        pod_policy(POD_POLICY, args.pathways_ports, args.kueue),
+        pod_policy(POD_POLICY, args.pathways_ports, args.kueue, args.system_pool),
         job_policy(JOB_POLICY, args.kueue),
         jobset_policy(JOBSET_POLICY, args.kueue),
         network_policy_policy(NETWORK_POLICY_POLICY),

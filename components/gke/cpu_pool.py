@@ -24,6 +24,9 @@ class CpuNodePoolArgs:
     max_nodes: int = 20
     disk_size_gb: int | None = None
     """Boot disk size (GKE's default when None)."""
+    system: bool = False
+    """The pool of the cluster's controllers: tainted ``labels.SYSTEM_TAINT``, which GKE's
+    managed components and the installs' controllers tolerate, and no team pod may."""
 
 
 class CpuNodePool(pulumi.ComponentResource):
@@ -55,6 +58,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 pool_labels(target.team, pool.name),
                 pool.disk_size_gb,
                 target.dedicated_to,
+                system=pool.system,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.operations import node_pool_timeouts
-from components.labels import DEDICATED_TO_LABEL
+from components.labels import DEDICATED_TO_LABEL, SYSTEM_TAINT, SYSTEM_TAINT_VALUE
 
 # The nodes' and the cluster's default OAuth scope: IAM alone decides what they may reach.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -69,18 +69,26 @@ def node_pool_config(
     labels: dict[str, str],
     disk_size_gb: int | None = None,
     dedicated_to: str = "",
+    system: bool = False,
     **capacity: object,
 ) -> gcp.container.NodePoolNodeConfigArgs:
     """A node config: dedicated service account (IAM decides access, hence the broad scope),
     GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring; a
-    pool ``dedicated_to`` a team namespace is labelled and tainted with it. ``capacity``
-    carries spot / flex_start / reservation_affinity."""
+    pool ``dedicated_to`` a team namespace is labelled and tainted with it; the ``system`` pool
+    is tainted ``SYSTEM_TAINT``. ``capacity`` carries spot / flex_start /
+    reservation_affinity."""
     taints = None
     if dedicated_to:
         labels = {**labels, DEDICATED_TO_LABEL: dedicated_to}
         taints = [
             gcp.container.NodePoolNodeConfigTaintArgs(
                 key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_SCHEDULE"
+            )
+        ]
+    if system:
+        taints = [
+            gcp.container.NodePoolNodeConfigTaintArgs(
+                key=SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect="NO_SCHEDULE"
             )
         ]
     return gcp.container.NodePoolNodeConfigArgs(

@@ -33,6 +33,8 @@ from components.labels import (
     DEDICATED_TO_LABEL,
     INSTANCE_TYPE_LABEL,
     SPOT_LABEL,
+    SYSTEM_TAINT,
+    SYSTEM_TAINT_VALUE,
     pool_labels,
     tpu_pool_labels,
 )
@@ -104,7 +106,9 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
     for cpu, team in cpu_pools:
         labels = {**pool_labels(config.team, cpu.name), NODE_POOL_LABEL: cpu.name}
         labels[INSTANCE_TYPE_LABEL] = cpu.machine_type
-        labels, taints, identity = _dedication(config, team, labels, (), shared_identity)
+        system = config.creates_cluster and cpu is config.system_pool
+        own = (Taint(SYSTEM_TAINT, SYSTEM_TAINT_VALUE, "NoSchedule"),) if system else ()
+        labels, taints, identity = _dedication(config, team, labels, own, shared_identity)
         pools.append(
             NodePoolModel(
                 cpu.name, cpu.name, cpu.machine, labels, taints, cpu.max_nodes, 0, identity

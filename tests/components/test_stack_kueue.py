@@ -193,10 +193,18 @@ def test_local_queues_wait_for_their_namespace_and_the_cluster_queue(two_shapes)
 
 
 def test_priority_classes_are_xpks_five(research):
+    """And the controllers' own, above them (it comes with the cluster, Kueue or not)."""
     classes = {
         r.inputs["metadata"]["name"]: r.inputs["value"] for r in research.by_type(PRIORITY_CLASS)
     }
-    assert classes == {"very-low": 100, "low": 250, "medium": 500, "high": 750, "very-high": 1000}
+    assert classes == {
+        "very-low": 100,
+        "low": 250,
+        "medium": 500,
+        "high": 750,
+        "very-high": 1000,
+        "tpu-pathways-controllers": 1000000,
+    }
     for r in research.by_type(PRIORITY_CLASS):
         assert r.inputs["globalDefault"] is False
 
@@ -219,8 +227,10 @@ def test_kueue_is_on_by_default_in_a_stack_that_owns_its_cluster(example_plan):
 
 def test_no_kueue_objects_when_disabled(example_plan):
     plan = example_plan("serving-v6e")  # addons.kueue.enabled: false
-    for kind in (FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE, PRIORITY_CLASS):
+    for kind in (FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE):
         assert plan.by_type(kind) == []
+    (controllers,) = plan.by_type(PRIORITY_CLASS)  # the installs' controllers', not Kueue's
+    assert controllers.inputs["metadata"]["name"] == "tpu-pathways-controllers"
     assert KUEUE_URL not in {r.inputs["file"] for r in plan.by_type(CONFIG_FILE)}
 
 

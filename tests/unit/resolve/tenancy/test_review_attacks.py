@@ -10,10 +10,11 @@ import copy
 
 import pytest
 
-from tests.admission import EXAMPLE_STACKS, cluster_of
+from tests.admission import EXAMPLE_STACKS, Cluster, cluster_of, rendered, research_cluster
 from tests.cluster_objects import DEPLOYER, DEPLOYER_GRANTS, MEMBER, inputs
 from tests.cluster_rules import Destination, Sender, egress_allows, firewall_allows
 from tests.kube_cel import Request
+from tests.quota import admitted_form, best_effort, quota_denials
 
 NAMESPACES = ("research", "nlp")
 IMPERSONATED = "system:serviceaccount:{ns}:pathways"  # `edit` impersonates its namespace's SAs
@@ -21,6 +22,24 @@ NAMESPACE_CONTROLLER = "system:serviceaccount:kube-system:namespace-controller"
 NLP_HEAD = Destination(29000, address="10.0.0.9")  # host network: the head's node address
 SHARED_NODES = "pathways-research-nodes@tpu-pathways-research.iam.gserviceaccount.com"
 NLP_NODES = "pathways-research-nlp-nodes@tpu-pathways-research.iam.gserviceaccount.com"
+
+
+@pytest.fixture(scope="module")
+def cluster(example_plan) -> Cluster:
+    return research_cluster(example_plan)
+
+
+@pytest.fixture(scope="module")
+def owner(example_plan):
+    return example_plan("research-v5p")
+
+
+def pod(spec: dict, **metadata) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", **metadata}, "spec": spec}
+
+
+def container(**fields) -> dict:
+    return {"name": "c", "image": "python:3.12", **fields}
 
 
 # --- F1: a member's own NetworkPolicy, and the whole pod range on the Pathways ports ----------
@@ -139,3 +158,142 @@ def test_f1_a_dedicated_pod_range_overlapping_the_network_is_refused(stack_value
     ]
     values["teamCpuPools"][0]["podsCidr"] = "10.32.0.0/16"
     assert parse_stack_config(values).team_cpu_pools[0].pods_cidr == "10.32.0.0/16"
+
+
+# --- F2: the shared controllers, preempted or crowded out by a team --------------------------
+
+SYSTEM_TAINT = "components.gke.io/gke-managed-components"
+REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
+OWNED_BY_REPLICASET = [
+    {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "squat-5d8f",
+        "uid": "u",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+]
+
+
+def squatter(**spec) -> dict:
+    """The review's Deployment pod: priority high, 14 CPU and 50Gi, on the system pool."""
+    big = container(resources={"requests": {"cpu": "14", "memory": "50Gi"}})
+    return pod(
+        {"priorityClassName": "high", "containers": [big], **spec},
+        ownerReferences=OWNED_BY_REPLICASET,
+    )
+
+
+def test_f2_the_controllers_run_on_a_tainted_system_pool_at_a_priority_above_every_team(owner):
+    (system,) = [p for p in inputs(owner, "NodePool") if p["name"] == "system-np"]
+    assert system["nodeConfig"]["taints"] == [
+        {"key": SYSTEM_TAINT, "value": "true", "effect": "NO_SCHEDULE"}
+    ]
+    patches = {
+        p["metadata"]["name"]: p["spec"]["template"]["spec"]
+        for p in inputs(owner, "DeploymentPatch")
+    }
+    assert set(patches) == {
+        "jobset-controller-manager",
+        "pathways-job-controller-manager",
+        "kueue-controller-manager",
+    }
+    for spec in patches.values():
+        assert spec["nodeSelector"] == {"cloud.google.com/gke-nodepool": "system-np"}
+        assert spec["tolerations"] == [
+            {"key": SYSTEM_TAINT, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+        ]
+        assert spec["priorityClassName"] == "tpu-pathways-controllers"
+    classes = {c["metadata"]["name"]: c["value"] for c in inputs(owner, "PriorityClass")}
+    assert classes == {
+        "very-low": 100,
+        "low": 250,
+        "medium": 500,
+        "high": 750,
+        "very-high": 1000,
+        "tpu-pathways-controllers": 1000000,
+    }
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_f2_a_team_pod_cannot_take_the_system_pool_or_the_controllers_priority(cluster, namespace):
+    as_deployment = {"username": REPLICASET_CONTROLLER}
+    selecting = squatter(nodeSelector={"cloud.google.com/gke-nodepool": "system-np"})
+    term = {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["system-np"]}
+    affinity = squatter(
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [term]}]
+                }
+            }
+        }
+    )
+    tolerating = squatter(tolerations=[{"key": SYSTEM_TAINT, "operator": "Exists"}])
+    for attack in (selecting, affinity, tolerating):
+        found = cluster.denials(Request(attack, namespace, **as_deployment))
+        assert any("system pool" in m for m in found), found
+    # a later toleration (allowed on a running pod) too
+    plain = squatter()
+    assert cluster.denials(Request(plain, namespace, **as_deployment)) == []
+    assert cluster.denials(
+        Request(tolerating, namespace, MEMBER, operation="UPDATE", old_object=plain)
+    )
+    # the plain pod tolerates no taint of the system pool: the scheduler keeps it off
+    assert "tolerations" not in plain["spec"]
+    urgent = squatter(priorityClassName="tpu-pathways-controllers")
+    found = cluster.denials(Request(urgent, namespace, **as_deployment))
+    assert any("PriorityClass" in m for m in found), found
+
+
+def test_f2_each_team_has_pods_cpu_and_memory_quotas_of_its_pools(cluster):
+    """research: the shared pools (8 n2-standard-64 nodes, four v5p hosts); nlp: its own (2
+    n2-standard-64 nodes, two v5p hosts). GKE's allocatable CPU of an n2-standard-64 is 63.77
+    cores, of a 208-vCPU v5p host 207.41; memory 236.x and 437.x GiB; 110 pods per node."""
+    quotas = {
+        (q["metadata"]["namespace"], q["metadata"]["name"].rsplit("-", 1)[-1]): q["spec"]
+        for q in inputs(list(cluster.plans), "ResourceQuota")
+    }
+    assert quotas[("research", "quota")]["hard"]["pods"] == "200"  # its own setting
+    assert quotas[("nlp", "quota")]["hard"]["pods"] == "440"
+    assert quotas[("research", "compute")] == {
+        "hard": {"requests.cpu": "1339", "requests.memory": "3680Gi"},
+        "scopes": ["NotBestEffort"],
+    }
+    assert quotas[("nlp", "compute")] == {
+        "hard": {"requests.cpu": "542", "requests.memory": "1352Gi"},
+        "scopes": ["NotBestEffort"],
+    }
+    mine = [
+        q
+        for q in inputs(list(cluster.plans), "ResourceQuota")
+        if q["metadata"]["namespace"] == "nlp"
+    ]
+    hungry = pod(
+        {"containers": [container(resources={"requests": {"cpu": "600", "memory": "1Gi"}})]}
+    )
+    assert quota_denials(mine, hungry) == ["nlp-compute: exceeded quota: requests.cpu"]
+    assert quota_denials(mine, squatter()) == []
+    assert quota_denials(mine, squatter(), used={"pods": 440}) == [
+        "nlp-quota: exceeded quota: pods"
+    ]
+
+
+def test_f2_the_projects_pods_meet_their_namespaces_quotas(example_plan):
+    """Every pod of every job each example stack renders (both backends, Cloud Storage FUSE's
+    sidecar injected), as its controllers create it: within its namespace's quotas, and the
+    ones that request CPU or memory name both in every container."""
+    checked = set()
+    for stack in EXAMPLE_STACKS:
+        cluster = cluster_of(example_plan, stack)
+        if not cluster.policies:
+            continue
+        quotas = inputs(list(cluster.plans), "ResourceQuota")
+        for made in rendered(example_plan(stack), cluster):
+            namespace = made.jobset["metadata"]["namespace"]
+            mine = [q for q in quotas if q["metadata"]["namespace"] == namespace]
+            assert len(mine) == 2, (stack, namespace)
+            assert quota_denials(mine, made.pod) == [], (stack, made.pod["metadata"]["name"])
+            checked.add((made.backend, best_effort(admitted_form(made.pod))))
+    assert checked >= {("pathwaysjob", True), ("pathwaysjob", False), ("jobset", False)}

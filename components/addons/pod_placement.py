@@ -1,0 +1,62 @@
+"""Where a team namespace's pods may land: the pod policy's checks of tolerations and node
+selection (``team_admission.pod_checks`` adds them). Pure CEL over a Pod (``object``).
+
+A node pool is kept to its pods by a taint the others do not tolerate, so the checks are on
+tolerations first (a toleration may be added to a running pod: checked on every CREATE and
+UPDATE), and on the node selection that would name a pool outright:
+
+- no toleration of every taint (an empty key with ``Exists``);
+- the dedicated nodes of the namespace only (``DEDICATED_TO_LABEL`` = the namespace);
+- not the system pool's taint (``SYSTEM_TAINT``: GKE's managed components and the installs'
+  controllers run there), nor, when the policy knows the system pool's name, a node selector or
+  required node affinity naming it (``NODE_POOL_LABEL``; ``nodeSelector`` and affinity may be
+  added to a pod while it is gated, so this too is checked on UPDATE).
+"""
+
+from __future__ import annotations
+
+from components.addons.pod_security import Check
+from components.labels import DEDICATED_TO_LABEL, NODE_POOL_LABEL, SYSTEM_TAINT
+
+SPEC = "object.spec"
+
+
+def tolerations() -> Check:
+    toleration = (
+        "((has(t.key) && t.key != '') || !has(t.operator) || t.operator != 'Exists') && "
+        f"(!has(t.key) || t.key != '{SYSTEM_TAINT}') && "
+        f"(!has(t.key) || t.key != '{DEDICATED_TO_LABEL}' || "
+        "((!has(t.operator) || t.operator == 'Equal') && has(t.value) && "
+        "t.value == request.namespace))"
+    )
+    return Check(
+        f"!has({SPEC}.tolerations) || {SPEC}.tolerations.all(t, {toleration})",
+        "tolerating every taint, the system pool's or the nodes dedicated to another namespace "
+        "is not allowed",
+    )
+
+
+def names_pool(pool: str) -> str:
+    """The pod's node selector, or a term of its required node affinity, selects ``pool``."""
+    selector = (
+        f"(has({SPEC}.nodeSelector) && '{NODE_POOL_LABEL}' in {SPEC}.nodeSelector && "
+        f"{SPEC}.nodeSelector['{NODE_POOL_LABEL}'] == '{pool}')"
+    )
+    required = f"{SPEC}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    term = (
+        f"has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == '{NODE_POOL_LABEL}' "
+        f"&& e.operator == 'In' && has(e.values) && '{pool}' in e.values)"
+    )
+    affinity = (
+        f"(has({SPEC}.affinity) && has({SPEC}.affinity.nodeAffinity) && has({required}) && "
+        f"has({required}.nodeSelectorTerms) && {required}.nodeSelectorTerms.exists(t, {term}))"
+    )
+    return f"({selector} || {affinity})"
+
+
+def off_system_pool(system_pool: str) -> Check:
+    return Check(
+        f"!{names_pool(system_pool)}",
+        f"the system pool ({system_pool}) runs the cluster's controllers: a team's pods may "
+        "not select it",
+    )
