@@ -46,9 +46,19 @@ KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 # This project's own labels.
 TEAM_LABEL = "tpu-pathways/team"
-# A node pool dedicated to one team namespace carries this label and a NoSchedule taint of this
+# A node pool dedicated to one team namespace carries this label and a NoExecute taint of this
 # key, both with the namespace's name as value: the trust boundary of host-network pods.
+# NoExecute, not NoSchedule: only the scheduler reads NoSchedule, while the kubelet also refuses
+# a pod bound to its node that does not tolerate a NoExecute taint (kubernetes
+# pkg/kubelet/lifecycle/predicate.go, the admission of a pod whose spec.nodeName names the node
+# outright); the team's own pods tolerate it through their Kueue flavor, whatever its effect.
 DEDICATED_TO_LABEL = "tpu-pathways/dedicated-to"
+DEDICATED_TAINT_EFFECT = "NoExecute"
+# Every shared pool but the system pool carries this label, and the shared Kueue flavors select
+# it: a job admitted on a shared flavor never lands on a dedicated node, though both carry the
+# same TPU labels.
+SHARED_POOL_LABEL = "tpu-pathways/shared-pool"
+SHARED_POOL_VALUE = "true"
 # Team namespaces carry these; the shared admission policies select the namespaces by the first
 # and read the others as the namespace's parameters (a member with `edit` cannot relabel a
 # namespace): where its host-network pods may run (``HostNetworkPlacement``) and the

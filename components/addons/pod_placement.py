@@ -10,7 +10,15 @@ UPDATE), and on the node selection that would name a pool outright:
 - not the system pool's taint (``SYSTEM_TAINT``: GKE's managed components and the installs'
   controllers run there), nor, when the policy knows the system pool's name, a node selector or
   required node affinity naming it (``NODE_POOL_LABEL``; ``nodeSelector`` and affinity may be
-  added to a pod while it is gated, so this too is checked on UPDATE).
+  added to a pod while it is gated, so this too is checked on UPDATE);
+- no ``spec.nodeName`` at creation: a pod created bound to a node skips the scheduler, and so
+  every NoSchedule taint (the kubelet admits it unless a NoExecute taint is untolerated:
+  kubernetes pkg/kubelet/lifecycle/predicate.go). Nothing a team runs sets it legitimately: the
+  scheduler binds through the ``pods/binding`` subresource, which this policy does not match
+  and ``edit`` may not create (bootstrappolicy ``system:aggregate-to-edit`` lists no
+  ``pods/binding``), the DaemonSet controller places its pods by node affinity (Kubernetes 1.12+,
+  ScheduleDaemonSetPods), and the field cannot be changed later. A kubelet
+  (``system:node:<name>``) creates only the mirror pods of what it already runs.
 """
 
 from __future__ import annotations
@@ -33,6 +41,15 @@ def tolerations() -> Check:
         f"!has({SPEC}.tolerations) || {SPEC}.tolerations.all(t, {toleration})",
         "tolerating every taint, the system pool's or the nodes dedicated to another namespace "
         "is not allowed",
+    )
+
+
+def unbound() -> Check:
+    return Check(
+        f"!variables.create || !has({SPEC}.nodeName) || {SPEC}.nodeName == '' || "
+        "request.userInfo.username.startsWith('system:node:')",
+        "spec.nodeName is not allowed: a pod bound to a node at creation skips the scheduler "
+        "and the taints that keep pods off the nodes of other teams",
     )
 
 

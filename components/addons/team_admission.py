@@ -13,7 +13,8 @@ change):
   run (``HOST_NETWORK_LABEL``), and on a dedicated namespace's own nodes (a nodeSelector naming
   it); everything else is Pod Security baseline in full (``pod_security``). Stricter than
   baseline: where its pods may land (``pod_placement``: no toleration of every taint, of
-  another namespace's dedicated nodes or of the system pool, no selection of it), no TPU
+  another namespace's dedicated nodes or of the system pool, no selection of it, no node
+  named at creation), no TPU
   request outside a Job's pods or Kueue's gate, no PriorityClass the namespace is not given,
   no controller ownerReference written by anyone but a controller (Kueue follows a controller
   reference by name: a forged one would take a pod out of its quota), Kueue's admission gate
@@ -47,7 +48,7 @@ from components.addons.installs import (
     KUEUE_CONTROLLER,
     PATHWAYS_JOB_CONTROLLER,
 )
-from components.addons.pod_placement import off_system_pool, tolerations
+from components.addons.pod_placement import off_system_pool, tolerations, unbound
 from components.addons.pod_security import Check, PathwaysException, baseline_checks, cel_list
 from components.labels import (
     DEDICATED_TO_LABEL,
@@ -281,6 +282,7 @@ def pod_checks(
         ),
         _file_systems(),
         tolerations(),
+        unbound(),
         *([off_system_pool(system_pool)] if system_pool else []),
         Check(
             f"!variables.create || {_priority('object.spec').expression}",

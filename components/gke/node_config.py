@@ -9,7 +9,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.operations import node_pool_timeouts
-from components.labels import DEDICATED_TO_LABEL, SYSTEM_TAINT, SYSTEM_TAINT_VALUE
+from components.labels import (
+    DEDICATED_TO_LABEL,
+    SHARED_POOL_LABEL,
+    SHARED_POOL_VALUE,
+    SYSTEM_TAINT,
+    SYSTEM_TAINT_VALUE,
+)
 
 # The nodes' and the cluster's default OAuth scope: IAM alone decides what they may reach.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -38,7 +44,7 @@ class PoolTarget:
     """The team label of the nodes ("" for none)."""
     dedicated_to: str = ""
     """The team namespace the pools are dedicated to ("" for the shared pools): their nodes run
-    as its own service account and carry the label and NoSchedule taint ``DEDICATED_TO_LABEL``
+    as its own service account and carry the label and NoExecute taint ``DEDICATED_TO_LABEL``
     = the namespace."""
     pod_range: str | None = None
     """The secondary range the pools' Pods get addresses from (None: the cluster's)."""
@@ -74,17 +80,20 @@ def node_pool_config(
 ) -> gcp.container.NodePoolNodeConfigArgs:
     """A node config: dedicated service account (IAM decides access, hence the broad scope),
     GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring; a
-    pool ``dedicated_to`` a team namespace is labelled and tainted with it; the ``system`` pool
-    is tainted ``SYSTEM_TAINT``. ``capacity`` carries spot / flex_start /
+    pool ``dedicated_to`` a team namespace is labelled and tainted (NoExecute) with it, any
+    other but the ``system`` pool labelled ``SHARED_POOL_LABEL``; the ``system`` pool is
+    tainted ``SYSTEM_TAINT``. ``capacity`` carries spot / flex_start /
     reservation_affinity."""
     taints = None
     if dedicated_to:
         labels = {**labels, DEDICATED_TO_LABEL: dedicated_to}
         taints = [
             gcp.container.NodePoolNodeConfigTaintArgs(
-                key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_SCHEDULE"
+                key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_EXECUTE"
             )
         ]
+    elif not system:
+        labels = {**labels, SHARED_POOL_LABEL: SHARED_POOL_VALUE}
     if system:
         taints = [
             gcp.container.NodePoolNodeConfigTaintArgs(

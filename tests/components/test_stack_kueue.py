@@ -22,6 +22,7 @@ KUEUE_ON = {"kueue": {"enabled": True}}
 
 
 DEDICATED_TO = "tpu-pathways/dedicated-to"
+SHARED_POOL = "tpu-pathways/shared-pool"
 
 
 def tpu_flavors(plan) -> dict[str, tuple[str, str]]:
@@ -31,7 +32,7 @@ def tpu_flavors(plan) -> dict[str, tuple[str, str]]:
     for r in plan.by_type(FLAVOR):
         labels = r.inputs["spec"]["nodeLabels"]
         if ACCELERATOR in labels and DEDICATED_TO not in labels:
-            assert set(labels) == {ACCELERATOR, TOPOLOGY, INSTANCE_TYPE}, labels
+            assert set(labels) == {ACCELERATOR, TOPOLOGY, INSTANCE_TYPE, SHARED_POOL}, labels
             flavors[r.inputs["metadata"]["name"]] = (labels[ACCELERATOR], labels[TOPOLOGY])
     return flavors
 
@@ -108,7 +109,8 @@ def test_a_dedicated_team_has_its_own_flavors_and_queue(research):
     admits there, and a ClusterQueue of exactly them, admitting nlp (and its shared services
     in default) only, in no cohort."""
     flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in research.by_type(FLAVOR)}
-    toleration = {"key": DEDICATED_TO, "operator": "Equal", "value": "nlp", "effect": "NoSchedule"}
+    # no effect: it tolerates the pools' NoExecute taint
+    toleration = {"key": DEDICATED_TO, "operator": "Equal", "value": "nlp"}
     assert flavors["tpu-v5p-slice-2x2x2-4t-nlp"] == {
         "nodeLabels": {
             ACCELERATOR: "tpu-v5p-slice",
@@ -163,7 +165,7 @@ def test_pools_of_one_shape_share_a_flavor(same_shape_twice):
 def test_cpu_flavor_selects_the_cpu_pool(plan_of, stack_values):
     plan = plan_of(stack_values(cpuPool={"name": "head-pool"}, addons=KUEUE_ON))
     selectors = [r.inputs["spec"]["nodeLabels"] for r in plan.by_type(FLAVOR)]
-    assert {"cloud.google.com/gke-nodepool": "head-pool"} in selectors
+    assert {"cloud.google.com/gke-nodepool": "head-pool", SHARED_POOL: "true"} in selectors
     assert len(selectors) == 2  # one TPU shape + the CPU pool
 
 

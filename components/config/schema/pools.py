@@ -84,7 +84,7 @@ class CpuPoolConfig(AutoscalingPoolConfig):
 
 class TeamCpuPoolConfig(CpuPoolConfig):
     """A CPU pool dedicated to one team namespace's Pathways heads: its nodes run as the team's
-    own node service account and carry the label and NoSchedule taint
+    own node service account and carry the label and NoExecute taint
     tpu-pathways/dedicated-to=<team>, so only that team's pods land there."""
 
     team: TeamNamespace
@@ -209,7 +209,7 @@ class TpuPoolConfig(ConfigModel):
     """Capacity type of every slice of the pool."""
     team: TeamNamespace | None = None
     """Dedicate the pool to one team namespace (of this stack or of a team stack): its nodes run
-    as the team's own node service account, carry the label and NoSchedule taint
+    as the team's own node service account, carry the label and NoExecute taint
     tpu-pathways/dedicated-to=<team>, and only that team's jobs land there (its own Kueue
     flavor). Unset: a shared pool of the cluster."""
     allow_unlisted_zone: StrictBool = False

@@ -297,3 +297,80 @@ def test_f2_the_projects_pods_meet_their_namespaces_quotas(example_plan):
             assert quota_denials(mine, made.pod) == [], (stack, made.pod["metadata"]["name"])
             checked.add((made.backend, best_effort(admitted_form(made.pod))))
     assert checked >= {("pathwaysjob", True), ("pathwaysjob", False), ("jobset", False)}
+
+
+# --- F3: spec.nodeName past the dedicated pools' taint ----------------------------------------
+
+NLP_NODE = "gke-pathways-research-v5p-nlp-0-abcd-1234"
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+OWNED_BY_JOB = [
+    {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "name": "j",
+        "uid": "u",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+]
+
+
+def test_f3_a_pod_bound_to_nlps_node_at_creation_is_refused(cluster):
+    big = container(resources={"requests": {"cpu": "200", "memory": "400Gi"}})
+    bare = pod({"nodeName": NLP_NODE, "containers": [big]})
+    found = cluster.denials(Request(bare, "research", MEMBER))
+    assert any("nodeName" in m for m in found), found
+    # a queued TPU Job's pod, as the Job controller copies its template's nodeName
+    tpu = container(resources={"limits": {"google.com/tpu": 4}})
+    queued = pod(
+        {"nodeName": NLP_NODE, "containers": [tpu], "tolerations": [{"key": "google.com/tpu"}]},
+        ownerReferences=OWNED_BY_JOB,
+    )
+    found = cluster.denials(Request(queued, "research", JOB_CONTROLLER))
+    assert any("nodeName" in m for m in found), found
+    del queued["spec"]["nodeName"]
+    assert cluster.denials(Request(queued, "research", JOB_CONTROLLER)) == []
+
+
+def test_f3_nlps_taint_is_no_execute_and_its_own_pods_tolerate_it(owner):
+    """The kubelet refuses a pod bound to the node that does not tolerate a NoExecute taint;
+    nlp's pods get the toleration from their flavor, with no effect (it tolerates any)."""
+    pools = {p["name"]: p["nodeConfig"] for p in inputs(owner, "NodePool")}
+    for name in ("nlp-cpu", "v5p-nlp-0"):
+        assert pools[name]["taints"] == [
+            {"key": "tpu-pathways/dedicated-to", "value": "nlp", "effect": "NO_EXECUTE"}
+        ]
+    flavors = {f["metadata"]["name"]: f["spec"] for f in inputs(owner, "ResourceFlavor")}
+    for name in ("cpu-nlp-cpu", "tpu-v5p-slice-2x2x2-4t-nlp"):
+        assert flavors[name]["tolerations"] == [
+            {"key": "tpu-pathways/dedicated-to", "operator": "Equal", "value": "nlp"}
+        ]
+
+
+def test_f3_a_shared_flavor_selects_only_the_shared_pools(owner, example_plan):
+    """nlp's v5p nodes carry the same TPU labels as the shared v5p pool: the shared flavors
+    select the shared pools' own label, which nlp's nodes lack, so research's jobs admitted on
+    them never land on nlp's nodes."""
+    pools = {p["name"]: p["nodeConfig"]["labels"] for p in inputs(owner, "NodePool")}
+    shared = "tpu-pathways/shared-pool"
+    assert {name for name, labels in pools.items() if labels.get(shared) == "true"} == {
+        "cpu-np",
+        "v5p-0",
+        "v5p-1",
+    }
+    flavors = {f["metadata"]["name"]: f["spec"] for f in inputs(owner, "ResourceFlavor")}
+    assert flavors["tpu-v5p-slice-2x2x2-4t"]["nodeLabels"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+        "cloud.google.com/gke-tpu-topology": "2x2x2",
+        "node.kubernetes.io/instance-type": "ct5p-hightpu-4t",
+        shared: "true",
+    }
+    assert flavors["cpu-cpu-np"]["nodeLabels"] == {
+        "cloud.google.com/gke-nodepool": "cpu-np",
+        shared: "true",
+    }
+    research = research_cluster(example_plan)
+    pods = [made.pod for made in rendered(example_plan("research-v5p"), research)]
+    assert pods
+    for made in pods:
+        assert made["spec"]["nodeSelector"][shared] == "true", made["metadata"]["name"]
