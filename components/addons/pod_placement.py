@@ -18,13 +18,20 @@ UPDATE), and on the node selection that would name a pool outright:
   and ``edit`` may not create (bootstrappolicy ``system:aggregate-to-edit`` lists no
   ``pods/binding``), the DaemonSet controller places its pods by node affinity (Kubernetes 1.12+,
   ScheduleDaemonSetPods), and the field cannot be changed later. A kubelet
-  (``system:node:<name>``) creates only the mirror pods of what it already runs.
+  (``system:node:<name>``) creates only the mirror pods of what it already runs;
+- the TPU hosts' taint (``google.com/tpu``) tolerated, at creation, only by a pod the Job
+  controller creates for a Job (every TPU Job is Kueue's, or the JobSet controller's under a
+  JobSet Kueue admitted) or one waiting behind Kueue's admission gate, and, on a cluster without
+  Kueue, a pod that requests TPU chips (GKE's ExtendedResourceToleration admission adds that
+  toleration to it anyway); a toleration added to a running pod only by a controller or while
+  Kueue's gate holds it. Else a Deployment's pods could squat the TPU hosts, outside Kueue and
+  its quota, and starve the PathwaysJob controller's workers, which request no CPU or memory.
 """
 
 from __future__ import annotations
 
 from components.addons.pod_security import Check
-from components.labels import DEDICATED_TO_LABEL, NODE_POOL_LABEL, SYSTEM_TAINT
+from components.labels import DEDICATED_TO_LABEL, NODE_POOL_LABEL, SYSTEM_TAINT, TPU_RESOURCE
 
 SPEC = "object.spec"
 
@@ -50,6 +57,23 @@ def unbound() -> Check:
         "request.userInfo.username.startsWith('system:node:')",
         "spec.nodeName is not allowed: a pod bound to a node at creation skips the scheduler "
         "and the taints that keep pods off the nodes of other teams",
+    )
+
+
+def tpu_tolerations(kueue: bool) -> Check:
+    """Who may tolerate the TPU hosts' taint (reads the pod policy's variables ``create``,
+    ``fromJob``, ``jobOwned``, ``gated``, ``trusted`` and ``requestsTpu``)."""
+    at_creation = "(variables.fromJob && variables.jobOwned) || variables.gated"
+    if not kueue:
+        at_creation += " || variables.requestsTpu"
+    kept = "(has(oldObject.spec.tolerations) && oldObject.spec.tolerations.exists(o, o == t))"
+    later = f"{kept} || variables.trusted || variables.gated"
+    allowed = f"(variables.create ? ({at_creation}) : ({later}))"
+    return Check(
+        f"!has({SPEC}.tolerations) || {SPEC}.tolerations.all(t, !has(t.key) || "
+        f"t.key != '{TPU_RESOURCE}' || {allowed})",
+        f"tolerating the TPU hosts' taint ({TPU_RESOURCE}) is allowed only for a Job's pods or "
+        "a pod waiting for Kueue's admission (queue it through the namespace's LocalQueue)",
     )
 
 

@@ -14,7 +14,7 @@ change):
   it); everything else is Pod Security baseline in full (``pod_security``). Stricter than
   baseline: where its pods may land (``pod_placement``: no toleration of every taint, of
   another namespace's dedicated nodes or of the system pool, no selection of it, no node
-  named at creation), no TPU
+  named at creation, the TPU hosts' taint only for a Job's pods or Kueue's), no TPU
   request outside a Job's pods or Kueue's gate, no PriorityClass the namespace is not given,
   no controller ownerReference written by anyone but a controller (Kueue follows a controller
   reference by name: a forged one would take a pod out of its quota), Kueue's admission gate
@@ -48,7 +48,7 @@ from components.addons.installs import (
     KUEUE_CONTROLLER,
     PATHWAYS_JOB_CONTROLLER,
 )
-from components.addons.pod_placement import off_system_pool, tolerations, unbound
+from components.addons.pod_placement import off_system_pool, tolerations, tpu_tolerations, unbound
 from components.addons.pod_security import Check, PathwaysException, baseline_checks, cel_list
 from components.labels import (
     DEDICATED_TO_LABEL,
@@ -207,6 +207,7 @@ def _pod_variables() -> tuple[tuple[str, str], ...]:
         ("checked", "variables.create || request.subResource == 'ephemeralcontainers'"),
         ("hostNetwork", _host_network("object.spec")),
         ("fromJob", username_in(JOB_CONTROLLER_USERNAMES)),
+        ("requestsTpu", _requests_tpu("object.spec")),
         ("jobOwned", _controller_owner("batch/", "Job")),
         (
             "placed",
@@ -282,6 +283,7 @@ def pod_checks(
         ),
         _file_systems(),
         tolerations(),
+        tpu_tolerations(kueue),
         unbound(),
         *([off_system_pool(system_pool)] if system_pool else []),
         Check(
@@ -293,7 +295,7 @@ def pod_checks(
     if kueue:
         checks += [
             Check(
-                f"!variables.create || !({_requests_tpu('object.spec')}) || "
+                "!variables.create || !variables.requestsTpu || "
                 "(variables.fromJob && variables.jobOwned) || variables.gated",
                 "a pod requesting TPU chips must be a Job's pod or wait for Kueue's admission "
                 "(queue it through the namespace's LocalQueue)",

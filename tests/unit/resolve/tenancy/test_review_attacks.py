@@ -374,3 +374,44 @@ def test_f3_a_shared_flavor_selects_only_the_shared_pools(owner, example_plan):
     assert pods
     for made in pods:
         assert made["spec"]["nodeSelector"][shared] == "true", made["metadata"]["name"]
+
+
+# --- F4: squatting the shared TPU hosts outside Kueue -----------------------------------------
+
+TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+KUEUE = "system:serviceaccount:kueue-system:kueue-controller-manager"
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_f4_only_a_jobs_pods_or_kueues_tolerate_the_tpu_hosts(cluster, namespace):
+    on_tpu_host = {
+        "nodeSelector": {"cloud.google.com/gke-nodepool": "v5p-0"},
+        "tolerations": [TPU_TOLERATION],
+    }
+    huge = container(resources={"requests": {"cpu": "200", "memory": "400Gi"}})
+    squat = pod({"containers": [huge], **on_tpu_host}, ownerReferences=OWNED_BY_REPLICASET)
+    found = cluster.denials(Request(squat, namespace, REPLICASET_CONTROLLER))
+    assert any("google.com/tpu" in m for m in found), found
+    found = cluster.denials(Request(pod({"containers": [huge], **on_tpu_host}), namespace, MEMBER))
+    assert any("google.com/tpu" in m for m in found), found
+    # added later to a running pod
+    running = pod({"containers": [huge]})
+    tolerating = pod({"containers": [huge], "tolerations": [TPU_TOLERATION]})
+    update = Request(tolerating, namespace, MEMBER, operation="UPDATE", old_object=running)
+    assert any("google.com/tpu" in m for m in cluster.denials(update))
+    # a Job's pod, and its later updates by any controller, keep it
+    job_pod = pod({"containers": [huge], **on_tpu_host}, ownerReferences=OWNED_BY_JOB)
+    assert cluster.denials(Request(job_pod, namespace, JOB_CONTROLLER)) == []
+    labelled = copy.deepcopy(job_pod)
+    labelled["metadata"]["labels"] = {"kueue.x-k8s.io/podset": "main"}
+    relabel = Request(labelled, namespace, KUEUE, operation="UPDATE", old_object=job_pod)
+    assert cluster.denials(relabel) == []
+    # a pod behind Kueue's gate may carry it (Kueue admits it against the quota)
+    gated = pod(
+        {
+            "containers": [container(resources={"limits": {"google.com/tpu": 4}})],
+            "tolerations": [TPU_TOLERATION],
+            "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+        }
+    )
+    assert cluster.denials(Request(gated, namespace, MEMBER)) == []
