@@ -16,6 +16,10 @@ isolation stands on it. Pure data (``Policy``), created with the others by
   does not (``system:aggregate-to-edit`` writes no namespaces); whoever holds it could take
   the namespace out of every policy by its label anyway. The controllers are
   ``team_admission.trusted``: the namespace controller deletes them with their namespace.
+- **Services** claim no ``spec.externalIPs`` (CVE-2020-8554: a Service with an external IP
+  intercepts the traffic every pod and node of the cluster sends to that address; ``edit``
+  writes Services). The cluster turns the field off as well (``gke.cluster``:
+  ``serviceExternalIpsConfig``), which a cluster another tool made may not.
 """
 
 from __future__ import annotations
@@ -27,6 +31,22 @@ NAMESPACE_WRITER = (
     "authorizer.group('').resource('namespaces').name(request.namespace).check('update').allowed()"
 )
 """The requester may update the namespace the request is in (its labels: its policies)."""
+
+
+def service_policy(name: str) -> Policy:
+    """Services of a team namespace: no external IPs."""
+    return Policy(
+        name,
+        (ResourceRule("", "v1", ("services",), ("CREATE", "UPDATE")),),
+        (),
+        (
+            Check(
+                "!has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0",
+                "spec.externalIPs is not allowed: a Service with an external IP intercepts the "
+                "traffic every pod and node sends to that address (CVE-2020-8554)",
+            ),
+        ),
+    )
 
 
 def network_policy_policy(name: str) -> Policy:

@@ -1,8 +1,8 @@
 """The team namespaces' admission policies, one per kind of the chain a Pathways pod comes from
 (``team_admission``: pods, Jobs, JobSets) and per kind of object the namespace's isolation
-stands on (``namespace_admission``: NetworkPolicies), created once per cluster by the stack
-that owns it and bound to every namespace labelled ``TEAM_NAMESPACE_LABEL`` (its own and its
-team stacks'): the API server evaluates each policy once per request, whatever the number of
+stands on (``namespace_admission``: NetworkPolicies, Services), created once per cluster by
+the stack that owns it and bound to every namespace labelled ``TEAM_NAMESPACE_LABEL`` (its own
+and its team stacks'): the API server evaluates each policy once per request, whatever the number of
 teams, and a namespace's parameters are its own labels. ValidatingAdmissionPolicy is GA in
 admissionregistration.k8s.io/v1 since Kubernetes 1.30.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.namespace_admission import network_policy_policy
+from components.addons.namespace_admission import network_policy_policy, service_policy
 from components.addons.team_admission import Policy, job_policy, jobset_policy, pod_policy
 from components.labels import TEAM_NAMESPACE_LABEL, standard_labels
 from components.pathways.spec import PATHWAYS_PORTS
@@ -24,6 +24,7 @@ POD_POLICY = "tpu-pathways-team-pods"
 JOB_POLICY = "tpu-pathways-team-jobs"
 JOBSET_POLICY = "tpu-pathways-team-jobsets"
 NETWORK_POLICY_POLICY = "tpu-pathways-team-network-policies"
+SERVICE_POLICY = "tpu-pathways-team-services"
 TEAM_NAMESPACE_VALUE = "true"
 
 
@@ -51,6 +52,7 @@ def team_policies(args: TeamAdmissionPoliciesArgs) -> list[Policy]:
         job_policy(JOB_POLICY, args.kueue),
         jobset_policy(JOBSET_POLICY, args.kueue),
         network_policy_policy(NETWORK_POLICY_POLICY),
+        service_policy(SERVICE_POLICY),
     ]
 
 
@@ -97,7 +99,8 @@ def _policy(
             variables=[
                 admission.VariableArgs(name=name, expression=expression)
                 for name, expression in policy.variables
-            ],
+            ]
+            or None,
             validations=[
                 admission.ValidationArgs(expression=check.expression, message=check.message)
                 for check in policy.validations

@@ -23,6 +23,7 @@ from components.gke.cluster_settings import (
     default_pool_node_config,
     dns_config,
     monitoring_config,
+    no_service_external_ips,
     private_cluster_config,
     secrets_encryption,
     workload_identity,
@@ -302,6 +303,7 @@ class GkeCluster(ClusterTarget):
             master_authorized_networks_config=authorized_networks(args.authorized_networks),
             enable_shielded_nodes=True,
             enable_legacy_abac=False,
+            service_external_ips_config=no_service_external_ips(),
             authenticator_groups_config=authenticator_groups(args.security_group),
             database_encryption=secrets_encryption(args.secrets_kms_key),
             binary_authorization=binary_authorization(args.binary_authorization),
@@ -404,9 +406,8 @@ def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions)
 def _additional_pod_ranges(
     args: GkeClusterArgs,
 ) -> gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs | None:
-    """The dedicated pools' Pod ranges, declared on the cluster as the Pod ranges it may use
-    beside its own (GKE's additionalPodRangesConfig: the cluster's record of them, which the
-    provider would otherwise see change)."""
+    """The dedicated pools' Pod ranges, declared on the cluster (GKE's additionalPodRangesConfig:
+    its record of the Pod ranges beside its own, which the provider would otherwise see change)."""
     if not args.team_pods_cidrs:
         return None
     return gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs(

@@ -73,7 +73,7 @@ def test_default_team(plan_of, stack_values):
     (account,) = team_accounts(plan)
     assert account.inputs["metadata"] == {"name": "pathways", "namespace": "pathways"}
     assert account.inputs["automountServiceAccountToken"] is False
-    # isolated by default: the shared pod, Job, JobSet and NetworkPolicy policies, a
+    # isolated by default: the shared pod, Job, JobSet, NetworkPolicy and Service policies, a
     # NetworkPolicy, a quota
     # with the team's share of the chips (the one v5e-8 slice: 8); no group, so no RoleBinding
     # in the team's namespace (the controllers' metrics collector has its own, in theirs)
@@ -97,7 +97,7 @@ def test_default_team(plan_of, stack_values):
         "hard": {"requests.cpu": "414", "requests.memory": "1094Gi"},
         "scopes": ["NotBestEffort"],
     }
-    assert len(plan.by_type(VAP)) == 4
+    assert len(plan.by_type(VAP)) == 5
     # alone on the cluster's pools: its Pathways pods may use the host network there
     (namespace,) = plan.by_type(NAMESPACE)
     labels = namespace.inputs["metadata"]["labels"]

@@ -408,7 +408,7 @@ def test_a_teams_stack_plans_eight_resources_per_team(generator, tmp_path):
         plan = plan_file(generator.write_teams_stack(directory, teams), directory)
         counts[teams] = len(plan.resources)
         policies = [r for r in plan.resources if r.type.endswith(":ValidatingAdmissionPolicy")]
-        assert len(policies) == 4
+        assert len(policies) == 5
     assert (counts[5] - counts[2]) / 3 == 8
 
 

@@ -68,8 +68,8 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     # controller to the system pool at the controllers' PriorityClass (JobSet's also sets its
     # memory, Kueue's rolls it to read its configuration), and the JobSet, PathwaysJob and Kueue
     # release manifests; the admission policies every team namespace shares (pods, Jobs,
-    # JobSets, NetworkPolicies) and their bindings; the team's NetworkPolicy and ResourceQuotas
-    # (pods and chips; CPU and memory); Kueue's and JobSet's metrics
+    # JobSets, NetworkPolicies, Services) and their bindings; the team's NetworkPolicy and
+    # ResourceQuotas (pods and chips; CPU and memory); Kueue's and JobSet's metrics
     # scraping (a PodMonitoring, the scraper's account, token, reader binding and the
     # collector's read of the token), and the dashboard in a directory of its own that
     # `kubectl apply -f DIR` does not read
@@ -113,13 +113,15 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "validatingadmissionpolicy-tpu-pathways-team-jobsets.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-network-policies.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-pods.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-services.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-jobs.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-jobsets.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-network-policies.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-pods.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-services.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 43 files to {out_dir}: 37 Kubernetes objects, 4 server-side patches, "
+        f"wrote 45 files to {out_dir}: 39 Kubernetes objects, 4 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL), Cloud Monitoring "
         "dashboard JSON to import (monitoring/dashboard-pathways-dev-monitoring-dashboard.json)"
     )

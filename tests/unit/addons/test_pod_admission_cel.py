@@ -14,7 +14,7 @@ import copy
 import pytest
 import yaml
 
-from components.addons.namespace_admission import network_policy_policy
+from components.addons.namespace_admission import network_policy_policy, service_policy
 from components.addons.team_admission import job_policy, jobset_policy, pod_policy
 from components.pathways.spec import PATHWAYS_PORTS
 from components.plan.engine import plan_file
@@ -245,6 +245,7 @@ def test_every_expression_is_one_the_api_server_reads():
         job_policy("j", True),
         jobset_policy("s", True),
         network_policy_policy("n"),
+        service_policy("s"),
     ):
         expressions = [e for _, e in policy.variables] + [c.expression for c in policy.validations]
         for expression in expressions:

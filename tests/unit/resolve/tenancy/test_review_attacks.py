@@ -415,3 +415,28 @@ def test_f4_only_a_jobs_pods_or_kueues_tolerate_the_tpu_hosts(cluster, namespace
         }
     )
     assert cluster.denials(Request(gated, namespace, MEMBER)) == []
+
+
+# --- F5: a Service's external IPs (CVE-2020-8554) ---------------------------------------------
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_f5_no_service_of_a_team_claims_an_external_ip(cluster, owner, namespace):
+    (gke,) = inputs(owner, "Cluster")
+    assert gke["serviceExternalIpsConfig"] == {"enabled": False}
+    plain = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "mitm"},
+        "spec": {"ports": [{"port": 29001}], "selector": {"app": "mitm"}},
+    }
+    intercepting = copy.deepcopy(plain)
+    intercepting["spec"]["externalIPs"] = ["10.0.0.9"]
+    services = {"resource": "services"}
+    assert cluster.denials(Request(plain, namespace, MEMBER, **services)) == []
+    found = cluster.denials(Request(intercepting, namespace, MEMBER, **services))
+    assert any("externalIPs" in m for m in found), found
+    update = Request(
+        intercepting, namespace, MEMBER, operation="UPDATE", old_object=plain, **services
+    )
+    assert cluster.denials(update)
