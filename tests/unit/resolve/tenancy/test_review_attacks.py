@@ -12,7 +12,13 @@ import pytest
 
 from tests.admission import EXAMPLE_STACKS, Cluster, cluster_of, rendered, research_cluster
 from tests.cluster_objects import DEPLOYER, DEPLOYER_GRANTS, MEMBER, inputs
-from tests.cluster_rules import Destination, Sender, egress_allows, firewall_allows
+from tests.cluster_rules import (
+    Destination,
+    Sender,
+    egress_allows,
+    firewall_allows,
+    iam_condition_admits,
+)
 from tests.kube_cel import Request
 from tests.quota import admitted_form, best_effort, quota_denials
 
@@ -440,3 +446,25 @@ def test_f5_no_service_of_a_team_claims_an_external_ip(cluster, owner, namespace
         intercepting, namespace, MEMBER, operation="UPDATE", old_object=plain, **services
     )
     assert cluster.denials(update)
+
+
+# --- F6: the shared pools' account listing a dedicated team's names ---------------------------
+
+SCRATCH = "tpu-pathways-research-pathways-research-pathways"
+
+
+def test_f6_the_shared_pools_account_lists_no_prefix_that_shows_nlps_names(owner):
+    """A list of ``n``, ``nl`` or ``nlp`` returns every name under ``nlp/`` too."""
+    (grant,) = [
+        g
+        for g in inputs(owner, "BucketIAMMember")
+        if g["bucket"] == SCRATCH and g["member"] == f"serviceAccount:{SHARED_NODES}"
+    ]
+    condition = grant["condition"]["expression"]
+    bucket = f"projects/_/buckets/{SCRATCH}"
+    for prefix in ("", "n", "nl", "nlp", "nlp/", "nlp/job/"):
+        assert not iam_condition_admits(condition, bucket, prefix), prefix
+    for prefix in ("research/", "research/llm-pretrain", "r", "nlpx/", "other"):
+        assert iam_condition_admits(condition, bucket, prefix), prefix
+    assert not iam_condition_admits(condition, f"{bucket}/objects/nlp/ckpt/0")
+    assert iam_condition_admits(condition, f"{bucket}/objects/research/ckpt/0")
