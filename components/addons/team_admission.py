@@ -16,8 +16,9 @@ change):
   another namespace's dedicated nodes or of the system pool, no selection of it, no node
   named at creation, the TPU hosts' taint only for a Job's pods or Kueue's), no TPU
   request outside a Job's pods or Kueue's gate, no PriorityClass the namespace is not given,
-  no controller ownerReference written by anyone but a controller (Kueue follows a controller
-  reference by name: a forged one would take a pod out of its quota), Kueue's admission gate
+  no controller ownerReference written, changed or removed by anyone but a controller, at
+  creation or later (Kueue follows a controller reference by name: a forged one would take a
+  pod out of its quota; on Jobs and JobSets too), Kueue's admission gate
   removed by Kueue only, and no inline file system (``_file_systems``): an ``nfs`` volume, or a
   ``csi`` volume of any driver but Cloud Storage FUSE's, would mount another team's Lustre or
   Filestore instance by its address.
@@ -140,15 +141,23 @@ def _controller_owner(api_prefix: str, kind: str) -> str:
     )
 
 
-def _owner_references() -> Check:
-    controller = (
-        "!has(object.metadata.ownerReferences) || "
-        "!object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
+def _controllers(owner: str) -> str:
+    """The controller ownerReferences of ``owner`` (``object`` or ``oldObject``), a list."""
+    return (
+        f"(has({owner}.metadata.ownerReferences) ? {owner}.metadata.ownerReferences.filter(r, "
+        "has(r.controller) && r.controller) : [])"
     )
+
+
+def _owner_references() -> Check:
+    """No controller ownerReference set, changed or removed but by a controller: Kueue and
+    JobSet treat an object with a controller reference to a JobSet as that JobSet's (Kueue
+    v0.17.1 makes no Workload of it: no quota; JobSet resumes it), on creation or added later."""
+    unchanged = f"{_controllers('object')} == {_controllers('oldObject')}"
     return Check(
-        f"!variables.create || variables.trusted || {controller}",
-        "a controller ownerReference is set by controllers only (a forged one takes the object "
-        "out of Kueue's quota)",
+        f"variables.trusted || (variables.create ? {_controllers('object')} == [] : {unchanged})",
+        "a controller ownerReference is set, changed or removed by controllers only (a forged "
+        "one takes the object out of Kueue's quota)",
     )
 
 

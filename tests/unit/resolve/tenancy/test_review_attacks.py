@@ -468,3 +468,91 @@ def test_f6_the_shared_pools_account_lists_no_prefix_that_shows_nlps_names(owner
         assert iam_condition_admits(condition, bucket, prefix), prefix
     assert not iam_condition_admits(condition, f"{bucket}/objects/nlp/ckpt/0")
     assert iam_condition_admits(condition, f"{bucket}/objects/research/ckpt/0")
+
+
+# --- F7: a controller ownerReference added after creation -------------------------------------
+
+JOBSET_CONTROLLER = "system:serviceaccount:jobset-system:jobset-controller-manager"
+OWNED_BY_JOBSET = [
+    {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "name": "llm-pretrain",
+        "uid": "real-uid",
+        "controller": True,
+    }
+]
+KINDS = {
+    "pods": {},
+    "jobs": {"resource": "jobs", "group": "batch"},
+    "jobsets": {"resource": "jobsets", "group": "jobset.x-k8s.io", "version": "v1alpha2"},
+}
+
+
+def suspended_tpu_job() -> dict:
+    """The review's Job: suspended, asking for chips, labelled like a JobSet's child."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "j",
+            "labels": {
+                "jobset.sigs.k8s.io/replicatedjob-name": "worker",
+                "jobset.sigs.k8s.io/restart-attempt": "0",
+            },
+        },
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [container(resources={"limits": {"google.com/tpu": 4}})],
+                }
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_f7_a_member_cannot_patch_in_a_jobsets_controller_reference(cluster, namespace):
+    jobs = KINDS["jobs"]
+    job = suspended_tpu_job()
+    assert cluster.denials(Request(job, namespace, MEMBER, **jobs)) == []
+    adopted = copy.deepcopy(job)
+    adopted["metadata"]["ownerReferences"] = OWNED_BY_JOBSET
+    update = Request(adopted, namespace, MEMBER, operation="UPDATE", old_object=job, **jobs)
+    found = cluster.denials(update)
+    assert any("controller ownerReference" in m for m in found), found
+    # the JobSet's own Job, orphaned by a member, would leave its JobSet's admission behind too
+    orphan = Request(job, namespace, MEMBER, operation="UPDATE", old_object=adopted, **jobs)
+    assert cluster.denials(orphan)
+    # an update that keeps the references, and a controller's change, are admitted
+    relabelled = copy.deepcopy(adopted)
+    relabelled["metadata"]["labels"]["team"] = "x"
+    keep = Request(relabelled, namespace, MEMBER, operation="UPDATE", old_object=adopted, **jobs)
+    assert cluster.denials(keep) == []
+    by_jobset = Request(
+        adopted, namespace, JOBSET_CONTROLLER, operation="UPDATE", old_object=job, **jobs
+    )
+    assert cluster.denials(by_jobset) == []
+
+
+@pytest.mark.parametrize("kind", ["pods", "jobsets"])
+def test_f7_the_same_holds_for_pods_and_jobsets(cluster, kind):
+    objects = {
+        "pods": pod({"containers": [container()]}),
+        "jobsets": {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js"},
+            "spec": {"replicatedJobs": []},
+        },
+    }
+    before = objects[kind]
+    after = copy.deepcopy(before)
+    after["metadata"]["ownerReferences"] = OWNED_BY_JOB if kind == "pods" else OWNED_BY_JOBSET
+    update = Request(
+        after, "research", MEMBER, operation="UPDATE", old_object=before, **KINDS[kind]
+    )
+    found = cluster.denials(update)
+    assert any("controller ownerReference" in m for m in found), found
