@@ -25,6 +25,15 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 TPU_RESOURCE = "google.com/tpu"
 # Node label XPK pairs with the v6e accelerator network profile (xpk core/nodepool.py).
 DRA_DRIVER_LABEL = "cloud.google.com/gke-networking-dra-driver"
+# The taint of the system pool, which GKE's own managed components tolerate (GKE attached
+# clusters, "Customize system components": Google-owned system component pods always carry the
+# toleration components.gke.io/gke-managed-components Exists; GoogleCloudPlatform/
+# prometheus-engine charts/operator templates tolerate it the same way) and XPK's Kueue install
+# tolerates as <key>=true:NoSchedule (AI-Hypercomputer/xpk v1.13 src/xpk/commands/
+# cluster_gcluster.py ``__install_kueue``): a pool tainted with it runs GKE's components and the
+# controllers that tolerate it, and no team pod (admission refuses the toleration to them).
+SYSTEM_TAINT = "components.gke.io/gke-managed-components"
+SYSTEM_TAINT_VALUE = "true"
 # Kubernetes labels every namespace with its name.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Kueue admits a workload labelled with the LocalQueue of its namespace.
@@ -37,9 +46,19 @@ KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 # This project's own labels.
 TEAM_LABEL = "tpu-pathways/team"
-# A node pool dedicated to one team namespace carries this label and a NoSchedule taint of this
+# A node pool dedicated to one team namespace carries this label and a NoExecute taint of this
 # key, both with the namespace's name as value: the trust boundary of host-network pods.
+# NoExecute, not NoSchedule: only the scheduler reads NoSchedule, while the kubelet also refuses
+# a pod bound to its node that does not tolerate a NoExecute taint (kubernetes
+# pkg/kubelet/lifecycle/predicate.go, the admission of a pod whose spec.nodeName names the node
+# outright); the team's own pods tolerate it through their Kueue flavor, whatever its effect.
 DEDICATED_TO_LABEL = "tpu-pathways/dedicated-to"
+DEDICATED_TAINT_EFFECT = "NoExecute"
+# Every shared pool but the system pool carries this label, and the shared Kueue flavors select
+# it: a job admitted on a shared flavor never lands on a dedicated node, though both carry the
+# same TPU labels.
+SHARED_POOL_LABEL = "tpu-pathways/shared-pool"
+SHARED_POOL_VALUE = "true"
 # Team namespaces carry these; the shared admission policies select the namespaces by the first
 # and read the others as the namespace's parameters (a member with `edit` cannot relabel a
 # namespace): where its host-network pods may run (``HostNetworkPlacement``) and the

@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.plan.model import Plan
-from tests.cluster_objects import inputs, team_namespaces
+from tests.cluster_objects import (
+    DEPLOYER,
+    PATHWAYS_CONTROLLER,
+    inputs,
+    jobset_jobs,
+    pathwaysjob_jobset,
+    team_namespaces,
+)
 from tests.helpers import STACKS_DIR, stack_file_values
 from tests.kube_cel import Request, applies, denials
 
@@ -61,3 +68,40 @@ def cluster_of(example_plan: Callable[[str], Plan], stack: str) -> Cluster:
     owner = owner_of(stack)
     plans = (example_plan(owner), example_plan(stack)) if owner else (example_plan(stack),)
     return Cluster(cluster_policies(plans[0]), team_namespaces(plans[-1]), plans)
+
+
+def research_cluster(example_plan: Callable[[str], Plan]) -> Cluster:
+    """research-v5p's cluster (the owner: team namespace research on the shared pools, pools
+    dedicated to nlp) with team-research's namespace nlp on it: the attack tests' cluster."""
+    own = cluster_of(example_plan, "research-v5p")
+    team = cluster_of(example_plan, "team-research")
+    return Cluster(own.policies, {**own.namespaces, **team.namespaces}, team.plans)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A JobSet a plan makes (the PathwaysJob controller's for a PathwaysJob), who creates it,
+    and one of its Jobs with that Job's pod, as their controllers create them."""
+
+    backend: str
+    jobset: dict
+    creator: str
+    job: dict
+    pod: dict
+
+
+def rendered(plan: Plan, cluster: Cluster) -> list[Rendered]:
+    """Everything of ``plan``'s jobs in a team namespace of ``cluster``, after Kueue admitted
+    it on the namespace's flavors."""
+    jobsets = [("jobset", j, DEPLOYER) for j in inputs(plan, "JobSet")]
+    jobsets += [
+        ("pathwaysjob", pathwaysjob_jobset(j), PATHWAYS_CONTROLLER)
+        for j in inputs(plan, "PathwaysJob")
+    ]
+    found = []
+    for backend, jobset, creator in jobsets:
+        if jobset["metadata"]["namespace"] not in cluster.namespaces:
+            continue  # shared services run in `default`, no team namespace
+        for job, pod in jobset_jobs(jobset, cluster.plans):
+            found.append(Rendered(backend, jobset, creator, job, pod))
+    return found

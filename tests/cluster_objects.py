@@ -10,10 +10,11 @@ Facts modelled (upstream, not this project's code):
 - The Job controller creates each pod with a controller ownerReference to its Job
   (``blockOwnerDeletion: true``).
 - PathwaysJob v0.1.4 (internal/controller/pathwaysjob_controller.go): the head is the user's pod
-  template plus the resource manager (ports 29001, 29002) and proxy (29000) as sidecar init
-  containers, or those two alone (headless); workers run ``pathways-worker`` (ports 29005, 29006,
-  8471, 8080) with ``google.com/tpu`` limits, the host's ``/tmp`` and the accelerator and
-  topology nodeSelector; every pod on the host network.
+  template plus the resource manager (ports 29001, 29002; CPU and memory limits) and proxy
+  (29000; the same) as sidecar init containers, or those two alone (headless); workers run
+  ``pathways-worker`` (ports 29005, 29006, 8471, 8080) with ``google.com/tpu`` limits, the
+  host's ``/tmp`` and the accelerator and topology nodeSelector; every pod on the host
+  network.
 - Kueue v0.17.1: a Job or JobSet it manages is created suspended (its webhook), and on admission
   gets each podset's flavor ``nodeLabels`` as nodeSelector and its ``tolerations``: the flavor
   of the ClusterQueue the namespace's LocalQueue points at that covers what the podset requests.
@@ -34,6 +35,9 @@ PATHWAYS_CONTROLLER = "system:serviceaccount:pathways-job-system:pathways-job-co
 KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
 DEPLOYER = "deployer@example.com"
 """Who runs `pulumi up` (any identity allowed to create JobSets and PathwaysJobs)."""
+DEPLOYER_GRANTS = frozenset({("*", "*", "*")})
+"""The deployer's RBAC (``kube_cel.Request.grants``): the owner stack's creates cluster-wide
+objects (namespaces, admission policies), so every right."""
 MEMBER = "alice@example.com"
 """A member of a team's group: the ClusterRole edit in the team's namespace."""
 TPU = "google.com/tpu"
@@ -98,21 +102,24 @@ def _owner(api_version: str, kind: str, name: str) -> dict[str, Any]:
     }
 
 
-def job_pod(job_name: str, namespace: str, pod_spec: dict[str, Any], labels: dict) -> dict:
-    """The pod the Job controller creates for Job ``job_name`` (API defaults applied)."""
-    return api_defaults(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{job_name}-0",
-                "namespace": namespace,
-                "labels": {**labels, "job-name": job_name},
-                "ownerReferences": [_owner("batch/v1", "Job", job_name)],
-            },
-            "spec": pod_spec,
-        }
-    )
+def job_pod(
+    job_name: str,
+    namespace: str,
+    pod_spec: dict[str, Any],
+    labels: dict,
+    annotations: dict[str, str] | None = None,
+) -> dict:
+    """The pod the Job controller creates for Job ``job_name`` (API defaults applied), with its
+    template's ``annotations``."""
+    metadata = {
+        "name": f"{job_name}-0",
+        "namespace": namespace,
+        "labels": {**labels, "job-name": job_name},
+        "ownerReferences": [_owner("batch/v1", "Job", job_name)],
+    }
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return api_defaults({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec})
 
 
 def jobset_jobs(jobset: dict[str, Any], plan: Plan | Sequence[Plan]) -> Iterator[tuple[dict, dict]]:
@@ -141,7 +148,8 @@ def jobset_jobs(jobset: dict[str, Any], plan: Plan | Sequence[Plan]) -> Iterator
             },
             "spec": {**replicated["template"]["spec"], "template": {"spec": pod_spec}},
         }
-        yield job, job_pod(job_name, namespace, pod_spec, labels)
+        annotations = template.get("metadata", {}).get("annotations")
+        yield job, job_pod(job_name, namespace, pod_spec, labels, annotations)
 
 
 def _queued(manifest: dict[str, Any]) -> bool:
@@ -171,9 +179,12 @@ def pathwaysjob_jobset(job: dict[str, Any]) -> dict[str, Any]:
     controller = spec["controller"]
     template = copy.deepcopy(controller.get("template", {"spec": {"containers": []}}))
     head = template["spec"]
+    # their limits (l.605, l.647): 8 CPU and 32G, 16 CPU and 100G
+    rm_limits = {"limits": {"cpu": "8", "memory": "32000000000"}}
+    proxy_limits = {"limits": {"cpu": "16", "memory": "100000000000"}}
     sidecars = [
-        _container("pathways-rm", [29001, 29002], restartPolicy="Always"),
-        _container("pathways-proxy", [29000], restartPolicy="Always"),
+        _container("pathways-rm", [29001, 29002], restartPolicy="Always", resources=rm_limits),
+        _container("pathways-proxy", [29000], restartPolicy="Always", resources=proxy_limits),
     ]
     if head["containers"]:
         head["initContainers"] = [*head.get("initContainers", []), *sidecars]
@@ -202,8 +213,9 @@ def pathwaysjob_jobset(job: dict[str, Any]) -> dict[str, Any]:
     if worker_spec.get("priorityClassName"):
         worker["priorityClassName"] = worker_spec["priorityClassName"]
 
-    def replicated(name: str, pod_spec: dict[str, Any]) -> dict[str, Any]:
-        return {"name": name, "template": {"spec": {"template": {"spec": pod_spec}}}}
+    def replicated(name: str, pod_spec: dict[str, Any], metadata: dict | None = None) -> dict:
+        pod = {"spec": pod_spec, **({"metadata": metadata} if metadata else {})}
+        return {"name": name, "template": {"spec": {"template": pod}}}
 
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
@@ -217,7 +229,10 @@ def pathwaysjob_jobset(job: dict[str, Any]) -> dict[str, Any]:
             ],
         },
         "spec": {
-            "replicatedJobs": [replicated("pathways-head", head), replicated("worker", worker)]
+            "replicatedJobs": [
+                replicated("pathways-head", head, template.get("metadata")),
+                replicated("worker", worker),
+            ]
         },
     }
 

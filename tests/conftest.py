@@ -101,6 +101,30 @@ gc.set_threshold(700, 10, 100)
 _modules_frozen = [0]
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once the Pulumi SDK is loaded: its registrations skip capturing the call stack
+    (``_no_stack_trace``, below)."""
+    resource = sys.modules.get(PULUMI_RESOURCE_MODULE)
+    if resource is not None and resource._get_stack_trace is not _no_stack_trace:
+        resource._get_stack_trace = _no_stack_trace
+
+
+# Every registration asks the SDK for the call stack that made it (`_get_stack_trace`: the real
+# engine shows source positions; the offline plan's mock engine records none of it, and no plan
+# holds it). In a test, traceback.extract_stack walks pytest's and hypothesis's 60-odd frames
+# and stats each one's file for every resource: a third of the CPU of each in-process plan. The
+# tests' processes skip it; the CLI processes tests start (tests/e2e/test_cli_process.py,
+# test_determinism.py: byte-identical plans either way, and others) keep the SDK's own.
+PULUMI_RESOURCE_MODULE = "pulumi.runtime.resource"
+
+
+def _no_stack_trace() -> Any:
+    """The empty stack trace the SDK itself sends when it finds no caller."""
+    from pulumi.runtime.proto import source_pb2
+
+    return source_pb2.StackTrace()
+
+
 @pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """After a test that loaded many modules (the first plan loads the provider SDKs, ~100k

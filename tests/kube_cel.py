@@ -15,7 +15,11 @@ policy/validating (and the admissionregistration.k8s.io/v1 API reference):
   such key") denies like one that is false;
 - the CEL library functions of the Kubernetes environment the policies use: ``split`` of the
   strings extension (cel-go ext.Strings, on in Kubernetes since 1.24), which ``cel.stdlib``
-  provides with the same result as Go's ``strings.Split`` (tested here).
+  provides with the same result as Go's ``strings.Split`` (tested here); and the ``authorizer``
+  variable of the authorization library (staging/src/k8s.io/apiserver/pkg/cel/library/authz.go:
+  ``authorizer.group(g).resource(r).name(n).check(verb).allowed()`` asks the API server's
+  authorizers whether the requester may do ``verb``), answered from the request's ``grants``
+  (its RBAC: ``(group, resource, verb)`` it holds, ``*`` for any).
 
 What it does not: type checking against the OpenAPI schema (the API server's, reported in a
 policy's ``status.typeChecking``). ``lint`` stands in for the part that matters here: no field
@@ -58,6 +62,12 @@ KUBERNETES_FUNCTIONS = frozenset(
         "upperAscii",
         "int",
         "string",
+        # the authorization library (authorizer.group(...).resource(...)...check(...).allowed())
+        "group",
+        "resource",
+        "name",
+        "check",
+        "allowed",
     }
 )
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
@@ -79,10 +89,36 @@ def lint(expression: str) -> list[str]:
     return problems
 
 
+def _with(key: str) -> Any:
+    return lambda check, value: {**check, key: value}
+
+
+def _allowed(check: dict[str, Any]) -> bool:
+    """The requester's grants (``authorizer["grants"]``, ``group/resource/verb`` strings) hold
+    ``check``'s verb on its group and resource."""
+    wanted = (check.get("group", ""), check.get("resource", ""), check.get("verb", ""))
+    for grant in check["grants"]:
+        held = grant.split("/")
+        if all(h in ("*", w) for h, w in zip(held, wanted, strict=True)):
+            return True
+    return False
+
+
+AUTHORIZER_FUNCTIONS = {
+    "group": _with("group"),
+    "resource": _with("resource"),
+    "name": _with("name"),
+    "check": _with("verb"),
+    "allowed": _allowed,
+}
+
+
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:
     """The value of ``expression``; raises what the CEL evaluation raises (an error)."""
     context = cel.Context()
     stdlib.add_stdlib_to_context(context)
+    for name, function in AUTHORIZER_FUNCTIONS.items():
+        context.add_function(name, function)
     for name, value in activation.items():
         context.add_variable(name, value)
     return _compiled(expression).execute(context)
@@ -107,6 +143,9 @@ class Request:
     version: str = "v1"
     sub_resource: str = ""
     namespace_labels: dict[str, str] = field(default_factory=dict)
+    grants: frozenset[tuple[str, str, str]] = frozenset()
+    """What the requester's RBAC allows, as ``(group, resource, verb)`` (``*``: any): what
+    ``authorizer`` answers (a member with ``edit``: nothing the policies ask about)."""
 
     def activation(self) -> dict[str, Any]:
         labels = {"kubernetes.io/metadata.name": self.namespace, **self.namespace_labels}
@@ -121,6 +160,7 @@ class Request:
             },
             "namespaceObject": {"metadata": {"name": self.namespace, "labels": labels}},
             "params": None,
+            "authorizer": {"grants": sorted("/".join(grant) for grant in self.grants)},
         }
 
 

@@ -157,6 +157,24 @@ INSTALLS: tuple[Install, ...] = (JOBSET, PATHWAYS_JOB, KUEUE)
 this table, so its controller lands on the system pool; a test holds every entry to it."""
 
 
+CONTROLLER_PRIORITY_CLASS = "tpu-pathways-controllers"
+CONTROLLER_PRIORITY = 1_000_000
+"""The installs' controllers' priority: above every class a team may name (at most 1000,
+``vocabulary.PRIORITY_CLASSES``), so no team pod preempts them; below Kubernetes' own
+system-cluster-critical (2000000000); user classes go up to 1000000000 (kubernetes
+pkg/apis/scheduling ``HighestUserDefinablePriority``). No team namespace lists it (the pod
+policy admits only the classes of the namespace's label)."""
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """One toleration of a pod (``operator: Equal``)."""
+
+    key: str
+    value: str
+    effect: str
+
+
 @dataclass(frozen=True)
 class ControllerPatchArgs:
     """Inputs of a ``ControllerPatch``: the controller, and what is changed in its pods."""
@@ -172,10 +190,20 @@ class ControllerPatchArgs:
     pod_annotations: Mapping[str, str] | None = None
     """Annotations of the controller's pod template: a new value rolls its pods (e.g. a digest of
     a config file the controller reads only at start)."""
+    tolerations: Sequence[Toleration] = ()
+    """Taints the controller's pods tolerate (the system pool's)."""
+    priority_class: str | None = None
+    """The PriorityClass of the controller's pods (it must exist first: ``after``)."""
+    after: Sequence[pulumi.Resource] = ()
+    """What else the patch waits for (the PriorityClass it names)."""
 
     def __post_init__(self) -> None:
-        if not self.node_selector and self.memory_mib is None and not self.pod_annotations:
-            raise ValueError("a ControllerPatch changes a node selector, memory or pod annotations")
+        changes = (self.node_selector, self.memory_mib, self.pod_annotations, self.tolerations)
+        if not any(c for c in changes if c is not None) and self.priority_class is None:
+            raise ValueError(
+                "a ControllerPatch changes a node selector, memory, pod annotations, "
+                "tolerations or the priority class"
+            )
 
 
 class ControllerPatch(pulumi.ComponentResource):
@@ -208,15 +236,56 @@ class ControllerPatch(pulumi.ComponentResource):
                     spec=k8s.core.v1.PodSpecPatchArgs(
                         node_selector=dict(args.node_selector) if args.node_selector else None,
                         containers=[_memory(target.container, memory)] if memory else None,
+                        tolerations=[
+                            k8s.core.v1.TolerationPatchArgs(
+                                key=t.key, operator="Equal", value=t.value, effect=t.effect
+                            )
+                            for t in args.tolerations
+                        ]
+                        or None,
+                        priority_class_name=args.priority_class,
                     ),
                 )
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, provider=args.provider, depends_on=[args.install]
+                parent=self, provider=args.provider, depends_on=[args.install, *args.after]
             ),
         )
         self.deployment = patch.metadata.apply(lambda m: f"{m.namespace}/{m.name}")
         self.register_outputs({"deployment": self.deployment})
+
+
+@dataclass(frozen=True)
+class ControllerPriorityClassArgs:
+    """Inputs of ``ControllerPriorityClass``."""
+
+    provider: k8s.Provider
+    depends_on: Sequence[pulumi.Resource] = ()
+    """What it waits for (the control plane)."""
+
+
+class ControllerPriorityClass(pulumi.ComponentResource):
+    """The PriorityClass of the installs' controllers (``CONTROLLER_PRIORITY_CLASS``)."""
+
+    def __init__(
+        self,
+        name: str,
+        args: ControllerPriorityClassArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tpu-pathways:installs:ControllerPriorityClass", name, None, opts)
+        self.priority_class = k8s.scheduling.v1.PriorityClass(
+            name,
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=CONTROLLER_PRIORITY_CLASS),
+            value=CONTROLLER_PRIORITY,
+            global_default=False,
+            description="The cluster's JobSet, PathwaysJob and Kueue controllers: above every "
+            "team's class",
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.provider, depends_on=list(args.depends_on)
+            ),
+        )
+        self.register_outputs({})
 
 
 def _memory(container: str, memory: str) -> k8s.core.v1.ContainerPatchArgs:

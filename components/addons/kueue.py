@@ -27,6 +27,8 @@ from components.labels import (
     DEDICATED_TO_LABEL,
     NAMESPACE_NAME_LABEL,
     NODE_POOL_LABEL,
+    SHARED_POOL_LABEL,
+    SHARED_POOL_VALUE,
     TPU_RESOURCE,
     tpu_node_labels,
 )
@@ -106,13 +108,18 @@ class DedicatedQueueArgs:
 
 def dedicated_flavor_spec(team: str, labels: Mapping[str, str]) -> dict:
     """A flavor of a team's dedicated pools: Kueue adds its node labels and toleration to the
-    pods it admits there (ResourceFlavor nodeLabels/tolerations, v1beta2)."""
+    pods it admits there (ResourceFlavor nodeLabels/tolerations, v1beta2). The toleration names
+    no effect: it tolerates the pools' taint whatever its effect (NoExecute)."""
     return {
         "nodeLabels": {**labels, DEDICATED_TO_LABEL: team},
-        "tolerations": [
-            {"key": DEDICATED_TO_LABEL, "operator": "Equal", "value": team, "effect": "NoSchedule"}
-        ],
+        "tolerations": [{"key": DEDICATED_TO_LABEL, "operator": "Equal", "value": team}],
     }
+
+
+def shared_flavor_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """A flavor of the shared pools selects them by ``SHARED_POOL_LABEL`` too: the dedicated
+    pools' nodes carry the same TPU labels."""
+    return {**labels, SHARED_POOL_LABEL: SHARED_POOL_VALUE}
 
 
 @dataclass(frozen=True)
@@ -226,10 +233,11 @@ class KueueQueues(pulumi.ComponentResource):
             parent=self, provider=args.provider, depends_on=[args.kueue_install]
         )
         for flavor in args.tpu_flavors:
-            labels = tpu_node_labels(flavor.shape)
+            labels = shared_flavor_labels(tpu_node_labels(flavor.shape))
             self._flavor(f"{name}-{flavor.name}", flavor.name, labels, child)
         cpu_flavor = cpu_flavor_name(args.cpu_pool)
-        self._flavor(f"{name}-{cpu_flavor}", cpu_flavor, {NODE_POOL_LABEL: args.cpu_pool}, child)
+        labels = shared_flavor_labels({NODE_POOL_LABEL: args.cpu_pool})
+        self._flavor(f"{name}-{cpu_flavor}", cpu_flavor, labels, child)
 
         cluster_queue = k8s.apiextensions.CustomResource(
             f"{name}-{CLUSTER_QUEUE}",

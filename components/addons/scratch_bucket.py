@@ -211,14 +211,23 @@ def object_prefix_expression(bucket: str, prefix: str) -> str:
 
 
 def shared_nodes_expression(bucket: str, teams: Sequence[str]) -> str:
-    """CEL for "an object under no prefix of ``teams``, or a list of a prefix outside them"
-    (a list of the whole bucket would show their objects' names)."""
+    """CEL for "an object under no prefix of ``teams``, or a list of a prefix that reaches
+    none of theirs": a list of ``p`` shows every object whose name starts with ``p``, so a
+    list of the whole bucket, or of ``n``, ``nl`` or ``nlp`` (the prefixes of ``nlp/``), would
+    show the names of nlp's objects as much as a list under ``nlp/`` does. Written with the
+    attribute on the left of ``startsWith`` and ``==`` only, the forms IAM's examples use."""
     objects = f"projects/_/buckets/{bucket}/objects/"
     listed = 'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
     outside_objects = " || ".join(
         f'resource.name.startsWith("{objects}{team_prefix(t)}")' for t in teams
     )
-    outside_lists = " || ".join(f'{listed}.startsWith("{team_prefix(t)}")' for t in teams)
+    outside_lists = " || ".join(
+        " || ".join(
+            [f'{listed}.startsWith("{team_prefix(t)}")']
+            + [f'{listed} == "{team_prefix(t)[:end]}"' for end in range(1, len(team_prefix(t)))]
+        )
+        for t in teams
+    )
     return (
         f'(resource.name.startsWith("{objects}") && !({outside_objects})) || '
         f'(!resource.name.startsWith("{objects}") && {listed} != "" && !({outside_lists}))'

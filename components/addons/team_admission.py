@@ -12,10 +12,13 @@ change):
   cannot impersonate a kube-system service account) in a namespace whose host-network pods may
   run (``HOST_NETWORK_LABEL``), and on a dedicated namespace's own nodes (a nodeSelector naming
   it); everything else is Pod Security baseline in full (``pod_security``). Stricter than
-  baseline: no toleration of every taint, of another namespace's dedicated nodes, no TPU
+  baseline: where its pods may land (``pod_placement``: no toleration of every taint, of
+  another namespace's dedicated nodes or of the system pool, no selection of it, no node
+  named at creation, the TPU hosts' taint only for a Job's pods or Kueue's), no TPU
   request outside a Job's pods or Kueue's gate, no PriorityClass the namespace is not given,
-  no controller ownerReference written by anyone but a controller (Kueue follows a controller
-  reference by name: a forged one would take a pod out of its quota), Kueue's admission gate
+  no controller ownerReference written, changed or removed by anyone but a controller, at
+  creation or later (Kueue follows a controller reference by name: a forged one would take a
+  pod out of its quota; on Jobs and JobSets too), Kueue's admission gate
   removed by Kueue only, and no inline file system (``_file_systems``): an ``nfs`` volume, or a
   ``csi`` volume of any driver but Cloud Storage FUSE's, would mount another team's Lustre or
   Filestore instance by its address.
@@ -46,6 +49,7 @@ from components.addons.installs import (
     KUEUE_CONTROLLER,
     PATHWAYS_JOB_CONTROLLER,
 )
+from components.addons.pod_placement import off_system_pool, tolerations, tpu_tolerations, unbound
 from components.addons.pod_security import Check, PathwaysException, baseline_checks, cel_list
 from components.labels import (
     DEDICATED_TO_LABEL,
@@ -96,7 +100,7 @@ def username_in(usernames: Sequence[str]) -> str:
     return f"request.userInfo.username in {cel_list(list(usernames))}"
 
 
-def _trusted() -> str:
+def trusted() -> str:
     """A controller: a kube-system service account, the controller manager, or an install's."""
     installs = [c.username for c in (JOBSET_CONTROLLER, PATHWAYS_JOB_CONTROLLER, KUEUE_CONTROLLER)]
     return (
@@ -124,7 +128,7 @@ def _namespace_variables() -> tuple[tuple[str, str], ...]:
             f"'{PRIORITY_CLASSES_LABEL}' in {labels} ? "
             f"{labels}['{PRIORITY_CLASSES_LABEL}'].split('{PRIORITY_SEPARATOR}') : []",
         ),
-        ("trusted", _trusted()),
+        ("trusted", trusted()),
     )
 
 
@@ -137,15 +141,23 @@ def _controller_owner(api_prefix: str, kind: str) -> str:
     )
 
 
-def _owner_references() -> Check:
-    controller = (
-        "!has(object.metadata.ownerReferences) || "
-        "!object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller)"
+def _controllers(owner: str) -> str:
+    """The controller ownerReferences of ``owner`` (``object`` or ``oldObject``), a list."""
+    return (
+        f"(has({owner}.metadata.ownerReferences) ? {owner}.metadata.ownerReferences.filter(r, "
+        "has(r.controller) && r.controller) : [])"
     )
+
+
+def _owner_references() -> Check:
+    """No controller ownerReference set, changed or removed but by a controller: Kueue and
+    JobSet treat an object with a controller reference to a JobSet as that JobSet's (Kueue
+    v0.17.1 makes no Workload of it: no quota; JobSet resumes it), on creation or added later."""
+    unchanged = f"{_controllers('object')} == {_controllers('oldObject')}"
     return Check(
-        f"!variables.create || variables.trusted || {controller}",
-        "a controller ownerReference is set by controllers only (a forged one takes the object "
-        "out of Kueue's quota)",
+        f"variables.trusted || (variables.create ? {_controllers('object')} == [] : {unchanged})",
+        "a controller ownerReference is set, changed or removed by controllers only (a forged "
+        "one takes the object out of Kueue's quota)",
     )
 
 
@@ -204,6 +216,7 @@ def _pod_variables() -> tuple[tuple[str, str], ...]:
         ("checked", "variables.create || request.subResource == 'ephemeralcontainers'"),
         ("hostNetwork", _host_network("object.spec")),
         ("fromJob", username_in(JOB_CONTROLLER_USERNAMES)),
+        ("requestsTpu", _requests_tpu("object.spec")),
         ("jobOwned", _controller_owner("batch/", "Job")),
         (
             "placed",
@@ -222,19 +235,6 @@ def _pod_variables() -> tuple[tuple[str, str], ...]:
             "has(object.spec.schedulingGates) && "
             f"object.spec.schedulingGates.exists(g, g.name == '{KUEUE_ADMISSION_GATE}')",
         ),
-    )
-
-
-def _tolerations() -> Check:
-    toleration = (
-        "((has(t.key) && t.key != '') || !has(t.operator) || t.operator != 'Exists') && "
-        f"(!has(t.key) || t.key != '{DEDICATED_TO_LABEL}' || "
-        "((!has(t.operator) || t.operator == 'Equal') && has(t.value) && "
-        "t.value == request.namespace))"
-    )
-    return Check(
-        f"!has(object.spec.tolerations) || object.spec.tolerations.all(t, {toleration})",
-        "tolerating every taint, or the nodes dedicated to another namespace, is not allowed",
     )
 
 
@@ -272,9 +272,12 @@ def _file_systems() -> Check:
     )
 
 
-def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
+def pod_checks(
+    pathways_ports: Sequence[int], kueue: bool, system_pool: str | None = None
+) -> list[Check]:
     """The pod policy's validations (``kueue``: the cluster runs Kueue, which every TPU pod
-    must go through)."""
+    must go through; ``system_pool``: the name of the pool of the cluster's controllers, None
+    when the policy does not know it)."""
     exception = PathwaysException("variables.exempt", TMP, pathways_ports)
     checks = [
         Check(
@@ -288,7 +291,10 @@ def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
             for c in baseline_checks(exception)
         ),
         _file_systems(),
-        _tolerations(),
+        tolerations(),
+        tpu_tolerations(kueue),
+        unbound(),
+        *([off_system_pool(system_pool)] if system_pool else []),
         Check(
             f"!variables.create || {_priority('object.spec').expression}",
             _priority(None).message,
@@ -298,7 +304,7 @@ def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
     if kueue:
         checks += [
             Check(
-                f"!variables.create || !({_requests_tpu('object.spec')}) || "
+                "!variables.create || !variables.requestsTpu || "
                 "(variables.fromJob && variables.jobOwned) || variables.gated",
                 "a pod requesting TPU chips must be a Job's pod or wait for Kueue's admission "
                 "(queue it through the namespace's LocalQueue)",
@@ -308,7 +314,9 @@ def pod_checks(pathways_ports: Sequence[int], kueue: bool) -> list[Check]:
     return checks
 
 
-def pod_policy(name: str, pathways_ports: Sequence[int], kueue: bool) -> Policy:
+def pod_policy(
+    name: str, pathways_ports: Sequence[int], kueue: bool, system_pool: str | None = None
+) -> Policy:
     return Policy(
         name,
         (
@@ -316,7 +324,7 @@ def pod_policy(name: str, pathways_ports: Sequence[int], kueue: bool) -> Policy:
             ResourceRule("", "v1", ("pods/ephemeralcontainers",), ("UPDATE",)),
         ),
         _pod_variables(),
-        tuple(pod_checks(pathways_ports, kueue)),
+        tuple(pod_checks(pathways_ports, kueue, system_pool)),
     )
 
 

@@ -1,6 +1,19 @@
 """What keeps one team's namespace from another's inside the cluster: RBAC for its group, one
-NetworkPolicy and a ResourceQuota. The admission policies every team namespace shares are
+NetworkPolicy and two ResourceQuotas. The admission policies every team namespace shares are
 ``team_policies``; the node pools a team's host-network pods are kept to are the owner stack's.
+
+The quotas: ``<team>-quota`` (pods, TPU chips, Services that reach outside) over every pod, and
+``<team>-compute`` (CPU and memory requests) over the pods that request or limit CPU or memory
+(scope ``NotBestEffort``). Kubernetes requires a pod under a quota of CPU or memory to name
+them in every container (kubernetes pkg/quota/v1/evaluator/core/pods.go ``Constraints``: "if
+we quota cpu or memory, then each container must make an explicit request"), which the
+PathwaysJob controller's workers do not (v0.1.4: ``google.com/tpu`` limits only), so the scope
+leaves out best-effort pods, which reserve no CPU or memory on a node (the scheduler counts
+none for them), are the first evicted under memory pressure and are bounded by the pods quota.
+No LimitRange: its default requests would reach those workers too, and Kueue counts a
+LimitRange's defaults in a job's requests (kubernetes-sigs/kueue pkg/workload/resources.go
+``AdjustResources``) and would then give a TPU worker the CPU pool's flavor (its node
+selector); its minimum, maximum and ratio refuse a container that names no request or limit.
 
 NetworkPolicy does not govern pods on the host network (they use the node's network
 namespace): the policy here covers the team's other pods only. It is one object (Kubernetes adds
@@ -41,7 +54,8 @@ NETWORK_POLICY = "team-network"
 
 @dataclass(frozen=True)
 class TeamQuota:
-    """The hard limits of a team's ResourceQuota (None: unbounded)."""
+    """The hard limits of a team's ResourceQuotas (None: unbounded); ``cpu`` and ``memory_gib``
+    bound the pods that request or limit CPU or memory (``<team>-compute``)."""
 
     pods: int | None = None
     cpu: int | None = None
@@ -74,6 +88,8 @@ MOVED_TYPES = {
     "edit": "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
     "quota": "kubernetes:core/v1:ResourceQuota",
 }
+COMPUTE_SCOPE = "NotBestEffort"
+"""The pods ``<team>-compute`` counts: those that request or limit CPU or memory."""
 """The component the RoleBinding and ResourceQuota were children of (their aliases): one
 component per team cost as much to plan as the objects it held."""
 
@@ -85,7 +101,7 @@ def isolate(
     namespace: pulumi.Resource,
     parent_types: str | None = None,
 ) -> None:
-    """A team namespace's RBAC, NetworkPolicy and ResourceQuota, children of ``parent`` (the
+    """A team namespace's RBAC, NetworkPolicy and ResourceQuotas, children of ``parent`` (the
     team's ``TeamNamespace``), after ``namespace``. ``name``: their names' prefix;
     ``parent_types``: the parent's type chain when it is known here (a top-level component:
     its own type), which spares an Output per alias."""
@@ -131,12 +147,31 @@ def isolate(
         ),
         opts=child,
     )
+    _quotas(name, args, labels, moved(f"{name}-quota"), child)
+
+
+def _quotas(
+    name: str,
+    args: TeamIsolationArgs,
+    labels: dict[str, str],
+    moved: pulumi.ResourceOptions,
+    child: pulumi.ResourceOptions,
+) -> None:
+    """``<team>-quota`` (``moved``: aliased to where it was) and ``<team>-compute``."""
     k8s.core.v1.ResourceQuota(
         f"{name}-quota",
         metadata=_meta(f"{args.team}-quota", args, labels),
         spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota_limits(args.quota)),
-        opts=moved(f"{name}-quota"),
+        opts=moved,
     )
+    compute = compute_limits(args.quota)
+    if compute:
+        k8s.core.v1.ResourceQuota(
+            f"{name}-compute",
+            metadata=_meta(f"{args.team}-compute", args, labels),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=compute, scopes=[COMPUTE_SCOPE]),
+            opts=child,
+        )
 
 
 def former_isolation_urn(
@@ -233,13 +268,20 @@ def _meta(
 
 
 def quota_limits(quota: TeamQuota) -> dict[str, str]:
-    """The ResourceQuota's ``hard`` map: the limits set, in Kubernetes quantities."""
+    """``<team>-quota``'s ``hard`` map: the limits set, in Kubernetes quantities."""
     limits = {
         "pods": quota.pods,
-        "requests.cpu": quota.cpu,
-        "requests.memory": None if quota.memory_gib is None else f"{quota.memory_gib}Gi",
         "requests.google.com/tpu": quota.tpu_chips,
         "services.loadbalancers": quota.load_balancers,
         "services.nodeports": quota.node_ports,
+    }
+    return {key: str(value) for key, value in limits.items() if value is not None}
+
+
+def compute_limits(quota: TeamQuota) -> dict[str, str]:
+    """``<team>-compute``'s ``hard`` map (empty: no such quota)."""
+    limits = {
+        "requests.cpu": quota.cpu,
+        "requests.memory": None if quota.memory_gib is None else f"{quota.memory_gib}Gi",
     }
     return {key: str(value) for key, value in limits.items() if value is not None}

@@ -1,8 +1,9 @@
 """The team namespaces' admission policies, one per kind of the chain a Pathways pod comes from
-(``team_admission``: pods, Jobs, JobSets), created once per cluster by the stack that owns it
-and bound to every namespace labelled ``TEAM_NAMESPACE_LABEL`` (its own and its team stacks'):
-the API server evaluates each policy once per request, whatever the number of teams, and a
-namespace's parameters are its own labels. ValidatingAdmissionPolicy is GA in
+(``team_admission``: pods, Jobs, JobSets) and per kind of object the namespace's isolation
+stands on (``namespace_admission``: NetworkPolicies, Services), created once per cluster by
+the stack that owns it and bound to every namespace labelled ``TEAM_NAMESPACE_LABEL`` (its own
+and its team stacks'): the API server evaluates each policy once per request, whatever the number of
+teams, and a namespace's parameters are its own labels. ValidatingAdmissionPolicy is GA in
 admissionregistration.k8s.io/v1 since Kubernetes 1.30.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.addons.namespace_admission import network_policy_policy, service_policy
 from components.addons.team_admission import Policy, job_policy, jobset_policy, pod_policy
 from components.labels import TEAM_NAMESPACE_LABEL, standard_labels
 from components.pathways.spec import PATHWAYS_PORTS
@@ -21,6 +23,8 @@ from components.pathways.spec import PATHWAYS_PORTS
 POD_POLICY = "tpu-pathways-team-pods"
 JOB_POLICY = "tpu-pathways-team-jobs"
 JOBSET_POLICY = "tpu-pathways-team-jobsets"
+NETWORK_POLICY_POLICY = "tpu-pathways-team-network-policies"
+SERVICE_POLICY = "tpu-pathways-team-services"
 TEAM_NAMESPACE_VALUE = "true"
 
 
@@ -35,15 +39,20 @@ class TeamAdmissionPoliciesArgs:
     """The cluster runs Kueue: TPU pods and jobs must go through it."""
     team: str = ""
     """The team label of the policies ("" for none)."""
+    system_pool: str | None = None
+    """The node pool of the cluster's controllers, which no team pod may select (None: not
+    known here, e.g. a cluster another tool made; its taint still keeps team pods off)."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the policies wait for (the JobSet install: its CRD names a resource they match)."""
 
 
 def team_policies(args: TeamAdmissionPoliciesArgs) -> list[Policy]:
     return [
-        pod_policy(POD_POLICY, args.pathways_ports, args.kueue),
+        pod_policy(POD_POLICY, args.pathways_ports, args.kueue, args.system_pool),
         job_policy(JOB_POLICY, args.kueue),
         jobset_policy(JOBSET_POLICY, args.kueue),
+        network_policy_policy(NETWORK_POLICY_POLICY),
+        service_policy(SERVICE_POLICY),
     ]
 
 
@@ -90,7 +99,8 @@ def _policy(
             variables=[
                 admission.VariableArgs(name=name, expression=expression)
                 for name, expression in policy.variables
-            ],
+            ]
+            or None,
             validations=[
                 admission.ValidationArgs(expression=check.expression, message=check.message)
                 for check in policy.validations

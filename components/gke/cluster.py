@@ -7,8 +7,8 @@ node pools, installs and workloads do not care which one they got.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -23,6 +23,7 @@ from components.gke.cluster_settings import (
     default_pool_node_config,
     dns_config,
     monitoring_config,
+    no_service_external_ips,
     private_cluster_config,
     secrets_encryption,
     workload_identity,
@@ -40,6 +41,7 @@ from components.gke.network import (
     ClusterNetworkArgs,
     PathwaysPortsFirewall,
     PathwaysPortsFirewallArgs,
+    team_pods_range,
 )
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import (
@@ -122,6 +124,9 @@ class GkeClusterArgs:
     dedicated_teams: Sequence[str] = ()
     """Team namespaces the stack dedicates pools to: each gets its own node service account
     and Pathways ports firewall."""
+    team_pods_cidrs: Mapping[str, str] = field(default_factory=dict)
+    """Dedicated team -> the Pod range of its pools (a secondary range of the subnetwork,
+    ``team_pods_range``), the only Pods its Pathways ports admit (absent: the cluster's)."""
     dns: DnsProvider = DnsProvider.CLOUD_DNS
     """The cluster's DNS provider."""
     lustre_csi: bool = False
@@ -211,13 +216,18 @@ class GkeCluster(ClusterTarget):
             )
             for team in args.dedicated_teams
         }
-        for prefix, account in [("", node_sa), *((f"{t}-", a) for t, a in team_accounts.items())]:
+        sets = [("", node_sa, args.pods_cidr)]
+        sets += [
+            (f"{t}-", a, args.team_pods_cidrs.get(t, args.pods_cidr))
+            for t, a in team_accounts.items()
+        ]
+        for prefix, account, pods in sets:
             PathwaysPortsFirewall(
                 f"{name}-{prefix}pathways-ports",
                 PathwaysPortsFirewallArgs(
                     project=project,
                     network=network.network,
-                    pods_range=args.pods_cidr,
+                    pods_range=pods,
                     node_service_account=account.email,
                 ),
                 opts=protected,
@@ -293,6 +303,7 @@ class GkeCluster(ClusterTarget):
             master_authorized_networks_config=authorized_networks(args.authorized_networks),
             enable_shielded_nodes=True,
             enable_legacy_abac=False,
+            service_external_ips_config=no_service_external_ips(),
             authenticator_groups_config=authenticator_groups(args.security_group),
             database_encryption=secrets_encryption(args.secrets_kms_key),
             binary_authorization=binary_authorization(args.binary_authorization),
@@ -316,9 +327,12 @@ class GkeCluster(ClusterTarget):
         args = self._args
         account = node_service_account_email(args.project, args.name)
         created_first = self._pool_dependencies
+        pod_range = None
         if dedicated_to:
             account = team_node_service_account_email(args.project, args.name, dedicated_to)
             created_first = (created_first[0], self._team_accounts[dedicated_to])
+            if dedicated_to in args.team_pods_cidrs:
+                pod_range = team_pods_range(dedicated_to)
         return PoolTarget(
             project=args.project,
             region=args.region,
@@ -329,6 +343,7 @@ class GkeCluster(ClusterTarget):
             created_first=created_first,
             team=args.team,
             dedicated_to=dedicated_to,
+            pod_range=pod_range,
             protect=args.protect,
             node_pools=args.node_pools,
         )
@@ -358,6 +373,7 @@ def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions)
                 nodes_cidr=args.nodes_cidr,
                 pods_cidr=args.pods_cidr,
                 services_cidr=args.services_cidr,
+                team_pods_cidrs=dict(args.team_pods_cidrs),
                 mtu=args.mtu,
                 private_nodes=args.private_nodes,
             ),
@@ -366,6 +382,7 @@ def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions)
         ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
             cluster_secondary_range_name=PODS_RANGE,
             services_secondary_range_name=SERVICES_RANGE,
+            additional_pod_ranges_config=_additional_pod_ranges(args),
         )
         return _Networking(
             network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
@@ -383,6 +400,18 @@ def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions)
         pulumi.Output.from_input(args.existing_subnetwork),
         ip_allocation,
         nodes_range,
+    )
+
+
+def _additional_pod_ranges(
+    args: GkeClusterArgs,
+) -> gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs | None:
+    """The dedicated pools' Pod ranges, declared on the cluster (GKE's additionalPodRangesConfig:
+    its record of the Pod ranges beside its own, which the provider would otherwise see change)."""
+    if not args.team_pods_cidrs:
+        return None
+    return gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs(
+        pod_range_names=[team_pods_range(team) for team in args.team_pods_cidrs]
     )
 
 

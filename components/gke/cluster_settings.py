@@ -145,3 +145,11 @@ def secrets_encryption(kms_key: str | None):
     if kms_key is None:
         return None
     return gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=kms_key)
+
+
+def no_service_external_ips() -> gcp.container.ClusterServiceExternalIpsConfigArgs:
+    """No Service may claim an external IP (CVE-2020-8554: a Service's ``spec.externalIPs``
+    intercepts the traffic every pod and node sends to that address; pulumi-gcp Cluster
+    ``serviceExternalIpsConfig.enabled``: "Whether external IPs specified by a service will be
+    allowed", on by default). The team namespaces' admission policy denies them too."""
+    return gcp.container.ClusterServiceExternalIpsConfigArgs(enabled=False)

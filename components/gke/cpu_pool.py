@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gke.node_config import PoolTarget, node_pool_config
+from components.gke.node_config import PoolTarget, node_pool_config, pool_network_config
 from components.labels import pool_labels
 
 
@@ -24,6 +24,9 @@ class CpuNodePoolArgs:
     max_nodes: int = 20
     disk_size_gb: int | None = None
     """Boot disk size (GKE's default when None)."""
+    system: bool = False
+    """The pool of the cluster's controllers: tainted ``labels.SYSTEM_TAINT``, which GKE's
+    managed components and the installs' controllers tolerate, and no team pod may."""
 
 
 class CpuNodePool(pulumi.ComponentResource):
@@ -48,12 +51,14 @@ class CpuNodePool(pulumi.ComponentResource):
                 min_node_count=pool.min_nodes, max_node_count=pool.max_nodes
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            network_config=pool_network_config(target.pod_range),
             node_config=node_pool_config(
                 pool.machine_type,
                 target.service_account,
                 pool_labels(target.team, pool.name),
                 pool.disk_size_gb,
                 target.dedicated_to,
+                system=pool.system,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -7,7 +7,8 @@ TPU multislice traffic crosses the data-center network between slices; a VPC wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -17,6 +18,14 @@ from components.vocabulary import truncated
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
+SUBNET_RANGE_NAME_MAX = 63
+
+
+def team_pods_range(team: str) -> str:
+    """The name of the secondary range the Pods of a team's dedicated pools get addresses
+    from."""
+    return truncated(f"{PODS_RANGE}-{team}", SUBNET_RANGE_NAME_MAX)
+
 
 # Ports the PathwaysJob controller binds on the node's own address (components.pathways.spec).
 PATHWAYS_HEAD_PORTS: tuple[str, ...] = tuple(map(str, (PROXY_PORT, *RM_PORTS)))
@@ -53,6 +62,9 @@ class ClusterNetworkArgs:
     """Secondary range ``pods``."""
     services_cidr: str = "10.8.0.0/20"
     """Secondary range ``services``."""
+    team_pods_cidrs: Mapping[str, str] = field(default_factory=dict)
+    """Team -> the range of its dedicated pools' Pods: a secondary range each
+    (``team_pods_range``)."""
     mtu: int = MAX_MTU
     private_nodes: bool = False
     """Nodes without external addresses: adds a Cloud Router and NAT for their egress."""
@@ -66,8 +78,9 @@ class PathwaysPortsFirewallArgs:
     project: str
     network: pulumi.Input[str]
     pods_range: pulumi.Input[str]
-    """The cluster's pod range: pods off the host network, whose egress NetworkPolicy governs
-    (a team's reaches its own namespace only), are admitted."""
+    """The Pod range of the set's pools (the cluster's for the shared pools, its own for a
+    team's dedicated pools): the Pods on those pools, off the host network, are admitted; no
+    Pod of another set is, whatever NetworkPolicy it is under."""
     node_service_account: pulumi.Input[str]
     """The rules apply to the nodes running as this service account (email), and admit
     traffic from nodes running as it."""
@@ -113,6 +126,12 @@ class ClusterNetwork(pulumi.ComponentResource):
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(
                     range_name=SERVICES_RANGE, ip_cidr_range=network.services_cidr
                 ),
+                *(
+                    gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                        range_name=team_pods_range(team), ip_cidr_range=cidr
+                    )
+                    for team, cidr in network.team_pods_cidrs.items()
+                ),
             ],
             opts=child,
         )
@@ -137,7 +156,7 @@ class ClusterNetwork(pulumi.ComponentResource):
             project=args.project,
             network=network,
             direction="INGRESS",
-            source_ranges=[args.nodes_cidr, args.pods_cidr],
+            source_ranges=[args.nodes_cidr, args.pods_cidr, *args.team_pods_cidrs.values()],
             allows=[
                 gcp.compute.FirewallAllowArgs(protocol="tcp"),
                 gcp.compute.FirewallAllowArgs(protocol="udp"),
@@ -213,14 +232,18 @@ class ClusterNetwork(pulumi.ComponentResource):
 
 class PathwaysPortsFirewall(pulumi.ComponentResource):
     """Admit the host-network Pathways ports of one set of pools only from the nodes of that
-    set and from pods off the host network.
+    set and from the Pods on them, off the host network.
 
     NetworkPolicy does not govern host-network pods, so these ports on the node IPs are open to
     whatever the VPC firewall admits. Two rules on the set's nodes (targeted by their service
     account, so they also hold on an existing VPC): allow the set's own nodes (source service
     account: it matches a node's primary address, where host-network pods send from) and the
-    pod range, then deny everyone else, both ahead of the VPC's own allow rules. Another team's
-    host-network pods send from their own nodes' addresses, which run as another account.
+    set's Pod range, then deny everyone else, both ahead of the VPC's own allow rules. Another
+    team's host-network pods send from their own nodes' addresses, which run as another
+    account, and its other Pods from its own Pod range. A dedicated set's Pods have a range of
+    their own (``team_pods_range``), so the rule admits no Pod of another team even when a
+    NetworkPolicy would let one send (the NetworkPolicy a member could write: none, since the
+    namespace admission policies keep them the stack's).
     """
 
     def __init__(

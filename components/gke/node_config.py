@@ -9,7 +9,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gke.operations import node_pool_timeouts
-from components.labels import DEDICATED_TO_LABEL
+from components.labels import (
+    DEDICATED_TO_LABEL,
+    SHARED_POOL_LABEL,
+    SHARED_POOL_VALUE,
+    SYSTEM_TAINT,
+    SYSTEM_TAINT_VALUE,
+)
 
 # The nodes' and the cluster's default OAuth scope: IAM alone decides what they may reach.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -38,8 +44,10 @@ class PoolTarget:
     """The team label of the nodes ("" for none)."""
     dedicated_to: str = ""
     """The team namespace the pools are dedicated to ("" for the shared pools): their nodes run
-    as its own service account and carry the label and NoSchedule taint ``DEDICATED_TO_LABEL``
+    as its own service account and carry the label and NoExecute taint ``DEDICATED_TO_LABEL``
     = the namespace."""
+    pod_range: str | None = None
+    """The secondary range the pools' Pods get addresses from (None: the cluster's)."""
     protect: bool = False
     node_pools: int = 1
     """How many node pools the stack creates in the cluster: sizes each pool's timeouts for a
@@ -49,24 +57,47 @@ class PoolTarget:
         return pulumi.CustomTimeouts(**node_pool_timeouts(self.node_pools).as_strings())
 
 
+def pool_network_config(
+    pod_range: str | None, accelerator_network: bool = False
+) -> gcp.container.NodePoolNetworkConfigArgs | None:
+    """A node pool's network: its Pod range (None: the cluster's), and for a TPU shape that
+    needs it the accelerator network profile "auto" (None: GKE's defaults for both)."""
+    if pod_range is None and not accelerator_network:
+        return None
+    return gcp.container.NodePoolNetworkConfigArgs(
+        pod_range=pod_range, accelerator_network_profile="auto" if accelerator_network else None
+    )
+
+
 def node_pool_config(
     machine_type: str,
     service_account: pulumi.Input[str],
     labels: dict[str, str],
     disk_size_gb: int | None = None,
     dedicated_to: str = "",
+    system: bool = False,
     **capacity: object,
 ) -> gcp.container.NodePoolNodeConfigArgs:
     """A node config: dedicated service account (IAM decides access, hence the broad scope),
     GKE metadata server for Workload Identity, gVNIC, secure boot and integrity monitoring; a
-    pool ``dedicated_to`` a team namespace is labelled and tainted with it. ``capacity``
-    carries spot / flex_start / reservation_affinity."""
+    pool ``dedicated_to`` a team namespace is labelled and tainted (NoExecute) with it, any
+    other but the ``system`` pool labelled ``SHARED_POOL_LABEL``; the ``system`` pool is
+    tainted ``SYSTEM_TAINT``. ``capacity`` carries spot / flex_start /
+    reservation_affinity."""
     taints = None
     if dedicated_to:
         labels = {**labels, DEDICATED_TO_LABEL: dedicated_to}
         taints = [
             gcp.container.NodePoolNodeConfigTaintArgs(
-                key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_SCHEDULE"
+                key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_EXECUTE"
+            )
+        ]
+    elif not system:
+        labels = {**labels, SHARED_POOL_LABEL: SHARED_POOL_VALUE}
+    if system:
+        taints = [
+            gcp.container.NodePoolNodeConfigTaintArgs(
+                key=SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect="NO_SCHEDULE"
             )
         ]
     return gcp.container.NodePoolNodeConfigArgs(

@@ -30,7 +30,7 @@ import pulumi_gcp as gcp
 
 from components.errors import ConfigError, ConfigIssue
 from components.gke.maintenance import SliceUpgrade
-from components.gke.node_config import PoolTarget, node_pool_config
+from components.gke.node_config import PoolTarget, node_pool_config, pool_network_config
 from components.labels import tpu_pool_labels
 from components.tpu.catalog import TpuShape
 from components.vocabulary import CapacityType, slice_pool_names
@@ -99,7 +99,9 @@ class TpuNodePool(pulumi.ComponentResource):
         management = _management(flex)
         upgrade_settings = None if flex else _slice_upgrade(shape.hosts)
         placement = _placement(shape.multi_host, shape.topology, workload_policy)
-        network_config = _network_config(shape.needs_accelerator_network_profile)
+        network_config = pool_network_config(
+            target.pod_range, shape.needs_accelerator_network_profile
+        )
         node_config = node_pool_config(
             shape.machine_type,
             target.service_account,
@@ -143,12 +145,6 @@ def _management(flex: bool) -> gcp.container.NodePoolManagementArgs:
         # upgrades is the cluster's maintenance window and exclusions.
         auto_upgrade=True,
     )
-
-
-def _network_config(accelerator_network: bool) -> gcp.container.NodePoolNetworkConfigArgs | None:
-    if not accelerator_network:
-        return None
-    return gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
 
 
 def _slice_options(

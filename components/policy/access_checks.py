@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from components.labels import HOST_NETWORK_LABEL, TEAM_LABEL, TPU_RESOURCE
-from components.plan.views import is_unknown, value_at
+from components.plan.views import MISSING, is_unknown, value_at
 from components.policy.model import (
     BASIC_ROLES,
     IAM_POLICY,
@@ -150,9 +150,15 @@ def team_namespace_baseline(resource: Resource, _: StackContext) -> Iterator[str
         )
 
 
+SCOPES = ("scopes", "scopeSelector")
+
+
 def team_tpu_quota(resource: Resource, _: StackContext) -> Iterator[str]:
-    """A team namespace's ResourceQuota bounds its TPU chips (pods that went around Kueue)."""
+    """A team namespace's ResourceQuota over every pod (no scope: ``<team>-compute`` counts the
+    pods that request CPU or memory only) bounds its TPU chips (pods that went around Kueue)."""
     if _team_labels(resource) is None:
+        return
+    if any(value_at(resource.inputs, f"spec.{key}") is not MISSING for key in SCOPES):
         return
     hard = value_at(resource.inputs, "spec.hard")
     if isinstance(hard, Mapping) and TPU_QUOTA not in hard:

@@ -254,7 +254,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "team-tpu-quota",
-        "Team namespaces' ResourceQuotas bound their TPU chips.",
+        "Team namespaces' ResourceQuotas over every pod bound their TPU chips.",
         frozenset({RESOURCE_QUOTA}),
         team_tpu_quota,
     ),

@@ -30,9 +30,14 @@ from components.config.schema import (
 from components.config.schema.contract import HeldNodePool
 from components.errors import ConfigIssue
 from components.labels import (
+    DEDICATED_TAINT_EFFECT,
     DEDICATED_TO_LABEL,
     INSTANCE_TYPE_LABEL,
+    SHARED_POOL_LABEL,
+    SHARED_POOL_VALUE,
     SPOT_LABEL,
+    SYSTEM_TAINT,
+    SYSTEM_TAINT_VALUE,
     pool_labels,
     tpu_pool_labels,
 )
@@ -104,7 +109,11 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
     for cpu, team in cpu_pools:
         labels = {**pool_labels(config.team, cpu.name), NODE_POOL_LABEL: cpu.name}
         labels[INSTANCE_TYPE_LABEL] = cpu.machine_type
-        labels, taints, identity = _dedication(config, team, labels, (), shared_identity)
+        if config.creates_cluster and cpu is config.system_pool:  # its own taint, no label
+            taints: tuple[Taint, ...] = (Taint(SYSTEM_TAINT, SYSTEM_TAINT_VALUE, "NoSchedule"),)
+            identity = shared_identity
+        else:
+            labels, taints, identity = _dedication(config, team, labels, (), shared_identity)
         pools.append(
             NodePoolModel(
                 cpu.name, cpu.name, cpu.machine, labels, taints, cpu.max_nodes, 0, identity
@@ -122,11 +131,12 @@ def _dedication(
     taints: tuple[Taint, ...],
     shared_identity: str | None,
 ) -> tuple[dict[str, str], tuple[Taint, ...], str | None]:
-    """A pool's labels, taints and node identity, with its team's when dedicated."""
+    """A pool's labels, taints and node identity, with its team's when dedicated (else the
+    shared pools' label)."""
     if team is None:
-        return labels, taints, shared_identity
+        return {**labels, SHARED_POOL_LABEL: SHARED_POOL_VALUE}, taints, shared_identity
     identity = team_node_service_account_email(config.gcp.project, config.cluster.name, team)
-    taint = Taint(DEDICATED_TO_LABEL, team, "NoSchedule")
+    taint = Taint(DEDICATED_TO_LABEL, team, DEDICATED_TAINT_EFFECT)
     return {**labels, DEDICATED_TO_LABEL: team}, (*taints, taint), identity
 
 
@@ -222,9 +232,7 @@ def _deployment(
     if entry.team in config.dedicated_teams:
         queued = {
             "queue_selector": {DEDICATED_TO_LABEL: entry.team},
-            "queue_tolerations": (
-                Toleration(DEDICATED_TO_LABEL, "Equal", entry.team, "NoSchedule"),
-            ),
+            "queue_tolerations": (Toleration(DEDICATED_TO_LABEL, "Equal", entry.team),),
         }
     if isinstance(entry, WorkloadConfig):
         spec = workload_spec(config, entry, pins)

@@ -21,6 +21,7 @@ from components.resolve.quota_checks import (
 )
 from components.resolve.storage_checks import stack_storage_issues
 from components.resolve.tenancy.isolation import isolation_issues
+from components.resolve.tenancy.pod_ranges import pod_range_issues
 from components.resolve.tenancy.shared_cluster import ownership_issues
 from components.vocabulary import Environment, WorkloadBackend
 
@@ -37,7 +38,7 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
     issues += _bucket_name_rules(config) + _data_bucket_issues(config)
     issues += _backend_issues(config) + size_issues(config)
     issues += _isolation_issues(config) + namespace_quota_issues(config)
-    issues += isolation_issues(config)
+    issues += isolation_issues(config) + pod_range_issues(config)
     issues += _unused_addon_settings(config) + stack_storage_issues(config)
     return issues
 

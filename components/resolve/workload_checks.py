@@ -204,7 +204,8 @@ def client_capacity_issues(config: StackConfig) -> list[ConfigIssue]:
     less one node per head that holds the proxy's host port (``holds_client_port``)."""
     if not config.shared_services:
         return []
-    cpu_pools = [config.cpu_pool, *([config.system_pool] if config.creates_cluster else [])]
+    # not the system pool: its taint keeps every pod but the cluster's controllers off
+    cpu_pools = [config.cpu_pool]
     pools = [
         NodePoolModel(p.name, p.name, p.machine, {}, (), p.max_nodes, 0, None) for p in cpu_pools
     ]

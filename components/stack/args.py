@@ -10,10 +10,13 @@ import pulumi_kubernetes as k8s
 
 from components.addons.data_buckets import DataBucketGrant, DataBucketGrantsArgs
 from components.addons.installs import (
+    CONTROLLER_PRIORITY_CLASS,
     ControllerPatchArgs,
+    ControllerPriorityClass,
     Install,
     ReleaseManifest,
     ReleaseManifestArgs,
+    Toleration,
 )
 from components.addons.kueue import (
     DedicatedQueueArgs,
@@ -41,10 +44,15 @@ from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
-from components.labels import NODE_POOL_LABEL
+from components.labels import NODE_POOL_LABEL, SYSTEM_TAINT, SYSTEM_TAINT_VALUE
 from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
+from components.resolve.tenancy.pod_ranges import team_pods_cidrs
+from components.resolve.tenancy.team_share import ComputeShare, compute_share
 from components.resolve.workload_specs import service_queue_name
 from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement, Isolation
+
+SYSTEM_POOL_TOLERATION = Toleration(SYSTEM_TAINT, SYSTEM_TAINT_VALUE, "NoSchedule")
+"""What the installs' controllers tolerate: the system pool's taint (``cpu_pool_args``)."""
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
@@ -82,6 +90,7 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         binary_authorization=cluster.binary_authorization,
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
         dedicated_teams=tuple(config.dedicated_teams),
+        team_pods_cidrs=team_pods_cidrs(config),
         dns=cluster.dns,
         lustre_csi=bool(config.lustre),
         filestore_csi=config.home_dirs is not None,
@@ -121,7 +130,11 @@ def existing_cluster_args(config: StackConfig) -> ExistingClusterArgs:
     )
 
 
-def cpu_pool_args(pool: AutoscalingPoolConfig, target: PoolTarget) -> CpuNodePoolArgs:
+def cpu_pool_args(
+    pool: AutoscalingPoolConfig, target: PoolTarget, system: bool = False
+) -> CpuNodePoolArgs:
+    """A CPU pool; ``system``: the pool of the cluster's controllers (tainted
+    ``SYSTEM_TAINT``)."""
     return CpuNodePoolArgs(
         name=pool.name,
         machine_type=pool.machine_type,
@@ -129,6 +142,7 @@ def cpu_pool_args(pool: AutoscalingPoolConfig, target: PoolTarget) -> CpuNodePoo
         min_nodes=pool.min_nodes,
         max_nodes=pool.max_nodes,
         disk_size_gb=pool.disk_size_gb,
+        system=system,
     )
 
 
@@ -162,23 +176,29 @@ def controller_patch_args(
     release: ReleaseManifest,
     memory_mib: int | None = None,
     configured: KueueConfig | None = None,
+    priority: ControllerPriorityClass | None = None,
 ) -> ControllerPatchArgs | None:
     """A stack that owns its cluster keeps an install's controller on its system pool (GKE labels
-    each node with its pool's name) unless the install says otherwise; on another's cluster the
-    owner decides where they run. A controller that reads a configuration only at start
-    (``configured``) is patched after it, with its digest as a pod annotation: a new one rolls
-    the pods. None: nothing to change (no placement, no memory, no configuration)."""
+    each node with its pool's name; the controller tolerates the pool's taint) at the
+    controllers' priority (``priority``, which the patch waits for) unless the install says
+    otherwise; on another's cluster the owner decides where they run. A controller that reads a
+    configuration only at start (``configured``) is patched after it, with its digest as a pod
+    annotation: a new one rolls the pods. None: nothing to change (no placement, no memory, no
+    configuration)."""
     on_system_pool = config.creates_cluster and install.system_pool
-    selector = {NODE_POOL_LABEL: config.system_pool.name} if on_system_pool else None
-    if selector is None and memory_mib is None and configured is None:
+    if not on_system_pool and memory_mib is None and configured is None:
         return None
+    placed = on_system_pool and priority is not None
     return ControllerPatchArgs(
         deployment=install.controller,
         provider=provider,
         install=configured.config_map if configured else release.manifest,
-        node_selector=selector,
+        node_selector={NODE_POOL_LABEL: config.system_pool.name} if on_system_pool else None,
         memory_mib=memory_mib,
         pod_annotations=configured.pod_annotations if configured else None,
+        tolerations=(SYSTEM_POOL_TOLERATION,) if on_system_pool else (),
+        priority_class=CONTROLLER_PRIORITY_CLASS if placed else None,
+        after=(priority.priority_class,) if placed and priority else (),
     )
 
 
@@ -189,12 +209,13 @@ def team_namespace_args(
     tpu_chips: int | None = None,
     dns: DnsProvider = DnsProvider.CLOUD_DNS,
     google_apis: GoogleApiEgress = GoogleApiEgress.PRIVATE_ACCESS,
+    share: ComputeShare | None = None,
 ) -> TeamNamespaceArgs:
     """A team namespace on a cluster: ``host_network`` where its host-network pods may run
     (default: the shared pools if the team declared isolation: shared, else nowhere),
-    ``tpu_chips`` its quota's (default: the team's own setting), the cluster's DNS provider and
-    where its pods may send HTTPS."""
-    quota = team.resource_quota
+    ``tpu_chips`` its quota's (default: the team's own setting), the cluster's DNS provider,
+    where its pods may send HTTPS, and ``share`` the pods, CPU and memory its quota allows
+    unless the team sets them (None: unbounded)."""
     if host_network is None:
         shared = team.isolation is Isolation.SHARED
         host_network = HostNetworkPlacement.SHARED if shared else HostNetworkPlacement.NONE
@@ -203,18 +224,28 @@ def team_namespace_args(
         provider=provider,
         service_account=team.service_account,
         group=team.group,
-        quota=TeamQuota(
-            pods=quota.pods,
-            cpu=quota.cpu,
-            memory_gib=quota.memory_gib,
-            tpu_chips=quota.tpu_chips if tpu_chips is None else tpu_chips,
-            load_balancers=quota.load_balancers,
-            node_ports=quota.node_ports,
-        ),
+        quota=team_quota(team, tpu_chips, share),
         host_network=host_network,
         priority_classes=tuple(p.value for p in team.priority_classes),
         dns=dns,
         google_apis=google_apis,
+    )
+
+
+def team_quota(team: TeamConfig, tpu_chips: int | None, share: ComputeShare | None) -> TeamQuota:
+    """The team's ResourceQuota limits: each key it sets, else ``tpu_chips`` and ``share``."""
+    quota = team.resource_quota
+
+    def chosen(value: int | None, default: int | None) -> int | None:
+        return default if value is None else value
+
+    return TeamQuota(
+        pods=chosen(quota.pods, share and share.pods),
+        cpu=chosen(quota.cpu, share and share.cpu),
+        memory_gib=chosen(quota.memory_gib, share and share.memory_gib),
+        tpu_chips=chosen(quota.tpu_chips, tpu_chips),
+        load_balancers=quota.load_balancers,
+        node_ports=quota.node_ports,
     )
 
 
@@ -225,7 +256,8 @@ def stack_team_namespace_args(
     host_network: HostNetworkPlacement | None = None,
 ) -> TeamNamespaceArgs:
     """A team namespace of the stack: its placement among the stack's pools (``host_network``
-    overrides it), its share of the chips, the cluster's DNS and egress."""
+    overrides it), its share of the chips, pods, CPU and memory, the cluster's DNS and
+    egress."""
     return team_namespace_args(
         team,
         provider,
@@ -233,6 +265,7 @@ def stack_team_namespace_args(
         team_tpu_chips(config, team),
         config.cluster.dns,
         google_api_egress(config),
+        compute_share(config, team),
     )
 
 

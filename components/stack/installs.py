@@ -17,7 +17,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons import installs
-from components.addons.installs import ControllerPatch, Install, ReleaseManifest
+from components.addons.installs import (
+    ControllerPatch,
+    ControllerPriorityClass,
+    ControllerPriorityClassArgs,
+    Install,
+    ReleaseManifest,
+)
 from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses, PriorityClassesArgs
 from components.addons.kueue_config import KueueConfig, KueueConfigArgs
 from components.addons.team_policies import TeamAdmissionPolicies, TeamAdmissionPoliciesArgs
@@ -51,12 +57,23 @@ def build_installs(
     """``ready``: what the installs wait for (the control plane and the system pool);
     ``within``: options of every install (``build_stack``'s)."""
     name, provider = config.cluster.name, cluster.provider
-    jobset = _jobset(config, provider, ready, within) if config.addons.jobset.install else None
+    priority = None
+    if config.creates_cluster:  # its controllers run on its system pool, at their priority
+        priority = ControllerPriorityClass(
+            f"{name}-controller-priority",
+            ControllerPriorityClassArgs(provider, ready),
+            opts=_protected(config, within),
+        )
+    jobset = (
+        _jobset(config, provider, ready, within, priority) if config.addons.jobset.install else None
+    )
     after_jobset = [jobset] if jobset else []
     controller = None
     # A stack whose jobs all run as JobSets (workloadBackend: jobset) needs no controller.
     if config.addons.pathways_job.install and config.needs_pathways_controller:
-        controller = _pathways_controller(config, provider, [*ready, *after_jobset], within)
+        controller = _pathways_controller(
+            config, provider, [*ready, *after_jobset], within, priority
+        )
     if config.owner is None:  # cluster-wide: the stack that owns the cluster's (or alone on it)
         TeamAdmissionPolicies(
             f"{name}-team-admission",
@@ -64,6 +81,7 @@ def build_installs(
                 provider=provider,
                 kueue=config.kueue_enabled,
                 team=config.team,
+                system_pool=config.system_pool.name if config.creates_cluster else None,
                 depends_on=[*ready, *after_jobset],
             ),
             opts=_protected(config, within),
@@ -77,7 +95,7 @@ def build_installs(
     queueing: list[pulumi.Resource] = []
     kueue = None
     if config.kueue_enabled:
-        queueing = _kueue(config, provider, [*ready, *after_jobset], namespaces, within)
+        queueing = _kueue(config, provider, [*ready, *after_jobset], namespaces, within, priority)
         kueue = queueing[0]
     elif config.shared_cluster is not None and config.queues_jobs:
         # The owner's Kueue queues this team's jobs too: a LocalQueue in each of its namespaces.
@@ -118,14 +136,17 @@ def _release(
     memory_mib: int | None = None,
     patch_options: pulumi.ResourceOptions | None = None,
     configure: Callable[[ReleaseManifest], KueueConfig] | None = None,
+    priority: ControllerPriorityClass | None = None,
 ) -> _Release:
     """An install's release manifest (waiting for ``ready``) and its controller's patch: on the
-    system pool unless the install says otherwise, ``memory_mib`` if given, and after the
-    configuration ``configure`` writes (given the release), rolled to read it."""
+    system pool at ``priority`` unless the install says otherwise, ``memory_mib`` if given, and
+    after the configuration ``configure`` writes (given the release), rolled to read it."""
     name, protected = f"{config.cluster.name}-{install.name}", _protected(config, within)
     release = ReleaseManifest(name, args.release_args(settings, provider, ready), opts=protected)
     configured = configure(release) if configure is not None else None
-    patch = args.controller_patch_args(config, install, provider, release, memory_mib, configured)
+    patch = args.controller_patch_args(
+        config, install, provider, release, memory_mib, configured, priority
+    )
     controller = None
     if patch is not None:
         options = pulumi.ResourceOptions.merge(protected, patch_options)
@@ -138,6 +159,7 @@ def _jobset(
     provider: k8s.Provider,
     ready: list[pulumi.Resource],
     within: pulumi.ResourceOptions | None,
+    priority: ControllerPriorityClass | None,
 ) -> pulumi.Resource:
     """JobSet's release, and its controller sized for the nodes the stack may have."""
     # The controller's patch was the JobSetControllerMemory component: same resources, kept.
@@ -154,6 +176,7 @@ def _jobset(
         within,
         memory_mib=jobset_memory_mib(config.max_node_count),
         patch_options=pulumi.ResourceOptions(aliases=[renamed]),
+        priority=priority,
     )
     return jobset.manifest
 
@@ -163,10 +186,13 @@ def _pathways_controller(
     provider: k8s.Provider,
     ready: list[pulumi.Resource],
     within: pulumi.ResourceOptions | None,
+    priority: ControllerPriorityClass | None,
 ) -> pulumi.Resource:
     """The controller watches JobSets, and JobSet's webhooks fail closed until it is ready."""
     settings = config.addons.pathways_job
-    return _release(config, installs.PATHWAYS_JOB, settings, provider, ready, within).manifest
+    return _release(
+        config, installs.PATHWAYS_JOB, settings, provider, ready, within, priority=priority
+    ).manifest
 
 
 def _kueue(
@@ -175,6 +201,7 @@ def _kueue(
     ready: list[pulumi.Resource],
     namespaces: dict[str, pulumi.Output[str]],
     within: pulumi.ResourceOptions | None,
+    priority: ControllerPriorityClass | None,
 ) -> list[pulumi.Resource]:
     """Kueue manages JobSets: its JobSet integration needs JobSet's API first."""
     name, protected = config.cluster.name, _protected(config, within)
@@ -188,6 +215,7 @@ def _kueue(
         configure=lambda release: KueueConfig(
             f"{name}-kueue-config", KueueConfigArgs(provider, release.manifest), opts=protected
         ),
+        priority=priority,
     )
     return [
         kueue.controller or kueue.manifest,

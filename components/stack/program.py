@@ -179,7 +179,9 @@ def _node_pools(
     target = cluster.pool_target()
     name = config.cluster.name
     system, cpu = config.system_pool, config.cpu_pool
-    system_pool = CpuNodePool(f"{name}-{system.name}", args.cpu_pool_args(system, target), within)
+    system_pool = CpuNodePool(
+        f"{name}-{system.name}", args.cpu_pool_args(system, target, system=True), within
+    )
     CpuNodePool(f"{name}-{cpu.name}", args.cpu_pool_args(cpu, target), within)
     for team_cpu in config.team_cpu_pools:
         team_target = cluster.pool_target(team_cpu.team)

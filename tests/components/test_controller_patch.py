@@ -84,7 +84,7 @@ def test_memory_alone_on_a_cluster_without_a_system_pool():
 
 
 def test_a_patch_that_changes_nothing_is_refused():
-    with pytest.raises(ValueError, match="changes a node selector, memory or pod annotations"):
+    with pytest.raises(ValueError, match="changes a node selector, memory, pod annotations"):
         ControllerPatchArgs(JOBSET_CONTROLLER, None, None)  # type: ignore[arg-type]
 
 

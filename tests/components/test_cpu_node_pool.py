@@ -45,7 +45,11 @@ def test_the_node_config(pool):
     config = pool.one(NODE_POOL, "pc-cpu").inputs["nodeConfig"]
     assert config["machineType"] == "n2-standard-32"
     assert config["serviceAccount"] == "nodes@acme-ml.iam.gserviceaccount.com"
-    assert config["labels"] == {"tpu-pathways/pool": "cpu-np", "tpu-pathways/team": "research"}
+    assert config["labels"] == {
+        "tpu-pathways/pool": "cpu-np",
+        "tpu-pathways/team": "research",
+        "tpu-pathways/shared-pool": "true",
+    }
     assert config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
     assert "diskSizeGb" not in config
 

@@ -185,6 +185,7 @@ def test_pool_target_places_pools_on_this_cluster(production):
     assert pool.inputs["nodeConfig"]["labels"] == {
         "tpu-pathways/pool": "cpu-np",
         "tpu-pathways/team": "research",
+        "tpu-pathways/shared-pool": "true",
     }
     assert pool.options["protect"] is True
 

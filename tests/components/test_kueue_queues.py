@@ -55,15 +55,22 @@ def shared():
 
 def test_flavors(single):
     flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in single.of_type(FLAVOR)}
+    # the shared pools' label too: a dedicated pool of the same shape carries the TPU labels
     assert flavors == {
         V5P_FLAVOR: {
             "nodeLabels": {
                 "cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
                 "cloud.google.com/gke-tpu-topology": "2x2x2",
                 "node.kubernetes.io/instance-type": "ct5p-hightpu-4t",
+                "tpu-pathways/shared-pool": "true",
             }
         },
-        "cpu-cpu-np": {"nodeLabels": {"cloud.google.com/gke-nodepool": "cpu-np"}},
+        "cpu-cpu-np": {
+            "nodeLabels": {
+                "cloud.google.com/gke-nodepool": "cpu-np",
+                "tpu-pathways/shared-pool": "true",
+            }
+        },
     }
 
 

@@ -22,6 +22,7 @@ KUEUE_ON = {"kueue": {"enabled": True}}
 
 
 DEDICATED_TO = "tpu-pathways/dedicated-to"
+SHARED_POOL = "tpu-pathways/shared-pool"
 
 
 def tpu_flavors(plan) -> dict[str, tuple[str, str]]:
@@ -31,7 +32,7 @@ def tpu_flavors(plan) -> dict[str, tuple[str, str]]:
     for r in plan.by_type(FLAVOR):
         labels = r.inputs["spec"]["nodeLabels"]
         if ACCELERATOR in labels and DEDICATED_TO not in labels:
-            assert set(labels) == {ACCELERATOR, TOPOLOGY, INSTANCE_TYPE}, labels
+            assert set(labels) == {ACCELERATOR, TOPOLOGY, INSTANCE_TYPE, SHARED_POOL}, labels
             flavors[r.inputs["metadata"]["name"]] = (labels[ACCELERATOR], labels[TOPOLOGY])
     return flavors
 
@@ -108,7 +109,8 @@ def test_a_dedicated_team_has_its_own_flavors_and_queue(research):
     admits there, and a ClusterQueue of exactly them, admitting nlp (and its shared services
     in default) only, in no cohort."""
     flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in research.by_type(FLAVOR)}
-    toleration = {"key": DEDICATED_TO, "operator": "Equal", "value": "nlp", "effect": "NoSchedule"}
+    # no effect: it tolerates the pools' NoExecute taint
+    toleration = {"key": DEDICATED_TO, "operator": "Equal", "value": "nlp"}
     assert flavors["tpu-v5p-slice-2x2x2-4t-nlp"] == {
         "nodeLabels": {
             ACCELERATOR: "tpu-v5p-slice",
@@ -163,7 +165,7 @@ def test_pools_of_one_shape_share_a_flavor(same_shape_twice):
 def test_cpu_flavor_selects_the_cpu_pool(plan_of, stack_values):
     plan = plan_of(stack_values(cpuPool={"name": "head-pool"}, addons=KUEUE_ON))
     selectors = [r.inputs["spec"]["nodeLabels"] for r in plan.by_type(FLAVOR)]
-    assert {"cloud.google.com/gke-nodepool": "head-pool"} in selectors
+    assert {"cloud.google.com/gke-nodepool": "head-pool", SHARED_POOL: "true"} in selectors
     assert len(selectors) == 2  # one TPU shape + the CPU pool
 
 
@@ -193,10 +195,18 @@ def test_local_queues_wait_for_their_namespace_and_the_cluster_queue(two_shapes)
 
 
 def test_priority_classes_are_xpks_five(research):
+    """And the controllers' own, above them (it comes with the cluster, Kueue or not)."""
     classes = {
         r.inputs["metadata"]["name"]: r.inputs["value"] for r in research.by_type(PRIORITY_CLASS)
     }
-    assert classes == {"very-low": 100, "low": 250, "medium": 500, "high": 750, "very-high": 1000}
+    assert classes == {
+        "very-low": 100,
+        "low": 250,
+        "medium": 500,
+        "high": 750,
+        "very-high": 1000,
+        "tpu-pathways-controllers": 1000000,
+    }
     for r in research.by_type(PRIORITY_CLASS):
         assert r.inputs["globalDefault"] is False
 
@@ -219,8 +229,10 @@ def test_kueue_is_on_by_default_in_a_stack_that_owns_its_cluster(example_plan):
 
 def test_no_kueue_objects_when_disabled(example_plan):
     plan = example_plan("serving-v6e")  # addons.kueue.enabled: false
-    for kind in (FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE, PRIORITY_CLASS):
+    for kind in (FLAVOR, CLUSTER_QUEUE, LOCAL_QUEUE):
         assert plan.by_type(kind) == []
+    (controllers,) = plan.by_type(PRIORITY_CLASS)  # the installs' controllers', not Kueue's
+    assert controllers.inputs["metadata"]["name"] == "tpu-pathways-controllers"
     assert KUEUE_URL not in {r.inputs["file"] for r in plan.by_type(CONFIG_FILE)}
 
 

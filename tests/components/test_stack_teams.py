@@ -73,21 +73,31 @@ def test_default_team(plan_of, stack_values):
     (account,) = team_accounts(plan)
     assert account.inputs["metadata"] == {"name": "pathways", "namespace": "pathways"}
     assert account.inputs["automountServiceAccountToken"] is False
-    # isolated by default: the shared pod, Job and JobSet policies, a NetworkPolicy, a quota
+    # isolated by default: the shared pod, Job, JobSet, NetworkPolicy and Service policies, a
+    # NetworkPolicy, a quota
     # with the team's share of the chips (the one v5e-8 slice: 8); no group, so no RoleBinding
     # in the team's namespace (the controllers' metrics collector has its own, in theirs)
     assert [
         r for r in plan.by_type(ROLE_BINDING) if r.inputs["metadata"]["namespace"] == "pathways"
     ] == []
-    (quota,) = plan.by_type(QUOTA)
+    # and pods, CPU and memory at most what the shared pools hold: 3 n2-standard-64 nodes
+    # (63.77 cores, 244.02 GiB allocatable each) and 2 ct5lp-hightpu-4t hosts (111.73 cores,
+    # 181.30 GiB), 110 pods a node
+    quotas = {q.inputs["metadata"]["name"]: q for q in plan.by_type(QUOTA)}
+    quota, compute = quotas["pathways-quota"], quotas["pathways-compute"]
     assert quota.inputs["spec"] == {
         "hard": {
+            "pods": "550",
             "requests.google.com/tpu": "8",
             "services.loadbalancers": "0",
             "services.nodeports": "0",
         }
     }
-    assert len(plan.by_type(VAP)) == 3
+    assert compute.inputs["spec"] == {
+        "hard": {"requests.cpu": "414", "requests.memory": "1094Gi"},
+        "scopes": ["NotBestEffort"],
+    }
+    assert len(plan.by_type(VAP)) == 5
     # alone on the cluster's pools: its Pathways pods may use the host network there
     (namespace,) = plan.by_type(NAMESPACE)
     labels = namespace.inputs["metadata"]["labels"]
@@ -113,15 +123,15 @@ def test_a_teams_group_and_quota(plan_of, stack_values):
             "name": "ml-research@example.com",
         }
     ]
-    (quota,) = plan.by_type(QUOTA)
+    quotas = {q.inputs["metadata"]["name"]: q for q in plan.by_type(QUOTA)}
+    quota, compute = quotas["research-quota"], quotas["research-compute"]
     assert quota.inputs["spec"]["hard"] == {
         "pods": "50",
-        "requests.cpu": "640",
-        "requests.memory": "2048Gi",
         "requests.google.com/tpu": "32",
         "services.loadbalancers": "0",
         "services.nodeports": "0",
     }
+    assert compute.inputs["spec"]["hard"] == {"requests.cpu": "640", "requests.memory": "2048Gi"}
     (cluster_resource,) = plan.by_type("gcp:container/cluster:Cluster")
     assert cluster_resource.inputs["authenticatorGroupsConfig"] == {
         "securityGroup": "gke-security-groups@example.com"

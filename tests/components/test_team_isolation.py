@@ -129,12 +129,21 @@ def test_the_quota(team):
     assert quota.inputs["spec"] == {
         "hard": {
             "pods": "40",
-            "requests.cpu": "512",
-            "requests.memory": "4096Gi",
             "requests.google.com/tpu": "64",
             "services.loadbalancers": "0",
             "services.nodeports": "0",
         }
+    }
+    # CPU and memory over the pods that request them only (a TPU worker names neither)
+    compute = team.one(QUOTA, "iso-isolation-compute")
+    assert compute.inputs["metadata"] == {
+        "name": "research-compute",
+        "namespace": "research",
+        "labels": LABELS,
+    }
+    assert compute.inputs["spec"] == {
+        "hard": {"requests.cpu": "512", "requests.memory": "4096Gi"},
+        "scopes": ["NotBestEffort"],
     }
 
 

@@ -51,7 +51,10 @@ def test_a_multi_host_slice_is_compact_with_its_topology(v5p_multislice):
     assert node_pool.inputs["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "2x2x2"}
     assert node_pool.inputs["nodeConfig"]["machineType"] == "ct5p-hightpu-4t"
     assert node_pool.inputs["nodeConfig"]["spot"] is True
-    assert node_pool.inputs["nodeConfig"]["labels"] == {"tpu-pathways/pool": "tpu"}
+    assert node_pool.inputs["nodeConfig"]["labels"] == {
+        "tpu-pathways/pool": "tpu",
+        "tpu-pathways/shared-pool": "true",
+    }
     # upgraded whole: both hosts at once, no surge TPU VM
     assert node_pool.inputs["upgradeSettings"] == {
         "strategy": "SURGE",
@@ -81,6 +84,7 @@ def test_a_single_host_slice_has_no_placement():
     assert single.inputs["nodeConfig"]["labels"] == {
         "tpu-pathways/pool": "tpu",
         "cloud.google.com/gke-networking-dra-driver": "true",
+        "tpu-pathways/shared-pool": "true",
     }
 
 

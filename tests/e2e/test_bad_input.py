@@ -588,12 +588,17 @@ def _flow(children):
 yaml_fragments = st.recursive(yaml_scalars, _flow, max_leaves=20)
 
 
+# The BASE stack as block YAML, written once (every generated file starts with it)
+_BASE_LINES = yaml.safe_dump(
+    {"config": {f"tpu-pathways:{key}": value for key, value in BASE.items()}}, sort_keys=False
+).splitlines()
+
+
 @st.composite
 def hostile_stack_files(draw) -> str:
     """The BASE stack as block YAML plus extra top-level keys whose values are generated
     fragments: duplicates of BASE keys, dates, binaries, aliases, deep nesting."""
-    config = {f"tpu-pathways:{key}": value for key, value in BASE.items()}
-    lines = yaml.safe_dump({"config": config}, sort_keys=False).splitlines()
+    lines = list(_BASE_LINES)
     extra_keys = st.sampled_from([*BASE, "team", "pathwaysVersion", "other"])
     for _ in range(draw(st.integers(min_value=1, max_value=4))):
         fragment = draw(yaml_fragments)
@@ -1291,22 +1296,27 @@ def test_non_text_secret_values_are_not_echoed():
 _DIFF_BASE = Path(__file__).resolve().parents[1] / "data" / "plan-dev-base.json"
 
 
+_DIFF_BASE_TEXT = _DIFF_BASE.read_text()
+_DIFF_BASE_PATHS = _paths(json.loads(_DIFF_BASE_TEXT))  # read and walked once, not per example
+
+
 @st.composite
 def mutated_plan_documents(draw) -> dict[str, Any]:
     """A real plan document with values swapped or deleted. The base is a saved plan (refresh:
     `python -m components plan --stack dev --json > tests/data/plan-dev-base.json`)."""
-    document = json.loads(_DIFF_BASE.read_text())
-    paths = _paths(document)
-    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+    document = json.loads(_DIFF_BASE_TEXT)
+    paths = _DIFF_BASE_PATHS
+    for step in range(draw(st.integers(min_value=1, max_value=4))):
+        if step:  # the paths after the last change
+            paths = _paths(document)
+            if not paths:
+                break
         path = draw(st.sampled_from(paths))
         parent = _get(document, path[:-1])
         if draw(st.booleans()) and isinstance(parent, dict):
             parent.pop(path[-1], None)
         else:
             parent[path[-1]] = draw(weird_values)
-        paths = _paths(document)
-        if not paths:
-            break
     return document
 
 
@@ -1326,7 +1336,7 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
     except ConfigError as exc:
         assert exc.issues
         return
-    current = Plan.load(json.loads(_DIFF_BASE.read_text()))
+    current = Plan.load(json.loads(_DIFF_BASE_TEXT))
     for fmt in ("text", "markdown", "json"):
         render([diff_plans(before, current)], fmt)
 

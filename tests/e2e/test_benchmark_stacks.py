@@ -394,10 +394,11 @@ def test_the_scaling_check_fails_on_a_quadratic_and_on_a_missed_budget(bench):
 # --- the teams count shape (benchmarks/stacks.py, benchmarks/scaling.py) -----------------------
 
 
-def test_a_teams_stack_plans_seven_resources_per_team(generator, tmp_path):
-    """Per team namespace: its TeamNamespace, Namespace, ServiceAccount, NetworkPolicy,
-    ResourceQuota, LocalQueue and the Workload Identity grant on its prefix; the admission
-    policies are the cluster's, one per kind, whatever the number of teams."""
+def test_a_teams_stack_plans_eight_resources_per_team(generator, tmp_path):
+    """Per team namespace: its TeamNamespace, Namespace, ServiceAccount, NetworkPolicy, two
+    ResourceQuotas (pods and chips; CPU and memory), LocalQueue and the Workload Identity grant
+    on its prefix; the admission policies are the cluster's, one per kind, whatever the number
+    of teams."""
     from components.plan.engine import plan_file
 
     counts = {}
@@ -407,8 +408,8 @@ def test_a_teams_stack_plans_seven_resources_per_team(generator, tmp_path):
         plan = plan_file(generator.write_teams_stack(directory, teams), directory)
         counts[teams] = len(plan.resources)
         policies = [r for r in plan.resources if r.type.endswith(":ValidatingAdmissionPolicy")]
-        assert len(policies) == 3
-    assert (counts[5] - counts[2]) / 3 == 7
+        assert len(policies) == 5
+    assert (counts[5] - counts[2]) / 3 == 8
 
 
 def test_the_teams_shape_is_registered_with_its_budget():

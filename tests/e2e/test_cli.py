@@ -65,12 +65,14 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
     assert code == 0
     # dev: its team namespace and service account, two PathwaysJobs, Kueue's objects (on by
     # default in a stack that owns its cluster) and its configuration, the patches that pin each
-    # controller to the system pool (JobSet's also sets its memory, Kueue's rolls it to read its
-    # configuration), and the JobSet, PathwaysJob and Kueue release manifests; the admission
-    # policies every team namespace shares (pods, Jobs, JobSets) and their bindings; the team's
-    # NetworkPolicy and ResourceQuota; Kueue's and JobSet's metrics scraping (a PodMonitoring,
-    # the scraper's account, token, reader binding and the collector's read of the token), and
-    # the dashboard in a directory of its own that `kubectl apply -f DIR` does not read
+    # controller to the system pool at the controllers' PriorityClass (JobSet's also sets its
+    # memory, Kueue's rolls it to read its configuration), and the JobSet, PathwaysJob and Kueue
+    # release manifests; the admission policies every team namespace shares (pods, Jobs,
+    # JobSets, NetworkPolicies, Services) and their bindings; the team's NetworkPolicy and
+    # ResourceQuotas (pods and chips; CPU and memory); Kueue's and JobSet's metrics
+    # scraping (a PodMonitoring, the scraper's account, token, reader binding and the
+    # collector's read of the token), and the dashboard in a directory of its own that
+    # `kubectl apply -f DIR` does not read
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "clusterqueue-cluster-queue.yaml",
         "clusterrolebinding-jobset-system-metrics-scraper.yaml",
@@ -90,11 +92,13 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "priorityclass-high.yaml",
         "priorityclass-low.yaml",
         "priorityclass-medium.yaml",
+        "priorityclass-tpu-pathways-controllers.yaml",
         "priorityclass-very-high.yaml",
         "priorityclass-very-low.yaml",
         "release-manifests.txt",
         "resourceflavor-cpu-cpu-np.yaml",
         "resourceflavor-tpu-v5-lite-podslice-2x4-4t.yaml",
+        "resourcequota-pathways-pathways-compute.yaml",
         "resourcequota-pathways-pathways-quota.yaml",
         "role-jobset-system-gmp-collector-reads-scraper-token.yaml",
         "role-kueue-system-gmp-collector-reads-scraper-token.yaml",
@@ -107,13 +111,17 @@ def test_plan_out_writes_manifests(capsys, tmp_path):
         "serviceaccount-pathways-pathways.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-jobs.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-network-policies.yaml",
         "validatingadmissionpolicy-tpu-pathways-team-pods.yaml",
+        "validatingadmissionpolicy-tpu-pathways-team-services.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-jobs.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-jobsets.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-network-policies.yaml",
         "validatingadmissionpolicybinding-tpu-pathways-team-pods.yaml",
+        "validatingadmissionpolicybinding-tpu-pathways-team-services.yaml",
     ]
     assert err.splitlines()[-1] == (
-        f"wrote 39 files to {out_dir}: 33 Kubernetes objects, 4 server-side patches, "
+        f"wrote 45 files to {out_dir}: 39 Kubernetes objects, 4 server-side patches, "
         "release-manifests.txt (the 3 release manifests installed by URL), Cloud Monitoring "
         "dashboard JSON to import (monitoring/dashboard-pathways-dev-monitoring-dashboard.json)"
     )

@@ -85,14 +85,14 @@ def test_sixty_four_slices_deploy_with_everything_ready_at_once(sixty_four_slice
 
 def test_a_small_stack_gets_what_is_ready_when_its_cluster_is(capsys):
     # dev at 10 min, its cluster up: its 3 node pools (system, CPU, one v5e slice), 5 priority
-    # classes, the team namespace and the team's 2 bucket grants (the scratch bucket, the
-    # datasets bucket): 11, more than Pulumi's 8. The admission policies every team namespace
-    # shares wait for the system pool and JobSet's install.
+    # classes and the controllers' own, the team namespace and the team's 2 bucket grants (the
+    # scratch bucket, the datasets bucket): 12, more than Pulumi's 8. The admission policies
+    # every team namespace shares wait for the system pool and JobSet's install.
     arguments = _step_plan_arguments("dev")
     assert arguments == ["plan", "--stack", "dev", "--deploy-parallelism"]
     code, out, err = run_cli(capsys, *arguments)
     assert code == 0, err
-    assert out == f"{3 + 5 + 1 + 2}\n"
+    assert out == f"{3 + 5 + 1 + 1 + 2}\n"
 
 
 def test_the_cli_refuses_what_it_would_drop(capsys):

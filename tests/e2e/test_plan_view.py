@@ -83,13 +83,13 @@ def test_the_last_lines_say_what_is_created_chips_and_cost(example_plan):
     lines = render_text(example_plan("dev")).splitlines()
     lines = lines[: lines.index("Next steps (docs/getting-started.md, step 4):") - 2]
     assert lines[-6:] == [
-        "Creates 69 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
+        "Creates 75 resources: 1 Account, 1 Network, 1 Subnetwork, 1 Cluster, 1 IAMMember, 3 "
         "Firewall, 3 ManagedZone, 6",
-        "  RecordSet, 3 NodePool, 3 ConfigFile, 1 ConfigMapPatch, 3 DeploymentPatch, 1 "
-        "ClusterQueue, 1 Namespace, 1 LocalQueue, 2",
-        "  ResourceFlavor, 5 PriorityClass, 3 ServiceAccount, 2 Secret, 2 PodMonitoring, 2 "
-        "ClusterRoleBinding, 2 Role, 2",
-        "  RoleBinding, 3 ValidatingAdmissionPolicy, 3 ValidatingAdmissionPolicyBinding, 1 "
+        "  RecordSet, 3 NodePool, 3 ConfigFile, 1 ConfigMapPatch, 3 DeploymentPatch, 6 "
+        "PriorityClass, 1 ClusterQueue, 1",
+        "  Namespace, 1 LocalQueue, 2 ResourceFlavor, 3 ServiceAccount, 2 Secret, 2 "
+        "PodMonitoring, 2 ClusterRoleBinding, 2 Role,",
+        "  2 RoleBinding, 5 ValidatingAdmissionPolicy, 5 ValidatingAdmissionPolicyBinding, 2 "
         "ResourceQuota, 1 NetworkPolicy, 1",
         "  Bucket, 3 BucketIAMMember, 2 PathwaysJob, 4 AlertPolicy, 1 Dashboard",
         "Total: 8 TPU chips (v5e), 5.60 USD/hour, 4,090.36 USD/month (an estimate at list prices)",

@@ -115,7 +115,7 @@ def test_the_cli_plans_the_example_with_its_config(capsys):
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == (
-        "Plan for stack 'dev' of pathways-python-api: creates 35 resources (11 components); "
+        "Plan for stack 'dev' of pathways-python-api: creates 39 resources (11 components); "
         "--verbose: every input, --json: all"
     )
     assert (

@@ -117,11 +117,12 @@ def test_cpu_pool(stack):
     cpu = values.get("cpuPool", {})
     pools = [r for r in plan.by_type(NODE_POOL) if f"${CPU_COMPONENT}::" in (r.parent or "")]
     # the shared CPU pool; the teams' own (teamCpuPools) run as their accounts, tainted
+    # NoExecute (a pod bound to one of their nodes at creation is refused there too)
     dedicated = {p.get("name", f"{p['team']}-cpu"): p for p in values.get("teamCpuPools", [])}
     for pool in [p for p in pools if p.inputs["name"] in dedicated]:
         team = dedicated[pool.inputs["name"]]["team"]
         assert pool.inputs["nodeConfig"]["taints"] == [
-            {"key": "tpu-pathways/dedicated-to", "value": team, "effect": "NO_SCHEDULE"}
+            {"key": "tpu-pathways/dedicated-to", "value": team, "effect": "NO_EXECUTE"}
         ]
         assert f"-{team}-nodes@" in pool.inputs["nodeConfig"]["serviceAccount"]
     (pool,) = [p for p in pools if p.inputs["name"] not in {"system-np", *dedicated}]

@@ -13,7 +13,7 @@ from pydantic import (
 )
 
 from components.config import grammars
-from components.config.schema.base import DnsLabel, grammar
+from components.config.schema.base import DnsLabel, SubnetCidr, grammar
 from components.config.schema.teams import TeamNamespace
 from components.errors import ConfigIssue, KeyedError
 from components.model import ConfigModel
@@ -84,7 +84,7 @@ class CpuPoolConfig(AutoscalingPoolConfig):
 
 class TeamCpuPoolConfig(CpuPoolConfig):
     """A CPU pool dedicated to one team namespace's Pathways heads: its nodes run as the team's
-    own node service account and carry the label and NoSchedule taint
+    own node service account and carry the label and NoExecute taint
     tpu-pathways/dedicated-to=<team>, so only that team's pods land there."""
 
     team: TeamNamespace
@@ -96,6 +96,12 @@ class TeamCpuPoolConfig(CpuPoolConfig):
     """Autoscaling minimum (default 0: the pool grows when the team's heads are queued)."""
     max_nodes: StrictInt = Field(4, ge=1, le=1000)
     """Autoscaling maximum."""
+    pods_cidr: SubnetCidr | None = None
+    """The Pod range of every pool dedicated to the team (a secondary range pods-<team> of the
+    cluster's subnetwork; on an existing subnetwork, create it there first): the only Pod
+    addresses the Pathways ports of those pools admit. Default: the i-th /16 of 10.16.0.0/12
+    for the i-th entry of teamCpuPools (append new teams, or set it: it is fixed once the
+    pools exist)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -203,7 +209,7 @@ class TpuPoolConfig(ConfigModel):
     """Capacity type of every slice of the pool."""
     team: TeamNamespace | None = None
     """Dedicate the pool to one team namespace (of this stack or of a team stack): its nodes run
-    as the team's own node service account, carry the label and NoSchedule taint
+    as the team's own node service account, carry the label and NoExecute taint
     tpu-pathways/dedicated-to=<team>, and only that team's jobs land there (its own Kueue
     flavor). Unset: a shared pool of the cluster."""
     allow_unlisted_zone: StrictBool = False

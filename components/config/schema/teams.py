@@ -98,20 +98,24 @@ def _service_account(value: str) -> str:
 
 
 class TeamResourceQuotaConfig(ConfigModel):
-    """What a team's namespace may hold. Pathways pods run on the host network, so a quota
-    bounds how many of them and what they request, not what they reach. CPU and memory are
-    unbounded by default: a quota on them refuses every pod that does not request them (the
-    controllers' containers may not). Kueue's teamQuotas already bound the chips of queued
-    jobs; tpuChips also bounds pods that bypass Kueue."""
+    """What a team's namespace may hold (its ResourceQuotas). Pathways pods run on the host
+    network, so a quota bounds how many of them and what they request, not what they reach.
+    Every limit has a default, the team's share: what the pools its pods may land on hold (its
+    dedicated pools; else the cluster's shared ones). CPU and memory bound the pods that request
+    or limit CPU or memory (each of their containers then has to request both); a pod that
+    names neither (the PathwaysJob controller's TPU workers) reserves none on a node and counts
+    only towards pods. Kueue's teamQuotas already bound the chips of queued jobs; tpuChips also
+    bounds pods that bypass Kueue."""
 
     pods: StrictInt | None = Field(None, ge=1, le=100_000)
-    """Most pods (not finished) at a time; unset: unbounded."""
+    """Most pods (not finished) at a time; unset: 110 per node of the team's pools at their
+    largest (GKE's default maximum pods per node)."""
     cpu: StrictInt | None = Field(None, ge=1, le=10_000_000)
-    """Most CPU cores the team's pods may request in all (requests.cpu); unset: unbounded.
-    Every container then has to request CPU."""
+    """Most CPU cores the team's pods may request in all (requests.cpu of the pods that request
+    or limit CPU or memory); unset: the allocatable CPU of the team's pools at their largest."""
     memory_gib: StrictInt | None = Field(None, ge=1, le=100_000_000)
-    """Most memory (GiB) the team's pods may request in all (requests.memory); unset:
-    unbounded. Every container then has to request memory."""
+    """Most memory (GiB) the team's pods may request in all (requests.memory, of the same
+    pods); unset: the allocatable memory of the team's pools at their largest."""
     tpu_chips: StrictInt | None = Field(None, ge=0, le=MAX_CHIPS)
     """Most TPU chips (requests.google.com/tpu) the team's pods may hold; unset: the team's
     share (its dedicated pools' chips; else its Kueue teamQuota and what it may borrow; else
@@ -136,9 +140,10 @@ class TeamConfig(ConfigModel):
     ClusterRole). GKE honours groups only with Google Groups for RBAC: the owner stack's
     `cluster.securityGroup` (gke-security-groups@<your domain>) must contain this group."""
     resource_quota: TeamResourceQuotaConfig = TeamResourceQuotaConfig()
-    """A ResourceQuota on the team's namespace (default: no LoadBalancer or NodePort Services;
-    TPU chips at most the team's share: its dedicated pools' chips, its Kueue quota and what it
-    may borrow, or the shared pools' chips; pods, CPU and memory unbounded unless set)."""
+    """The ResourceQuotas of the team's namespace (default: no LoadBalancer or NodePort
+    Services; TPU chips at most the team's share: its dedicated pools' chips, its Kueue quota
+    and what it may borrow, or the shared pools' chips; pods, CPU and memory at most what the
+    pools its pods may land on hold)."""
     isolation: Isolation | None = None
     """Where the team's host-network Pathways pods (every pod of a PathwaysJob, which acts as
     its node's service account) may run. dedicated: only on pools the owner stack dedicates to

@@ -10,31 +10,26 @@ the policies are bound to every team namespace, and must hold wherever Pod Secur
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import pytest
 import yaml
 
+from components.addons.namespace_admission import network_policy_policy, service_policy
 from components.addons.team_admission import job_policy, jobset_policy, pod_policy
 from components.pathways.spec import PATHWAYS_PORTS
 from components.plan.engine import plan_file
 from components.plan.model import Plan
-from tests.admission import EXAMPLE_STACKS, Cluster, cluster_of, cluster_policies
+from tests.admission import EXAMPLE_STACKS, Cluster, cluster_of, cluster_policies, rendered
 from tests.cluster_objects import (
-    DEPLOYER,
     JOB_CONTROLLER,
     JOBSET_CONTROLLER,
     MEMBER,
-    PATHWAYS_CONTROLLER,
     as_kueue_created,
-    inputs,
-    jobset_jobs,
-    pathwaysjob_jobset,
     team_namespaces,
 )
 from tests.data import psa_baseline
 from tests.helpers import STACKS_DIR
-from tests.kube_cel import Request, api_defaults, lint
+from tests.kube_cel import Request, api_defaults, evaluate, lint
 
 # A team member acts as themselves, or as any service account of their namespace (`edit` may
 # impersonate them).
@@ -88,35 +83,6 @@ def test_the_1_37_sysctls_are_refused_here(clusters):
     pod = psa_baseline.pod("sysctls1", psa_baseline.SYSCTLS_1_37_PASS)
     for stack, namespace in _team_namespaces(clusters):
         assert clusters[stack].denials(pod_request(pod, namespace, MEMBER)), (stack, namespace)
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A JobSet a plan makes (the PathwaysJob controller's for a PathwaysJob), who creates it,
-    and one of its Jobs with that Job's pod, as their controllers create them."""
-
-    backend: str
-    jobset: dict
-    creator: str
-    job: dict
-    pod: dict
-
-
-def rendered(plan: Plan, cluster: Cluster) -> list[Rendered]:
-    """Everything of ``plan``'s jobs in a team namespace of ``cluster``, after Kueue admitted
-    it on the namespace's flavors."""
-    jobsets = [("jobset", j, DEPLOYER) for j in inputs(plan, "JobSet")]
-    jobsets += [
-        ("pathwaysjob", pathwaysjob_jobset(j), PATHWAYS_CONTROLLER)
-        for j in inputs(plan, "PathwaysJob")
-    ]
-    found = []
-    for backend, jobset, creator in jobsets:
-        if jobset["metadata"]["namespace"] not in cluster.namespaces:
-            continue  # shared services run in `default`, no team namespace
-        for job, pod in jobset_jobs(jobset, cluster.plans):
-            found.append(Rendered(backend, jobset, creator, job, pod))
-    return found
 
 
 def test_the_projects_pathways_pods_are_admitted(clusters, example_plan):
@@ -278,6 +244,8 @@ def test_every_expression_is_one_the_api_server_reads():
         pod_policy("p", PATHWAYS_PORTS, True),
         job_policy("j", True),
         jobset_policy("s", True),
+        network_policy_policy("n"),
+        service_policy("s"),
     ):
         expressions = [e for _, e in policy.variables] + [c.expression for c in policy.validations]
         for expression in expressions:
@@ -289,3 +257,20 @@ def test_the_lint_catches_what_the_python_libraries_accept():
     assert lint("object.?spec.orValue(1)")
     assert lint("object.spec.containers.sortBy(c, c.name)")
     assert lint("'object.metadata.namespace' == request.namespace") == []
+
+
+def test_the_authorizer_answers_from_the_requesters_grants():
+    """``kube_cel``'s ``authorizer``: allowed when a grant holds the group, resource and verb
+    (``*`` for any), as RBAC answers the API server's authorizer."""
+    ask = "authorizer.group('').resource('namespaces').name('nlp').check('update').allowed()"
+
+    def allowed(*grants: tuple[str, str, str]) -> bool:
+        request = Request({}, "nlp", MEMBER, grants=frozenset(grants))
+        return evaluate(ask, request.activation())
+
+    assert allowed(("*", "*", "*"))
+    assert allowed(("", "namespaces", "update"))
+    assert allowed(("", "namespaces", "*"))
+    assert not allowed()
+    assert not allowed(("", "namespaces", "get"), ("", "pods", "update"))
+    assert not allowed(("apps", "namespaces", "update"))

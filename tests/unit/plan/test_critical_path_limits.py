@@ -111,7 +111,7 @@ def test_sixty_four_slices_take_the_queue_not_one_slice(sixty_four_resources):
     # the slots first.
     bare = critical_path(resources, limits=default_limits(default_table()))
     assert bare.unbounded["typical"] == 20 * 60
-    assert bare.parallel["typical"] == 94 * 60 + 9.5
+    assert bare.parallel["typical"] == 94 * 60 + 11
     assert bare.milestones["installs"] > 90 * 60
     # More engine slots than GKE takes: GKE's 10 at a time bound it (7 rounds of node pools).
     wide = critical_path(resources, limits=Limits(1000, 10))

@@ -194,7 +194,7 @@ def test_sixty_four_slices_sensitivity_table(sixty_four_slices, capsys):
         "100": ("20m00s", "17m00s"),
     }
     # the bare `pulumi up` (8 slots): installs behind the pools
-    assert rows["10"][4:6] == ["1h34m10s", "1h33m02s"]
+    assert rows["10"][4:6] == ["1h34m11s", "1h33m03s"]
     for level in SENSITIVITY:
         assert f"  {level.operations}: {level.source}" in out
     assert "Timeouts: every node pool's create timeout" in out

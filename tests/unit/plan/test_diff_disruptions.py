@@ -33,7 +33,7 @@ def test_a_recreated_cpu_pool_is_named_with_the_jobs_it_interrupts(tmp_path, exa
     diff = diff_plans(example_plan("dev"), plan_file("dev", _changed_dev(tmp_path, bigger_heads)))
     assert headline(diff).startswith(
         "recreates the nodes of node pool pathways-dev-cpu-np: the pods on them restart "
-        "(interrupts pathways/hello-train, pathways/notebook) · 2 to update · "
+        "(interrupts pathways/hello-train, pathways/notebook) · 3 to update · "
     )
     text = render_text([diff])
     assert '[memory].nominalQuota: "786050989425" (≈ 749636.6Mi) -> "1520340Mi"' in text

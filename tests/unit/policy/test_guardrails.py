@@ -1141,6 +1141,16 @@ CASES = [
         ],
         id="tpu-chips-unbounded",
     ),
+    case(
+        "team-tpu-quota",
+        QUOTA,
+        {
+            "metadata": {"labels": {"tpu-pathways/team": "ml"}},
+            "spec": {"hard": {"requests.cpu": "8"}, "scopes": ["NotBestEffort"]},
+        },
+        [],
+        id="a-scoped-quota-counts-only-some-pods",
+    ),
     # admission-policy-denies
     case(
         "admission-policy-denies", VAP, {"spec": {"failurePolicy": "Fail"}}, [], id="fails-closed"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from components.errors import ConfigError
-from tests.admission import Cluster, cluster_of
+from tests.admission import Cluster, research_cluster
 from tests.cluster_objects import (
     JOB_CONTROLLER,
     JOBSET_CONTROLLER,
@@ -40,10 +40,7 @@ NAMESPACES = ("research", "nlp")
 
 @pytest.fixture(scope="module")
 def cluster(example_plan) -> Cluster:
-    """research-v5p's cluster with both stacks' namespaces on it."""
-    own = cluster_of(example_plan, "research-v5p")
-    team = cluster_of(example_plan, "team-research")
-    return Cluster(own.policies, {**own.namespaces, **team.namespaces}, team.plans)
+    return research_cluster(example_plan)
 
 
 @pytest.fixture(scope="module")
@@ -240,8 +237,10 @@ def test_3_host_network_pods_reach_only_their_own_pools_pathways_ports(owner):
         assert firewall_allows(rules, nlp_node, NLP_NODES, port)
         assert firewall_allows(rules, research_node, SHARED_NODES, port)
         assert not firewall_allows(rules, Sender("203.0.113.7"), NLP_NODES, port)
-    # pods off the host network (their NetworkPolicy bounds where they may send) still reach them
-    assert firewall_allows(rules, Sender("10.4.3.2"), NLP_NODES, 29000)
+    # pods off the host network reach the Pathways ports of their own pools' set only (the
+    # shared pools' Pods have the cluster's range, nlp's pools' a range of their own)
+    assert firewall_allows(rules, Sender("10.16.3.2"), NLP_NODES, 29000)
+    assert not firewall_allows(rules, Sender("10.4.3.2"), NLP_NODES, 29000)
 
 
 def test_3_pods_off_the_host_network_reach_their_own_namespace_only(cluster):
