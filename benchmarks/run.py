@@ -73,7 +73,7 @@ SCALING_RUNS = 5  # fresh processes per size of a scaling shape, after a warm-up
 PARTS = ("fixed_cost", "slope", "process", "scaling")
 
 
-# --- statistics (pure; tested in tests/test_benchmark_stacks.py) ---------------------------------
+# --- statistics (pure; tested in tests/e2e/test_benchmark_stacks.py) -----------------------------
 
 
 def spread(values: Sequence[float]) -> dict[str, float]:

@@ -1,4 +1,5 @@
-"""Reading a file a user names (a stack file, a ``--diff`` base, a ``--program``), bounded.
+"""Reading a file a user names (a stack file, a ``--diff`` base, a ``--program``), bounded; and
+the repository's own YAML data files.
 
 Only a regular file is read, and at most ``max_bytes + 1`` bytes of it: a FIFO would block
 the read forever, a device (``/dev/zero``) never ends, a huge file would fill memory. The file
@@ -11,6 +12,9 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 
 class FileProblem(Exception):
@@ -36,3 +40,14 @@ def read_regular_file(path: Path, max_bytes: int, what: str = "file") -> bytes:
     if len(data) > max_bytes:
         raise FileProblem(f"is larger than {max_bytes} bytes, the most a {what} may have")
     return data
+
+
+# libyaml's safe loader when PyYAML was built with it (its wheels are): the same values as
+# ``yaml.safe_load`` (the same safe constructor), parsed in C in about a tenth of the time.
+_DATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_data_yaml(path: Path) -> Any:
+    """A YAML data file of this repository (a price table, a rights table): trusted and
+    small, read with PyYAML's safe loader."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_DATA_LOADER)

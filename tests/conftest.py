@@ -25,6 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
+from tests import plan_cache  # noqa: E402
 from tests.examples import EXAMPLES_DIR  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 
@@ -76,8 +77,52 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return None if len(cores) > 1 else 0
 
 
+_PLAN_CACHE = pytest.StashKey[Path | None]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's directory of example plans (tests/plan_cache.py), made by the process that
+    starts the run before it starts the workers."""
+    config.stash[_PLAN_CACHE] = plan_cache.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plan_cache.stop(config.stash.get(_PLAN_CACHE, None))
+
+
+# A full collection (the oldest generation) walks every object not frozen below: the session's
+# plans, fixtures and hypothesis state, 0.1-0.3 s each time. Python's default starts one after
+# every 10 collections of the middle generation, about 80 per worker in a run (15 CPU-s of a
+# whole run); after every 100 it is about 12 (6 CPU-s), peak memory the same. The younger
+# generations keep Python's thresholds: they collect the tests' own garbage as before.
+gc.set_threshold(700, 10, 100)
+
 # How many modules were loaded when the GC last froze what was alive (pytest_runtest_teardown).
 _modules_frozen = [0]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once the Pulumi SDK is loaded: its registrations skip capturing the call stack
+    (``_no_stack_trace``, below)."""
+    resource = sys.modules.get(PULUMI_RESOURCE_MODULE)
+    if resource is not None and resource._get_stack_trace is not _no_stack_trace:
+        resource._get_stack_trace = _no_stack_trace
+
+
+# Every registration asks the SDK for the call stack that made it (`_get_stack_trace`: the real
+# engine shows source positions; the offline plan's mock engine records none of it, and no plan
+# holds it). In a test, traceback.extract_stack walks pytest's and hypothesis's 60-odd frames
+# and stats each one's file for every resource: a third of the CPU of each in-process plan. The
+# tests' processes skip it; the CLI processes tests start (tests/e2e/test_cli_process.py,
+# test_determinism.py: byte-identical plans either way, and others) keep the SDK's own.
+PULUMI_RESOURCE_MODULE = "pulumi.runtime.resource"
+
+
+def _no_stack_trace() -> Any:
+    """The empty stack trace the SDK itself sends when it finds no caller."""
+    from pulumi.runtime.proto import source_pb2
+
+    return source_pb2.StackTrace()
 
 
 @pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
@@ -179,14 +224,17 @@ CRD_SCHEMA_FILE = PROJECT_ROOT / "tests" / "data" / "pathwaysjob-v0.1.4-openapi-
 @pytest.fixture(scope="session")
 def example_plan() -> Callable[[str], Plan]:
     """Factory: the offline plan of an example stack file (stacks/Pulumi.<name>.yaml), planned
-    once per session through the same loader the CLI uses. Plans are read-only."""
+    once per test run through the same loader the CLI uses (one process plans it, the others of
+    the run read it: tests/plan_cache.py). Plans are read-only."""
     from components.plan.engine import plan_file
 
     cache: dict[str, Plan] = {}
 
     def plan(name: str) -> Plan:
         if name not in cache:
-            cache[name] = plan_file(name, STACKS_DIR)
+            cache[name] = plan_cache.plan_of_file(
+                name, STACKS_DIR, lambda: plan_file(name, STACKS_DIR)
+            )
         return cache[name]
 
     return plan

@@ -110,8 +110,11 @@ class TpuNodePool(pulumi.ComponentResource):
             **_capacity_args(pool),
         )
         slice_opts = _slice_options(self, target, shape.multi_host, workload_policy)
-        slices = [
-            gcp.container.NodePool(
+        slices = []
+        # A loop, not a comprehension: one frame fewer under each slice's registration (the
+        # SDK records the whole call stack of every registration).
+        for index, node_pool_name in enumerate(pool.node_pool_names()):
+            node_pool = gcp.container.NodePool(
                 f"{name}-{index}",
                 name=node_pool_name,
                 project=target.project,
@@ -129,8 +132,7 @@ class TpuNodePool(pulumi.ComponentResource):
                 node_config=node_config,
                 opts=slice_opts,
             )
-            for index, node_pool_name in enumerate(pool.node_pool_names())
-        ]
+            slices.append(node_pool)
         self.node_pool_names = pulumi.Output.all(*[s.name for s in slices])
         self.register_outputs({"node_pool_names": self.node_pool_names})
 

@@ -158,19 +158,21 @@ def paths_in(text: str) -> list[str]:
 def expand_references(text: str, env: Mapping[str, str]) -> str:
     """``text`` as the kubelet expands it: ``$(VAR)`` becomes VAR's value where ``env`` has it
     (else it stays as written), ``$$`` becomes ``$`` (Kubernetes' ``expansion.Expand``)."""
+    if "$" not in text:  # most text: nothing to expand
+        return text
     out, i = [], 0
-    while i < len(text):
-        if text.startswith("$$", i):
+    while (dollar := text.find("$", i)) != -1:  # only a '$' starts a reference or '$$'
+        out.append(text[i:dollar])
+        if text.startswith("$$", dollar):
             out.append("$")
-            i += 2
-            continue
-        match = _VAR_REF.match(text, i)
-        if match is not None:
+            i = dollar + 2
+        elif (match := _VAR_REF.match(text, dollar)) is not None:
             out.append(env.get(match["var"], match.group(0)))
             i = match.end()
-            continue
-        out.append(text[i])
-        i += 1
+        else:
+            out.append("$")
+            i = dollar + 1
+    out.append(text[i:])
     return "".join(out)
 
 

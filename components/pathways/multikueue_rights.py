@@ -15,7 +15,7 @@ from enum import StrEnum
 from functools import cache
 from pathlib import Path
 
-import yaml
+from components.files import read_data_yaml
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 JOBSET_GROUP = "jobset.x-k8s.io"
@@ -74,7 +74,7 @@ RIGHTS_TABLE = Path(__file__).resolve().parent / "data" / "multikueue_rights.yam
 @cache
 def manager_rights() -> dict[tuple[int, int], tuple[Need, ...]]:
     """Kueue minor of the manager -> the rights it uses on each worker (``RIGHTS_TABLE``)."""
-    table = yaml.safe_load(RIGHTS_TABLE.read_text())
+    table = read_data_yaml(RIGHTS_TABLE)
     rights: dict[tuple[int, int], tuple[Need, ...]] = {}
     for minor, entry in table.items():
         key = kueue_minor(minor)

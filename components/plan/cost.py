@@ -25,7 +25,7 @@ not priced and left out of the totals; nothing is guessed.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any
 
@@ -41,6 +41,18 @@ from components.vocabulary import CapacityType
 
 GIB = 1024**3
 UNKNOWN_COUNT = "node count not known before deploy"
+
+
+@cache
+def _camel_fields(row_type: type) -> tuple[tuple[str, str], ...]:
+    """A cost row's fields with their camelCase keys (``to_camel`` once per field)."""
+    return tuple((f.name, to_camel(f.name)) for f in fields(row_type))
+
+
+def _camel_row(row: Any) -> dict[str, Any]:
+    """A cost row as a dict keyed in camelCase. Its values are plain (text, numbers, None), so
+    they are shared, not copied as ``dataclasses.asdict`` would."""
+    return {camel: getattr(row, name) for name, camel in _camel_fields(type(row))}
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ class PoolCost:
         return self.hourly is not None
 
     def to_dict(self) -> dict[str, Any]:
-        row = {to_camel(k): v for k, v in asdict(self).items()}
+        row = _camel_row(self)
         if self.hourly is not None:
             row["hourly"] = round(self.hourly, 6)
         return {k: v for k, v in row.items() if v is not None or k == "hourly"}
@@ -182,7 +194,7 @@ class StorageCost:
     basis: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        row = {to_camel(k): v for k, v in asdict(self).items()}
+        row = _camel_row(self)
         if self.monthly is not None:
             row["monthly"] = round(self.monthly, 6)
         return {k: v for k, v in row.items() if v is not None or k == "monthly"}

@@ -309,4 +309,4 @@ def _describe_limits(limits: dict[str, int | None]) -> str:
 
 def render_json(path: CriticalPath, stack: str = "") -> str:
     """The critical path as one JSON document (``plan --critical-path --json``)."""
-    return json_text.dumps({"stack": stack, **path.to_dict()}) + "\n"
+    return json_text.dumps({"stack": stack, **path.to_dict()}, end="\n")

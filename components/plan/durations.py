@@ -10,8 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from components.files import read_data_yaml
 from components.plan.model import PlannedResource
 from components.plan.views import value_at
 
@@ -69,7 +68,7 @@ class DurationTable:
 
     @classmethod
     def load(cls, path: Path = DURATIONS_PATH) -> DurationTable:
-        return cls.from_dict(yaml.safe_load(path.read_text()))
+        return cls.from_dict(read_data_yaml(path))
 
     def duration(self, resource: PlannedResource) -> Duration:
         for rule in self.types.get(resource.type, ()):

@@ -14,21 +14,23 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
 import pulumi
-from google.protobuf import json_format
 
 from components.config.schema import StackConfig
 from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
 from components.plan.cost import cost_summary
+from components.plan.fresh_stack import on_fresh_stack
 from components.plan.links import add_dashboard
 from components.plan.main_module import main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.plan.wire import readable, readable_struct
 from components.program_failure import ProgramFailed
 from components.resolve import loader
 from components.resolve.stack_files import (
@@ -41,7 +43,6 @@ from components.resolve.stack_files import (
     stack_path,
     stacks_dir_of_program,
 )
-from components.resolve.tenancy.fleet import load_fleet, worker_outputs
 from components.resolve.tenancy.ownership import classify_stacks
 from components.resolve.tenancy.shared_cluster import contract_outputs
 from components.sdk import pulumi_private as sdk
@@ -103,7 +104,7 @@ def _record(urn: str, request, read: bool = False) -> PlannedResource:
         parent=request.parent or None,
         custom=True if read else bool(request.custom),
         provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
-        inputs=readable(json_format.MessageToDict(inputs)),
+        inputs=readable_struct(inputs),
         dependencies=sorted(set(request.dependencies)),
         options={k: v for k, v in options.items() if v},
     )
@@ -124,24 +125,6 @@ def _aliases(request) -> list[dict[str, str]]:
     specs = [a.spec for a in request.aliases if a.HasField("spec") and a.spec.name]
     urns = [{"urn": a.urn} for a in request.aliases if a.WhichOneof("alias") == "urn"]
     return [{k: v for k, v in (("name", s.name), ("type", s.type)) if v} for s in specs] + urns
-
-
-def readable(value: Any) -> Any:
-    """Wire values -> plan values: secrets hidden, unknowns marked, whole floats as ints."""
-    if isinstance(value, dict):
-        sig = value.get(sdk.SIG_KEY)
-        if sig == sdk.SECRET_SIG:
-            return SECRET
-        if sig == sdk.RESOURCE_SIG:
-            return value.get("urn")
-        return {k: readable(v) for k, v in sorted(value.items())}
-    if isinstance(value, list | tuple):  # a program's tuple output is a list on the wire
-        return [readable(v) for v in value]
-    if value == pulumi.runtime.rpc.UNKNOWN:
-        return UNKNOWN
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 class ProgramLog:
@@ -182,7 +165,25 @@ def run_program(
     string, as the engine passes it), ``secret_keys`` the keys it marks secret; without them the
     program sees an empty config. ``user_program``: the user's program file or directory that
     ``program`` runs (``plan --program``): an exception it raises is its failure
-    (ProgramFailed), reported with its own frames."""
+    (ProgramFailed), reported with its own frames. The project's own program runs on a call
+    stack of its own (``fresh_stack``); a user's keeps the main thread."""
+    run = partial(
+        _run_program, program, stack, project, stack_outputs, config, secret_keys, log, user_program
+    )
+    return run() if user_program is not None else on_fresh_stack(run)
+
+
+def _run_program(
+    program: Callable[[], dict[str, Any] | None],
+    stack: str,
+    project: str,
+    stack_outputs: dict[str, dict[str, Any]] | None,
+    config: Mapping[str, str] | None,
+    secret_keys: tuple[str, ...],
+    log: ProgramLog | None,
+    user_program: Path | None,
+) -> tuple[list[PlannedResource], dict[str, Any]]:
+    """``run_program``, on the thread that runs the program."""
     resource_mocks = PlanMocks(stack_outputs)
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
@@ -328,6 +329,9 @@ def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     namespace both would own)."""
     raw = read_stack_file(stack, stacks_dir)
     if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
+        # Only a fleet's plan loads the fleet modules (MultiKueue models, dispatch, sets).
+        from components.resolve.tenancy.fleet import load_fleet, worker_outputs
+
         fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
         return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)

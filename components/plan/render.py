@@ -220,7 +220,7 @@ def next_steps(plan: Plan) -> str:
 def render_json(plan: Plan) -> str:
     """The plan document; ValueError if it holds a number JSON has no form for (infinite or
     NaN): never the ``Infinity`` Python's json would otherwise write."""
-    return json_text.dumps(plan.to_dict()) + "\n"  # json.dumps(indent=2)'s bytes, faster
+    return json_text.dumps(plan.to_dict(), end="\n")  # json.dumps(indent=2)'s bytes, faster
 
 
 def manifest(resource: PlannedResource) -> dict[str, Any]:

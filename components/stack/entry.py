@@ -3,6 +3,8 @@ owner read through a StackReference, then the same parser the offline plan uses.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi
 
 from components.config.grammars import parse_owner_ref
@@ -17,9 +19,11 @@ from components.resolve.stack_files import (
     misspelled_namespaces,
     program_stacks_dir,
 )
-from components.resolve.tenancy.fleet import FleetStack, parse_fleet_config
 from components.sdk.pulumi_private import engine_config
 from components.stack.owner import read_owner_contract, read_worker_outputs
+
+if TYPE_CHECKING:
+    from components.resolve.tenancy.fleet import FleetStack
 
 
 def load_from_engine() -> StackConfig | FleetStack:
@@ -36,6 +40,9 @@ def load_from_engine() -> StackConfig | FleetStack:
         raise ConfigError([issue], source)
     values = decode_engine_values(raw)
     if is_fleet(values):  # its workers' contracts read through StackReferences first
+        # Only a fleet stack loads the fleet modules (MultiKueue models, dispatch, sets).
+        from components.resolve.tenancy.fleet import parse_fleet_config
+
         return parse_fleet_config(
             pulumi.get_stack(), values, read_worker_outputs, program_stacks_dir()
         )

@@ -138,8 +138,13 @@ def _chips_per_host(machine_type: str) -> int:
     return int(match.group(1))
 
 
+_GENERATION_ORDER = {generation: i for i, generation in enumerate(TpuGeneration)}
+
+
 def _sort_key(shape: TpuShape) -> tuple:
-    return (list(TpuGeneration).index(shape.generation), shape.chips, shape.dims, shape.hosts)
+    dims = shape.dims
+    chips = math.prod(dims)
+    return (_GENERATION_ORDER[shape.generation], chips, dims, chips // shape.chips_per_host)
 
 
 class _Index:

@@ -11,9 +11,9 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import AfterValidator
 
+from components.files import read_data_yaml
 from components.model import ConfigModel
 from components.tpu.catalog import TpuGeneration
 from components.vocabulary import FilestoreTier, LustreThroughput
@@ -167,4 +167,4 @@ class PriceTable:
 @cache
 def price_table(path: Path = PRICE_TABLE) -> PriceTable:
     """The repo's price table (read once)."""
-    return PriceTable(yaml.safe_load(path.read_text()) or {})
+    return PriceTable(read_data_yaml(path) or {})

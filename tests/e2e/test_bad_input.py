@@ -9,6 +9,7 @@ import copy
 import io
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from components.pathways.spec import PathwaysJobSpec
 from components.plan import engine
 from components.resolve.checks import parse_stack_config
 from components.resolve.workload_specs import user_pod_template
+from tests.examples import EXAMPLES_DIR
 from tests.helpers import assert_error_report, ends_within
 
 BASE: dict[str, Any] = {
@@ -586,12 +588,17 @@ def _flow(children):
 yaml_fragments = st.recursive(yaml_scalars, _flow, max_leaves=20)
 
 
+# The BASE stack as block YAML, written once (every generated file starts with it)
+_BASE_LINES = yaml.safe_dump(
+    {"config": {f"tpu-pathways:{key}": value for key, value in BASE.items()}}, sort_keys=False
+).splitlines()
+
+
 @st.composite
 def hostile_stack_files(draw) -> str:
     """The BASE stack as block YAML plus extra top-level keys whose values are generated
     fragments: duplicates of BASE keys, dates, binaries, aliases, deep nesting."""
-    config = {f"tpu-pathways:{key}": value for key, value in BASE.items()}
-    lines = yaml.safe_dump({"config": config}, sort_keys=False).splitlines()
+    lines = list(_BASE_LINES)
     extra_keys = st.sampled_from([*BASE, "team", "pathwaysVersion", "other"])
     for _ in range(draw(st.integers(min_value=1, max_value=4))):
         fragment = draw(yaml_fragments)
@@ -1289,22 +1296,27 @@ def test_non_text_secret_values_are_not_echoed():
 _DIFF_BASE = Path(__file__).resolve().parents[1] / "data" / "plan-dev-base.json"
 
 
+_DIFF_BASE_TEXT = _DIFF_BASE.read_text()
+_DIFF_BASE_PATHS = _paths(json.loads(_DIFF_BASE_TEXT))  # read and walked once, not per example
+
+
 @st.composite
 def mutated_plan_documents(draw) -> dict[str, Any]:
     """A real plan document with values swapped or deleted. The base is a saved plan (refresh:
     `python -m components plan --stack dev --json > tests/data/plan-dev-base.json`)."""
-    document = json.loads(_DIFF_BASE.read_text())
-    paths = _paths(document)
-    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+    document = json.loads(_DIFF_BASE_TEXT)
+    paths = _DIFF_BASE_PATHS
+    for step in range(draw(st.integers(min_value=1, max_value=4))):
+        if step:  # the paths after the last change
+            paths = _paths(document)
+            if not paths:
+                break
         path = draw(st.sampled_from(paths))
         parent = _get(document, path[:-1])
         if draw(st.booleans()) and isinstance(parent, dict):
             parent.pop(path[-1], None)
         else:
             parent[path[-1]] = draw(weird_values)
-        paths = _paths(document)
-        if not paths:
-            break
     return document
 
 
@@ -1324,7 +1336,7 @@ def test_mutated_diff_bases_end_in_a_diff_or_a_clean_error(document, tmp_path_fa
     except ConfigError as exc:
         assert exc.issues
         return
-    current = Plan.load(json.loads(_DIFF_BASE.read_text()))
+    current = Plan.load(json.loads(_DIFF_BASE_TEXT))
     for fmt in ("text", "markdown", "json"):
         render([diff_plans(before, current)], fmt)
 
@@ -1470,13 +1482,21 @@ def test_a_fifo_as_a_diff_base_is_refused_not_waited_on(option, tmp_path, capfd)
 
 
 def test_a_fifo_in_a_diff_dir_fails_its_stack_only(tmp_path, capfd):
-    os.mkfifo(tmp_path / "dev.json")
-    argv = ("plan", "--all", "--diff-dir", str(tmp_path), "--format", "json")
-    code, out, err = _bounded_cli(capfd, *argv)
+    # The stack whose base is a FIFO and one other (all the example stacks: 2.6 CPU-s, the same)
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    for name in ("dev", "serving-v6e"):
+        shutil.copy(EXAMPLES_DIR / f"Pulumi.{name}.yaml", stacks)
+    bases = tmp_path / "bases"
+    bases.mkdir()
+    os.mkfifo(bases / "dev.json")
+    argv = ("plan", "--all", "--stacks-dir", str(stacks), "--diff-dir", str(bases))
+    code, out, err = _bounded_cli(capfd, *argv, "--format", "json")
     assert code == 1, err
-    stacks = {d["stack"]: d for d in json.loads(out)["stacks"]}
-    assert "dev.json is not a regular file" in stacks["dev"]["error"]
-    assert all("error" not in d for stack, d in stacks.items() if stack != "dev")
+    planned = {d["stack"]: d for d in json.loads(out)["stacks"]}
+    assert sorted(planned) == ["dev", "serving-v6e"]
+    assert "dev.json is not a regular file" in planned["dev"]["error"]
+    assert "error" not in planned["serving-v6e"]
 
 
 def _long_env_name_stack(directory: Path, length: int) -> None:

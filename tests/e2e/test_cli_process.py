@@ -3,6 +3,7 @@ that nothing is lost on the way out: the whole output, and the exit status."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -55,19 +56,27 @@ def _closed_early(*argv: str) -> tuple[int, bytes]:
     """Run the CLI into a pipe whose reader closes before the first byte arrives (as `| head`
     does once it has its lines): every write of the CLI meets a closed pipe."""
     command = [sys.executable, "-m", "components", *argv]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     process.stdout.close()
     _, err = process.communicate(timeout=180)
     return process.returncode, err
 
 
+# A plan's output (13 KB) is over the pipe's buffer, so its first write fails inside the command;
+# so does config-reference's and the whole shapes table's. One plan is enough for that path (a
+# second one, `plan --stack dev`, re-checked it at 2 CPU-seconds); `shapes v5e` (2 KB) fits in
+# the buffer, so its write fails at the final flush instead (stdout block-buffered, as a pipe's is
+# unless PYTHONUNBUFFERED is set: not for these processes).
 @pytest.mark.parametrize(
     "argv",
     [
         ("plan", "--stack", "serving-v6e", "--policy"),
-        ("plan", "--stack", "dev"),
         ("config-reference",),
         ("shapes",),
+        ("shapes", "v5e"),
     ],
 )
 def test_a_reader_that_closes_early_ends_the_cli_quietly_with_141(argv):

@@ -1,4 +1,4 @@
-"""A new user's first hour, as processes on a copy of the example stacks, each step in one pass:
+"""A new user's first hour on a copy of the example stacks, each step in one pass:
 
 1. a team's spot v6e stack as docs/getting-started.md shows it (written by `new`, planned);
 2. a stack file with seven mistakes: all seven in one run, exit 2, no traceback;
@@ -7,8 +7,12 @@
 4. a pull request that changes the CPU pool: the headline names the recreated head pool and the
    jobs it interrupts.
 
-The CLI is the installed `tpu-pathways` command when the package's scripts are installed, else
-`python -m components` (the same commands)."""
+Step 2 runs as a process: the installed `tpu-pathways` command when the package's scripts are
+installed, else `python -m components` (the same commands), so the exit status and the streams are
+the ones a user sees. The others run the same commands in this process, as ``run_cli`` does
+(about 2 CPU-seconds less per command: a process imports the provider SDKs again); what a process
+adds (its exit status, the whole output flushed at exit, a closed pipe, Ctrl-C) is checked by
+tests/e2e/test_cli_process.py and tests/e2e/test_leaving_cleanly.py."""
 
 from __future__ import annotations
 
@@ -16,11 +20,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.examples import EXAMPLES_DIR, PROJECT_ROOT
+from tests.helpers import run_cli
 from tests.unit.resolve.test_every_problem import SEVEN_MISTAKES
 
 SCRIPT = Path(sys.executable).with_name("tpu-pathways")
@@ -29,10 +35,23 @@ GUIDE = PROJECT_ROOT / "docs" / "getting-started.md"
 EXAMPLE = PROJECT_ROOT / "examples" / "python-api"
 
 
-def cli(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def process(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, *argv], capture_output=True, text=True, timeout=300, cwd=cwd or PROJECT_ROOT
+        [*CLI, *argv], capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT
     )
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The CLI in this process, from the project's root as ``process`` runs it: the exit code,
+    stdout and stderr of one command, as a CompletedProcess."""
+    monkeypatch.chdir(PROJECT_ROOT)
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        code, out, err = run_cli(capsys, *argv)
+        return subprocess.CompletedProcess(["tpu-pathways", *argv], code, out, err)
+
+    return run
 
 
 def _block(marker: str) -> str:
@@ -49,7 +68,7 @@ def stacks(tmp_path: Path) -> Path:
     return directory
 
 
-def test_1_a_teams_spot_v6e_stack_from_the_docs(stacks: Path):
+def test_1_a_teams_spot_v6e_stack_from_the_docs(stacks: Path, cli):
     commands = _block("new-user:command").splitlines()
     new = commands[0].split()[1:]  # without .venv/bin/tpu-pathways
     assert new[0] == "new"
@@ -75,7 +94,7 @@ def test_1_a_teams_spot_v6e_stack_from_the_docs(stacks: Path):
 
 def test_2_seven_mistakes_in_one_run(stacks: Path):
     (stacks / "Pulumi.seven.yaml").write_text(SEVEN_MISTAKES)
-    done = cli("plan", "--stack", "seven", "--stacks-dir", str(stacks))
+    done = process("plan", "--stack", "seven", "--stacks-dir", str(stacks))
     assert (done.returncode, done.stdout) == (2, "")
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("error: Pulumi.seven.yaml (tpu-pathways:): 7 problems\n")
@@ -107,7 +126,7 @@ CONFIG = ["--config", "gcp:project=acme-ml", "--config", "gcp:region=us-east5"]
 CONFIG += ["--config", "gcp:zone=us-east5-a"]
 
 
-def test_3_a_python_program(tmp_path: Path):
+def test_3_a_python_program(tmp_path: Path, cli):
     missing = cli("plan", "--program", str(EXAMPLE))
     assert missing.returncode == 2
     assert missing.stderr.startswith("error: plan: 3 problems\n")
@@ -129,7 +148,7 @@ def test_3_a_python_program(tmp_path: Path):
     assert "(in your program's directory):" in planned.stdout
 
 
-def test_4_a_pr_that_changes_the_cpu_pool(stacks: Path, tmp_path: Path):
+def test_4_a_pr_that_changes_the_cpu_pool(stacks: Path, tmp_path: Path, cli):
     base = cli("plan", "--stack", "dev", "--stacks-dir", str(stacks), "--json")
     assert base.returncode == 0, base.stderr
     (tmp_path / "base.json").write_text(base.stdout)

@@ -1,7 +1,8 @@
 """A stack file of your own in stacks/ never fails the example tests: in a copy of the
 repository's tests and stacks with a valid Pulumi.vision.yaml and a half-written Pulumi.wip.yaml
 added, the tests that plan every example stack pass, and the one test that plans your stack
-files fails for the broken one only, saying that it is yours and why."""
+files fails for the broken one only, saying that it is yours and why. The inner run reads the
+example stacks' plans this run made (tests/plan_cache.py) instead of planning them again."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.examples import PROJECT_ROOT
+from tests.examples import EXAMPLE_STACKS, PROJECT_ROOT
 
 VISION = """\
 config:
@@ -39,7 +40,9 @@ AFFECTED = [
 ]
 
 
-def test_your_own_stack_files_fail_only_their_own_test(tmp_path: Path):
+def test_your_own_stack_files_fail_only_their_own_test(tmp_path: Path, example_plan):
+    for name in EXAMPLE_STACKS:  # planned in this run's plan directory: the inner run reads them
+        example_plan(name)
     repo = tmp_path / "repo"
     shutil.copytree(
         PROJECT_ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__")

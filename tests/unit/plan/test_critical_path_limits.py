@@ -95,9 +95,15 @@ def sixty_four_slices(tmp_path_factory):
     return work, module.write_stack(work, 64)
 
 
-def test_sixty_four_slices_take_the_queue_not_one_slice(sixty_four_slices):
+@pytest.fixture(scope="module")
+def sixty_four_resources(sixty_four_slices):
+    """The 64-slice stack's planned resources, planned once for the tests that model them."""
     work, stack = sixty_four_slices
-    resources = plan_file(stack, work).resources
+    return plan_file(stack, work).resources
+
+
+def test_sixty_four_slices_take_the_queue_not_one_slice(sixty_four_resources):
+    resources = sixty_four_resources
     # Pulumi's bare default, 8 slots: 64 TPU slices of 10 min (typical) through 8 engine slots,
     # at least 64 x 10 / 8 = 80 min after the cluster (10 min), against 20 min if every slice ran
     # at once; the installs, the private DNS zones, the metrics scrapers and the jobs, which
@@ -112,9 +118,8 @@ def test_sixty_four_slices_take_the_queue_not_one_slice(sixty_four_slices):
     assert wide.parallel["typical"] == 80 * 60
 
 
-def test_by_default_the_deploy_parallelism_and_nothing_waits_for_a_slot(sixty_four_slices):
-    work, stack = sixty_four_slices
-    path = critical_path(plan_file(stack, work).resources)
+def test_by_default_the_deploy_parallelism_and_nothing_waits_for_a_slot(sixty_four_resources):
+    path = critical_path(sixty_four_resources)
     assert path.limits == {"parallel": path.deploy_parallel, "nodePoolOperations": 10}
     assert path.slot_waits == {"resources": 0, "longest": 0.0}
     # GKE's 10 at a time bound the total (7 rounds of 10 min after the cluster); the installs
