@@ -228,8 +228,11 @@ def _pod_variables() -> tuple[tuple[str, str], ...]:
             "variables.create && variables.hostNetwork && variables.fromJob && "
             "variables.jobOwned && variables.placed",
         ),
-        # Immutable at creation, so checked then: an update keeps what creation allowed.
-        ("exempt", "!variables.create || variables.pathways"),
+        # Pathways' exception to baseline (the host's /tmp, its ports as host ports): at
+        # creation for a Pathways pod; on an update (an ephemeral container: the baseline
+        # checks run again) for a pod on the host network only, which this policy admitted as
+        # a Pathways pod at its creation (the field is immutable), not for every pod.
+        ("exempt", "variables.pathways || (!variables.create && variables.hostNetwork)"),
         (
             "gated",
             "has(object.spec.schedulingGates) && "

@@ -63,6 +63,7 @@ class TeamQuota:
     tpu_chips: int | None = None
     load_balancers: int = 0
     node_ports: int = 0
+    ingresses: int = 0
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,8 @@ def quota_limits(quota: TeamQuota) -> dict[str, str]:
         "requests.google.com/tpu": quota.tpu_chips,
         "services.loadbalancers": quota.load_balancers,
         "services.nodeports": quota.node_ports,
+        # object count quota (Kubernetes "Resource Quotas": count/<resource>.<group>)
+        "count/ingresses.networking.k8s.io": quota.ingresses,
     }
     return {key: str(value) for key, value in limits.items() if value is not None}
 

@@ -246,6 +246,7 @@ def team_quota(team: TeamConfig, tpu_chips: int | None, share: ComputeShare | No
         tpu_chips=chosen(quota.tpu_chips, tpu_chips),
         load_balancers=quota.load_balancers,
         node_ports=quota.node_ports,
+        ingresses=quota.ingresses,
     )
 
 

@@ -91,6 +91,7 @@ def test_default_team(plan_of, stack_values):
             "requests.google.com/tpu": "8",
             "services.loadbalancers": "0",
             "services.nodeports": "0",
+            "count/ingresses.networking.k8s.io": "0",
         }
     }
     assert compute.inputs["spec"] == {
@@ -130,6 +131,7 @@ def test_a_teams_group_and_quota(plan_of, stack_values):
         "requests.google.com/tpu": "32",
         "services.loadbalancers": "0",
         "services.nodeports": "0",
+        "count/ingresses.networking.k8s.io": "0",
     }
     assert compute.inputs["spec"]["hard"] == {"requests.cpu": "640", "requests.memory": "2048Gi"}
     (cluster_resource,) = plan.by_type("gcp:container/cluster:Cluster")

@@ -132,6 +132,7 @@ def test_the_quota(team):
             "requests.google.com/tpu": "64",
             "services.loadbalancers": "0",
             "services.nodeports": "0",
+            "count/ingresses.networking.k8s.io": "0",
         }
     }
     # CPU and memory over the pods that request them only (a TPU worker names neither)
@@ -158,5 +159,10 @@ def test_no_group_no_binding_and_only_the_service_limits():
     bare = isolation()
     assert bare.of_type(ROLE_BINDING) == []
     assert bare.one(QUOTA, "iso-isolation-quota").inputs["spec"] == {
-        "hard": {"services.loadbalancers": "0", "services.nodeports": "0"}
+        "hard": {
+            "services.loadbalancers": "0",
+            "services.nodeports": "0",
+            "count/ingresses.networking.k8s.io": "0",
+        }
     }
+    assert [q.name for q in bare.of_type(QUOTA)] == ["iso-isolation-quota"]  # no CPU, memory

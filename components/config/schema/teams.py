@@ -124,6 +124,9 @@ class TeamResourceQuotaConfig(ConfigModel):
     """LoadBalancer Services (default 0: nothing of the team is exposed outside the VPC)."""
     node_ports: StrictInt = Field(0, ge=0, le=1000)
     """NodePort Services (default 0: Pathways pods already listen on the nodes' ports)."""
+    ingresses: StrictInt = Field(0, ge=0, le=1000)
+    """Ingresses (default 0: on GKE each one is an external HTTP(S) load balancer, which would
+    expose the team's pods outside the VPC as a LoadBalancer Service would)."""
 
 
 class TeamConfig(ConfigModel):

@@ -3,10 +3,13 @@ admit Pods from it alone (``gke.network.PathwaysPortsFirewall``), so no Pod of a
 whatever NetworkPolicy it is under, reaches them.
 
 GKE gives a node pool's Pods their addresses from a secondary range of the cluster's
-subnetwork of its own (the node pool's ``networkConfig.podRange``; the GKE API's
-NodeNetworkConfig: "If neither create_pod_range or pod_range are specified, the cluster-level
-default is used"; fixed at the pool's creation), which the pools of one team share. Pure: the
-config in, the ranges and the problems out.
+subnetwork of its own (the node pool's ``networkConfig.podRange``: pulumi-gcp 10.2
+``container.NodePoolNetworkConfigArgs.pod_range``, "uses an existing secondary range with this
+ID"; the GKE API's NodeNetworkConfig: "If neither create_pod_range or pod_range are specified,
+the cluster-level default is used"; fixed at the pool's creation), which the pools of one team
+share. Chosen over a narrower firewall rule on the cluster's range: no other source tells a
+team's Pods apart (a firewall's source service account matches a VM's primary address only,
+not the alias ranges Pods get). Pure: the config in, the ranges and the problems out.
 """
 
 from __future__ import annotations

@@ -556,3 +556,38 @@ def test_f7_the_same_holds_for_pods_and_jobsets(cluster, kind):
     )
     found = cluster.denials(update)
     assert any("controller ownerReference" in m for m in found), found
+
+
+# --- minor: Ingresses, and the exception of ephemeral containers ------------------------------
+
+
+def test_an_ingress_is_counted_and_refused_by_default(cluster):
+    """On GKE an Ingress is an external HTTP(S) load balancer: the quota over every object of
+    each team namespace allows none (an object count quota of 0 refuses the first one)."""
+    quotas = inputs(list(cluster.plans), "ResourceQuota")
+    for namespace in NAMESPACES:
+        (quota,) = [
+            q
+            for q in quotas
+            if q["metadata"]["namespace"] == namespace and "scopes" not in q["spec"]
+        ]
+        assert quota["spec"]["hard"]["count/ingresses.networking.k8s.io"] == "0"
+
+
+def test_an_ephemeral_container_meets_baseline_in_full_off_the_host_network(cluster):
+    """The Pathways exception (the host's /tmp, host ports) stays with the host-network pods
+    the policy admitted as Pathways pods; any other pod's ephemeral container update is checked
+    without it."""
+    volume = {"name": "t", "hostPath": {"path": "/tmp"}}
+    running = pod({"containers": [container()], "volumes": [volume]})
+    debugged = copy.deepcopy(running)
+    debugged["spec"]["ephemeralContainers"] = [container(name="d")]
+    request = Request(
+        debugged,
+        "research",
+        MEMBER,
+        operation="UPDATE",
+        old_object=running,
+        sub_resource="ephemeralcontainers",
+    )
+    assert any("hostPath" in m for m in cluster.denials(request))
