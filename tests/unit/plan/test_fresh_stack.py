@@ -30,7 +30,7 @@ def test_the_work_runs_on_another_thread_with_a_shallow_stack_and_gives_its_resu
     here = depth()
     ident, there = on_fresh_stack(lambda: (threading.get_ident(), depth()))
     assert ident != caller
-    assert there <= 6  # the thread's bootstrap (3), the runner, the lambda, depth()
+    assert there <= 7  # the thread's bootstrap (3), its loop, the job, the lambda, depth()
     assert here > 10  # pytest's own frames, at least
 
 
@@ -50,14 +50,24 @@ def test_an_exception_of_the_work_is_raised_in_the_caller_as_itself():
         on_fresh_stack(lambda: sys.exit(3))
 
 
-def test_the_work_sees_the_callers_context_and_has_an_event_loop_of_its_own():
+def test_the_work_sees_the_callers_context_and_the_program_threads_own_event_loop():
     token = SEEN.set("from the caller")
     try:
         seen, loop = on_fresh_stack(lambda: (SEEN.get(), asyncio.get_event_loop()))
     finally:
         SEEN.reset(token)
     assert seen == "from the caller"
-    assert loop.is_closed()  # closed once the work ended
+    assert SEEN.get() == "unset"
+    # One loop, kept from plan to plan (the SDK's executor threads keep theirs too).
+    assert on_fresh_stack(asyncio.get_event_loop) is loop
+    assert not loop.is_closed()
+
+
+def test_work_asked_for_on_the_program_thread_runs_there_directly():
+    outer, inner = on_fresh_stack(
+        lambda: (threading.get_ident(), on_fresh_stack(threading.get_ident))
+    )
+    assert outer == inner
 
 
 def test_a_program_under_the_mock_engine_runs_there_and_its_registrations_are_recorded():
