@@ -6,49 +6,90 @@ The SDK records the whole call stack of every registration (pulumi/runtime/resou
 ``as_uri`` for each frame below the resource's constructor), about 14 us a frame. Under
 `python -m components plan` the program ran below runpy, the CLI and the plan engine: ten
 frames `pulumi up` does not have, under each of a 1,024-slice plan's 1,614 registrations (and
-more under a team stack's owner or a fleet's workers, planned while that stack is read). On a
-thread of its own the program starts five frames deep.
+more under a team stack's owner or a fleet's workers, planned while that stack is read). On the
+program thread the program starts five frames deep.
 
-The thread runs in a copy of the caller's context (Pulumi keeps its settings in context
-variables) with an event loop of its own, closed when the work ends; the caller waits for it,
-so the work is the caller's in all but the stack: its result is returned and its exception
-raised in the caller's thread. A signal (Ctrl-C, ``plan --timeout``'s alarm) interrupts the
-caller's wait as it would have interrupted the work. A user's own program (``plan
---program``) keeps the main thread: it may install signal handlers, which only the main thread
-can.
+The program thread is one long-lived thread per process, started by the first plan, with an
+event loop it keeps, as the main thread kept its loop before: the SDK's mock monitor also
+waits from its executor's threads, each of which makes an event loop of its own
+(pulumi/runtime/sync_await.py, ``_ensure_event_loop``) that lives as long as the thread, so a loop
+and threads made afresh for every plan would leave unclosed loops behind. Each work item runs
+in a copy of the caller's context (Pulumi keeps its settings in context variables); the caller
+waits for it, so the work is the caller's in all but the stack: its result is returned and its
+exception raised in the caller's thread. A signal (Ctrl-C, ``plan --timeout``'s alarm)
+interrupts the caller's wait as it would have interrupted the work (the CLI then ends the
+process). Work asked for on the program thread itself runs there directly, and a forked
+process starts a thread of its own. A user's own program (``plan --program``) keeps the main
+thread: it may install signal handlers, which only the main thread can.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
+import queue
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def on_fresh_stack(work: Callable[[], T]) -> T:
-    """``work()`` on a thread of its own (a fresh call stack and event loop), waited for."""
-    outcome: dict[str, object] = {}
+@dataclass
+class _Job:
+    """One call of ``on_fresh_stack``: the work, the caller's context, and its outcome."""
 
-    def run() -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
+    work: Callable[[], Any]
+    context: contextvars.Context
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+    def run(self) -> None:
         try:
-            outcome["result"] = work()
+            self.outcome["result"] = self.context.run(self.work)
         except BaseException as exc:  # handed to the caller, whatever it is
-            outcome["error"] = exc
+            self.outcome["error"] = exc
         finally:
-            asyncio.set_event_loop(None)
-            loop.close()
+            self.done.set()
 
-    thread = threading.Thread(
-        target=contextvars.copy_context().run, args=(run,), name="program", daemon=True
-    )
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["result"]  # type: ignore[return-value]
+
+class _ProgramThread:
+    """The process's program thread: runs jobs one after the other with its own event loop."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="program", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(asyncio.new_event_loop())  # kept for every program run here
+        while True:
+            self.jobs.get().run()
+
+
+_program_thread: _ProgramThread | None = None
+_starting = threading.Lock()
+
+
+def _thread() -> _ProgramThread:
+    global _program_thread
+    with _starting:
+        if _program_thread is None or _program_thread.pid != os.getpid():
+            _program_thread = _ProgramThread()
+        return _program_thread
+
+
+def on_fresh_stack(work: Callable[[], T]) -> T:
+    """``work()`` on the program thread (a short call stack), waited for."""
+    program = _thread()
+    if threading.current_thread() is program.thread:
+        return work()
+    job = _Job(work, contextvars.copy_context())
+    program.jobs.put(job)
+    job.done.wait()
+    if "error" in job.outcome:
+        raise job.outcome["error"]
+    return job.outcome["result"]
