@@ -209,7 +209,7 @@ def _run_program(
         returned.update(program() or {})
 
     with _failures_of(user_program):
-        sdk.run(run)
+        sdk.sync_await(sdk.program_run(run))  # not sdk.run: one frame fewer under each registration
         exported = {**getattr(root, "outputs", {}), **returned}
         outputs = {key: sdk.sync_await(resolve(value)) for key, value in sorted(exported.items())}
     _refuse_duplicate_urns(monitor.registrations)
