@@ -6,6 +6,8 @@ import contextlib
 import sys
 import types
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +16,40 @@ import pulumi
 from components.errors import ConfigError, ConfigIssue
 
 
-def main_program(path: Path) -> Callable[[], None]:
+def main_program(path: Path) -> MainProgram:
     """The Pulumi program in ``path`` (a project's `__main__.py`), run as the Python language
-    host runs it: as ``__main__``, its exports kept by the root stack.
+    host runs it: as ``__main__``, its exports kept by the root stack (``MainProgram``)."""
+    return MainProgram(path)
+
+
+@dataclass(frozen=True)
+class MainProgram:
+    """A program file run as ``__main__``: call it, or (the plan engine) run the function
+    ``running`` gives, which has no Python frame of its own.
 
     The project's program turns a ConfigError into ``pulumi.RunError`` (the engine shows its
     message without a traceback); the plan reports that ConfigError itself. Any other RunError
-    is a refusal by the program, reported with its message. The module's code runs right below
-    this function (``exec`` in place, not through ``run_as_main``): one frame fewer under each
-    registration."""
+    is a refusal by the program, reported with its message."""
 
-    def run() -> None:
+    path: Path
+
+    def __call__(self) -> None:
+        with self.running() as run:
+            run()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Callable[[], None]]:
+        """Within the block, the program as a function to run (``partial(exec, code,
+        namespace)``: the module's code runs right below its caller, one frame fewer under each
+        registration than a function that calls ``exec``), with ``__main__`` and
+        ``sys.argv[0]`` set (``as_main``); a RunError the block raises becomes its report."""
         try:
-            with as_main(path) as (code, namespace):
-                exec(code, namespace)
+            with as_main(self.path) as (code, namespace):
+                yield partial(exec, code, namespace)
         except pulumi.RunError as exc:
             if isinstance(exc.__context__, ConfigError):
                 raise exc.__context__ from None
-            raise ConfigError([ConfigIssue("", str(exc))], path.name) from None
-
-    return run
+            raise ConfigError([ConfigIssue("", str(exc))], self.path.name) from None
 
 
 def run_as_main(path: Path) -> None:
