@@ -8,6 +8,7 @@ read-only: never mutate one).
 
 from __future__ import annotations
 
+import compileall
 import copy
 import gc
 import importlib
@@ -81,9 +82,21 @@ _PLAN_CACHE = pytest.StashKey[Path | None]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The run's directory of example plans (tests/plan_cache.py), made by the process that
-    starts the run before it starts the workers."""
+    """The run's directory of example plans (tests/plan_cache.py) and the package's bytecode,
+    made by the process that starts the run before it starts the workers."""
     config.stash[_PLAN_CACHE] = plan_cache.start()
+    if config.stash[_PLAN_CACHE] is not None:
+        _compile_the_package()
+
+
+def _compile_the_package() -> None:
+    """Write the bytecode of every module of ``components`` once, before the workers and the
+    ~90 processes the tests start (the CLI, the watchdog, the determinism probes) import them.
+    An import writes it anyway, unless PYTHONDONTWRITEBYTECODE is set (CI images often set it):
+    then each of those processes compiled the modules it loads from source again, about 20 of
+    a run's 124 CPU-seconds on 2 cores. A module already compiled costs a stat. (The benchmark
+    does the same before it measures: benchmarks/run.py ``compile_project``.)"""
+    compileall.compile_dir(PROJECT_ROOT / "components", quiet=2)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

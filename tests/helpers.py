@@ -14,6 +14,7 @@ import faulthandler
 import re
 import sys
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import yaml
@@ -67,8 +68,15 @@ STACKS_DIR = EXAMPLES_DIR  # the declared examples only (tests/examples.py)
 
 
 def stack_file_values(stack: str) -> dict[str, Any]:
-    """The ``tpu-pathways:`` values of an example stack file, read as plain YAML."""
-    config = yaml.safe_load((STACKS_DIR / f"Pulumi.{stack}.yaml").read_text())["config"]
+    """The ``tpu-pathways:`` values of an example stack file, read as plain YAML (a copy the
+    caller may change)."""
+    return copy.deepcopy(_stack_file_values(stack))
+
+
+@cache  # read at collection by several modules' parameters: once per process, with libyaml
+def _stack_file_values(stack: str) -> dict[str, Any]:
+    text = (STACKS_DIR / f"Pulumi.{stack}.yaml").read_text()
+    config = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["config"]
     prefix = "tpu-pathways:"
     return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
 

@@ -115,13 +115,19 @@ AUTHORIZER_FUNCTIONS = {
 
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:
     """The value of ``expression``; raises what the CEL evaluation raises (an error)."""
+    return _compiled(expression).execute(_context(activation))
+
+
+def _context(activation: dict[str, Any]) -> Any:
+    """A CEL context with the library functions and ``activation``'s variables (each value
+    converted when added: a later change to it needs ``add_variable`` again)."""
     context = cel.Context()
     stdlib.add_stdlib_to_context(context)
     for name, function in AUTHORIZER_FUNCTIONS.items():
         context.add_function(name, function)
     for name, value in activation.items():
         context.add_variable(name, value)
-    return _compiled(expression).execute(context)
+    return context
 
 
 @cache
@@ -208,20 +214,21 @@ def applies(policy: dict[str, Any], binding: dict[str, Any], request: Request) -
 
 def denials(policy: dict[str, Any], request: Request) -> list[str]:
     """The messages of ``policy``'s validations that deny ``request`` (false or an error)."""
-    activation = request.activation()
+    # One context for the policy's expressions: the request (the object above all) is converted
+    # once, not once per expression; only ``variables`` grows, and is added again as it does.
+    context = _context(request.activation())
     values: dict[str, Any] = {}
     for variable in policy.get("variables") or []:
+        context.add_variable("variables", values)
         try:
-            values[variable["name"]] = evaluate(
-                variable["expression"], {**activation, "variables": values}
-            )
+            values[variable["name"]] = _compiled(variable["expression"]).execute(context)
         except Exception:  # an error in a variable is an error where it is read
             continue
-    activation["variables"] = values
+    context.add_variable("variables", values)
     denied = []
     for validation in policy["validations"]:
         try:
-            allowed = evaluate(validation["expression"], activation) is True
+            allowed = _compiled(validation["expression"]).execute(context) is True
         except Exception:  # failurePolicy Fail: an evaluation error denies
             allowed = False
         if not allowed:

@@ -64,8 +64,7 @@ def kubernetes_validator(minor: str, api_version: str, kind: str) -> jsonschema.
     """The strict schema kubernetes-validate ships for one kind of one Kubernetes minor (None:
     that minor has no such kind/apiVersion). Built once: kubernetes_validate.validate() parses
     the 1.5 MB definitions file on every call and stops at the first error."""
-    (version,) = {v for v in kv_utils.all_versions() if kv_utils.major_minor(v) == minor}
-    directory = f"kubernetes-json-schema/v{version}-local-strict"
+    directory = _schema_directory(minor)
     # the package's file naming (as kubernetes_validate.validate builds it):
     # scheduling.k8s.io/v1 PriorityClass -> priorityclass-scheduling-v1.json
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
@@ -73,10 +72,21 @@ def kubernetes_validator(minor: str, api_version: str, kind: str) -> jsonschema.
         schema = kv_utils.schema_contents(f"{directory}/{kind.lower()}-{group_version}.json", minor)
     except FileNotFoundError:
         return None
-    definitions = kv_utils.schema_contents(f"{directory}/_definitions.json", minor)
-    registry = referencing.Resource.from_contents(schema) @ referencing.Registry()
-    registry = referencing.Resource.from_contents(definitions) @ registry
+    registry = referencing.Resource.from_contents(schema) @ _definitions(minor)
     return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def _schema_directory(minor: str) -> str:
+    (version,) = {v for v in kv_utils.all_versions() if kv_utils.major_minor(v) == minor}
+    return f"kubernetes-json-schema/v{version}-local-strict"
+
+
+@cache
+def _definitions(minor: str) -> referencing.Registry:
+    """A registry holding one minor's definitions (1.5 MB of JSON), parsed once for every kind
+    of that minor, not once per kind."""
+    definitions = kv_utils.schema_contents(f"{_schema_directory(minor)}/_definitions.json", minor)
+    return referencing.Resource.from_contents(definitions) @ referencing.Registry()
 
 
 def kubernetes_errors(document: dict[str, Any], patch: bool = False) -> list[str]:

@@ -13,6 +13,7 @@ import ast
 import json
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,7 @@ def imported_modules(source: str, known: set[str]) -> set[str]:
     return found
 
 
+@cache  # the package's graph read once for the tests that check it (parsing it takes 0.4 s)
 def import_graph(package: Path) -> dict[str, set[str]]:
     paths = {module_name(p): p for p in package.rglob("*.py")}
     known = set(paths)
