@@ -27,7 +27,7 @@ from components.pathways.preflight import PreflightReport
 from components.plan.cost import cost_summary
 from components.plan.fresh_stack import on_fresh_stack
 from components.plan.links import add_dashboard
-from components.plan.main_module import main_program
+from components.plan.main_module import MainProgram, main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.plan.wire import readable, readable_struct
@@ -204,16 +204,32 @@ def _run_program(
     )
     root = pulumi.runtime.get_root_resource()
     returned: dict[str, Any] = {}
-
-    def run() -> None:
-        returned.update(program() or {})
-
     with _failures_of(user_program):
-        sdk.run(run)
+        with _as_function(program, returned) as run:
+            # Not sdk.run: one frame fewer under each registration.
+            sdk.sync_await(sdk.program_run(run))
         exported = {**getattr(root, "outputs", {}), **returned}
         outputs = {key: sdk.sync_await(resolve(value)) for key, value in sorted(exported.items())}
     _refuse_duplicate_urns(monitor.registrations)
     return order_resources(monitor.registrations), outputs
+
+
+@contextlib.contextmanager
+def _as_function(
+    program: Callable[[], dict[str, Any] | None], returned: dict[str, Any]
+) -> Iterator[Callable[[], None]]:
+    """``program`` as the function the SDK runs: a program file's own (``MainProgram.running``:
+    no frame of its own or of this module under the program's registrations), or one that
+    keeps what ``program`` returns in ``returned``."""
+    if isinstance(program, MainProgram):
+        with program.running() as run:
+            yield run
+        return
+
+    def run() -> None:
+        returned.update(program() or {})
+
+    yield run
 
 
 @contextlib.contextmanager

@@ -14,7 +14,8 @@ Where each came from (pulumi/pulumi ``sdk/python/lib/pulumi``; "since" = first r
 * ``runtime/sync_await.py`` ``_sync_await`` (since v1.12): wait for a coroutine from
   synchronous code inside the program's event loop.
 * ``runtime/stack.py`` ``run_pulumi_func`` (since v1.12): run a program function and wait for
-  every resource it registered, as ``pulumi.runtime.test`` does.
+  every resource it registered, as ``pulumi.runtime.test`` does (``run``, or ``program_run``
+  for its coroutine).
 * ``runtime/settings.py`` ``ROOT`` (a ContextVar, since v3.39), ``SETTINGS.rpc_manager``
   (v3.76) and ``SETTINGS.outputs`` (v3.112; a deque until 3.237, a set since 3.238): cleared
   for a fresh root stack per run.
@@ -31,8 +32,8 @@ Where each came from (pulumi/pulumi ``sdk/python/lib/pulumi``; "since" = first r
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pulumi.runtime import config as _config
 from pulumi.runtime import mocks as _mocks
@@ -54,9 +55,16 @@ MockMonitor = _mocks.MockMonitor
 """The mock engine's monitor; subclass it to see every RegisterResource / ReadResource."""
 
 
-def sync_await(awaitable: Awaitable[T]) -> T:
-    """The result of ``awaitable``, waited for from synchronous code in a Pulumi program."""
-    return _sync_await(awaitable)
+if TYPE_CHECKING:
+
+    def sync_await(awaitable: Awaitable[T]) -> T:
+        """The result of ``awaitable``, waited for from synchronous code in a Pulumi program."""
+
+else:
+    # The SDK's function itself, not a wrapper: a program run with ``sync_await(
+    # program_run(...))`` has one frame fewer under each of its registrations (the SDK records
+    # the whole call stack of every registration).
+    sync_await = _sync_await
 
 
 def fresh_runtime() -> None:
@@ -70,6 +78,12 @@ def fresh_runtime() -> None:
 def run(program: Callable[[], Any]) -> None:
     """Run a program function and wait for everything it registered."""
     _sync_await(_run_pulumi_func(program))
+
+
+def program_run(program: Callable[[], Any]) -> Coroutine[Any, Any, None]:
+    """``run``'s coroutine: ``sync_await(program_run(program))`` runs ``program`` as ``run``
+    does, without ``run``'s own frame under its registrations."""
+    return _run_pulumi_func(program)
 
 
 def engine_config() -> dict[str, str]:
