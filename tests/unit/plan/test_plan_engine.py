@@ -270,12 +270,12 @@ def test_a_failed_run_does_not_poison_the_next():
 
 
 def test_a_program_runs_as_main_and_the_process_is_restored(tmp_path):
-    """``run_as_main`` runs a program file as runpy.run_path(..., run_name="__main__") does: as
-    ``__main__``, with its path as ``__file__`` and ``sys.argv[0]``; the process's ``__main__``
-    module and argv come back after it, also when it raises."""
+    """A program file runs (``main_program(path)()``) as runpy.run_path(..., run_name="__main__")
+    does: as ``__main__``, with its path as ``__file__`` and ``sys.argv[0]``; the process's
+    ``__main__`` module and argv come back after it, also when it raises."""
     import sys
 
-    from components.plan.main_module import run_as_main
+    from components.plan.main_module import main_program
 
     program = tmp_path / "__main__.py"
     program.write_text(
@@ -291,7 +291,7 @@ def test_a_program_runs_as_main_and_the_process_is_restored(tmp_path):
     before_main, before_argv = sys.modules.get("__main__"), list(sys.argv)
     builtins.SEEN, builtins.FAIL = seen, False  # what the program reads, as builtins
     try:
-        run_as_main(program)
+        main_program(program)()
         assert seen == {
             "name": "__main__",
             "file": str(program),
@@ -300,7 +300,7 @@ def test_a_program_runs_as_main_and_the_process_is_restored(tmp_path):
         }
         builtins.FAIL = True
         with pytest.raises(RuntimeError, match="refused"):
-            run_as_main(program)
+            main_program(program)()
     finally:
         del builtins.SEEN, builtins.FAIL
     assert sys.modules.get("__main__") is before_main
