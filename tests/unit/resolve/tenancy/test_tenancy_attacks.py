@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from components.errors import ConfigError
-from tests.admission import Cluster, research_cluster
+from tests.admission import Cluster
 from tests.cluster_objects import (
     JOB_CONTROLLER,
     JOBSET_CONTROLLER,
@@ -36,16 +36,6 @@ SHARED_NODES = "pathways-research-nodes@tpu-pathways-research.iam.gserviceaccoun
 NLP_NODES = "pathways-research-nlp-nodes@tpu-pathways-research.iam.gserviceaccount.com"
 IMPERSONATED = "system:serviceaccount:{ns}:pathways"  # `edit` impersonates its namespace's SAs
 NAMESPACES = ("research", "nlp")
-
-
-@pytest.fixture(scope="module")
-def cluster(example_plan) -> Cluster:
-    return research_cluster(example_plan)
-
-
-@pytest.fixture(scope="module")
-def owner(example_plan):
-    return example_plan("research-v5p")
 
 
 def denied(cluster: Cluster, request: Request) -> list[str]:
