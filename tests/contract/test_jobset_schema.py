@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import crd_schema_errors
 
 from components.config.schema import JobSetAddon
 from components.pathways.jobset import render_jobset
+from tests.crd_schema import crd_schema_errors
 from tests.jobset_shapes import NAMESPACE, SHAPES
 
 SCHEMA_FILE = (

@@ -36,13 +36,13 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import referencing
-from conftest import crd_schema_errors
 from kubernetes_validate import utils as kv_utils
 
 from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon
 from components.plan.model import SECRET, PlannedResource
 from components.plan.render import is_patch, manifest
 from components.vocabulary import KUEUE_API_VERSION
+from tests.crd_schema import crd_schema_errors
 from tests.examples import EXAMPLE_STACKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
