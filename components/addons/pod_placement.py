@@ -19,13 +19,15 @@ UPDATE), and on the node selection that would name a pool outright:
   ``pods/binding``), the DaemonSet controller places its pods by node affinity (Kubernetes 1.12+,
   ScheduleDaemonSetPods), and the field cannot be changed later. A kubelet
   (``system:node:<name>``) creates only the mirror pods of what it already runs;
-- the TPU hosts' taint (``google.com/tpu``) tolerated, at creation, only by a pod the Job
-  controller creates for a Job (every TPU Job is Kueue's, or the JobSet controller's under a
-  JobSet Kueue admitted) or one waiting behind Kueue's admission gate, and, on a cluster without
-  Kueue, a pod that requests TPU chips (GKE's ExtendedResourceToleration admission adds that
-  toleration to it anyway); a toleration added to a running pod only by a controller or while
-  Kueue's gate holds it. Else a Deployment's pods could squat the TPU hosts, outside Kueue and
-  its quota, and starve the PathwaysJob controller's workers, which request no CPU or memory.
+- the TPU hosts' taint (``google.com/tpu``) tolerated, at creation, only by a pod that requests
+  TPU chips (GKE's ExtendedResourceToleration admission adds that toleration to it anyway) or
+  runs on the host network (a Pathways head beside its workers; only the JobSet controller may
+  create a Job of such pods), and, with Kueue, only by a pod the Job controller creates for a
+  Job (every TPU Job is Kueue's, or the JobSet controller's under a JobSet Kueue admitted) or
+  one waiting behind Kueue's admission gate; a toleration added to a running pod only by a
+  controller or while Kueue's gate holds it. Else a Deployment's pods (or a best-effort Job's)
+  could squat the TPU hosts, outside Kueue and its quota, and starve the PathwaysJob
+  controller's workers, which request no CPU or memory.
 """
 
 from __future__ import annotations
@@ -63,17 +65,23 @@ def unbound() -> Check:
 def tpu_tolerations(kueue: bool) -> Check:
     """Who may tolerate the TPU hosts' taint (reads the pod policy's variables ``create``,
     ``fromJob``, ``jobOwned``, ``gated``, ``trusted`` and ``requestsTpu``)."""
-    at_creation = "(variables.fromJob && variables.jobOwned) || variables.gated"
-    if not kueue:
-        at_creation += " || variables.requestsTpu"
+    # A pod that asks for no chips has no business on a TPU host: a best-effort Job's pod there
+    # would compete with (and, at a higher priority, get evicted in place of) another team's
+    # workers, which request no CPU or memory either. The exception is a Pathways head placed
+    # beside its workers: a host-network pod, whose Job only the JobSet controller may create
+    # (the Job policy).
+    at_creation = "(variables.requestsTpu || variables.hostNetwork)"
+    if kueue:
+        at_creation += " && ((variables.fromJob && variables.jobOwned) || variables.gated)"
     kept = "(has(oldObject.spec.tolerations) && oldObject.spec.tolerations.exists(o, o == t))"
     later = f"{kept} || variables.trusted || variables.gated"
     allowed = f"(variables.create ? ({at_creation}) : ({later}))"
     return Check(
         f"!has({SPEC}.tolerations) || {SPEC}.tolerations.all(t, !has(t.key) || "
         f"t.key != '{TPU_RESOURCE}' || {allowed})",
-        f"tolerating the TPU hosts' taint ({TPU_RESOURCE}) is allowed only for a Job's pods or "
-        "a pod waiting for Kueue's admission (queue it through the namespace's LocalQueue)",
+        f"tolerating the TPU hosts' taint ({TPU_RESOURCE}) is allowed only for a pod that "
+        "requests TPU chips and is a Job's pod or waits for Kueue's admission (queue it "
+        "through the namespace's LocalQueue)",
     )
 
 

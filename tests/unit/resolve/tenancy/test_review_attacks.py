@@ -391,8 +391,13 @@ def test_f4_only_a_jobs_pods_or_kueues_tolerate_the_tpu_hosts(cluster, namespace
     tolerating = pod({"containers": [huge], "tolerations": [TPU_TOLERATION]})
     update = Request(tolerating, namespace, MEMBER, operation="UPDATE", old_object=running)
     assert any("google.com/tpu" in m for m in cluster.denials(update))
-    # a Job's pod, and its later updates by any controller, keep it
-    job_pod = pod({"containers": [huge], **on_tpu_host}, ownerReferences=OWNED_BY_JOB)
+    # a Job's pod that asks for no chips (a best-effort squatter beside another team's workers)
+    squatter = pod({"containers": [container()], **on_tpu_host}, ownerReferences=OWNED_BY_JOB)
+    found = cluster.denials(Request(squatter, namespace, JOB_CONTROLLER))
+    assert any("google.com/tpu" in m for m in found), found
+    # a Job's pod that requests chips, and its later updates by any controller, keep it
+    chips = container(resources={"limits": {"google.com/tpu": 4}})
+    job_pod = pod({"containers": [chips], **on_tpu_host}, ownerReferences=OWNED_BY_JOB)
     assert cluster.denials(Request(job_pod, namespace, JOB_CONTROLLER)) == []
     labelled = copy.deepcopy(job_pod)
     labelled["metadata"]["labels"] = {"kueue.x-k8s.io/podset": "main"}
