@@ -104,7 +104,7 @@ DIFF_BASE = Shape(
 
 # --- teams count ------------------------------------------------------------------------------
 
-# Team namespaces on one cluster: bands of 250 teams (about 1,750 resources) and more.
+# Team namespaces on one cluster: bands of 250 teams (about 2,000 resources) and more.
 TEAMS = (100, 250, 500, 750, 1_000)
 MAX_TEAMS_CPU_S = 15.0  # issue 35: 1,000 teams planned in under 15 s on an idle 2-core machine
 

@@ -27,6 +27,8 @@ from pulumi.runtime import is_dry_run
 # plan, for a module the program never uses).
 from pulumi_kubernetes.yaml.v2 import ConfigFile
 
+from components.pathways.controller_model import Toleration
+
 # Where `pulumi up` keeps the manifests it verified (content-addressed; relative to the project
 # directory, the program's working directory, so every run names the same file).
 VERIFIED_DIR = Path(".manifests")
@@ -167,15 +169,6 @@ policy admits only the classes of the namespace's label)."""
 
 
 @dataclass(frozen=True)
-class Toleration:
-    """One toleration of a pod (``operator: Equal``)."""
-
-    key: str
-    value: str
-    effect: str
-
-
-@dataclass(frozen=True)
 class ControllerPatchArgs:
     """Inputs of a ``ControllerPatch``: the controller, and what is changed in its pods."""
 
@@ -238,7 +231,7 @@ class ControllerPatch(pulumi.ComponentResource):
                         containers=[_memory(target.container, memory)] if memory else None,
                         tolerations=[
                             k8s.core.v1.TolerationPatchArgs(
-                                key=t.key, operator="Equal", value=t.value, effect=t.effect
+                                key=t.key, operator=t.operator, value=t.value, effect=t.effect
                             )
                             for t in args.tolerations
                         ]

@@ -16,7 +16,6 @@ from components.addons.installs import (
     Install,
     ReleaseManifest,
     ReleaseManifestArgs,
-    Toleration,
 )
 from components.addons.kueue import (
     DedicatedQueueArgs,
@@ -45,13 +44,14 @@ from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
 from components.labels import NODE_POOL_LABEL, SYSTEM_TAINT, SYSTEM_TAINT_VALUE
+from components.pathways.controller_model import Toleration
 from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
 from components.resolve.tenancy.pod_ranges import team_pods_cidrs
 from components.resolve.tenancy.team_share import ComputeShare, compute_share
 from components.resolve.workload_specs import service_queue_name
 from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement, Isolation
 
-SYSTEM_POOL_TOLERATION = Toleration(SYSTEM_TAINT, SYSTEM_TAINT_VALUE, "NoSchedule")
+SYSTEM_POOL_TOLERATION = Toleration(SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect="NoSchedule")
 """What the installs' controllers tolerate: the system pool's taint (``cpu_pool_args``)."""
 
 
