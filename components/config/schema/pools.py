@@ -99,9 +99,9 @@ class TeamCpuPoolConfig(CpuPoolConfig):
     pods_cidr: SubnetCidr | None = None
     """The Pod range of every pool dedicated to the team (a secondary range pods-<team> of the
     cluster's subnetwork; on an existing subnetwork, create it there first): the only Pod
-    addresses the Pathways ports of those pools admit. Default: the i-th /16 of 10.16.0.0/12
-    for the i-th entry of teamCpuPools (append new teams, or set it: it is fixed once the
-    pools exist)."""
+    addresses the Pathways ports of those pools admit. It must hold a /24 for every node the
+    team's CPU and TPU pools may scale to. Default: the i-th /16 of 10.16.0.0/12 for the i-th
+    entry of teamCpuPools (append new teams, or set it: it is fixed once the pools exist)."""
 
     @model_validator(mode="before")
     @classmethod

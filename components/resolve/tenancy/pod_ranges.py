@@ -15,9 +15,12 @@ not the alias ranges Pods get). Pure: the config in, the ranges and the problems
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 
 from components.config.schema import StackConfig
+from components.config.schema.pools import TeamCpuPoolConfig
 from components.errors import ConfigIssue
+from components.resolve.capacity import pod_range_problem
 
 DEDICATED_PODS_BLOCK = ipaddress.ip_network("10.16.0.0/12")
 """Where the default ranges are carved from (beside the network's default node, Pod and
@@ -26,26 +29,30 @@ DEDICATED_PODS_PREFIX = 16
 """A default range's size: 256 nodes at GKE's /24 per node (110 Pods per node)."""
 
 
-def default_pods_cidr(index: int) -> str | None:
-    """The default range of the ``index``-th team CPU pool (None: the block is used up)."""
-    ranges = list(DEDICATED_PODS_BLOCK.subnets(new_prefix=DEDICATED_PODS_PREFIX))
-    return str(ranges[index]) if index < len(ranges) else None
+_DEFAULT_RANGES = tuple(
+    str(r) for r in DEDICATED_PODS_BLOCK.subnets(new_prefix=DEDICATED_PODS_PREFIX)
+)
+
+
+def _team_ranges(config: StackConfig) -> Iterator[tuple[int, TeamCpuPoolConfig, str | None]]:
+    """Each team CPU pool with its index and its Pod range: its own, else the default of its
+    place (None: the default block is used up)."""
+    for index, pool in enumerate(config.team_cpu_pools):
+        default = _DEFAULT_RANGES[index] if index < len(_DEFAULT_RANGES) else None
+        yield index, pool, pool.pods_cidr or default
 
 
 def team_pods_cidrs(config: StackConfig) -> dict[str, str]:
     """The Pod range of each team with a dedicated CPU pool (every dedicated team has one),
     in teamCpuPools order."""
-    found = {}
-    for index, pool in enumerate(config.team_cpu_pools):
-        cidr = pool.pods_cidr or default_pods_cidr(index)
-        if cidr is not None:
-            found[pool.team] = cidr
-    return found
+    return {pool.team: cidr for _, pool, cidr in _team_ranges(config) if cidr is not None}
 
 
 def pod_range_issues(config: StackConfig) -> list[ConfigIssue]:
-    """Each dedicated set's range: given where the default block is used up, and overlapping
-    neither the network's ranges nor another set's (a stack that creates its cluster)."""
+    """Each dedicated set's range: given where the default block is used up, overlapping
+    neither the network's ranges nor another set's, and large enough for the nodes of the
+    team's pools (its CPU pool and its TPU pools share it), in a stack that creates its
+    cluster."""
     if not config.creates_cluster:
         return []
     network = config.cluster.network
@@ -55,31 +62,29 @@ def pod_range_issues(config: StackConfig) -> list[ConfigIssue]:
         "cluster.network.servicesCidr": network.services_cidr,
     }
     issues = []
-    for index, pool in enumerate(config.team_cpu_pools):
+    for index, pool, cidr in _team_ranges(config):
         key = f"teamCpuPools[{index}].podsCidr"
-        cidr = pool.pods_cidr or default_pods_cidr(index)
         if cidr is None:
             issues.append(
-                ConfigIssue(key, f"required beyond the first {_defaults()} teams' CPU pools")
-            )
-            continue
-        clash = next(
-            (k for k, v in taken.items() if ipaddress.ip_network(v).overlaps(_net(cidr))), None
-        )
-        if clash is not None:
-            shown = f"{cidr!r}" if pool.pods_cidr else f"its default {cidr!r}"
-            issues.append(
                 ConfigIssue(
-                    key, f"{shown} overlaps {clash} {taken[clash]!r}; set it to a free range"
+                    key, f"required beyond the first {len(_DEFAULT_RANGES)} teams' CPU pools"
                 )
             )
+            continue
+        shown = f"{cidr!r}" if pool.pods_cidr else f"its default {cidr!r}"
+        net = ipaddress.ip_network(cidr)
+        clash = next((k for k, v in taken.items() if ipaddress.ip_network(v).overlaps(net)), None)
+        if clash is not None:
+            message = f"{shown} overlaps {clash} {taken[clash]!r}; set it to a free range"
+            issues.append(ConfigIssue(key, message))
+        elif problem := pod_range_problem(cidr, _team_nodes(config, pool)):
+            issues.append(ConfigIssue(key, problem))
         taken[key] = cidr
     return issues
 
 
-def _net(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    return ipaddress.ip_network(cidr)
-
-
-def _defaults() -> int:
-    return 2 ** (DEDICATED_PODS_PREFIX - DEDICATED_PODS_BLOCK.prefixlen)
+def _team_nodes(config: StackConfig, pool: TeamCpuPoolConfig) -> int:
+    """The most nodes that take their Pods' addresses from ``pool``'s range: the team's CPU
+    pool and the TPU pools dedicated to the team."""
+    tpu = (p.slices * p.shape.hosts for p in config.tpu_pools if p.team == pool.team)
+    return pool.max_nodes + sum(tpu)

@@ -156,6 +156,53 @@ def test_f1_a_dedicated_pod_range_overlapping_the_network_is_refused(stack_value
     assert parse_stack_config(values).team_cpu_pools[0].pods_cidr == "10.32.0.0/16"
 
 
+def _pod_range_issues(values) -> list[tuple[str, str]]:
+    from components.errors import ConfigError
+    from components.resolve.checks import parse_stack_config
+
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(values)
+    return [(i.key, i.message) for i in caught.value.issues if "podsCidr" in i.key]
+
+
+def test_f1_two_teams_ranges_may_not_overlap_and_the_second_default_is_the_next_16(
+    stack_values,
+):
+    from components.resolve.checks import parse_stack_config
+    from components.resolve.tenancy.pod_ranges import team_pods_cidrs
+
+    pools = [{"team": t, "machineType": "n2-standard-64"} for t in ("a", "b")]
+    values = stack_values(teams=[{"name": "a"}, {"name": "b"}], teamCpuPools=pools)
+    assert team_pods_cidrs(parse_stack_config(values)) == {
+        "a": "10.16.0.0/16",
+        "b": "10.17.0.0/16",
+    }
+    values["teamCpuPools"][1]["podsCidr"] = "10.16.128.0/17"
+    assert _pod_range_issues(values) == [
+        (
+            "teamCpuPools[1].podsCidr",
+            "'10.16.128.0/17' overlaps teamCpuPools[0].podsCidr '10.16.0.0/16'; set it to a "
+            "free range",
+        )
+    ]
+
+
+def test_f1_a_team_pod_range_holds_the_nodes_of_the_teams_pools(stack_values):
+    # GKE gives each node a /24: a /22 holds 4 nodes, and the pool may scale to 20
+    pools = [
+        {"team": "a", "machineType": "n2-standard-64", "maxNodes": 20, "podsCidr": "10.32.0.0/22"}
+    ]
+    values = stack_values(teams=[{"name": "a"}], teamCpuPools=pools)
+    assert _pod_range_issues(values) == [
+        (
+            "teamCpuPools[0].podsCidr",
+            "'10.32.0.0/22' holds the Pod ranges of 4 node(s) (GKE gives each node a /24 at its "
+            "default of 110 Pods per node) but the pools may scale to 20 nodes; use a /19 or "
+            "larger",
+        )
+    ]
+
+
 # --- F2: the shared controllers, preempted or crowded out by a team --------------------------
 
 SYSTEM_TAINT = "components.gke.io/gke-managed-components"
