@@ -266,7 +266,9 @@ def stack_team_namespace_args(
         team_tpu_chips(config, team),
         config.cluster.dns,
         google_api_egress(config),
-        compute_share(config, team),
+        # On a cluster another tool made, the stack does not know its pools (its cpuPool is
+        # the schema's default): no share is guessed from them; teams[].resourceQuota sets it.
+        compute_share(config, team) if config.creates_cluster or config.owner else None,
     )
 
 

@@ -381,3 +381,22 @@ def test_existing_cluster_by_name(plan_of, stack_values):
     assert provider.inputs["kubeconfig"] == "[secret]"
     assert plan.outputs["cluster_name"] == "xpk-cluster"
     assert plan.outputs["kubeconfig"] == "[secret]"
+
+
+def test_on_an_existing_cluster_a_teams_quota_guesses_no_pods_cpu_or_memory(plan_of, stack_values):
+    """The stack does not know an existing cluster's pools (its cpuPool is the schema's
+    default): no share of them is made up; the keys a team sets still apply."""
+    values = stack_values(
+        cluster={"existing": {"name": "xpk-cluster", "location": "us-west4"}},
+        scratchBucket={"name": "team-scratch"},
+        teams=[{"name": "a"}, {"name": "b", "resourceQuota": {"pods": 50, "cpu": 64}}],
+    )
+    plan = plan_of(_onto_existing(values))
+    hard = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]["hard"]
+        for r in plan.by_type("kubernetes:core/v1:ResourceQuota")
+    }
+    assert "requests.cpu" not in hard.get("a-compute", {})
+    assert "pods" not in hard["a-quota"]
+    assert hard["b-quota"]["pods"] == "50"
+    assert hard["b-compute"]["requests.cpu"] == "64"
