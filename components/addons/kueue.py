@@ -146,6 +146,10 @@ class KueueQueuesArgs:
     """LocalQueue name in namespace default (one per shared service) -> the team that owns it."""
     dedicated: Sequence[DedicatedQueueArgs] = ()
     """Team namespaces with dedicated pools (``tpu_flavors`` holds the shared pools' only)."""
+    shared_pool_label: bool = True
+    """Whether the shared pools' nodes carry ``SHARED_POOL_LABEL`` (pools this project
+    created); the nodes of a cluster another tool made do not, and a flavor requiring it would
+    leave every admitted pod Pending."""
 
 
 @dataclass(frozen=True)
@@ -232,11 +236,12 @@ class KueueQueues(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(
             parent=self, provider=args.provider, depends_on=[args.kueue_install]
         )
+        shared = shared_flavor_labels if args.shared_pool_label else dict
         for flavor in args.tpu_flavors:
-            labels = shared_flavor_labels(tpu_node_labels(flavor.shape))
+            labels = shared(tpu_node_labels(flavor.shape))
             self._flavor(f"{name}-{flavor.name}", flavor.name, labels, child)
         cpu_flavor = cpu_flavor_name(args.cpu_pool)
-        labels = shared_flavor_labels({NODE_POOL_LABEL: args.cpu_pool})
+        labels = shared({NODE_POOL_LABEL: args.cpu_pool})
         self._flavor(f"{name}-{cpu_flavor}", cpu_flavor, labels, child)
 
         cluster_queue = k8s.apiextensions.CustomResource(

@@ -84,6 +84,8 @@ class TeamIsolationArgs:
 
 
 ISOLATION_TYPE = "tpu-pathways:teams:TeamIsolation"
+"""The component the RoleBinding and ResourceQuota were children of (their aliases): one
+component per team cost as much to plan as the objects it held."""
 # The objects that moved from under it, by their names' suffix.
 MOVED_TYPES = {
     "edit": "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
@@ -91,8 +93,6 @@ MOVED_TYPES = {
 }
 COMPUTE_SCOPE = "NotBestEffort"
 """The pods ``<team>-compute`` counts: those that request or limit CPU or memory."""
-"""The component the RoleBinding and ResourceQuota were children of (their aliases): one
-component per team cost as much to plan as the objects it held."""
 
 
 def isolate(

@@ -295,6 +295,7 @@ def kueue_queues_args(
         ),
         service_queues=service_queues(config),
         dedicated=tuple(dedicated_queue_args(config, team) for team in config.dedicated_teams),
+        shared_pool_label=bool(config.creates_cluster or config.owner),
     )
 
 

@@ -400,3 +400,18 @@ def test_on_an_existing_cluster_a_teams_quota_guesses_no_pods_cpu_or_memory(plan
     assert "pods" not in hard["a-quota"]
     assert hard["b-quota"]["pods"] == "50"
     assert hard["b-compute"]["requests.cpu"] == "64"
+
+
+def test_on_an_existing_cluster_the_shared_flavors_require_no_label_of_ours(plan_of, stack_values):
+    """Kueue adds a flavor's node labels to the pods it admits: on nodes another tool made, a
+    label only this project's pools carry would leave every admitted pod Pending."""
+    values = stack_values(
+        cluster={"existing": {"name": "xpk-cluster", "location": "us-west4"}},
+        scratchBucket={"name": "team-scratch"},
+        addons={"kueue": {"enabled": True}},
+    )
+    plan = plan_of(_onto_existing(values))
+    flavors = plan.by_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+    assert flavors
+    for flavor in flavors:
+        assert "tpu-pathways/shared-pool" not in flavor.inputs["spec"].get("nodeLabels", {})
