@@ -116,10 +116,10 @@ def dedicated_flavor_spec(team: str, labels: Mapping[str, str]) -> dict:
     }
 
 
-def shared_flavor_labels(labels: Mapping[str, str]) -> dict[str, str]:
-    """A flavor of the shared pools selects them by ``SHARED_POOL_LABEL`` too: the dedicated
-    pools' nodes carry the same TPU labels."""
-    return {**labels, SHARED_POOL_LABEL: SHARED_POOL_VALUE}
+def shared_flavor_labels(labels: Mapping[str, str], labelled: bool = True) -> dict[str, str]:
+    """A flavor of the shared pools selects them by ``SHARED_POOL_LABEL`` too (dedicated nodes
+    have the same TPU labels); not another tool's nodes (they lack it: pods would stay Pending)."""
+    return {**labels, SHARED_POOL_LABEL: SHARED_POOL_VALUE} if labelled else dict(labels)
 
 
 @dataclass(frozen=True)
@@ -147,9 +147,6 @@ class KueueQueuesArgs:
     dedicated: Sequence[DedicatedQueueArgs] = ()
     """Team namespaces with dedicated pools (``tpu_flavors`` holds the shared pools' only)."""
     shared_pool_label: bool = True
-    """Whether the shared pools' nodes carry ``SHARED_POOL_LABEL`` (pools this project
-    created); the nodes of a cluster another tool made do not, and a flavor requiring it would
-    leave every admitted pod Pending."""
 
 
 @dataclass(frozen=True)
@@ -236,12 +233,11 @@ class KueueQueues(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(
             parent=self, provider=args.provider, depends_on=[args.kueue_install]
         )
-        shared = shared_flavor_labels if args.shared_pool_label else dict
         for flavor in args.tpu_flavors:
-            labels = shared(tpu_node_labels(flavor.shape))
+            labels = shared_flavor_labels(tpu_node_labels(flavor.shape), args.shared_pool_label)
             self._flavor(f"{name}-{flavor.name}", flavor.name, labels, child)
         cpu_flavor = cpu_flavor_name(args.cpu_pool)
-        labels = shared({NODE_POOL_LABEL: args.cpu_pool})
+        labels = shared_flavor_labels({NODE_POOL_LABEL: args.cpu_pool}, args.shared_pool_label)
         self._flavor(f"{name}-{cpu_flavor}", cpu_flavor, labels, child)
 
         cluster_queue = k8s.apiextensions.CustomResource(
