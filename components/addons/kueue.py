@@ -146,7 +146,7 @@ class KueueQueuesArgs:
     """LocalQueue name in namespace default (one per shared service) -> the team that owns it."""
     dedicated: Sequence[DedicatedQueueArgs] = ()
     """Team namespaces with dedicated pools (``tpu_flavors`` holds the shared pools' only)."""
-    shared_pool_label: bool = True
+    shared_pool_label: bool = True  # False: the shared nodes are another tool's, unlabelled
 
 
 @dataclass(frozen=True)
