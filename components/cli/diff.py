@@ -268,25 +268,32 @@ def current_plan(stack: str, directory: Path, program: Path | None = None) -> Pl
 
 def diff_all(directory: Path, base_dir: Path, program: Path | None = None) -> list[StackDiff]:
     """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
-    from components.plan.diff import StackDiff, diff_plans
+    from components.plan.shared_plans import each_stack_planned_once
     from components.resolve.stack_files import available_stacks
 
     stacks = available_stacks(directory)
     base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)
     diffs = []
-    for stack in sorted([*stacks, *base_only]):
-        try:  # one unreadable base or stack file is reported with its stack; the rest go on
-            before = load_plan_document(base_dir / f"{stack}.json", "--diff-dir", missing_ok=True)
-        except ConfigError as exc:
-            diffs.append(StackDiff(stack=stack, error=str(exc)))
-            continue
-        if stack in base_only:
-            diffs.append(diff_plans(before, None))
-            continue
-        try:
-            after = current_plan(stack, directory, program)
-        except ConfigError as exc:
-            diffs.append(StackDiff(stack=stack, error=str(exc)))
-            continue
-        diffs.append(diff_plans(before, after))
+    with each_stack_planned_once():  # an owner or fleet worker planned once, not once a reader
+        for stack in sorted([*stacks, *base_only]):
+            diffs.append(_diff_one(stack, directory, base_dir, program, stack in base_only))
     return diffs
+
+
+def _diff_one(
+    stack: str, directory: Path, base_dir: Path, program: Path | None, base_only: bool
+) -> StackDiff:
+    """One stack of ``diff_all``: its diff, or its error."""
+    from components.plan.diff import StackDiff, diff_plans
+
+    try:  # one unreadable base or stack file is reported with its stack; the rest go on
+        before = load_plan_document(base_dir / f"{stack}.json", "--diff-dir", missing_ok=True)
+    except ConfigError as exc:
+        return StackDiff(stack=stack, error=str(exc))
+    if base_only:
+        return diff_plans(before, None)
+    try:
+        after = current_plan(stack, directory, program)
+    except ConfigError as exc:
+        return StackDiff(stack=stack, error=str(exc))
+    return diff_plans(before, after)

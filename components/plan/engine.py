@@ -30,6 +30,7 @@ from components.plan.links import add_dashboard
 from components.plan.main_module import MainProgram, main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.plan.shared_plans import shared
 from components.plan.wire import readable, readable_struct
 from components.program_failure import ProgramFailed
 from components.resolve import loader
@@ -373,8 +374,10 @@ def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
 
 
 def plan_file(stack: str, stacks_dir: Path = STACKS_DIR, program: Path = PROGRAM) -> Plan:
-    """The offline plan of ``stacks_dir/Pulumi.<stack>.yaml`` (``read_stack``, ``plan_read``)."""
-    return plan_read(read_stack(stack, stacks_dir), program)
+    """The offline plan of ``stacks_dir/Pulumi.<stack>.yaml`` (``read_stack``, ``plan_read``);
+    made once within ``shared_plans.each_stack_planned_once`` (``plan --all``)."""
+    key = (stack, stacks_dir.resolve(), program)
+    return shared(key, lambda: plan_read(read_stack(stack, stacks_dir), program))
 
 
 def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:

@@ -7,12 +7,14 @@ import json
 import os
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from components.plan import engine
 from components.plan.diff import ABSENT, diff_plans
 from components.plan.diff_render import MARKER, render_json, render_markdown, render_text
 from components.plan.model import Plan
@@ -500,7 +502,7 @@ def test_end_to_end_topology_change_replaces_the_slice(tmp_path, capsys):
     assert "**pathways-dev-v5e-0** — deleted before its replacement is created" in out
 
 
-def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
+def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys, monkeypatch):
     stacks = stacks_copy(tmp_path)
     base_dir = tmp_path / "base"
     base_dir.mkdir()
@@ -508,10 +510,23 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys):
     (base_dir / "dev.json").write_text(out)
     gone = plan(res("old", "x:y:Z", stack="retired"), stack="retired")
     (base_dir / "retired.json").write_text(json.dumps(gone.to_dict()))
+    planned = Counter()
+    plan_read = engine.plan_read
+
+    def counted(source, *args):
+        planned[source.stack] += 1
+        return plan_read(source, *args)
+
+    monkeypatch.setattr(engine, "plan_read", counted)
 
     argv = ("--all", "--stacks-dir", str(stacks), "--diff-dir", str(base_dir))
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "markdown")
     assert code == 0, err
+    # Each stack file planned once: research-v5p is team-research's owner and a fleet worker,
+    # dev a fleet worker too; each read those plans instead of planning them again.
+    assert planned == dict.fromkeys(
+        ["dev", "fleet", "research-jobset", "research-v5p", "serving-v6e", "team-research"], 1
+    )
     summaries = dict(re.findall(r"<summary><b>([^<]+)</b>: (.*)</summary>", out))
     assert sorted(summaries) == [
         "dev",
