@@ -35,13 +35,12 @@ from components.gke.maintenance import (
     maintenance_policy,
 )
 from components.gke.network import (
-    PODS_RANGE,
-    SERVICES_RANGE,
-    ClusterNetwork,
     ClusterNetworkArgs,
+    ClusterNetworking,
     PathwaysPortsFirewall,
     PathwaysPortsFirewallArgs,
-    team_pods_range,
+    TeamPodRange,
+    cluster_networking,
 )
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import (
@@ -124,9 +123,10 @@ class GkeClusterArgs:
     dedicated_teams: Sequence[str] = ()
     """Team namespaces the stack dedicates pools to: each gets its own node service account
     and Pathways ports firewall."""
-    team_pods_cidrs: Mapping[str, str] = field(default_factory=dict)
-    """Dedicated team -> the Pod range of its pools (a secondary range of the subnetwork,
-    ``team_pods_range``), the only Pods its Pathways ports admit (absent: the cluster's)."""
+    team_pod_ranges: Mapping[str, TeamPodRange] = field(default_factory=dict)
+    """Dedicated team -> the Pod range of its pools (a secondary range of the subnetwork: one
+    the stack creates, or on an existing subnetwork one it has, by name), the only Pods its
+    Pathways ports admit (absent: the cluster's)."""
     dns: DnsProvider = DnsProvider.CLOUD_DNS
     """The cluster's DNS provider."""
     lustre_csi: bool = False
@@ -218,7 +218,7 @@ class GkeCluster(ClusterTarget):
         }
         sets = [("", node_sa, args.pods_cidr)]
         sets += [
-            (f"{t}-", a, args.team_pods_cidrs.get(t, args.pods_cidr))
+            (f"{t}-", a, pods.cidr if (pods := args.team_pod_ranges.get(t)) else args.pods_cidr)
             for t, a in team_accounts.items()
         ]
         for prefix, account, pods in sets:
@@ -258,7 +258,7 @@ class GkeCluster(ClusterTarget):
         self,
         name: str,
         args: GkeClusterArgs,
-        network: _Networking,
+        network: ClusterNetworking,
         node_service_account: pulumi.Input[str],
     ) -> gcp.container.Cluster:
         return gcp.container.Cluster(
@@ -331,8 +331,8 @@ class GkeCluster(ClusterTarget):
         if dedicated_to:
             account = team_node_service_account_email(args.project, args.name, dedicated_to)
             created_first = (created_first[0], self._team_accounts[dedicated_to])
-            if dedicated_to in args.team_pods_cidrs:
-                pod_range = team_pods_range(dedicated_to)
+            if pods := args.team_pod_ranges.get(dedicated_to):
+                pod_range = pods.range_name(dedicated_to)
         return PoolTarget(
             project=args.project,
             region=args.region,
@@ -353,66 +353,21 @@ class GkeCluster(ClusterTarget):
         return {team: account.email for team, account in self._team_accounts.items()}
 
 
-@dataclass(frozen=True)
-class _Networking:
-    """The network a created cluster runs in: its own VPC, or an existing subnetwork."""
-
-    network: pulumi.Input[str]
-    subnetwork: pulumi.Input[str]
-    ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
-    nodes_range: pulumi.Input[str]
-
-
-def _network(name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions) -> _Networking:
-    if args.existing_network is None:
-        network = ClusterNetwork(
-            f"{name}-net",
-            ClusterNetworkArgs(
-                project=args.project,
-                region=args.region,
-                nodes_cidr=args.nodes_cidr,
-                pods_cidr=args.pods_cidr,
-                services_cidr=args.services_cidr,
-                team_pods_cidrs=dict(args.team_pods_cidrs),
-                mtu=args.mtu,
-                private_nodes=args.private_nodes,
-            ),
-            opts=protected,
-        )
-        ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-            cluster_secondary_range_name=PODS_RANGE,
-            services_secondary_range_name=SERVICES_RANGE,
-            additional_pod_ranges_config=_additional_pod_ranges(args),
-        )
-        return _Networking(
-            network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
-        )
-    ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
-        cluster_ipv4_cidr_block=args.pods_cidr,
-        services_ipv4_cidr_block=args.services_cidr,
+def _network(
+    name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions
+) -> ClusterNetworking:
+    network = ClusterNetworkArgs(
+        project=args.project,
+        region=args.region,
+        nodes_cidr=args.nodes_cidr,
+        pods_cidr=args.pods_cidr,
+        services_cidr=args.services_cidr,
+        team_pod_ranges=dict(args.team_pod_ranges),
+        mtu=args.mtu,
+        private_nodes=args.private_nodes,
     )
-    # The nodes' addresses are the existing subnetwork's primary range.
-    nodes_range = gcp.compute.get_subnetwork_output(
-        name=args.existing_subnetwork, region=args.region, project=args.project
-    ).ip_cidr_range
-    return _Networking(
-        pulumi.Output.from_input(args.existing_network),
-        pulumi.Output.from_input(args.existing_subnetwork),
-        ip_allocation,
-        nodes_range,
-    )
-
-
-def _additional_pod_ranges(
-    args: GkeClusterArgs,
-) -> gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs | None:
-    """The dedicated pools' Pod ranges, declared on the cluster (GKE's additionalPodRangesConfig:
-    its record of the Pod ranges beside its own, which the provider would otherwise see change)."""
-    if not args.team_pods_cidrs:
-        return None
-    return gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs(
-        pod_range_names=[team_pods_range(team) for team in args.team_pods_cidrs]
-    )
+    existing = (args.existing_network, args.existing_subnetwork)
+    return cluster_networking(f"{name}-net", network, *existing, opts=protected)
 
 
 class ExistingCluster(ClusterTarget):

@@ -23,8 +23,26 @@ SUBNET_RANGE_NAME_MAX = 63
 
 def team_pods_range(team: str) -> str:
     """The name of the secondary range the Pods of a team's dedicated pools get addresses
-    from."""
+    from, in a subnetwork the stack creates."""
     return truncated(f"{PODS_RANGE}-{team}", SUBNET_RANGE_NAME_MAX)
+
+
+@dataclass(frozen=True)
+class TeamPodRange:
+    """The Pod range of the pools dedicated to one team: a secondary range of the cluster's
+    subnetwork that the pools name as their ``networkConfig.podRange`` (pulumi-gcp 10.2
+    ``container.NodePoolNetworkConfigArgs.pod_range``: without ``create_pod_range``, "uses an
+    existing secondary range with this ID")."""
+
+    cidr: str
+    """Its addresses: the only Pod addresses the Pathways ports of the team's pools admit."""
+    name: str | None = None
+    """The secondary range's name: on an existing subnetwork, the range its owner made there
+    (required: the stack adds no range to a subnetwork it does not create); None: the range
+    ``team_pods_range(team)`` the stack creates in its own subnetwork."""
+
+    def range_name(self, team: str) -> str:
+        return self.name or team_pods_range(team)
 
 
 # Ports the PathwaysJob controller binds on the node's own address (components.pathways.spec).
@@ -62,9 +80,8 @@ class ClusterNetworkArgs:
     """Secondary range ``pods``."""
     services_cidr: str = "10.8.0.0/20"
     """Secondary range ``services``."""
-    team_pods_cidrs: Mapping[str, str] = field(default_factory=dict)
-    """Team -> the range of its dedicated pools' Pods: a secondary range each
-    (``team_pods_range``)."""
+    team_pod_ranges: Mapping[str, TeamPodRange] = field(default_factory=dict)
+    """Team -> the range of its dedicated pools' Pods: a secondary range each."""
     mtu: int = MAX_MTU
     private_nodes: bool = False
     """Nodes without external addresses: adds a Cloud Router and NAT for their egress."""
@@ -128,9 +145,9 @@ class ClusterNetwork(pulumi.ComponentResource):
                 ),
                 *(
                     gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                        range_name=team_pods_range(team), ip_cidr_range=cidr
+                        range_name=pods.range_name(team), ip_cidr_range=pods.cidr
                     )
-                    for team, cidr in network.team_pods_cidrs.items()
+                    for team, pods in network.team_pod_ranges.items()
                 ),
             ],
             opts=child,
@@ -156,7 +173,11 @@ class ClusterNetwork(pulumi.ComponentResource):
             project=args.project,
             network=network,
             direction="INGRESS",
-            source_ranges=[args.nodes_cidr, args.pods_cidr, *args.team_pods_cidrs.values()],
+            source_ranges=[
+                args.nodes_cidr,
+                args.pods_cidr,
+                *(pods.cidr for pods in args.team_pod_ranges.values()),
+            ],
             allows=[
                 gcp.compute.FirewallAllowArgs(protocol="tcp"),
                 gcp.compute.FirewallAllowArgs(protocol="udp"),
@@ -241,7 +262,7 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
     set's Pod range, then deny everyone else, both ahead of the VPC's own allow rules. Another
     team's host-network pods send from their own nodes' addresses, which run as another
     account, and its other Pods from its own Pod range. A dedicated set's Pods have a range of
-    their own (``team_pods_range``), so the rule admits no Pod of another team even when a
+    their own (``TeamPodRange``), so the rule admits no Pod of another team even when a
     NetworkPolicy would let one send (the NetworkPolicy a member could write: none, since the
     namespace admission policies keep them the stack's).
     """
@@ -286,3 +307,69 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
             opts=child,
         )
         self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class ClusterNetworking:
+    """The network a created cluster runs in: its own VPC, or an existing subnetwork."""
+
+    network: pulumi.Input[str]
+    subnetwork: pulumi.Input[str]
+    ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
+    nodes_range: pulumi.Input[str]
+
+
+def cluster_networking(
+    name: str,
+    args: ClusterNetworkArgs,
+    existing_network: str | None,
+    existing_subnetwork: str | None,
+    opts: pulumi.ResourceOptions,
+) -> ClusterNetworking:
+    """The cluster's own ``ClusterNetwork`` with its secondary ranges, or, on an existing
+    subnetwork, nothing created: GKE adds the cluster's Pod and Service ranges
+    (``pods_cidr``, ``services_cidr``) to it, and each team's Pod range names a secondary
+    range the subnetwork already has (``TeamPodRange.name``)."""
+    if existing_network is None or existing_subnetwork is None:
+        network = ClusterNetwork(name, args, opts=opts)
+        ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+            cluster_secondary_range_name=PODS_RANGE,
+            services_secondary_range_name=SERVICES_RANGE,
+            additional_pod_ranges_config=_additional_pod_ranges(args.team_pod_ranges),
+        )
+        return ClusterNetworking(
+            network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
+        )
+    unnamed = [team for team, pods in args.team_pod_ranges.items() if pods.name is None]
+    if unnamed:
+        raise ValueError(
+            f"the Pod ranges of {', '.join(unnamed)} name no secondary range of the existing "
+            f"subnetwork {existing_subnetwork!r} (TeamPodRange.name)"
+        )
+    ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
+        cluster_ipv4_cidr_block=args.pods_cidr,
+        services_ipv4_cidr_block=args.services_cidr,
+        additional_pod_ranges_config=_additional_pod_ranges(args.team_pod_ranges),
+    )
+    # The nodes' addresses are the existing subnetwork's primary range.
+    nodes_range = gcp.compute.get_subnetwork_output(
+        name=existing_subnetwork, region=args.region, project=args.project
+    ).ip_cidr_range
+    return ClusterNetworking(
+        pulumi.Output.from_input(existing_network),
+        pulumi.Output.from_input(existing_subnetwork),
+        ip_allocation,
+        nodes_range,
+    )
+
+
+def _additional_pod_ranges(
+    ranges: Mapping[str, TeamPodRange],
+) -> gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs | None:
+    """The dedicated pools' Pod ranges, declared on the cluster (GKE's additionalPodRangesConfig:
+    its record of the Pod ranges beside its own, which the provider would otherwise see change)."""
+    if not ranges:
+        return None
+    return gcp.container.ClusterIpAllocationPolicyAdditionalPodRangesConfigArgs(
+        pod_range_names=[pods.range_name(team) for team, pods in ranges.items()]
+    )

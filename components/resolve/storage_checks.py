@@ -28,6 +28,7 @@ from components.pathways.volumes import (
     sidecar_ephemeral_bytes,
     sidecar_requests,
 )
+from components.resolve.network_ranges import earlier_overlap, taken_ranges
 from components.resolve.preflight import bucket_grants
 from components.resolve.storage import gcs_volumes, on_host_network, teams_of_home_dirs
 from components.tpu.machines import DEFAULT_BOOT_DISK_GIB, ephemeral_allocatable_bytes, tpu_host
@@ -164,8 +165,8 @@ def stack_storage_issues(config: StackConfig) -> list[ConfigIssue]:
             if team not in teams
         ]
         issues += [ConfigIssue(f"lustre[{i}]", p) for p in _creates_network(config, "Lustre")]
-        if system.peering_range and (clash := _overlap(config, system.peering_range)):
-            issues.append(ConfigIssue(f"lustre[{i}].peeringRange", clash))
+        if system.peering_range and (problem := _peering_problem(config, i, system.peering_range)):
+            issues.append(ConfigIssue(f"lustre[{i}].peeringRange", problem))
     if config.home_dirs is not None:
         issues += [
             ConfigIssue(f"homeDirs.teams[{j}]", f"{team!r} is not a team of this stack")
@@ -191,15 +192,12 @@ def _creates_network(config: StackConfig, what: str) -> list[str]:
     return []
 
 
-def _overlap(config: StackConfig, cidr: str) -> str | None:
-    network = config.cluster.network
-    peering = ipaddress.ip_network(cidr)
-    ranges = {"nodesCidr": network.nodes_cidr, "podsCidr": network.pods_cidr}
-    ranges["servicesCidr"] = network.services_cidr
-    for key, value in ranges.items():
-        if peering.overlaps(ipaddress.ip_network(value)):
-            return f"{cidr!r} overlaps cluster.network.{key} {value!r}"
-    if peering.prefixlen > 20:
+def _peering_problem(config: StackConfig, index: int, cidr: str) -> str | None:
+    """A Lustre instance's Private Services Access range against every range the stack takes
+    before it (``network_ranges``: the cluster's, the teams' Pod ranges, earlier instances')."""
+    if clash := earlier_overlap(taken_ranges(config), f"lustre[{index}].peeringRange"):
+        return f"{cidr!r} overlaps {clash.described}"
+    if ipaddress.ip_network(cidr).prefixlen > 20:
         return f"{cidr!r} is smaller than the /20 Managed Lustre needs"
     return None
 

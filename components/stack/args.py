@@ -40,6 +40,7 @@ from components.config.schema import (
 from components.gke.cluster import AuthorizedNetwork, ExistingClusterArgs, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
+from components.gke.network import TeamPodRange
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
@@ -53,6 +54,15 @@ from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlace
 
 SYSTEM_POOL_TOLERATION = Toleration(SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect="NoSchedule")
 """What the installs' controllers tolerate: the system pool's taint (``cpu_pool_args``)."""
+
+
+def team_pod_ranges(config: StackConfig) -> dict[str, TeamPodRange]:
+    """Each dedicated team's Pod range: its addresses, and on an existing subnetwork the name
+    of the secondary range it has there (``teamCpuPools[].podsRange``)."""
+    names = {pool.team: pool.pods_range for pool in config.team_cpu_pools}
+    return {
+        team: TeamPodRange(cidr, names.get(team)) for team, cidr in team_pods_cidrs(config).items()
+    }
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
@@ -90,7 +100,7 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         binary_authorization=cluster.binary_authorization,
         image_repositories=tuple(image_repository(name) for name in cluster.image_repositories),
         dedicated_teams=tuple(config.dedicated_teams),
-        team_pods_cidrs=team_pods_cidrs(config),
+        team_pod_ranges=team_pod_ranges(config),
         dns=cluster.dns,
         lustre_csi=bool(config.lustre),
         filestore_csi=config.home_dirs is not None,

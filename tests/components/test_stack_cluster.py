@@ -211,6 +211,62 @@ def test_existing_network_creates_no_vpc(zonal):
     }
 
 
+def test_a_dedicated_team_on_an_existing_subnetwork_takes_the_range_it_names(plan_of, stack_values):
+    """The stack adds no range to a subnetwork it does not own: nlp's pools take the secondary
+    range the stack file names (no createPodRange: GKE uses an existing range of that name),
+    the cluster records it, and nlp's Pathways ports admit its addresses."""
+    values = stack_values(
+        cluster={
+            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
+        },
+        teams=[{"name": "pathways"}, {"name": "nlp"}],
+        tpuPools=[{"name": "v5e-nlp", "accelerator": "v5litepod-8", "team": "nlp"}],
+        teamCpuPools=[
+            {
+                "team": "nlp",
+                "machineType": "n2-standard-64",
+                "podsRange": "tenant-nlp-pods",
+                "podsCidr": "10.64.0.0/16",
+            }
+        ],
+        addons={"kueue": {"enabled": True}},
+    )
+    plan = plan_of(values)
+    assert plan.by_type(SUBNETWORK) == []
+    pod_ranges = {p.inputs["name"]: p.inputs.get("networkConfig") for p in plan.by_type(NODE_POOL)}
+    assert pod_ranges == {
+        "system-np": None,
+        "cpu-np": None,
+        "nlp-cpu": {"podRange": "tenant-nlp-pods"},
+        "v5e-nlp-0": {"podRange": "tenant-nlp-pods"},
+    }
+    assert cluster_of(plan).inputs["ipAllocationPolicy"] == {
+        "clusterIpv4CidrBlock": "10.4.0.0/14",
+        "servicesIpv4CidrBlock": "10.8.0.0/20",
+        "additionalPodRangesConfig": {"podRangeNames": ["tenant-nlp-pods"]},
+    }
+    allow = plan.get(FIREWALL, "pathways-dev-nlp-pathways-ports-allow")
+    assert allow.inputs["sourceRanges"] == ["10.64.0.0/16"]
+
+
+def test_an_unnamed_team_range_on_an_existing_subnetwork_is_refused_by_the_component():
+    """A program that builds the Args itself gets an error, not a pool naming a range the
+    subnetwork lacks."""
+    import pulumi
+
+    from components.gke.network import ClusterNetworkArgs, TeamPodRange, cluster_networking
+
+    args = ClusterNetworkArgs(
+        project="p", region="us-west4", team_pod_ranges={"nlp": TeamPodRange("10.64.0.0/16")}
+    )
+    with pytest.raises(ValueError) as caught:
+        cluster_networking("n", args, "shared-vpc", "shared-subnet", pulumi.ResourceOptions())
+    assert str(caught.value) == (
+        "the Pod ranges of nlp name no secondary range of the existing subnetwork "
+        "'shared-subnet' (TeamPodRange.name)"
+    )
+
+
 # Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from
 # google/pathways-job internal/controller/pathwaysjob_controller.go, not from the code under test.
 PATHWAYS_PORTS = ["29000", "29001", "29002", "29005", "29006", "8471", "8080", "50051"]

@@ -97,11 +97,21 @@ class TeamCpuPoolConfig(CpuPoolConfig):
     max_nodes: StrictInt = Field(4, ge=1, le=1000)
     """Autoscaling maximum."""
     pods_cidr: SubnetCidr | None = None
-    """The Pod range of every pool dedicated to the team (a secondary range pods-<team> of the
-    cluster's subnetwork; on an existing subnetwork, create it there first): the only Pod
-    addresses the Pathways ports of those pools admit. It must hold a /24 for every node the
-    team's CPU and TPU pools may scale to. Default: the i-th /16 of 10.16.0.0/12 for the i-th
-    entry of teamCpuPools (append new teams, or set it: it is fixed once the pools exist)."""
+    """The Pod range of every pool dedicated to the team: the only Pod addresses the Pathways
+    ports of those pools admit. It must hold a /24 for every node the team's CPU and TPU pools
+    may scale to. On the subnetwork the stack creates, it adds the secondary range pods-<team>
+    with it; default: the i-th /16 of 10.16.0.0/12 for the i-th entry of teamCpuPools (append
+    new teams, or set it: changing a team's range, also by reordering teamCpuPools, replaces
+    its pools). On an existing subnetwork (cluster.network.existingSubnetwork) required: the
+    range of the secondary range podsRange names."""
+    pods_range: (
+        Annotated[str, grammar(lambda v: grammars.gce_name_problem(v, "a secondary range"))] | None
+    ) = None
+    """On an existing subnetwork (cluster.network.existingSubnetwork) required: the name of
+    its secondary range, with podsCidr's addresses, that the team's pools give their Pods
+    addresses from. The stack adds no range to a subnetwork it does not create: add it first
+    (gcloud compute networks subnets update --add-secondary-ranges). Not allowed on the
+    subnetwork the stack creates, where the range is pods-<team>."""
 
     @model_validator(mode="before")
     @classmethod

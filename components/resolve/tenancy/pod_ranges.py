@@ -9,77 +9,95 @@ ID"; the GKE API's NodeNetworkConfig: "If neither create_pod_range or pod_range 
 the cluster-level default is used"; fixed at the pool's creation), which the pools of one team
 share. Chosen over a narrower firewall rule on the cluster's range: no other source tells a
 team's Pods apart (a firewall's source service account matches a VM's primary address only,
-not the alias ranges Pods get). Pure: the config in, the ranges and the problems out.
+not the alias ranges Pods get). On an existing subnetwork the stack adds no secondary range
+(the cluster's own Pod and Service ranges are GKE's to add there), so each dedicated team names
+the range its owner made (``teamCpuPools[].podsRange``) and its addresses (``podsCidr``, which
+the firewall admits); the pools then take it by name, without ``create_pod_range``. Pure: the
+config in, the ranges and the problems out.
 """
 
 from __future__ import annotations
-
-import ipaddress
-from collections.abc import Iterator
 
 from components.config.schema import StackConfig
 from components.config.schema.pools import TeamCpuPoolConfig
 from components.errors import ConfigIssue
 from components.resolve.capacity import pod_range_problem
-
-DEDICATED_PODS_BLOCK = ipaddress.ip_network("10.16.0.0/12")
-"""Where the default ranges are carved from (beside the network's default node, Pod and
-Service ranges, 10.0.0.0/20, 10.4.0.0/14 and 10.8.0.0/20)."""
-DEDICATED_PODS_PREFIX = 16
-"""A default range's size: 256 nodes at GKE's /24 per node (110 Pods per node)."""
-
-
-_DEFAULT_RANGES = tuple(
-    str(r) for r in DEDICATED_PODS_BLOCK.subnets(new_prefix=DEDICATED_PODS_PREFIX)
+from components.resolve.network_ranges import (
+    DEFAULT_TEAM_RANGES,
+    earlier_overlap,
+    taken_ranges,
+    team_ranges,
 )
-
-
-def _team_ranges(config: StackConfig) -> Iterator[tuple[int, TeamCpuPoolConfig, str | None]]:
-    """Each team CPU pool with its index and its Pod range: its own, else the default of its
-    place (None: the default block is used up)."""
-    for index, pool in enumerate(config.team_cpu_pools):
-        default = _DEFAULT_RANGES[index] if index < len(_DEFAULT_RANGES) else None
-        yield index, pool, pool.pods_cidr or default
 
 
 def team_pods_cidrs(config: StackConfig) -> dict[str, str]:
     """The Pod range of each team with a dedicated CPU pool (every dedicated team has one),
     in teamCpuPools order."""
-    return {pool.team: cidr for _, pool, cidr in _team_ranges(config) if cidr is not None}
+    return {pool.team: cidr for _, pool, cidr in team_ranges(config) if cidr is not None}
 
 
 def pod_range_issues(config: StackConfig) -> list[ConfigIssue]:
-    """Each dedicated set's range: given where the default block is used up, overlapping
-    neither the network's ranges nor another set's, and large enough for the nodes of the
-    team's pools (its CPU pool and its TPU pools share it), in a stack that creates its
-    cluster."""
+    """Each dedicated set's range: named where the subnetwork is not the stack's, given where
+    the default block is used up, overlapping neither the network's ranges nor another set's,
+    and large enough for the nodes of the team's pools (its CPU pool and its TPU pools share
+    it), in a stack that creates its cluster."""
     if not config.creates_cluster:
         return []
-    network = config.cluster.network
-    taken = {
-        "cluster.network.nodesCidr": network.nodes_cidr,
-        "cluster.network.podsCidr": network.pods_cidr,
-        "cluster.network.servicesCidr": network.services_cidr,
-    }
-    issues = []
-    for index, pool, cidr in _team_ranges(config):
+    issues = _existing_subnetwork_issues(config)
+    taken = taken_ranges(config)
+    for index, pool, cidr in team_ranges(config):
         key = f"teamCpuPools[{index}].podsCidr"
         if cidr is None:
-            issues.append(
-                ConfigIssue(
-                    key, f"required beyond the first {len(_DEFAULT_RANGES)} teams' CPU pools"
-                )
-            )
+            if config.cluster.network.create:
+                message = f"required beyond the first {len(DEFAULT_TEAM_RANGES)} teams' CPU pools"
+                issues.append(ConfigIssue(key, message))
             continue
         shown = f"{cidr!r}" if pool.pods_cidr else f"its default {cidr!r}"
-        net = ipaddress.ip_network(cidr)
-        clash = next((k for k, v in taken.items() if ipaddress.ip_network(v).overlaps(net)), None)
-        if clash is not None:
-            message = f"{shown} overlaps {clash} {taken[clash]!r}; set it to a free range"
+        if clash := earlier_overlap(taken, key):
+            message = f"{shown} overlaps {clash.described}; set it to a free range"
             issues.append(ConfigIssue(key, message))
         elif problem := pod_range_problem(cidr, _team_nodes(config, pool)):
             issues.append(ConfigIssue(key, problem))
-        taken[key] = cidr
+    return issues
+
+
+def _existing_subnetwork_issues(config: StackConfig) -> list[ConfigIssue]:
+    """On an existing subnetwork, each dedicated team names its secondary range and gives its
+    addresses; on the stack's own, the stack names the ranges it creates."""
+    subnetwork = config.cluster.network.existing_subnetwork
+    issues = []
+    for index, pool in enumerate(config.team_cpu_pools):
+        key = f"teamCpuPools[{index}]"
+        if subnetwork is None:
+            if pool.pods_range is not None:
+                issues.append(
+                    ConfigIssue(
+                        f"{key}.podsRange",
+                        f"{pool.pods_range!r} names a range of an existing subnetwork, allowed "
+                        "only with cluster.network.existingSubnetwork; the subnetwork the "
+                        f"stack creates gets the range pods-{pool.team}: remove podsRange",
+                    )
+                )
+            continue
+        where = f"on the existing subnetwork {subnetwork!r} (cluster.network.existingSubnetwork)"
+        if pool.pods_range is None:
+            issues.append(
+                ConfigIssue(
+                    f"{key}.podsRange",
+                    f"required {where}, to which the stack adds no range: the name of the "
+                    f"secondary range team {pool.team!r}'s pools give their Pods addresses "
+                    "from; add it to the subnetwork first",
+                )
+            )
+        if pool.pods_cidr is None:
+            issues.append(
+                ConfigIssue(
+                    f"{key}.podsCidr",
+                    f"required {where}: the addresses of the secondary range podsRange names, "
+                    f"the only Pods the Pathways ports of team {pool.team!r}'s pools admit (the "
+                    "default ranges are for a subnetwork the stack creates)",
+                )
+            )
     return issues
 
 

@@ -181,8 +181,9 @@ def test_f1_two_teams_ranges_may_not_overlap_and_the_second_default_is_the_next_
     assert _pod_range_issues(values) == [
         (
             "teamCpuPools[1].podsCidr",
-            "'10.16.128.0/17' overlaps teamCpuPools[0].podsCidr '10.16.0.0/16'; set it to a "
-            "free range",
+            # teamCpuPools[0] has no podsCidr: the message says whose default it is
+            "'10.16.128.0/17' overlaps the default teamCpuPools[0].podsCidr '10.16.0.0/16'; set "
+            "it to a free range",
         )
     ]
 
