@@ -118,6 +118,16 @@ class ControllerDeployment:
     namespace: str
     name: str
     container: str = "manager"
+    release_tolerations: tuple[Toleration, ...] = ()
+    """The tolerations the release manifest gives the controller's pods. Under server-side
+    apply a pod's ``tolerations`` is an atomic list (Kubernetes PodSpec
+    ``x-kubernetes-list-type: atomic``): a patch that sets it replaces the whole list, so the
+    patch carries these too. None in the pinned releases (tests/data/controller-pods.json,
+    written from their manifests by scripts/refresh_controller_pods.py)."""
+    release_node_selector: tuple[tuple[str, str], ...] = ()
+    """The release manifest's ``nodeSelector`` of the controller's pods (an atomic map under
+    server-side apply, ``x-kubernetes-map-type: atomic``): kept beside the patch's. None in the
+    pinned releases."""
 
     @property
     def username(self) -> str:
@@ -227,15 +237,9 @@ class ControllerPatch(pulumi.ComponentResource):
                     if args.pod_annotations
                     else None,
                     spec=k8s.core.v1.PodSpecPatchArgs(
-                        node_selector=dict(args.node_selector) if args.node_selector else None,
+                        node_selector=_node_selector(target, args.node_selector),
                         containers=[_memory(target.container, memory)] if memory else None,
-                        tolerations=[
-                            k8s.core.v1.TolerationPatchArgs(
-                                key=t.key, operator=t.operator, value=t.value, effect=t.effect
-                            )
-                            for t in args.tolerations
-                        ]
-                        or None,
+                        tolerations=_tolerations(target, args.tolerations),
                         priority_class_name=args.priority_class,
                     ),
                 )
@@ -288,3 +292,25 @@ def _memory(container: str, memory: str) -> k8s.core.v1.ContainerPatchArgs:
             limits={"memory": memory}, requests={"memory": memory}
         ),
     )
+
+
+def _tolerations(
+    target: ControllerDeployment, added: Sequence[Toleration]
+) -> list[k8s.core.v1.TolerationPatchArgs] | None:
+    """The release's own tolerations and ``added`` (once each): the patch owns the whole list."""
+    if not added:
+        return None
+    union = dict.fromkeys([*target.release_tolerations, *added])
+    return [
+        k8s.core.v1.TolerationPatchArgs(
+            key=t.key, operator=t.operator, value=t.value, effect=t.effect
+        )
+        for t in union
+    ]
+
+
+def _node_selector(
+    target: ControllerDeployment, added: Mapping[str, str] | None
+) -> dict[str, str] | None:
+    """The release's own node selector and ``added``: the patch owns the whole map."""
+    return {**dict(target.release_node_selector), **added} if added else None

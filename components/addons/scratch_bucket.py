@@ -37,6 +37,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.labels import gcp_resource_labels
+from components.pathways.bucket_conditions import shared_nodes_expression, team_prefix_expression
 from components.pathways.gcs_access import ROLES, Access
 from components.vocabulary import team_prefix
 
@@ -195,43 +196,6 @@ class ScratchBucket(pulumi.ComponentResource):
             )
             grants.append(member_grant)
         return grants
-
-
-def team_prefix_expression(bucket: str, team: str) -> str:
-    """CEL for "an object under the team's prefix, or a list of it" (see the module doc)."""
-    return object_prefix_expression(bucket, team_prefix(team))
-
-
-def object_prefix_expression(bucket: str, prefix: str) -> str:
-    """CEL for "an object under ``prefix`` of ``bucket``, or a list of that prefix"."""
-    return (
-        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}") || '
-        f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}")'
-    )
-
-
-def shared_nodes_expression(bucket: str, teams: Sequence[str]) -> str:
-    """CEL for "an object under no prefix of ``teams``, or a list of a prefix that reaches
-    none of theirs": a list of ``p`` shows every object whose name starts with ``p``, so a
-    list of the whole bucket, or of ``n``, ``nl`` or ``nlp`` (the prefixes of ``nlp/``), would
-    show the names of nlp's objects as much as a list under ``nlp/`` does. Written with the
-    attribute on the left of ``startsWith`` and ``==`` only, the forms IAM's examples use."""
-    objects = f"projects/_/buckets/{bucket}/objects/"
-    listed = 'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
-    outside_objects = " || ".join(
-        f'resource.name.startsWith("{objects}{team_prefix(t)}")' for t in teams
-    )
-    outside_lists = " || ".join(
-        " || ".join(
-            [f'{listed}.startsWith("{team_prefix(t)}")']
-            + [f'{listed} == "{team_prefix(t)[:end]}"' for end in range(1, len(team_prefix(t)))]
-        )
-        for t in teams
-    )
-    return (
-        f'(resource.name.startsWith("{objects}") && !({outside_objects})) || '
-        f'(!resource.name.startsWith("{objects}") && {listed} != "" && !({outside_lists}))'
-    )
 
 
 def shared_nodes_condition(

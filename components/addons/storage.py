@@ -24,7 +24,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.addons.scratch_bucket import object_prefix_expression, workload_identity_principal
+from components.addons.scratch_bucket import workload_identity_principal
+from components.pathways.bucket_conditions import object_prefix_expression
 from components.pathways.gcs_access import ROLES, Access
 
 

@@ -11,9 +11,11 @@ from components.addons.installs import (
     JOBSET_CONTROLLER,
     KUEUE_CONTROLLER,
     PATHWAYS_JOB_CONTROLLER,
+    ControllerDeployment,
     ControllerPatch,
     ControllerPatchArgs,
 )
+from components.pathways.controller_model import Toleration
 from components.vocabulary import jobset_memory_mib
 from tests.components.harness import k8s_provider, register, urn
 
@@ -91,3 +93,34 @@ def test_a_patch_that_changes_nothing_is_refused():
 @pytest.mark.parametrize(("nodes", "mib"), [(0, 4096), (3413, 4096), (3414, 4097), (10000, 12000)])
 def test_xpk_sizing(nodes, mib):
     assert jobset_memory_mib(nodes) == mib
+
+
+def test_the_patch_keeps_the_releases_own_tolerations_and_node_selector():
+    """Server-side apply gives the patch the whole ``tolerations`` list and ``nodeSelector`` map
+    (both atomic in PodSpec): a release's own entries must be in the patch or they are lost."""
+    own = ControllerDeployment(
+        "kueue-system",
+        "kueue-controller-manager",
+        release_tolerations=(Toleration("CriticalAddonsOnly", "Exists"),),
+        release_node_selector=(("kubernetes.io/os", "linux"),),
+    )
+    system = Toleration("tpu-pathways/system", value="true", effect="NoSchedule")
+    patch = patched(
+        own,
+        node_selector=SYSTEM_POOL,
+        tolerations=(system, Toleration("CriticalAddonsOnly", "Exists")),
+    ).one(PATCH, "ctl")
+    spec = patch.inputs["spec"]["template"]["spec"]
+    assert spec["tolerations"] == [
+        {"key": "CriticalAddonsOnly", "operator": "Exists", "value": "", "effect": ""},
+        {
+            "key": "tpu-pathways/system",
+            "operator": "Equal",
+            "value": "true",
+            "effect": "NoSchedule",
+        },
+    ]
+    assert spec["nodeSelector"] == {
+        "kubernetes.io/os": "linux",
+        "cloud.google.com/gke-nodepool": "system-np",
+    }

@@ -4,6 +4,9 @@ TPU or head pools."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from components.addons.installs import INSTALLS
@@ -492,6 +495,29 @@ def test_every_install_of_the_registry_lands_on_the_system_pool(example_plan):
         assert patch.inputs["spec"]["template"]["spec"]["nodeSelector"] == {
             "cloud.google.com/gke-nodepool": "system-np"
         }
+
+
+RELEASE_PODS = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "controller-pods.json").read_text()
+)["releases"]
+
+
+def test_each_patched_controller_tolerates_what_its_release_does_and_the_system_pool(
+    example_plan,
+):
+    """Server-side apply: the patch owns the whole (atomic) tolerations list, so it is the
+    release manifest's own tolerations (tests/data/controller-pods.json) and the system
+    pool's taint."""
+    found = patches(example_plan("dev"))
+    system = {
+        "key": "components.gke.io/gke-managed-components",
+        "operator": "Equal",
+        "value": "true",
+    }
+    for install in INSTALLS:
+        spec = found[RELEASE_PODS[install.name]["deployment"]].inputs["spec"]["template"]["spec"]
+        own = RELEASE_PODS[install.name]["tolerations"] or []
+        assert spec["tolerations"] == [*own, {**system, "effect": "NoSchedule"}], install.name
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
