@@ -169,10 +169,19 @@ def team_cluster_queues(teams: Iterable[str]) -> dict[str, str]:
     return {team: team_cluster_queue_name(team) for team in teams}
 
 
-def team_prefix(team: str) -> str:
-    """The object-name prefix a team owns in the scratch bucket. The trailing slash keeps team
-    ``a`` out of team ``a-b``'s objects."""
-    return f"{team}/"
+DEDICATED_SCRATCH_ROOT = "_/"
+"""The top-level segment of the scratch bucket under which the teams with dedicated pools keep
+their prefixes. Team namespaces are DNS labels (no ``_``), so no shared team's prefix starts
+with it, and the shared pools' grant leaves out this one segment whatever the number of
+dedicated teams (``pathways.bucket_conditions.shared_nodes_expression``)."""
+
+
+def team_prefix(team: str, dedicated: bool) -> str:
+    """The object-name prefix a team owns in the scratch bucket: ``<team>/``, or
+    ``_/<team>/`` for a team with dedicated pools (``DEDICATED_SCRATCH_ROOT``). The trailing
+    slash keeps team ``a`` out of team ``a-b``'s objects. Whether a team is dedicated is the
+    config's to say (``StackConfig.scratch_prefix``)."""
+    return f"{DEDICATED_SCRATCH_ROOT if dedicated else ''}{team}/"
 
 
 def slice_pool_names(pool: str, slices: int) -> list[str]:

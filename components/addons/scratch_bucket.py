@@ -7,16 +7,18 @@ Upstream requires the bucket to exist before a job starts. Who needs it:
   (internal/controller/pathwaysjob_controller.go ~775, 862, 873). Workload Identity does not
   apply to host-network pods; they reach the metadata server as the node pool's service
   account. So the node service account gets object access on this bucket (a bucket-scoped
-  grant, never a project-wide role), or every job fails on its pathwaysDir. That grant has no
-  prefix condition: every team's host-network pods share the node identity and so reach every
-  team's prefix (docs/security.md: multi-tenant threat model).
+  grant, never a project-wide role), or every job fails on its pathwaysDir. The shared pools'
+  account gets the bucket but ``_/``, where the teams with dedicated pools keep their prefixes
+  (``_/<team>/``): every shared team's host-network pods share that identity and so reach every
+  shared team's prefix (docs/security.md: multi-tenant threat model); a dedicated team's pools'
+  own account gets its prefix only.
 - Other pods of a team (a notebook, a data loader) use Workload Identity. Each team gets its own
-  prefix, ``gs://<bucket>/<team>/``, and its Kubernetes service accounts get ``objectUser`` on
-  that prefix only, directly (a ``principal://`` member, no key, no impersonation) with an IAM
-  condition:
+  prefix, ``gs://<bucket>/<team>/`` (``gs://<bucket>/_/<team>/`` for a dedicated team; the
+  caller passes it), and its Kubernetes service accounts get ``objectUser`` on that prefix only,
+  directly (a ``principal://`` member, no key, no impersonation) with an IAM condition:
 
   - object reads, writes and deletes name the object, ``projects/_/buckets/<b>/objects/<name>``,
-    so ``resource.name.startsWith("projects/_/buckets/<b>/objects/<team>/")`` admits the team's
+    so ``resource.name.startsWith("projects/_/buckets/<b>/objects/<prefix>")`` admits the team's
     objects and no other team's;
   - listing is checked on the bucket (``resource.name`` is ``projects/_/buckets/<b>``), where
     that test is false; the list request's prefix is the API attribute
@@ -37,7 +39,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.labels import gcp_resource_labels
-from components.pathways.bucket_conditions import shared_nodes_expression, team_prefix_expression
+from components.pathways.bucket_conditions import object_prefix_expression, shared_nodes_expression
 from components.pathways.gcs_access import ROLES, Access
 from components.vocabulary import team_prefix
 
@@ -59,8 +61,26 @@ class WorkloadAccount:
     """A team's Kubernetes service account: it gets the team's prefix of the bucket."""
 
     namespace: str
-    """The team's namespace (and its prefix ``<namespace>/`` of the bucket)."""
+    """The team's namespace."""
     service_account: str
+    prefix: str | None = None
+    """The team's prefix of the bucket (None: ``<namespace>/``, a team on the shared pools';
+    a team with dedicated pools has ``_/<namespace>/``)."""
+
+    @property
+    def bucket_prefix(self) -> str:
+        return self.prefix if self.prefix is not None else team_prefix(self.namespace, False)
+
+
+@dataclass(frozen=True)
+class TeamNodeAccount:
+    """The node service account of the pools dedicated to one team: it gets the team's prefix."""
+
+    team: str
+    """The team namespace the pools are dedicated to."""
+    prefix: str
+    """Its prefix of the bucket (``_/<team>/``)."""
+    email: pulumi.Input[str]
 
 
 @dataclass(frozen=True)
@@ -86,10 +106,10 @@ class ScratchBucketArgs:
     """What the Workload Identity grants wait for (the cluster: its identity pool)."""
     node_service_account: pulumi.Input[str] | None = None
     """The shared pools' node service account (host-network Pathways pods act as it): gets the
-    bucket, but the prefixes of the teams with dedicated pools."""
-    team_node_accounts: Sequence[tuple[str, pulumi.Input[str]]] = ()
-    """(team namespace, email) of each set of dedicated pools' node service account: each gets
-    its team's prefix only."""
+    bucket but ``_/``, where the teams with dedicated pools keep their prefixes (this stack's
+    and any other stack's on the bucket)."""
+    team_node_accounts: Sequence[TeamNodeAccount] = ()
+    """Each set of dedicated pools' node service account: each gets its team's prefix only."""
 
 
 class ScratchBucket(pulumi.ComponentResource):
@@ -106,15 +126,16 @@ class ScratchBucket(pulumi.ComponentResource):
         bucket = self._bucket(name, args) if args.create else None
         bucket_name: pulumi.Input[str] = bucket.name if bucket else args.bucket_name
         grants: list[pulumi.Resource] = [bucket] if bucket else []
-        dedicated = [team for team, _ in args.team_node_accounts]
         if args.node_service_account is not None:
-            condition = shared_nodes_condition(args.bucket_name, dedicated) if dedicated else None
+            condition = shared_nodes_condition(args.bucket_name)
             grants.append(
                 self._node_grant(f"{name}-nodes", bucket_name, args.node_service_account, condition)
             )
-        for team, account in args.team_node_accounts:
-            condition = team_prefix_condition(args.bucket_name, team)
-            grants.append(self._node_grant(f"{name}-{team}-nodes", bucket_name, account, condition))
+        for team in args.team_node_accounts:
+            condition = team_prefix_condition(args.bucket_name, team.team, team.prefix)
+            grants.append(
+                self._node_grant(f"{name}-{team.team}-nodes", bucket_name, team.email, condition)
+            )
         grants += self._team_grants(name, args, bucket_name)
         # What a PathwaysJob must wait for: the bucket and every grant on it.
         self.grants = grants
@@ -157,7 +178,7 @@ class ScratchBucket(pulumi.ComponentResource):
         resource_name: str,
         bucket_name: pulumi.Input[str],
         node_service_account: pulumi.Input[str],
-        condition: gcp.storage.BucketIAMMemberConditionArgs | None,
+        condition: gcp.storage.BucketIAMMemberConditionArgs,
     ) -> gcp.storage.BucketIAMMember:
         """Pathways pods act as the node service account (host network): see above."""
         node_member = pulumi.Output.from_input(node_service_account).apply(
@@ -179,18 +200,20 @@ class ScratchBucket(pulumi.ComponentResource):
         project = args.project
         project_number = gcp.organizations.get_project_output(project_id=project).number
         grants: list[pulumi.Resource] = []
-        for team, account in ((a.namespace, a.service_account) for a in args.workload_accounts):
+        for workload in args.workload_accounts:
+            team, account = workload.namespace, workload.service_account
             member = project_number.apply(
                 lambda number, team=team, account=account: workload_identity_principal(
                     number, project, team, account
                 )
             )
+            condition = team_prefix_condition(args.bucket_name, team, workload.bucket_prefix)
             member_grant = gcp.storage.BucketIAMMember(
                 f"{name}-{team}-{account}",
                 bucket=bucket_name,
                 role=OBJECT_READ_WRITE,
                 member=member,
-                condition=team_prefix_condition(args.bucket_name, team),
+                condition=condition,
                 # The workload identity pool exists once the cluster does.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.cluster_ready)),
             )
@@ -198,20 +221,20 @@ class ScratchBucket(pulumi.ComponentResource):
         return grants
 
 
-def shared_nodes_condition(
-    bucket: str, teams: Sequence[str]
-) -> gcp.storage.BucketIAMMemberConditionArgs:
+def shared_nodes_condition(bucket: str) -> gcp.storage.BucketIAMMemberConditionArgs:
     return gcp.storage.BucketIAMMemberConditionArgs(
-        title="shared pools: no dedicated team's prefix",
-        description=f"Objects of gs://{bucket} outside the prefixes of the {len(teams)} team "
-        "namespaces with dedicated pools",
-        expression=shared_nodes_expression(bucket, teams),
+        title="shared pools: not the dedicated teams' _/",
+        description=f"Objects of gs://{bucket} outside _/, where the teams with dedicated pools "
+        "keep their prefixes, and lists that show no name under it",
+        expression=shared_nodes_expression(bucket),
     )
 
 
-def team_prefix_condition(bucket: str, team: str) -> gcp.storage.BucketIAMMemberConditionArgs:
+def team_prefix_condition(
+    bucket: str, team: str, prefix: str
+) -> gcp.storage.BucketIAMMemberConditionArgs:
     return gcp.storage.BucketIAMMemberConditionArgs(
         title=f"team {team} prefix only",
-        description=f"Objects under gs://{bucket}/{team_prefix(team)} and lists of that prefix",
-        expression=team_prefix_expression(bucket, team),
+        description=f"Objects under gs://{bucket}/{prefix} and lists of that prefix",
+        expression=object_prefix_expression(bucket, prefix),
     )

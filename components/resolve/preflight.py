@@ -81,10 +81,10 @@ from components.resolve.workload_specs import (
 )
 from components.tpu.machines import tpu_host
 from components.vocabulary import (
+    DEDICATED_SCRATCH_ROOT,
     CapacityType,
     node_service_account_email,
     team_node_service_account_email,
-    team_prefix,
 )
 
 
@@ -177,15 +177,16 @@ def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
     of the scratch bucket and what its ``buckets`` give it (Workload Identity: the identity of
     Pathways pods off the host network and of Cloud Storage FUSE mounts); the shared pools' node
     service account (the identity of host-network Pathways pods) read-write on the scratch
-    bucket but the dedicated teams' prefixes, and on each of ``dataBuckets`` without a team;
-    each dedicated team's node service account on its prefix and its ``dataBuckets``. A stack
-    on a cluster it does not create grants only what its own dedicated teams' nodes get."""
+    bucket but ``_/`` (where every dedicated team's prefix is, this stack's or another's), and
+    on each of ``dataBuckets`` without a team; each dedicated team's node service account on its
+    prefix and its ``dataBuckets``. A stack on a cluster it does not create grants only what its
+    own dedicated teams' nodes get."""
     grants = [
         BucketGrant(
             kubernetes_identity(team.name, team.service_account),
             config.bucket_name,
             Access.READ_WRITE,
-            team_prefix(team.name),
+            config.scratch_prefix(team.name),
         )
         for team in config.teams
     ]
@@ -193,14 +194,14 @@ def bucket_grants(config: StackConfig) -> tuple[BucketGrant, ...]:
     dedicated = config.dedicated_teams
     if config.creates_cluster:
         nodes = node_service_account_email(config.gcp.project, config.cluster.name)
-        excluded = tuple(team_prefix(t) for t in dedicated)
+        excluded = (DEDICATED_SCRATCH_ROOT,)
         grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE, "", excluded))
         grants += [BucketGrant(nodes, b.name, b.access) for b in config.data_buckets if not b.team]
     mine = {team.name for team in config.teams}
     for team in dedicated:
         nodes = team_node_service_account_email(config.gcp.project, config.cluster.name, team)
         if config.creates_cluster or team in mine:  # the owner grants the prefix
-            prefix = team_prefix(team)
+            prefix = config.scratch_prefix(team)
             grants.append(BucketGrant(nodes, config.bucket_name, Access.READ_WRITE, prefix))
             grants += [
                 BucketGrant(nodes, b.name, b.access) for b in config.data_buckets if b.team == team

@@ -25,7 +25,7 @@ from components.addons.kueue import (
     tpu_flavors,
 )
 from components.addons.kueue_config import KueueConfig
-from components.addons.scratch_bucket import ScratchBucketArgs, WorkloadAccount
+from components.addons.scratch_bucket import ScratchBucketArgs, TeamNodeAccount, WorkloadAccount
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespaceArgs
 from components.config.schema import (
@@ -362,11 +362,15 @@ def scratch_bucket_args(
         team=config.team,
         protect=config.protects_state,
         workload_accounts=tuple(
-            WorkloadAccount(team.name, team.service_account) for team in config.teams
+            WorkloadAccount(team.name, team.service_account, config.scratch_prefix(team.name))
+            for team in config.teams
         ),
         cluster_ready=tuple(cluster_ready),
         node_service_account=node_service_account,
-        team_node_accounts=tuple((team_node_accounts or {}).items()),
+        team_node_accounts=tuple(
+            TeamNodeAccount(team, config.scratch_prefix(team), email)
+            for team, email in (team_node_accounts or {}).items()
+        ),
     )
 
 

@@ -246,7 +246,8 @@ def test_team_jobs_use_the_owners_pools_bucket_and_queue(team_research):
         "2x2x2",
         1,
     )
-    assert job.inputs["spec"]["pathwaysDir"] == f"gs://{RESEARCH_BUCKET}/nlp/nlp-notebook"
+    # nlp has dedicated pools in the owner: its prefix is under _/
+    assert job.inputs["spec"]["pathwaysDir"] == f"gs://{RESEARCH_BUCKET}/_/nlp/nlp-notebook"
 
 
 def test_team_namespace_gets_a_local_queue_on_the_owners_cluster_queue(team_research):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.cluster_rules import iam_condition_admits
+
 BUCKET = "gcp:storage/bucket:Bucket"
 BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -96,17 +98,18 @@ def wi_grants(plan):
     return [g for g in plan.by_type(BUCKET_MEMBER) if g.inputs["member"].startswith("principal:")]
 
 
-def prefix_condition(bucket: str, team: str) -> dict[str, str]:
+def prefix_condition(bucket: str, team: str, root: str = "") -> dict[str, str]:
     """The IAM condition a team's grants carry, written out as GCS evaluates it: objects are
     named projects/_/buckets/B/objects/NAME; a list request is checked on the bucket and
-    carries its prefix as the API attribute storage.googleapis.com/objectListPrefix."""
+    carries its prefix as the API attribute storage.googleapis.com/objectListPrefix. A team
+    with dedicated pools has its prefix under ``root`` "_/"."""
     return {
         "title": f"team {team} prefix only",
-        "description": f"Objects under gs://{bucket}/{team}/ and lists of that prefix",
+        "description": f"Objects under gs://{bucket}/{root}{team}/ and lists of that prefix",
         "expression": (
-            f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{team}/") || '
+            f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{root}{team}/") || '
             'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
-            f'.startsWith("{team}/")'
+            f'.startsWith("{root}{team}/")'
         ),
     }
 
@@ -120,11 +123,17 @@ def test_bucket_grants(dev):
         assert grant.inputs["role"] == "roles/storage.objectUser"
         assert grant.inputs["bucket"] == DEV_BUCKET
     # Workload Identity grants reach the team's prefix only; the node identity is shared by
-    # every team's host-network pods, so its grant cannot be narrowed to one team.
+    # every shared team's host-network pods, so its grant cannot be narrowed to one team: it
+    # leaves out _/ only, where the teams with dedicated pools keep their prefixes (none here,
+    # but another stack's may use this bucket).
     assert grants[member("pathways", "pathways")].inputs["condition"] == prefix_condition(
         DEV_BUCKET, "pathways"
     )
-    assert "condition" not in grants[DEV_NODES].inputs
+    nodes = grants[DEV_NODES].inputs["condition"]["expression"]
+    objects = f"projects/_/buckets/{DEV_BUCKET}/objects/"
+    assert iam_condition_admits(nodes, objects + "pathways/train/0")
+    assert not iam_condition_admits(nodes, objects + "_/nlp/train/0")
+    assert not iam_condition_admits(nodes, f"projects/_/buckets/{DEV_BUCKET}", "_/")
 
 
 def test_each_team_reaches_only_its_own_prefix(plan_of, stack_values):
@@ -265,3 +274,58 @@ def test_existing_cluster_with_the_default_bucket_is_refused(stack_values, confi
     assert [i.key for i in error.issues] == ["scratchBucket"]
     assert "would collide with the owning stack's" in error.issues[0].message
     assert "'tpu-pathways-dev-pathways-dev-pathways'" in error.issues[0].message
+
+
+# --- the teams with dedicated pools: their prefixes under _/ ----------------------------------
+
+RESEARCH_BUCKET = "tpu-pathways-research-pathways-research-pathways"
+
+
+def test_a_dedicated_teams_grants_are_under_the_dedicated_root(example_plan):
+    """nlp (team stack team-research) has pools dedicated to it in research-v5p: the owner
+    grants nlp's nodes gs://<bucket>/_/nlp/, the team stack grants nlp's service account the
+    same prefix, and nlp's job writes there."""
+    owner = {g.name: g for g in example_plan("research-v5p").by_type(BUCKET_MEMBER)}
+    nlp_nodes = owner["pathways-research-scratch-nlp-nodes"]
+    assert nlp_nodes.inputs["condition"] == prefix_condition(RESEARCH_BUCKET, "nlp", "_/")
+    team = example_plan("team-research")
+    (grant,) = wi_grants(team)
+    assert grant.inputs["member"] == member("nlp", "pathways", "tpu-pathways-research")
+    assert grant.inputs["condition"] == prefix_condition(RESEARCH_BUCKET, "nlp", "_/")
+    (job,) = team.by_type(PATHWAYS_JOB)
+    assert job.inputs["spec"]["pathwaysDir"] == f"gs://{RESEARCH_BUCKET}/_/nlp/nlp-notebook"
+
+
+DEDICATED_B = {
+    "teams": [{"name": "a", "isolation": "shared"}, {"name": "b"}],
+    "teamCpuPools": [{"team": "b", "machineType": "n2-standard-64"}],
+}
+
+
+def test_in_one_stack_a_shared_and_a_dedicated_team_get_their_prefixes(plan_of, stack_values):
+    plan = plan_of(stack_values(**DEDICATED_B))
+    conditions = {g.inputs["member"]: g.inputs["condition"] for g in wi_grants(plan)}
+    assert conditions == {
+        member("a", "pathways"): prefix_condition(DEV_BUCKET, "a"),
+        member("b", "pathways"): prefix_condition(DEV_BUCKET, "b", "_/"),
+    }
+    grants = {g.name: g.inputs["condition"] for g in plan.by_type(BUCKET_MEMBER)}
+    assert grants["pathways-dev-scratch-b-nodes"] == prefix_condition(DEV_BUCKET, "b", "_/")
+    shared = grants["pathways-dev-scratch-nodes"]["expression"]
+    objects = f"projects/_/buckets/{DEV_BUCKET}/objects/"
+    assert iam_condition_admits(shared, objects + "a/job/0")
+    assert not iam_condition_admits(shared, objects + "_/b/job/0")
+
+
+def test_a_dedicated_teams_pathways_dir_is_refused_at_its_old_prefix(stack_values, config_error):
+    workload = {
+        "name": "nb",
+        "team": "b",
+        "pool": "v5e-b",
+        "mode": "headless",
+        "pathwaysDir": f"gs://{DEV_BUCKET}/b/nb",
+    }
+    pools = [{"name": "v5e-b", "generation": "v5e", "topology": "2x4", "slices": 1, "team": "b"}]
+    error = config_error(stack_values(**DEDICATED_B, tpuPools=pools, workloads=[workload]))
+    (issue,) = [i for i in error.issues if i.key.endswith("pathwaysDir")]
+    assert f"use gs://{DEV_BUCKET}/_/b/<path>" in issue.message

@@ -236,9 +236,14 @@ class StackConfig(ConfigModel):
     def bucket_name(self) -> str:
         return self.scratch_bucket.name or default_bucket_name(self.gcp.project, self.cluster.name)
 
+    def scratch_prefix(self, team: str) -> str:
+        """The team's own prefix of the scratch bucket: ``_/<team>/`` when pools are dedicated
+        to it (in this stack, or in a team stack's owner), else ``<team>/``."""
+        return team_prefix(team, dedicated=team in self.dedicated_teams)
+
     def team_scratch_url(self, team: str) -> str:
         """gs:// URL of the team's own prefix of the scratch bucket (its pathwaysDir default)."""
-        return f"gs://{self.bucket_name}/{team_prefix(team)}"
+        return f"gs://{self.bucket_name}/{self.scratch_prefix(team)}"
 
     @property
     def protects_state(self) -> bool:

@@ -136,8 +136,8 @@ class TeamConfig(ConfigModel):
     """Namespace name (not a system namespace such as default, kube-system, gmp-* or gke-*)."""
     service_account: Annotated[DnsLabel, AfterValidator(_service_account)] = "pathways"
     """Kubernetes service account of the team's workloads (gets read/write on the team's prefix
-    gs://<scratch bucket>/<team>/ of the bucket); not 'default', which every pod of the
-    namespace without one runs as."""
+    gs://<scratch bucket>/<team>/ of the bucket, gs://<scratch bucket>/_/<team>/ for a team with
+    dedicated pools); not 'default', which every pod of the namespace without one runs as."""
     group: GroupEmail | None = None
     """Google group whose members may manage the team's namespace (a RoleBinding of the `edit`
     ClusterRole). GKE honours groups only with Google Groups for RBAC: the owner stack's

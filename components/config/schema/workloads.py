@@ -319,7 +319,8 @@ class WorkloadConfig(PathwaysDeployment):
     """Time a preempted pod gets to checkpoint before it is killed."""
     pathways_dir: GcsPath | None = None
     """Scratch path; default gs://<scratch bucket>/<team>/<name>. Must be under the team's
-    prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach)."""
+    prefix gs://<scratch bucket>/<team>/ (the only part of the bucket its grants reach), which is
+    gs://<scratch bucket>/_/<team>/ for a team with dedicated pools."""
     node_selector: dict[LabelKey, LabelValue] = {}
     """Extra node labels the workers must match (e.g. a reservation name); in a pool with an
     inference workload the stack adds cloud.google.com/gke-nodepool itself."""

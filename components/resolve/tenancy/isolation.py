@@ -24,11 +24,6 @@ from collections.abc import Iterator
 from components.config.schema import StackConfig, TeamConfig
 from components.config.schema.pools import TpuPoolConfig
 from components.errors import ConfigIssue
-from components.pathways.bucket_conditions import (
-    LIMITS_SOURCE,
-    MAX_LOGICAL_OPERATORS,
-    shared_nodes_operators,
-)
 from components.tpu.catalog import resolve_accelerator
 from components.vocabulary import (
     GoogleApiEgress,
@@ -101,30 +96,7 @@ def host_network_deployments(config: StackConfig) -> Iterator[tuple[str, str, st
 def isolation_issues(config: StackConfig) -> list[ConfigIssue]:
     """The dedicated pools, the declared choices and the jobs against them."""
     issues = _dedication_issues(config) + _declared_issues(config)
-    issues += _owner_consent_issues(config) + _placement_issues(config)
-    return issues + _bucket_condition_issues(config)
-
-
-def _bucket_condition_issues(config: StackConfig) -> list[ConfigIssue]:
-    """The shared pools' node service account gets the scratch bucket but the dedicated
-    teams' prefixes through one IAM condition (``bucket_conditions.shared_nodes_expression``),
-    which IAM refuses beyond its limit of logical operators: `pulumi up` would fail on it."""
-    dedicated = config.dedicated_teams
-    if not (config.creates_cluster and dedicated):
-        return []
-    count = shared_nodes_operators(dedicated)
-    if count <= MAX_LOGICAL_OPERATORS:
-        return []
-    return [
-        ConfigIssue(
-            "teamCpuPools",
-            f"the shared pools' scratch-bucket grant (every object but the prefixes of the teams "
-            f"with dedicated pools: {', '.join(dedicated)}) needs an IAM condition of {count} "
-            f"logical operators, and IAM allows {MAX_LOGICAL_OPERATORS} ({LIMITS_SOURCE}); each "
-            f"dedicated team costs 2 and each character of its name 1: dedicate pools to fewer "
-            f"teams or to shorter team namespaces",
-        )
-    ]
+    return issues + _owner_consent_issues(config) + _placement_issues(config)
 
 
 def _dedication_issues(config: StackConfig) -> list[ConfigIssue]:

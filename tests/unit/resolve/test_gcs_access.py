@@ -131,9 +131,23 @@ def test_the_grants_are_the_scratch_bucket_and_the_data_buckets(config_of, stack
     assert bucket_grants(config) == (
         # the team's Workload Identity: its prefix only (pods off the host network)
         BucketGrant("ns/pathways/sa/pathways", SCRATCH, Access.READ_WRITE, "pathways/"),
-        BucketGrant(NODES, SCRATCH, Access.READ_WRITE),
+        # the shared pools' nodes: all of it but _/, the dedicated teams' (there are none)
+        BucketGrant(NODES, SCRATCH, Access.READ_WRITE, "", ("_/",)),
         BucketGrant(NODES, "acme-datasets", Access.READ),
     )
+
+
+def test_a_job_on_the_shared_pools_naming_the_dedicated_root_is_refused(config_error, stack_values):
+    """The teams with dedicated pools keep their data under _/ of the scratch bucket (this
+    stack's, or another stack's that writes to this bucket): the shared pools' account may not
+    reach it, even in a stack with no dedicated team."""
+    train = {**TRAIN, "command": ["gsutil", "cp", "-r", f"gs://{SCRATCH}/_/nlp/", "/tmp"]}
+    train["env"] = {}
+    error = config_error(stack_values(workloads=[train]))
+    (issue,) = error.issues
+    assert issue.key == "workloads[0]"
+    assert f"gs://{SCRATCH}/_/nlp/ (command) needs read access" in issue.message
+    assert NODES in issue.message
 
 
 def test_a_custom_component_flag_is_checked_too(schema_of, stack_values):
@@ -160,9 +174,12 @@ def test_the_example_serving_stack_grants_its_checkpoint_bucket(example_plan):
 
 def test_a_dedicated_team_stack_knows_its_nodes_identity(example_plan):
     """nlp's pools are dedicated to it: its pods act as nlp's own node account, which the
-    owner grants nlp's prefix of the scratch bucket and nothing else."""
+    owner grants nlp's prefix of the scratch bucket (under _/, the dedicated teams') and
+    nothing else."""
     job = example_plan("team-research").summary["workloads"]["nlp/nlp-notebook"]
-    assert job["buckets"] == {"tpu-pathways-research-pathways-research-pathways/nlp/": "readWrite"}
+    assert job["buckets"] == {
+        "tpu-pathways-research-pathways-research-pathways/_/nlp/": "readWrite"
+    }
 
 
 # --- the Python API: a read grant is not a write grant ----------------------------------------

@@ -493,7 +493,9 @@ SCRATCH = "tpu-pathways-research-pathways-research-pathways"
 
 
 def test_f6_the_shared_pools_account_lists_no_prefix_that_shows_nlps_names(owner):
-    """A list of ``n``, ``nl`` or ``nlp`` returns every name under ``nlp/`` too."""
+    """A list of ``p`` returns every name that starts with ``p``: nlp's prefix is ``_/nlp/``
+    (it has dedicated pools), so the lists of ``""``, ``_`` and anything under ``_/`` would
+    show its names."""
     (grant,) = [
         g
         for g in inputs(owner, "BucketIAMMember")
@@ -501,11 +503,11 @@ def test_f6_the_shared_pools_account_lists_no_prefix_that_shows_nlps_names(owner
     ]
     condition = grant["condition"]["expression"]
     bucket = f"projects/_/buckets/{SCRATCH}"
-    for prefix in ("", "n", "nl", "nlp", "nlp/", "nlp/job/"):
+    for prefix in ("", "_", "_/", "_/n", "_/nlp", "_/nlp/", "_/nlp/job/"):
         assert not iam_condition_admits(condition, bucket, prefix), prefix
-    for prefix in ("research/", "research/llm-pretrain", "r", "nlpx/", "other"):
+    for prefix in ("research/", "research/llm-pretrain", "r", "nlp", "nlpx/", "__", "other"):
         assert iam_condition_admits(condition, bucket, prefix), prefix
-    assert not iam_condition_admits(condition, f"{bucket}/objects/nlp/ckpt/0")
+    assert not iam_condition_admits(condition, f"{bucket}/objects/_/nlp/ckpt/0")
     assert iam_condition_admits(condition, f"{bucket}/objects/research/ckpt/0")
 
 

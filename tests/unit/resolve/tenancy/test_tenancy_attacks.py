@@ -160,16 +160,19 @@ def test_2_each_node_account_reaches_its_own_teams_data_only(owner):
         return f"projects/_/buckets/{BUCKET}/objects/{path}"
 
     bucket = f"projects/_/buckets/{BUCKET}"
-    # nlp's pods (its pools' account): its prefix, not research's, no listing of the bucket
-    assert iam_condition_admits(nlp, obj("nlp/job/ckpt"))
+    # nlp's pods (its pools' account): its prefix _/nlp/ (nlp has dedicated pools), not
+    # research's, no listing of the bucket
+    assert iam_condition_admits(nlp, obj("_/nlp/job/ckpt"))
+    assert not iam_condition_admits(nlp, obj("nlp/job/ckpt"))
     assert not iam_condition_admits(nlp, obj("research/llm-pretrain/ckpt"))
-    assert iam_condition_admits(nlp, bucket, "nlp/")
+    assert iam_condition_admits(nlp, bucket, "_/nlp/")
     assert not iam_condition_admits(nlp, bucket, "")
+    assert not iam_condition_admits(nlp, bucket, "_/")
     assert not iam_condition_admits(nlp, bucket, "research/")
-    # research's pods (the shared pools' account): everything but nlp's prefix
+    # research's pods (the shared pools' account): everything but _/, where nlp's prefix is
     assert iam_condition_admits(shared, obj("research/llm-pretrain/ckpt"))
-    assert not iam_condition_admits(shared, obj("nlp/job/ckpt"))
-    assert not iam_condition_admits(shared, bucket, "nlp/")
+    assert not iam_condition_admits(shared, obj("_/nlp/job/ckpt"))
+    assert not iam_condition_admits(shared, bucket, "_/nlp/")
     assert not iam_condition_admits(shared, bucket, "")  # a list of the bucket names nlp's objects
     assert iam_condition_admits(shared, bucket, "research/")
     # the owner's checkpoints bucket: no node account at all; research's Kubernetes service
