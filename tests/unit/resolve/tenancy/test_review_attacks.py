@@ -20,7 +20,7 @@ from tests.cluster_rules import (
     iam_condition_admits,
 )
 from tests.kube_cel import Request
-from tests.quota import admitted_form, best_effort, quota_denials
+from tests.quota import FUSE_SIDECAR, admitted_form, best_effort, quota_denials
 
 NAMESPACES = ("research", "nlp")
 IMPERSONATED = "system:serviceaccount:{ns}:pathways"  # `edit` impersonates its namespace's SAs
@@ -323,7 +323,7 @@ def test_f2_the_projects_pods_meet_their_namespaces_quotas(example_plan):
     """Every pod of every job each example stack renders (both backends, Cloud Storage FUSE's
     sidecar injected), as its controllers create it: within its namespace's quotas, and the
     ones that request CPU or memory name both in every container."""
-    checked = set()
+    checked, sidecars = set(), {}
     for stack in EXAMPLE_STACKS:
         cluster = cluster_of(example_plan, stack)
         if not cluster.policies:
@@ -334,8 +334,21 @@ def test_f2_the_projects_pods_meet_their_namespaces_quotas(example_plan):
             mine = [q for q in quotas if q["metadata"]["namespace"] == namespace]
             assert len(mine) == 2, (stack, namespace)
             assert quota_denials(mine, made.pod) == [], (stack, made.pod["metadata"]["name"])
-            checked.add((made.backend, best_effort(admitted_form(made.pod))))
+            admitted = admitted_form(made.pod)
+            checked.add((made.backend, best_effort(admitted)))
+            sidecars.update(
+                ((stack, made.pod["metadata"]["name"]), c["resources"]["requests"])
+                for c in admitted["spec"].get("initContainers", [])
+                if c["name"] == FUSE_SIDECAR
+            )
     assert checked >= {("pathwaysjob", True), ("pathwaysjob", False), ("jobset", False)}
+    # dev's hello-train and research-v5p's llm-pretrain mount a bucket (PathwaysJobs: the
+    # annotations are on the PathwaysJob): the sidecar is in their head pods, at GKE's default
+    # requests (250m CPU, 256Mi: components/pathways/volumes.py, from cmd/webhook/main.go)
+    assert sidecars == {
+        ("dev", "hello-train-pathways-head-0-0"): {"cpu": "250m", "memory": "256Mi"},
+        ("research-v5p", "llm-pretrain-pathways-head-0-0"): {"cpu": "250m", "memory": "256Mi"},
+    }
 
 
 # --- F3: spec.nodeName past the dedicated pools' taint ----------------------------------------
