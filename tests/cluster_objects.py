@@ -36,6 +36,7 @@ from components.plan.model import Plan
 from tests.kube_cel import api_defaults
 
 JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
 JOBSET_CONTROLLER = "system:serviceaccount:jobset-system:jobset-controller-manager"
 PATHWAYS_CONTROLLER = "system:serviceaccount:pathways-job-system:pathways-job-controller-manager"
 KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
