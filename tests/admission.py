@@ -44,6 +44,47 @@ class Cluster:
                 found += denials(policy, request)
         return found
 
+    def denied_by(self, request: Request) -> list[str]:
+        """The checks that deny ``request`` (``CHECKS``' names, sorted; a denial of no check
+        named there is kept as its message): an attack test asserts which checks refuse it, so
+        it cannot pass because an unrelated one did."""
+        return sorted(check_of(message) for message in self.denials(request))
+
+
+CHECKS = {
+    "network-policy": "a team namespace's NetworkPolicies are its stack's",
+    "external-ips": "spec.externalIPs is not allowed",
+    "owner-reference": "a controller ownerReference is set, changed or removed by controllers",
+    "system-pool": "the system pool (",
+    "tolerations": "tolerating every taint, the system pool's or the nodes dedicated to another",
+    "tpu-taint": "tolerating the TPU hosts' taint (google.com/tpu) is allowed only",
+    "priority-class": "this PriorityClass is not one the namespace may use",
+    "node-name": "spec.nodeName is not allowed",
+    "tpu-pod": "a pod requesting TPU chips must be a Job's pod or wait for Kueue's admission",
+    "tpu-job": "a Job requesting TPU chips must be queued by Kueue",
+    "resume": "only Kueue resumes a suspended job",
+    "ungate": "only Kueue removes its admission gate",
+    "host-network": "hostNetwork is allowed only for the pods the Job controller creates",
+    "host-network-job": "a Job with host-network pods is created by the JobSet controller only",
+    "host-path": "hostPath volumes are not allowed (but /tmp for Pathways pods)",
+    "host-port": "hostPort is not allowed (but the Pathways ports of Pathways pods)",
+    "apparmor": "an AppArmor profile other than RuntimeDefault or Localhost is not allowed",
+    "selinux": "SELinux options other than baseline's types",
+    "sysctls": "sysctls beyond baseline's safe set are not allowed",
+    "probe-host": "a probe or lifecycle handler naming a host is not allowed",
+    "privileged": "privileged containers are not allowed",
+}
+"""Each check of the team namespaces' admission policies the attack tests meet, by a short name,
+with the start of its message (components/addons/team_admission.py, namespace_admission.py,
+pod_placement.py, pod_security.py)."""
+
+
+def check_of(message: str) -> str:
+    """The name of the check whose message ``message`` is (itself when none matches)."""
+    names = [name for name, start in CHECKS.items() if message.startswith(start)]
+    assert len(names) <= 1, (message, names)
+    return names[0] if names else message
+
 
 def cluster_policies(plan: Plan) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Each ValidatingAdmissionPolicy's spec with its binding's spec."""
@@ -76,6 +117,39 @@ def research_cluster(example_plan: Callable[[str], Plan]) -> Cluster:
     own = cluster_of(example_plan, "research-v5p")
     team = cluster_of(example_plan, "team-research")
     return Cluster(own.policies, {**own.namespaces, **team.namespaces}, team.plans)
+
+
+# --- what the attack tests send: research-v5p's cluster, a member's pods --------------------
+
+NAMESPACES = ("research", "nlp")
+IMPERSONATED = "system:serviceaccount:{ns}:pathways"  # `edit` impersonates its namespace's SAs
+SCRATCH = "tpu-pathways-research-pathways-research-pathways"
+"""research-v5p's scratch bucket (``<project>-<cluster>-pathways``), the teams' prefixes in it."""
+SHARED_NODES = "pathways-research-nodes@tpu-pathways-research.iam.gserviceaccount.com"
+NLP_NODES = "pathways-research-nlp-nodes@tpu-pathways-research.iam.gserviceaccount.com"
+
+
+def pod(spec: dict, **metadata) -> dict:
+    """A pod named ``x`` with ``spec`` and more ``metadata``, as a member writes it."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", **metadata}, "spec": spec}
+
+
+def container(**fields) -> dict:
+    return {"name": "c", "image": "python:3.12", **fields}
+
+
+def controlled_by(api_version: str, kind: str, name: str, **more) -> list[dict[str, Any]]:
+    """The ``ownerReferences`` of an object whose controller is ``kind`` ``name``."""
+    return [
+        {"apiVersion": api_version, "kind": kind, "name": name, "uid": "u", "controller": True}
+        | more
+    ]
+
+
+OWNED_BY_JOB = controlled_by("batch/v1", "Job", "j", blockOwnerDeletion=True)
+"""A pod the Job controller creates for Job ``j`` (its ownerReferences)."""
+OWNED_BY_REPLICASET = controlled_by("apps/v1", "ReplicaSet", "squat-5d8f", blockOwnerDeletion=True)
+"""A Deployment's pod, as the ReplicaSet controller creates it."""
 
 
 @dataclass(frozen=True)

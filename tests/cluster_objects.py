@@ -14,7 +14,13 @@ Facts modelled (upstream, not this project's code):
   (29000; the same) as sidecar init containers, or those two alone (headless); workers run
   ``pathways-worker`` (ports 29005, 29006, 8471, 8080) with ``google.com/tpu`` limits, the
   host's ``/tmp`` and the accelerator and topology nodeSelector; every pod on the host
-  network.
+  network. Annotations: the JobSet and the head's pod template get the PathwaysJob's own
+  (``mainJobSetConfig``; ``MakePathwaysHeadReplicatedJob``, which adds
+  ``alpha.jobset.sigs.k8s.io/exclusive-topology: kubernetes.io/hostname`` in the default
+  deployment mode); the user's template gives the head its spec only, never its metadata
+  (``MakePathwaysHeadPodSpec``); the workers' pod template has the exclusive-topology
+  annotation on ``cloud.google.com/gke-nodepool`` alone (``MakeWorkerJob``). So the Cloud
+  Storage FUSE annotations reach the head pod from the PathwaysJob's metadata.
 - Kueue v0.17.1: a Job or JobSet it manages is created suspended (its webhook), and on admission
   gets each podset's flavor ``nodeLabels`` as nodeSelector and its ``tolerations``: the flavor
   of the ClusterQueue the namespace's LocalQueue points at that covers what the podset requests.
@@ -30,6 +36,7 @@ from components.plan.model import Plan
 from tests.kube_cel import api_defaults
 
 JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
 JOBSET_CONTROLLER = "system:serviceaccount:jobset-system:jobset-controller-manager"
 PATHWAYS_CONTROLLER = "system:serviceaccount:pathways-job-system:pathways-job-controller-manager"
 KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
@@ -41,6 +48,7 @@ objects (namespaces, admission policies), so every right."""
 MEMBER = "alice@example.com"
 """A member of a team's group: the ClusterRole edit in the team's namespace."""
 TPU = "google.com/tpu"
+EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 KUEUE = "kueue.x-k8s.io/v1beta2"
 
 
@@ -213,10 +221,14 @@ def pathwaysjob_jobset(job: dict[str, Any]) -> dict[str, Any]:
     if worker_spec.get("priorityClassName"):
         worker["priorityClassName"] = worker_spec["priorityClassName"]
 
-    def replicated(name: str, pod_spec: dict[str, Any], metadata: dict | None = None) -> dict:
-        pod = {"spec": pod_spec, **({"metadata": metadata} if metadata else {})}
+    def replicated(name: str, pod_spec: dict[str, Any], annotations: dict[str, str]) -> dict:
+        pod = {"metadata": {"annotations": annotations}, "spec": pod_spec}
         return {"name": name, "template": {"spec": {"template": pod}}}
 
+    own = dict(meta.get("annotations") or {})
+    head_annotations = dict(own)
+    if controller.get("deploymentMode") == "default":
+        head_annotations[EXCLUSIVE_TOPOLOGY] = "kubernetes.io/hostname"
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -224,14 +236,15 @@ def pathwaysjob_jobset(job: dict[str, Any]) -> dict[str, Any]:
             "name": meta["name"],
             "namespace": meta["namespace"],
             "labels": dict(meta.get("labels", {})),
+            "annotations": own,
             "ownerReferences": [
                 _owner("pathways-job.pathways.domain/v1", "PathwaysJob", meta["name"])
             ],
         },
         "spec": {
             "replicatedJobs": [
-                replicated("pathways-head", head, template.get("metadata")),
-                replicated("worker", worker),
+                replicated("pathways-head", head, head_annotations),
+                replicated("worker", worker, {EXCLUSIVE_TOPOLOGY: "cloud.google.com/gke-nodepool"}),
             ]
         },
     }

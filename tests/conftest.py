@@ -116,9 +116,11 @@ _modules_frozen = [0]
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Once the Pulumi SDK is loaded: its registrations skip capturing the call stack
-    (``_no_stack_trace``, below)."""
+    (``_no_stack_trace``, below; the SDK's own is kept for ``sdk_stack_trace``)."""
     resource = sys.modules.get(PULUMI_RESOURCE_MODULE)
     if resource is not None and resource._get_stack_trace is not _no_stack_trace:
+        if not _sdk_stack_trace:
+            _sdk_stack_trace.append(resource._get_stack_trace)
         resource._get_stack_trace = _no_stack_trace
 
 
@@ -131,11 +133,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 PULUMI_RESOURCE_MODULE = "pulumi.runtime.resource"
 
 
+_sdk_stack_trace: list[Callable[[], Any]] = []
+"""The SDK's own ``_get_stack_trace``, once ``pytest_runtest_setup`` replaced it."""
+
+
 def _no_stack_trace() -> Any:
     """The empty stack trace the SDK itself sends when it finds no caller."""
     from pulumi.runtime.proto import source_pb2
 
     return source_pb2.StackTrace()
+
+
+@pytest.fixture
+def sdk_stack_trace(monkeypatch) -> Callable[[], Any]:
+    """The SDK's own ``_get_stack_trace`` in place for the test's registrations (a test of the
+    frames they record); the next test's setup replaces it again."""
+    resource = importlib.import_module(PULUMI_RESOURCE_MODULE)
+    sdk = _sdk_stack_trace[0] if _sdk_stack_trace else resource._get_stack_trace
+    assert sdk is not _no_stack_trace and sdk.__module__ == PULUMI_RESOURCE_MODULE
+    monkeypatch.setattr(resource, "_get_stack_trace", sdk)
+    return sdk
 
 
 @pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down

@@ -9,9 +9,13 @@ resourcequota/controller.go), on the pod as it reaches that plugin:
   ``gke-gcsfuse/cpu-request``/``memory-request`` annotations say otherwise (a zero is no request:
   GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook/config.go ``prepareResourceList``);
 - a quota applies to a pod its scopes match (``NotBestEffort``: the pod's QoS class is not
-  BestEffort, i.e. some container requests or limits CPU or memory; none: every pod);
-- an applying quota that tracks CPU or memory needs every container and init container to
-  name each tracked one (``Constraints``: "must specify ...");
+  BestEffort, i.e. some container requests or limits CPU or memory; ``BestEffort``: it is;
+  none: every pod). Any other scope (``Terminating``, ``PriorityClass``, ...), a
+  ``scopeSelector``, or a ``hard`` limit on a pod resource the model does not count
+  (``limits.*``, ephemeral storage, ``count/pods``, hugepages) raises ``UnmodelledQuota``: the
+  model would otherwise admit what such a quota refuses;
+- an applying quota that tracks CPU or memory requests needs every container and init
+  container to name each tracked one (``Constraints``: "must specify ...");
 - and the pod's usage, added to what the namespace already uses, stays within ``hard``
   (requests summed over the containers: an upper bound of Kubernetes' own sum, which takes the
   largest init container rather than all).
@@ -24,7 +28,12 @@ from typing import Any
 
 from components.tpu.quantities import parse_cpu, parse_memory
 
-VALIDATED = ("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
+VALIDATED = ("cpu", "memory", "requests.cpu", "requests.memory")
+SCOPES = frozenset({"BestEffort", "NotBestEffort"})
+COUNTED = frozenset(
+    {"pods", "cpu", "memory", "requests.cpu", "requests.memory", "requests.google.com/tpu"}
+)
+"""The pod resources ``usage`` counts (``cpu``/``memory``: Kubernetes' names of the requests)."""
 FUSE_SIDECAR = "gke-gcsfuse-sidecar"
 FUSE_DEFAULTS = {"cpu": "250m", "memory": "256Mi"}
 
@@ -65,16 +74,43 @@ def best_effort(pod: dict[str, Any]) -> bool:
     return True
 
 
+class UnmodelledQuota(ValueError):
+    """A quota the model cannot evaluate (a scope or a pod resource it does not model)."""
+
+
+def _pod_resource(resource: str) -> bool:
+    """Whether a pod's creation counts against ``resource`` (pkg/quota/v1/evaluator/core/
+    pods.go ``podResources``, ``podResourcePrefixes``; ``requests.storage`` is a claim's)."""
+    if resource in ("pods", "count/pods", "cpu", "memory", "ephemeral-storage"):
+        return True
+    if resource == "requests.storage":
+        return False
+    return resource.startswith(("requests.", "limits.", "hugepages-"))
+
+
+def checked(quota: dict[str, Any]) -> dict[str, Any]:
+    """``quota``, once every scope and pod resource of it is one the model evaluates."""
+    name, spec = quota["metadata"]["name"], quota["spec"]
+    if "scopeSelector" in spec:
+        raise UnmodelledQuota(f"{name}: scopeSelector is not modelled")
+    unknown = sorted(set(spec.get("scopes", [])) - SCOPES)
+    uncounted = sorted(r for r in spec["hard"] if _pod_resource(r) and r not in COUNTED)
+    if unknown:
+        raise UnmodelledQuota(f"{name}: scopes {unknown} are not modelled (only {sorted(SCOPES)})")
+    if uncounted:
+        raise UnmodelledQuota(f"{name}: pod resources {uncounted} are not counted")
+    return quota
+
+
 def applies(quota: dict[str, Any], pod: dict[str, Any]) -> bool:
-    scopes = set(quota["spec"].get("scopes", []))
+    scopes = set(checked(quota)["spec"].get("scopes", []))
     if "NotBestEffort" in scopes and best_effort(pod):
         return False
     return not ("BestEffort" in scopes and not best_effort(pod))
 
 
 def usage(pod: dict[str, Any]) -> dict[str, int]:
-    """What the pod counts against ``requests.*`` and ``pods`` (CPU in millicores, memory in
-    bytes, chips)."""
+    """What the pod counts against ``COUNTED`` (CPU in millicores, memory in bytes, chips)."""
     counted = {"pods": 1, "requests.cpu": 0, "requests.memory": 0, "requests.google.com/tpu": 0}
     for container in _containers(pod):
         requests = container.get("resources", {}).get("requests", {})
@@ -83,13 +119,13 @@ def usage(pod: dict[str, Any]) -> dict[str, int]:
         if "memory" in requests:
             counted["requests.memory"] += parse_memory(requests["memory"])
         counted["requests.google.com/tpu"] += int(requests.get("google.com/tpu", 0))
-    return counted
+    return {**counted, "cpu": counted["requests.cpu"], "memory": counted["requests.memory"]}
 
 
 def _hard(resource: str, value: str) -> int:
-    if resource == "requests.cpu":
+    if resource in ("cpu", "requests.cpu"):
         return parse_cpu(value)
-    if resource == "requests.memory":
+    if resource in ("memory", "requests.memory"):
         return parse_memory(value)
     return int(value)
 

@@ -1,4 +1,4 @@
-"""The shared cluster of the attack tests (test_tenancy_attacks.py, test_review_attacks.py):
+"""The shared cluster of the attack tests (test_tenancy_attacks.py, test_review_attacks*.py):
 research-v5p (the owner: team namespace research on the shared pools, pools dedicated to nlp)
 with team-research's namespace nlp on it."""
 
