@@ -34,6 +34,7 @@ DRA_DRIVER_LABEL = "cloud.google.com/gke-networking-dra-driver"
 # controllers that tolerate it, and no team pod (admission refuses the toleration to them).
 SYSTEM_TAINT = "components.gke.io/gke-managed-components"
 SYSTEM_TAINT_VALUE = "true"
+SYSTEM_TAINT_EFFECT = "NoSchedule"
 # Kubernetes labels every namespace with its name.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Kueue admits a workload labelled with the LocalQueue of its namespace.
@@ -54,6 +55,13 @@ TEAM_LABEL = "tpu-pathways/team"
 # outright); the team's own pods tolerate it through their Kueue flavor, whatever its effect.
 DEDICATED_TO_LABEL = "tpu-pathways/dedicated-to"
 DEDICATED_TAINT_EFFECT = "NoExecute"
+# A taint's effect as GKE's node pool API spells it (container v1 ``NodeTaint.effect``, the
+# ``TaintEffect`` enum) for the Kubernetes effect the nodes then carry.
+GKE_TAINT_EFFECT = {
+    "NoSchedule": "NO_SCHEDULE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+}
 # Every shared pool but the system pool carries this label, and the shared Kueue flavors select
 # it: a job admitted on a shared flavor never lands on a dedicated node, though both carry the
 # same TPU labels.

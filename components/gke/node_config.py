@@ -10,10 +10,13 @@ import pulumi_gcp as gcp
 
 from components.gke.operations import node_pool_timeouts
 from components.labels import (
+    DEDICATED_TAINT_EFFECT,
     DEDICATED_TO_LABEL,
+    GKE_TAINT_EFFECT,
     SHARED_POOL_LABEL,
     SHARED_POOL_VALUE,
     SYSTEM_TAINT,
+    SYSTEM_TAINT_EFFECT,
     SYSTEM_TAINT_VALUE,
 )
 
@@ -89,7 +92,9 @@ def node_pool_config(
         labels = {**labels, DEDICATED_TO_LABEL: dedicated_to}
         taints = [
             gcp.container.NodePoolNodeConfigTaintArgs(
-                key=DEDICATED_TO_LABEL, value=dedicated_to, effect="NO_EXECUTE"
+                key=DEDICATED_TO_LABEL,
+                value=dedicated_to,
+                effect=GKE_TAINT_EFFECT[DEDICATED_TAINT_EFFECT],
             )
         ]
     elif not system:
@@ -97,7 +102,9 @@ def node_pool_config(
     if system:
         taints = [
             gcp.container.NodePoolNodeConfigTaintArgs(
-                key=SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect="NO_SCHEDULE"
+                key=SYSTEM_TAINT,
+                value=SYSTEM_TAINT_VALUE,
+                effect=GKE_TAINT_EFFECT[SYSTEM_TAINT_EFFECT],
             )
         ]
     return gcp.container.NodePoolNodeConfigArgs(

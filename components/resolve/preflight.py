@@ -37,6 +37,7 @@ from components.labels import (
     SHARED_POOL_VALUE,
     SPOT_LABEL,
     SYSTEM_TAINT,
+    SYSTEM_TAINT_EFFECT,
     SYSTEM_TAINT_VALUE,
     pool_labels,
     tpu_pool_labels,
@@ -110,7 +111,9 @@ def planned_pools(config: StackConfig) -> list[NodePoolModel]:
         labels = {**pool_labels(config.team, cpu.name), NODE_POOL_LABEL: cpu.name}
         labels[INSTANCE_TYPE_LABEL] = cpu.machine_type
         if config.creates_cluster and cpu is config.system_pool:  # its own taint, no label
-            taints: tuple[Taint, ...] = (Taint(SYSTEM_TAINT, SYSTEM_TAINT_VALUE, "NoSchedule"),)
+            taints: tuple[Taint, ...] = (
+                Taint(SYSTEM_TAINT, SYSTEM_TAINT_VALUE, SYSTEM_TAINT_EFFECT),
+            )
             identity = shared_identity
         else:
             labels, taints, identity = _dedication(config, team, labels, (), shared_identity)

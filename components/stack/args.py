@@ -44,7 +44,7 @@ from components.gke.network import TeamPodRange
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import ImageRepository
 from components.gke.tpu_pool import TpuNodePoolArgs
-from components.labels import NODE_POOL_LABEL, SYSTEM_TAINT, SYSTEM_TAINT_VALUE
+from components.labels import NODE_POOL_LABEL, SYSTEM_TAINT, SYSTEM_TAINT_EFFECT, SYSTEM_TAINT_VALUE
 from components.pathways.controller_model import Toleration
 from components.resolve.tenancy.isolation import google_api_egress, placements, team_tpu_chips
 from components.resolve.tenancy.pod_ranges import team_pods_cidrs
@@ -52,7 +52,9 @@ from components.resolve.tenancy.team_share import ComputeShare, compute_share
 from components.resolve.workload_specs import service_queue_name
 from components.vocabulary import DnsProvider, GoogleApiEgress, HostNetworkPlacement, Isolation
 
-SYSTEM_POOL_TOLERATION = Toleration(SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect="NoSchedule")
+SYSTEM_POOL_TOLERATION = Toleration(
+    SYSTEM_TAINT, value=SYSTEM_TAINT_VALUE, effect=SYSTEM_TAINT_EFFECT
+)
 """What the installs' controllers tolerate: the system pool's taint (``cpu_pool_args``)."""
 
 
