@@ -35,7 +35,7 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
         issues += kueue_quota_issues(config)
     issues += team_quota_issues(config, whole_pools) + ownership_issues(config)
     issues += _config_secret_refs(config) + _joined_name_collisions(config)
-    issues += _bucket_name_rules(config) + _data_bucket_issues(config)
+    issues += _bucket_name_rules(config) + _data_bucket_issues(config) + _team_bucket_issues(config)
     issues += _backend_issues(config) + size_issues(config)
     issues += _isolation_issues(config) + namespace_quota_issues(config)
     issues += isolation_issues(config) + pod_range_issues(config)
@@ -170,6 +170,24 @@ def _data_bucket_issues(config: StackConfig) -> list[ConfigIssue]:
     if foreign and not config.creates_cluster:
         issues.append(ConfigIssue("dataBuckets", _foreign_nodes_message(config)))
     return issues
+
+
+def _team_bucket_issues(config: StackConfig) -> list[ConfigIssue]:
+    """A team's ``buckets`` never name the scratch bucket: its account already has its own
+    prefix there, and every other prefix is another team's (under ``_/``, the dedicated
+    teams'), which a grant of this team's would open to it."""
+    return [
+        ConfigIssue(
+            f"teams[{i}].buckets[{j}].name",
+            f"{bucket.name!r} is the scratch bucket: team {team.name!r}'s service account "
+            f"already has read-write access to its own prefix there "
+            f"({config.team_scratch_url(team.name)}), and every other prefix of it belongs to "
+            "another team; remove it from the team's buckets",
+        )
+        for i, team in enumerate(config.teams)
+        for j, bucket in enumerate(team.buckets)
+        if bucket.name == config.bucket_name
+    ]
 
 
 def _foreign_nodes_message(config: StackConfig) -> str:

@@ -81,8 +81,11 @@ def _grants(config: StackConfig, workload: WorkloadConfig) -> Problems:
         have = access_of(grants, identity, volume.bucket, prefix)
         if have is not None and have.covers(volume.access):
             continue
-        held = f"only {have.value} access to" if have else "no grant on"
         where = f"gs://{volume.bucket}/{prefix}"
+        if volume.bucket == config.bucket_name:
+            yield (f"volumes[{j}].prefix", _outside_own_prefix(config, team.name, where))
+            continue
+        held = f"only {have.value} access to" if have else "no grant on"
         entry = f"{{name: {volume.bucket}, access: {volume.access.value}"
         entry += f", prefix: {prefix}}}" if prefix else "}"
         yield (
@@ -92,6 +95,15 @@ def _grants(config: StackConfig, workload: WorkloadConfig) -> Problems:
             f"({ROLES[volume.access]}); add {entry} to teams[{team_index}].buckets (grants to "
             "the node service account, dataBuckets, do not reach a mount)",
         )
+
+
+def _outside_own_prefix(config: StackConfig, team: str, where: str) -> str:
+    own = config.team_scratch_url(team)
+    return (
+        f"{where} is the scratch bucket outside team {team!r}'s own prefix {own}, the only part "
+        "of it the team's service account reaches (every other prefix belongs to another team); "
+        f"mount a prefix under {own}"
+    )
 
 
 def _head_node(config: StackConfig, workload: WorkloadConfig):

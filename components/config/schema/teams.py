@@ -161,4 +161,4 @@ class TeamConfig(ConfigModel):
     buckets: list[TeamBucketConfig] = Field([], max_length=32)
     """Existing buckets (or prefixes of them) the team's service account may read or write,
     through Workload Identity: what its Cloud Storage FUSE volumes act as. No other team's
-    account gets them."""
+    account gets them. Never the scratch bucket: the team has its own prefix there already."""
