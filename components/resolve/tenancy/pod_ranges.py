@@ -65,7 +65,7 @@ def _existing_subnetwork_issues(config: StackConfig) -> list[ConfigIssue]:
     """On an existing subnetwork, each dedicated team names its secondary range and gives its
     addresses; on the stack's own, the stack names the ranges it creates."""
     subnetwork = config.cluster.network.existing_subnetwork
-    issues = []
+    issues = _shared_range_names(config)
     for index, pool in enumerate(config.team_cpu_pools):
         key = f"teamCpuPools[{index}]"
         if subnetwork is None:
@@ -98,6 +98,27 @@ def _existing_subnetwork_issues(config: StackConfig) -> list[ConfigIssue]:
                     "default ranges are for a subnetwork the stack creates)",
                 )
             )
+    return issues
+
+
+def _shared_range_names(config: StackConfig) -> list[ConfigIssue]:
+    """Two teams never name one secondary range: their Pods would take addresses from it
+    alike, and each team's Pathways ports, admitting its own podsCidr, would admit the other's
+    Pods or none of its own."""
+    issues, first = [], {}
+    for index, pool in enumerate(config.team_cpu_pools):
+        if pool.pods_range is None:
+            continue
+        if pool.pods_range in first:
+            earlier = first[pool.pods_range]
+            issues.append(
+                ConfigIssue(
+                    f"teamCpuPools[{index}].podsRange",
+                    f"{pool.pods_range!r} is teamCpuPools[{earlier}].podsRange already: each "
+                    "dedicated team's Pods need a secondary range of their own",
+                )
+            )
+        first.setdefault(pool.pods_range, index)
     return issues
 
 

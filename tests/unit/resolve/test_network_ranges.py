@@ -114,6 +114,27 @@ def test_on_an_existing_subnetwork_the_named_range_is_used_and_no_default(config
     ]
 
 
+def test_two_teams_may_not_name_one_secondary_range(config_error, stack_values):
+    """Different podsCidr, one range name (the review of 2026-11-27): both teams' Pods would
+    take addresses from it, and each firewall would admit the wrong ones."""
+    values = stack_values(
+        cluster={"network": EXISTING},
+        teams=TEAMS,
+        teamCpuPools=[
+            {**NLP_POOL, "podsRange": "shared", "podsCidr": "10.64.0.0/16"},
+            {**NLP_POOL, "team": "pathways", "podsRange": "shared", "podsCidr": "10.65.0.0/16"},
+        ],
+        addons={"kueue": {"enabled": True}},
+    )
+    issues = issues_of(config_error(values))
+    assert {k: v for k, v in issues.items() if k.startswith("teamCpuPools")} == {
+        "teamCpuPools[1].podsRange": (
+            "'shared' is teamCpuPools[0].podsRange already: each dedicated team's Pods need a "
+            "secondary range of their own"
+        )
+    }
+
+
 def test_a_range_name_on_the_subnetwork_the_stack_creates_is_refused(config_error, stack_values):
     values = stack_values(
         teams=TEAMS,
