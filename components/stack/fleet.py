@@ -157,7 +157,7 @@ def _fleet_jobset_args(
         queue_name=fleet.nominations.workloads[index].name,
         host_network=entry.host_network,
         service_account=None if entry.host_network else team_service_account(view, entry),
-        head_node_selector=cpu_pool_selector(view),
+        head_node_selector=cpu_pool_selector(view, workload.team),
         prerequisites=prerequisites,
         managed_by=MULTIKUEUE_CONTROLLER,
     )

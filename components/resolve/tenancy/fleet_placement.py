@@ -98,7 +98,7 @@ def _rendering(view: StackConfig) -> str:
     workload = view.workloads[0]
     spec = workload_spec(view, workload, node_pool_pins(view))
     spec = spec.model_copy(update={"pathways_dir": ""})
-    return repr((spec.model_dump(mode="json"), cpu_pool_selector(view)))
+    return repr((spec.model_dump(mode="json"), cpu_pool_selector(view, workload.team)))
 
 
 def _fits_no_worker(
