@@ -54,6 +54,7 @@ from components.gke.cpu_pool import CpuNodePool
 from components.pathways.multikueue_model import MULTIKUEUE_CONTROLLER
 from components.resolve.tenancy.fleet import FleetStack
 from components.resolve.tenancy.fleet_dispatch import own_queues
+from components.resolve.tenancy.fleet_quota import shared_pools
 from components.resolve.tenancy.fleet_sets import WorkerSet
 from components.resolve.tenancy.shared_cluster import FLEET_OUTPUT
 from components.resolve.workload_specs import (
@@ -190,11 +191,9 @@ def fleet_output(fleet: FleetStack) -> dict[str, Any]:
 
 def manager_flavors(fleet: FleetStack, worker_set: WorkerSet | None = None) -> list[TpuFlavor]:
     """One TPU flavor per shape over the workers' shared pools (of ``worker_set``, or all; a
-    pool dedicated to a worker's team is not the fleet's), chips summed."""
-    clusters = fleet.worker_clusters(worker_set).values()
-    return tpu_flavors(
-        [(p.shape, p.slices) for c in clusters for p in c.tpu_pools if p.team is None]
-    )
+    pool dedicated to a worker's team is not the fleet's: ``fleet_quota``), chips summed."""
+    pools = shared_pools(fleet.worker_clusters(worker_set).values())
+    return tpu_flavors([(p.shape, p.slices) for p in pools])
 
 
 def heads_quota(fleet: FleetStack, worker_set: WorkerSet) -> tuple[str, str]:

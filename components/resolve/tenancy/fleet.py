@@ -62,6 +62,7 @@ from components.resolve.tenancy.fleet_placement import (
     worker_cluster,
     worker_service_accounts,
 )
+from components.resolve.tenancy.fleet_quota import quota_issues
 from components.resolve.tenancy.fleet_sets import (
     Nominations,
     WorkerSet,
@@ -156,6 +157,8 @@ def parse_fleet_config(
         found, problems = placements_of(config, workload, candidates, workers, accounts)
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
+    clusters = {name: worker_cluster(name, contract) for name, contract in workers.items()}
+    issues += quota_issues(config, chosen, clusters, placements)
     if issues:
         raise ConfigError(issues, source)
     return FleetStack(config, manager, workers, placements, chosen)
