@@ -60,6 +60,7 @@ from components.addons.kueue_config import (
     kueue_configuration,
     write_kueue_config,
 )
+from components.addons.kueue_schema import check_kueue_object
 from components.addons.multikueue_worker import (
     LOCAL_QUEUE_REPLACEMENT,
     worker_secret_name,
@@ -245,7 +246,9 @@ class MultiKueueManager(pulumi.ComponentResource):
     def _kueue(
         self, kind: str, object_name: str, spec: dict, after: Sequence[pulumi.Resource] = ()
     ) -> k8s.apiextensions.CustomResource:
-        """A cluster-scoped Kueue object, after ``after``."""
+        """A cluster-scoped Kueue object, after ``after``; one its CRD refuses raises
+        (``kueue_schema``) before anything is registered."""
+        check_kueue_object(kind, object_name, spec)
         return k8s.apiextensions.CustomResource(
             f"{self._name}-{kind.lower()}-{object_name}",
             api_version=KUEUE_API_VERSION,
