@@ -58,8 +58,10 @@ from components.resolve.tenancy.fleet_checks import (
 )
 from components.resolve.tenancy.fleet_dispatch import dispatch_issues
 from components.resolve.tenancy.fleet_placement import (
+    group_issues,
     placements_of,
     worker_cluster,
+    worker_groups,
     worker_service_accounts,
 )
 from components.resolve.tenancy.fleet_quota import quota_issues
@@ -159,6 +161,7 @@ def parse_fleet_config(
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
     clusters = {name: worker_cluster(name, contract) for name, contract in workers.items()}
     issues += quota_issues(config, chosen, clusters, placements)
+    issues += group_issues(config, chosen, {w: worker_groups(w, stacks_dir) for w in workers})
     if issues:
         raise ConfigError(issues, source)
     return FleetStack(config, manager, workers, placements, chosen)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from components.config.schema import StackConfig
 from components.config.schema.contract import SharedCluster
@@ -15,27 +16,65 @@ from components.config.schema.fleet import (
     FleetWorkloadConfig,
 )
 from components.config.schema.teams import TeamConfig
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 from components.resolve.checks import parse_stack_config
 from components.resolve.preflight import run_preflight
 from components.resolve.stack_files import (
     STACKS_DIR,
     read_stack_values,
 )
+from components.resolve.tenancy.fleet_sets import Nominations
 from components.resolve.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.vocabulary import WorkloadBackend
 
 
-def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
-    """Team -> the Kubernetes service account its pods run as on ``worker``, from the worker's
-    stack file (its contract lists the team namespaces only), as its ownership is read."""
+def _worker_team_values(worker: str, stacks_dir: Path, key: str) -> dict[str, Any]:
+    """Team -> its ``key`` (a TeamConfig field's name) on ``worker``, from the worker's stack
+    file (its contract lists the team namespaces only), as its ownership is read."""
     teams = read_stack_values(worker, stacks_dir).get("teams")
-    default = TeamConfig.model_fields["service_account"].default
+    field = TeamConfig.model_fields[key]
     return {
-        t["name"]: t.get("serviceAccount", default)
+        t["name"]: t.get(field.alias or key, field.default)
         for t in (teams if isinstance(teams, list) else [])
         if isinstance(t, dict) and isinstance(t.get("name"), str)
     }
+
+
+def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
+    """Team -> the Kubernetes service account its pods run as on ``worker``."""
+    return _worker_team_values(worker, stacks_dir, "service_account")
+
+
+def worker_groups(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str | None]:
+    """Team -> the Google group bound to `edit` in its namespace on ``worker`` (None: none)."""
+    return _worker_team_values(worker, stacks_dir, "group")
+
+
+def group_issues(
+    config: FleetStackConfig, chosen: Nominations, groups: Mapping[str, Mapping[str, str | None]]
+) -> list[ConfigIssue]:
+    """A fleet team's group gets `edit` in its namespace on the manager, so its members queue
+    JobSets that run in that namespace on each worker the team's JobSets may go to (its service
+    account, its node pools and scratch prefix): the group must be the one that worker binds
+    there. A team with no group on the manager binds no one, and is accepted."""
+    issues = []
+    for i, team in enumerate(config.teams):
+        workers = dict.fromkeys(w for q in chosen.queues if q.team == team.name for w in q.workers)
+        for worker in workers:
+            there = groups.get(worker, {})
+            if team.group is None or team.name not in there or there[team.name] == team.group:
+                continue
+            bound = "binds no group" if there[team.name] is None else f"binds {there[team.name]}"
+            issues.append(
+                ConfigIssue(
+                    f"teams[{i}].group",
+                    f"{team.group} would queue JobSets into namespace {team.name!r} on worker "
+                    f"{worker!r}, which {bound} there (its teams[].group): the fleet's group "
+                    "must be the worker's, or another group would run pods as that team; set "
+                    "the same in both, or leave it out here",
+                )
+            )
+    return issues
 
 
 def placements_of(
