@@ -1,0 +1,207 @@
+"""A fleet and its workers' teams: pools dedicated to a team (the manager's quota counts shared
+pools only), a dedicated team's heads on its own CPU pool, and a fleet team's group against the
+worker's for the same namespace. Worker stacks are written here (a dev worker with teams alpha
+and beta); expected values are literals."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.addons.kueue_schema import InvalidKueueObject
+from components.errors import ConfigError
+from components.plan.engine import plan_file
+from components.plan.render import manifest
+from components.resolve.tenancy import fleet as fleet_module
+from components.resolve.tenancy.fleet import load_fleet
+
+WORKER = {
+    "tpu-pathways:environment": "dev",
+    "tpu-pathways:gcp": {"project": "tpu-rv-wb", "region": "us-west4", "zone": "us-west4-a"},
+    "tpu-pathways:cluster": {
+        "name": "rv-wb",
+        "deletionProtection": False,
+        "kubernetesTokensViaDns": True,
+    },
+    "tpu-pathways:cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
+    "tpu-pathways:tpuPools": [
+        {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1},
+        {"name": "v5e-alpha", "generation": "v5e", "topology": "2x4", "slices": 1, "team": "alpha"},
+    ],
+    "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
+    "tpu-pathways:teamCpuPools": [{"team": "alpha", "machineType": "n2-standard-64"}],
+    "tpu-pathways:addons": {"kueue": {"enabled": True}},
+}
+
+FLEET = {
+    "tpu-pathways:environment": "staging",
+    "tpu-pathways:workloadBackend": "jobset",
+    "tpu-pathways:fleet": {
+        "workers": ["rvwb"],
+        "manager": {
+            "project": "tpu-pathways-fleet",
+            "region": "us-central1",
+            "zone": "us-central1-a",
+        },
+    },
+    "tpu-pathways:teams": [{"name": "alpha"}],
+    "tpu-pathways:workloads": [
+        {"name": "a1", "team": "alpha", "pool": "v5e-alpha", "mode": "headless"}
+    ],
+}
+
+
+def worker(**changes) -> dict:
+    return copy.deepcopy(WORKER) | {f"tpu-pathways:{k}": v for k, v in changes.items()}
+
+
+def write(stacks: Path, name: str, config: dict) -> None:
+    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def refusal(stacks: Path) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as caught:
+        load_fleet("fleet", lambda w: plan_file(w, stacks).outputs, stacks)
+    return [(i.key, i.message) for i in caught.value.issues]
+
+
+def jobsets(plan) -> list[dict]:
+    return [
+        m
+        for r in plan.resources
+        if r.is_kubernetes_object and (m := manifest(r))["kind"] == "JobSet"
+    ]
+
+
+def test_a_worker_set_whose_tpu_pools_are_all_dedicated_is_refused(tmp_path):
+    # The reviewer's scenario: rvwb's one v5e pool is alpha's; the manager's ClusterQueue would
+    # have `flavors: []` (refused by the v0.17.1 CRD) and no chips for alpha's JobSets.
+    pools = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2, "team": "alpha"}]
+    write(tmp_path, "rvwb", worker(tpuPools=pools))
+    fleet = copy.deepcopy(FLEET)
+    fleet["tpu-pathways:workloads"][0]["pool"] = "v5e"
+    write(tmp_path, "fleet", fleet)
+    assert refusal(tmp_path) == [
+        (
+            "teams[0].workers",
+            "the workers [rvwb] have no TPU pool shared by all teams (dedicated: rvwb: pool 'v5e' "
+            "(team alpha)), and the manager's ClusterQueue mk-rvwb counts shared pools only: it "
+            "would have no TPU flavor, which Kueue refuses (resourceGroups[].flavors needs at "
+            "least one), and no quota for the team's JobSets (the manager does not give a team "
+            "the pools dedicated to it); add a shared TPU pool to one of them, or name workers "
+            "that have one",
+        )
+    ]
+
+
+def test_a_workload_on_a_dedicated_shape_no_shared_pool_has_is_refused(tmp_path):
+    pools = [
+        {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1},
+        {"name": "v5e-alpha", "generation": "v5e", "topology": "4x4", "slices": 1, "team": "alpha"},
+    ]
+    write(tmp_path, "rvwb", worker(tpuPools=pools))
+    write(tmp_path, "fleet", FLEET)
+    assert refusal(tmp_path) == [
+        (
+            "workloads[0].pool",
+            "'v5e-alpha' is v5e 4x4 on 'rvwb', and the shared TPU pools of the workers it may go "
+            "to ([rvwb]) have v5e 2x4 only: the manager's ClusterQueue counts shared pools only "
+            "(the manager does not give a team the pools dedicated to it) and would never admit "
+            "it; use a pool of a shared shape",
+        )
+    ]
+
+
+def test_a_dedicated_teams_fleet_head_runs_on_its_own_cpu_pool_as_on_the_worker(tmp_path):
+    write(tmp_path, "rvwb", worker())
+    write(tmp_path, "fleet", FLEET)
+    (fleet_jobset,) = jobsets(plan_file("fleet", tmp_path))
+    head = fleet_jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert fleet_jobset["spec"]["replicatedJobs"][0]["name"] == "pathways-head"
+    # On rvwb, alpha's LocalQueue leads to its ClusterQueue, whose only CPU flavor is alpha-cpu.
+    assert head["nodeSelector"] == {"cloud.google.com/gke-nodepool": "alpha-cpu"}
+    # The same workload in the worker's own stack (another stacks dir: one cluster, one stack).
+    own = tmp_path / "own"
+    own.mkdir()
+    workload = {**FLEET["tpu-pathways:workloads"][0]}
+    write(own, "rvwb", worker(workloadBackend="jobset", workloads=[workload]))
+    (worker_jobset,) = jobsets(plan_file("rvwb", own))
+    assert fleet_jobset["spec"].pop("managedBy") == "kueue.x-k8s.io/multikueue"
+    assert fleet_jobset == worker_jobset
+
+
+def test_workers_that_would_run_a_dedicated_teams_head_on_different_pools_are_refused(tmp_path):
+    write(tmp_path, "rvwb", worker())
+    # rvwc: rvwb in another project, whose CPU pool of alpha's has another name (their shared
+    # CPU pools are alike: where a shared pool's heads would run is no difference).
+    other = worker(
+        teamCpuPools=[{"team": "alpha", "name": "alpha-heads", "machineType": "n2-standard-64"}]
+    )
+    other["tpu-pathways:gcp"] = {**other["tpu-pathways:gcp"], "project": "tpu-rv-wc"}
+    other["tpu-pathways:cluster"] = {**other["tpu-pathways:cluster"], "name": "rv-wc"}
+    write(tmp_path, "rvwc", other)
+    fleet = copy.deepcopy(FLEET)
+    fleet["tpu-pathways:fleet"]["workers"] = ["rvwb", "rvwc"]
+    fleet["tpu-pathways:workloads"][0]["pathwaysDir"] = "gs://fleet-shared/a1"
+    write(tmp_path, "fleet", fleet)
+    assert refusal(tmp_path) == [
+        (
+            "workloads[0].workers",
+            "the workers it may go to (rvwb, rvwc) would need different JobSets (CPU pool or "
+            "node pool names differ), and MultiKueue may dispatch it to any of them; name one "
+            "of them in workers",
+        )
+    ]
+
+
+def test_a_fleet_teams_group_must_be_the_workers_group_for_that_namespace(tmp_path):
+    teams = [{"name": "alpha", "group": "ml-research@example.com"}, {"name": "beta"}]
+    security = {"securityGroup": "gke-security-groups@example.com"}
+    write(tmp_path, "rvwb", worker(teams=teams, cluster=WORKER["tpu-pathways:cluster"] | security))
+    fleet = copy.deepcopy(FLEET)
+    fleet["tpu-pathways:fleet"]["manager"] |= security
+    fleet["tpu-pathways:teams"] = [
+        {"name": "alpha", "group": "interns@example.com"},
+        {"name": "beta", "group": "beta@example.com"},
+    ]
+    write(tmp_path, "fleet", fleet)
+    assert refusal(tmp_path) == [
+        (
+            "teams[0].group",
+            "interns@example.com would queue JobSets into namespace 'alpha' on worker 'rvwb', "
+            "which binds ml-research@example.com there (its teams[].group): the fleet's group "
+            "must be the worker's, or another group would run pods as that team; set the same "
+            "in both, or leave it out here",
+        ),
+        (
+            "teams[1].group",
+            "beta@example.com would queue JobSets into namespace 'beta' on worker 'rvwb', which "
+            "binds no group there (its teams[].group): the fleet's group must be the worker's, "
+            "or another group would run pods as that team; set the same in both, or leave it "
+            "out here",
+        ),
+    ]
+    # The worker's own group, or none on the manager (it binds no one there), is accepted.
+    fleet["tpu-pathways:teams"] = [{"name": "alpha", "group": "ml-research@example.com"}]
+    fleet["tpu-pathways:teams"].append({"name": "beta"})
+    write(tmp_path, "fleet", fleet)
+    fleet_stack = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
+    assert [t.group for t in fleet_stack.config.teams] == ["ml-research@example.com", None]
+
+
+def test_the_program_refuses_a_cluster_queue_its_crd_refuses_if_the_checks_miss_one(
+    tmp_path, monkeypatch
+):
+    # The plan checks the manager's Kueue objects against Kueue v0.17.1's CRDs as it builds
+    # them: with the stack's refusal taken away, the empty flavor list still never renders.
+    pools = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2, "team": "alpha"}]
+    write(tmp_path, "rvwb", worker(tpuPools=pools))
+    fleet = copy.deepcopy(FLEET)
+    fleet["tpu-pathways:workloads"][0]["pool"] = "v5e"
+    write(tmp_path, "fleet", fleet)
+    monkeypatch.setattr(fleet_module, "quota_issues", lambda *_: [])
+    with pytest.raises(InvalidKueueObject, match=r"flavors: \[\] should be non-empty"):
+        plan_file("fleet", tmp_path)
