@@ -73,6 +73,12 @@ CHECKS = {
     "sysctls": "sysctls beyond baseline's safe set are not allowed",
     "probe-host": "a probe or lifecycle handler naming a host is not allowed",
     "privileged": "privileged containers are not allowed",
+    "capabilities": "capabilities beyond baseline's",
+    "host-pid": "hostPID is not allowed",
+    "host-ipc": "hostIPC is not allowed",
+    "proc-mount": "an unmasked /proc (procMount)",
+    "seccomp": "a seccomp profile other than RuntimeDefault or Localhost is not allowed",
+    "windows-host-process": "Windows hostProcess containers are not allowed",
 }
 """Each check of the team namespaces' admission policies the attack tests meet, by a short name,
 with the start of its message (components/addons/team_admission.py, namespace_admission.py,
