@@ -79,10 +79,13 @@ CHECKS = {
     "proc-mount": "an unmasked /proc (procMount)",
     "seccomp": "a seccomp profile other than RuntimeDefault or Localhost is not allowed",
     "windows-host-process": "Windows hostProcess containers are not allowed",
+    "manager-pod": "no pod runs in a team namespace of the fleet's manager",
+    "manager-jobset-managed-by": "a JobSet on the fleet's manager has spec.managedBy",
+    "manager-jobset-queue": "a JobSet on the fleet's manager names a LocalQueue of its namespace",
 }
 """Each check of the team namespaces' admission policies the attack tests meet, by a short name,
 with the start of its message (components/addons/team_admission.py, namespace_admission.py,
-pod_placement.py, pod_security.py)."""
+pod_placement.py, pod_security.py; a fleet manager's: manager_admission.py)."""
 
 
 def check_of(message: str) -> str:
