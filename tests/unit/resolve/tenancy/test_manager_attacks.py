@@ -1,6 +1,6 @@
 """A member of a fleet team (``edit`` in its namespace on the manager, teams[].group) against
 the fleet's manager cluster, whose one pool runs Kueue with every worker's token (review of
-2026-11-28): a pod at the highest team PriorityClass that fills the node would preempt Kueue and
+2026-11-27): a pod at the highest team PriorityClass that fills the node would preempt Kueue and
 stop every team's dispatch. What the example fleet's plan renders refuses it: its admission
 policies evaluated as the API server does (tests/kube_cel.py), its quotas, its pool's taint and
 its controllers' placement, each against literal values."""
