@@ -18,6 +18,7 @@ Secrets in kueue-system); a team's work is a JobSet MultiKueue dispatches to a w
   the manager points at a ClusterQueue with a MultiKueue AdmissionCheck (``multikueue``); a
   JobSet on no such queue would sit on the manager and, unmanaged, be run by nobody, so it is
   refused rather than left there.
+- **NetworkPolicies** and **Services**: as in every team namespace (``namespace_admission``).
 
 Pure data (``Policy``) and the component that creates them, bound to every team namespace
 (``TEAM_NAMESPACE_LABEL``) through ``team_policies.admission_policy``.
@@ -31,9 +32,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.addons.namespace_admission import network_policy_policy, service_policy
 from components.addons.pod_security import Check, cel_list
 from components.addons.team_admission import Policy, ResourceRule
-from components.addons.team_policies import admission_policy
+from components.addons.team_policies import (
+    NETWORK_POLICY_POLICY,
+    SERVICE_POLICY,
+    admission_policy,
+)
 from components.labels import QUEUE_LABEL, standard_labels
 from components.pathways.multikueue_model import MULTIKUEUE_CONTROLLER
 
@@ -103,9 +109,13 @@ class ManagerAdmissionPoliciesArgs:
 
 
 def manager_policies(args: ManagerAdmissionPoliciesArgs) -> list[Policy]:
+    """The manager's own pod and JobSet policies, and the namespace objects' policies every
+    team namespace has (``namespace_admission``)."""
     return [
         manager_pod_policy(MANAGER_POD_POLICY),
         manager_jobset_policy(MANAGER_JOBSET_POLICY, args.queues),
+        network_policy_policy(NETWORK_POLICY_POLICY),
+        service_policy(SERVICE_POLICY),
     ]
 
 
