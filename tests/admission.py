@@ -20,6 +20,7 @@ from tests.cluster_objects import (
 from tests.helpers import STACKS_DIR, stack_file_values
 from tests.kube_cel import Request, applies, denials
 
+MANAGER_POD_POLICY = "tpu-pathways-manager-pods"
 EXAMPLE_STACKS = sorted(
     p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS_DIR.glob("Pulumi.*.yaml")
 )
@@ -33,6 +34,13 @@ class Cluster:
     policies: list[tuple[dict[str, Any], dict[str, Any]]]
     namespaces: dict[str, dict[str, str]]
     plans: tuple[Plan, ...] = ()
+
+    @property
+    def runs_team_pods(self) -> bool:
+        """Its team namespaces admit pods: not a fleet's manager, whose policy
+        ``tpu-pathways-manager-pods`` refuses every one (tests/unit/resolve/tenancy/
+        test_manager_attacks.py)."""
+        return all(binding["policyName"] != MANAGER_POD_POLICY for _, binding in self.policies)
 
     def denials(self, request: Request) -> list[str]:
         """Every denial message of every policy that applies to ``request`` (none: admitted)."""
