@@ -217,10 +217,7 @@ class GkeCluster(ClusterTarget):
             for team in args.dedicated_teams
         }
         sets = [("", node_sa, args.pods_cidr)]
-        sets += [
-            (f"{t}-", a, pods.cidr if (pods := args.team_pod_ranges.get(t)) else args.pods_cidr)
-            for t, a in team_accounts.items()
-        ]
+        sets += [(f"{t}-", a, _pods_cidr(args, t, network)) for t, a in team_accounts.items()]
         for prefix, account, pods in sets:
             PathwaysPortsFirewall(
                 f"{name}-{prefix}pathways-ports",
@@ -250,6 +247,7 @@ class GkeCluster(ClusterTarget):
         self.nodes_range = pulumi.Output.from_input(network.nodes_range)
         self.control_plane = [cluster]
         self._pool_dependencies = (cluster, node_sa.account)
+        self._networking = network
         self._team_accounts = {team: a.account for team, a in team_accounts.items()}
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
@@ -332,7 +330,8 @@ class GkeCluster(ClusterTarget):
             account = team_node_service_account_email(args.project, args.name, dedicated_to)
             created_first = (created_first[0], self._team_accounts[dedicated_to])
             if pods := args.team_pod_ranges.get(dedicated_to):
-                pod_range = pods.range_name(dedicated_to)
+                # On an existing subnetwork: once the subnetwork has it (``cluster_networking``).
+                pod_range = self._networking.after_check(pods.range_name(dedicated_to))
         return PoolTarget(
             project=args.project,
             region=args.region,
@@ -351,6 +350,13 @@ class GkeCluster(ClusterTarget):
     def team_node_service_accounts(self) -> dict[str, pulumi.Output[str]]:
         """The node service account of each team namespace's dedicated pools (email)."""
         return {team: account.email for team, account in self._team_accounts.items()}
+
+
+def _pods_cidr(args: GkeClusterArgs, team: str, network: ClusterNetworking) -> pulumi.Input[str]:
+    """The Pod addresses a dedicated team's Pathways ports admit: its own range's (on an existing
+    subnetwork, once it is found there with them), else the cluster's."""
+    pods = args.team_pod_ranges.get(team)
+    return args.pods_cidr if pods is None else network.after_check(pods.cidr)
 
 
 def _network(

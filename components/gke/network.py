@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pulumi
 import pulumi_gcp as gcp
 
+from components.gke.pod_range_check import after, checked_pod_ranges
+from components.gke.subnetwork_ranges import RangeClaim
 from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
 from components.vocabulary import truncated
+
+T = TypeVar("T")
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -40,9 +45,18 @@ class TeamPodRange:
     """The secondary range's name: on an existing subnetwork, the range its owner made there
     (required: the stack adds no range to a subnetwork it does not create); None: the range
     ``team_pods_range(team)`` the stack creates in its own subnetwork."""
+    keys: tuple[str, str] | None = None
+    """The keys that gave ``name`` and ``cidr``, named when the existing subnetwork lacks the
+    range or has it with other addresses (the stack file's ``teamCpuPools[0].podsRange`` and
+    ``.podsCidr``); None: ``team_pod_ranges['<team>'].name`` and ``.cidr``."""
 
     def range_name(self, team: str) -> str:
         return self.name or team_pods_range(team)
+
+    def claim(self, team: str) -> RangeClaim:
+        """What the team's pools take from an existing subnetwork, for ``range_issues``."""
+        keys = self.keys or (f"team_pod_ranges[{team!r}].name", f"team_pod_ranges[{team!r}].cidr")
+        return RangeClaim(self.range_name(team), self.cidr, *keys)
 
 
 # Ports the PathwaysJob controller binds on the node's own address (components.pathways.spec).
@@ -317,6 +331,13 @@ class ClusterNetworking:
     subnetwork: pulumi.Input[str]
     ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
     nodes_range: pulumi.Input[str]
+    ranges_checked: pulumi.Output[None] | None = None
+    """On an existing subnetwork with teams' Pod ranges: resolves once the subnetwork has each
+    team's range with its addresses, fails otherwise (``checked_pod_ranges``); None: nothing
+    to check."""
+
+    def after_check(self, value: pulumi.Input[T]) -> pulumi.Input[T]:
+        return after(self.ranges_checked, value)
 
 
 def cluster_networking(
@@ -329,7 +350,8 @@ def cluster_networking(
     """The cluster's own ``ClusterNetwork`` with its secondary ranges, or, on an existing
     subnetwork, nothing created: GKE adds the cluster's Pod and Service ranges
     (``pods_cidr``, ``services_cidr``) to it, and each team's Pod range names a secondary
-    range the subnetwork already has (``TeamPodRange.name``)."""
+    range the subnetwork already has (``TeamPodRange.name``), checked to be there with the
+    team's addresses before the cluster or anything in its network is created."""
     if existing_network is None or existing_subnetwork is None:
         network = ClusterNetwork(name, args, opts=opts)
         ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
@@ -351,15 +373,23 @@ def cluster_networking(
         services_ipv4_cidr_block=args.services_cidr,
         additional_pod_ranges_config=_additional_pod_ranges(args.team_pod_ranges),
     )
-    # The nodes' addresses are the existing subnetwork's primary range.
-    nodes_range = gcp.compute.get_subnetwork_output(
+    found = gcp.compute.get_subnetwork_output(
         name=existing_subnetwork, region=args.region, project=args.project
-    ).ip_cidr_range
+    )
+    claims = [pods.claim(team) for team, pods in args.team_pod_ranges.items()]
+    checked = (
+        checked_pod_ranges(existing_subnetwork, claims, found.secondary_ip_ranges)
+        if claims
+        else None
+    )
+    # The cluster and every firewall rule take the network through the check; the nodes'
+    # addresses are the existing subnetwork's primary range.
     return ClusterNetworking(
-        pulumi.Output.from_input(existing_network),
-        pulumi.Output.from_input(existing_subnetwork),
+        after(checked, pulumi.Output.from_input(existing_network)),
+        after(checked, pulumi.Output.from_input(existing_subnetwork)),
         ip_allocation,
-        nodes_range,
+        after(checked, found.ip_cidr_range),
+        checked,
     )
 
 

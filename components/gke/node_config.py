@@ -49,8 +49,9 @@ class PoolTarget:
     """The team namespace the pools are dedicated to ("" for the shared pools): their nodes run
     as its own service account and carry the label and NoExecute taint ``DEDICATED_TO_LABEL``
     = the namespace."""
-    pod_range: str | None = None
-    """The secondary range the pools' Pods get addresses from (None: the cluster's)."""
+    pod_range: pulumi.Input[str] | None = None
+    """The secondary range the pools' Pods get addresses from (None: the cluster's); on an
+    existing subnetwork an Output that resolves once the subnetwork is found to have it."""
     protect: bool = False
     node_pools: int = 1
     """How many node pools the stack creates in the cluster: sizes each pool's timeouts for a
@@ -61,7 +62,7 @@ class PoolTarget:
 
 
 def pool_network_config(
-    pod_range: str | None, accelerator_network: bool = False
+    pod_range: pulumi.Input[str] | None, accelerator_network: bool = False
 ) -> gcp.container.NodePoolNetworkConfigArgs | None:
     """A node pool's network: its Pod range (None: the cluster's), and for a TPU shape that
     needs it the accelerator network profile "auto" (None: GKE's defaults for both)."""

@@ -157,6 +157,7 @@ def run_program(
     secret_keys: tuple[str, ...] = (),
     log: ProgramLog | None = None,
     user_program: Path | None = None,
+    mocks: PlanMocks | None = None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
     """Run ``program`` under the mock engine (as a preview); return registrations and outputs.
 
@@ -167,9 +168,19 @@ def run_program(
     program sees an empty config. ``user_program``: the user's program file or directory that
     ``program`` runs (``plan --program``): an exception it raises is its failure
     (ProgramFailed), reported with its own frames. The project's own program runs on a call
-    stack of its own (``fresh_stack``); a user's keeps the main thread."""
+    stack of its own (``fresh_stack``); a user's keeps the main thread. ``mocks``: other
+    answers than the offline plan's (a component test's invokes)."""
+    resource_mocks = mocks or PlanMocks(stack_outputs)
     run = partial(
-        _run_program, program, stack, project, stack_outputs, config, secret_keys, log, user_program
+        _run_program,
+        program,
+        stack,
+        project,
+        resource_mocks,
+        config,
+        secret_keys,
+        log,
+        user_program,
     )
     return run() if user_program is not None else on_fresh_stack(run)
 
@@ -178,14 +189,13 @@ def _run_program(
     program: Callable[[], dict[str, Any] | None],
     stack: str,
     project: str,
-    stack_outputs: dict[str, dict[str, Any]] | None,
+    resource_mocks: PlanMocks,
     config: Mapping[str, str] | None,
     secret_keys: tuple[str, ...],
     log: ProgramLog | None,
     user_program: Path | None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
     """``run_program``, on the thread that runs the program."""
-    resource_mocks = PlanMocks(stack_outputs)
     monitor = RecordingMonitor(resource_mocks)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
     # (possibly failed) run, as pulumi.runtime.test does.

@@ -61,10 +61,13 @@ SYSTEM_POOL_TOLERATION = Toleration(
 def team_pod_ranges(config: StackConfig) -> dict[str, TeamPodRange]:
     """Each dedicated team's Pod range: its addresses, and on an existing subnetwork the name
     of the secondary range it has there (``teamCpuPools[].podsRange``)."""
-    names = {pool.team: pool.pods_range for pool in config.team_cpu_pools}
-    return {
-        team: TeamPodRange(cidr, names.get(team)) for team, cidr in team_pods_cidrs(config).items()
-    }
+    entries = {pool.team: (i, pool.pods_range) for i, pool in enumerate(config.team_cpu_pools)}
+    ranges = {}
+    for team, cidr in team_pods_cidrs(config).items():
+        index, name = entries[team]
+        keys = (f"teamCpuPools[{index}].podsRange", f"teamCpuPools[{index}].podsCidr")
+        ranges[team] = TeamPodRange(cidr, name, keys)
+    return ranges
 
 
 def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:

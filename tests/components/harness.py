@@ -15,6 +15,7 @@ from typing import Any
 import pulumi_kubernetes as k8s
 
 from components.plan.engine import run_program
+from components.plan.mocks import PlanMocks
 from components.plan.model import PlannedResource
 
 STACK = "test"
@@ -56,8 +57,11 @@ class Registered:
         return sorted(r.name for r in self.of_type(type_))
 
 
-def register(build: Callable[[], dict[str, Any] | None]) -> Registered:
-    resources, outputs = run_program(lambda: build() or {}, stack=STACK)
+def register(
+    build: Callable[[], dict[str, Any] | None], mocks: PlanMocks | None = None
+) -> Registered:
+    """``mocks``: other answers than the offline plan's (an invoke's, say)."""
+    resources, outputs = run_program(lambda: build() or {}, stack=STACK, mocks=mocks)
     return Registered(resources, outputs)
 
 

@@ -3,12 +3,20 @@ identity and the Pathways ports firewall; ``pool_target()`` for its node pools."
 
 from __future__ import annotations
 
+import gc
+import logging
+
+import pulumi
 import pytest
 
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
+from components.gke.network import TeamPodRange
 from components.gke.node_identity import ImageRepository
+from components.plan.mocks import PlanMocks
+from components.sdk.pulumi_private import fresh_runtime
+from components.tokens import GET_SUBNETWORK
 from components.vocabulary import Environment, ExclusionScope, ReleaseChannel
 from tests.components.harness import register, urn
 
@@ -230,3 +238,142 @@ def test_a_window_and_exclusions_until_end_of_support_or_a_fixed_end(production)
             },
         ],
     }
+
+
+# --- a dedicated team's Pod range on an existing subnetwork, checked against GCP's ----------
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+FIREWALL = "gcp:compute/firewall:Firewall"
+NLP_RANGE = TeamPodRange(
+    "10.64.0.0/16", "nlp-pods", ("teamCpuPools[0].podsRange", "teamCpuPools[0].podsCidr")
+)
+
+
+class SubnetworkWithRanges(PlanMocks):
+    """The mock engine answering the subnetwork's lookup as GCP would, with its secondary
+    ranges (the offline plan's answers none), and keeping what it was asked to create."""
+
+    def __init__(self, ranges: dict[str, str] | None) -> None:
+        super().__init__()
+        self.ranges = ranges
+        self.created: list[tuple[str, str]] = []
+
+    def call(self, args):
+        if args.token != GET_SUBNETWORK:
+            return super().call(args)
+        answer = {"name": args.args["name"], "ipCidrRange": "10.0.0.0/20"}
+        if self.ranges is not None:  # None: an answer without the key, as the plan's
+            ranges = self.ranges.items()
+            answer["secondaryIpRanges"] = [{"rangeName": n, "ipCidrRange": c} for n, c in ranges]
+        return answer, []
+
+    def new_resource(self, args):
+        self.created.append((args.typ, args.name))
+        return super().new_resource(args)
+
+
+def on_shared_subnet(mocks: SubnetworkWithRanges, team_range: TeamPodRange = NLP_RANGE):
+    args = GkeClusterArgs(
+        project="acme-ml",
+        region="us-east5",
+        zone="us-east5-a",
+        name="pathways",
+        existing_network="shared-vpc",
+        existing_subnetwork="shared-subnet",
+        dedicated_teams=("nlp",),
+        team_pod_ranges={"nlp": team_range},
+    )
+
+    def build():
+        gke = GkeCluster("pc", args)
+        CpuNodePool("pc-cpu", CpuNodePoolArgs("cpu-np", "n2-standard-64", gke.pool_target()))
+        nlp = CpuNodePoolArgs("nlp-cpu", "n2-standard-64", gke.pool_target("nlp"))
+        CpuNodePool("pc-nlp-cpu", nlp)
+        return {"name": gke.cluster_name}
+
+    return register(build, mocks)
+
+
+def test_a_team_range_the_subnetwork_has_is_taken_by_name():
+    mocks = SubnetworkWithRanges({"gke-pods": "10.4.0.0/14", "nlp-pods": "10.64.0.0/16"})
+    registered = on_shared_subnet(mocks)
+    gke = registered.one(CLUSTER, "pc")
+    assert (gke.inputs["network"], gke.inputs["subnetwork"]) == ("shared-vpc", "shared-subnet")
+    nlp = registered.one(NODE_POOL, "pc-nlp-cpu")
+    assert nlp.inputs["networkConfig"] == {"podRange": "nlp-pods"}
+    assert "networkConfig" not in registered.one(NODE_POOL, "pc-cpu").inputs
+    allow = registered.one(FIREWALL, "pc-nlp-pathways-ports-allow")
+    assert allow.inputs["sourceRanges"] == ["10.64.0.0/16"]
+    assert registered.names(FIREWALL) == [
+        "pc-nlp-pathways-ports-allow",
+        "pc-nlp-pathways-ports-deny",
+        "pc-pathways-ports-allow",
+        "pc-pathways-ports-deny",
+    ]
+
+
+def failed_run(mocks: SubnetworkWithRanges) -> str:
+    """The message the program fails with, once no cluster, node pool or firewall rule was
+    sent to the engine (what does not wait for the check, a service account, may have been:
+    the program fails at the first failed registration it awaits)."""
+    with pytest.raises(pulumi.RunError) as caught:
+        on_shared_subnet(mocks)
+    message = str(caught.value)
+    del caught
+    forget_failed_outputs()
+    created = {token for token, _ in mocks.created}
+    assert created.isdisjoint({CLUSTER, NODE_POOL, FIREWALL})
+    return message
+
+
+def forget_failed_outputs() -> None:
+    """Drop the failed run's Outputs (the SDK keeps the failed ones for the program's end)
+    without asyncio's "exception was never retrieved" for each, as the Python language host
+    does (it silences the asyncio logger)."""
+    asyncio_log = logging.getLogger("asyncio")
+    level = asyncio_log.level
+    asyncio_log.setLevel(logging.CRITICAL)
+    try:
+        fresh_runtime()
+        gc.collect()
+    finally:
+        asyncio_log.setLevel(level)
+
+
+def test_a_team_range_with_other_addresses_fails_before_its_pools_and_firewall():
+    mocks = SubnetworkWithRanges({"gke-pods": "10.4.0.0/14", "nlp-pods": "10.65.0.0/16"})
+    assert failed_run(mocks) == (
+        "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
+        "  - teamCpuPools[0].podsCidr: secondary range 'nlp-pods' of subnetwork 'shared-subnet' "
+        "has 10.65.0.0/16, but teamCpuPools[0].podsCidr says 10.64.0.0/16: the team's Pathways "
+        "ports would admit the wrong Pods; set it to 10.65.0.0/16"
+    )
+
+
+def test_a_team_range_the_subnetwork_lacks_fails_naming_what_it_has():
+    mocks = SubnetworkWithRanges({"gke-pods": "10.4.0.0/14", "cv-pods": "10.70.0.0/16"})
+    assert failed_run(mocks) == (
+        "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
+        "  - teamCpuPools[0].podsRange: 'nlp-pods' is not a secondary range of subnetwork "
+        "'shared-subnet' (it has: gke-pods=10.4.0.0/14, cv-pods=10.70.0.0/16); add it there "
+        "first, or name one of those"
+    )
+
+
+def test_an_answer_without_ranges_is_checked_at_deploy_time_in_a_preview():
+    registered = on_shared_subnet(SubnetworkWithRanges(None))
+    nlp = registered.one(NODE_POOL, "pc-nlp-cpu")
+    assert nlp.inputs["networkConfig"] == {"podRange": "nlp-pods"}
+
+
+@pytest.mark.parametrize("ranges", [None, {}], ids=["no answer", "none"])
+def test_no_ranges_in_an_update_is_none_there(monkeypatch, ranges):
+    """A lookup without secondary ranges defers the check in a preview only: in `pulumi up`
+    it means the subnetwork has none (the bridge may send an empty list as null)."""
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
+    mocks = SubnetworkWithRanges(ranges)
+    assert failed_run(mocks) == (
+        "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
+        "  - teamCpuPools[0].podsRange: 'nlp-pods' is not a secondary range of subnetwork "
+        "'shared-subnet' (it has none); add it there first, or name one of those"
+    )

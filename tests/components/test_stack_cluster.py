@@ -249,6 +249,37 @@ def test_a_dedicated_team_on_an_existing_subnetwork_takes_the_range_it_names(pla
     assert allow.inputs["sourceRanges"] == ["10.64.0.0/16"]
 
 
+def test_the_plan_says_a_team_range_on_an_existing_subnetwork_is_checked_at_deploy_time(
+    cli_plan, stack_values
+):
+    """The offline plan looks nothing up: it plans the pools on the named range and warns
+    that the range and its addresses are compared with the subnetwork's at deploy time."""
+    values = stack_values(
+        cluster={
+            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
+        },
+        teams=[{"name": "pathways"}, {"name": "nlp"}],
+        teamCpuPools=[
+            {
+                "team": "nlp",
+                "machineType": "n2-standard-64",
+                "podsRange": "tenant-nlp-pods",
+                "podsCidr": "10.64.0.0/16",
+            }
+        ],
+    )
+    code, out, err, _ = cli_plan(values, "shared")
+    assert code == 0, err
+    assert err == (
+        "warning: Pulumi.shared.yaml: checked at deploy time, not in this preview (no "
+        "secondary ranges of subnetwork 'shared-subnet' here: the offline plan looks nothing up "
+        "in GCP): teamCpuPools[0].podsRange 'tenant-nlp-pods' with 10.64.0.0/16. `pulumi "
+        "preview` and `pulumi up` compare them with the subnetwork's; on a mismatch `pulumi up` "
+        "creates neither the cluster nor its node pools and firewall rules\n"
+    )
+    assert "NodePool pathways-dev-nlp-cpu" in out
+
+
 def test_an_unnamed_team_range_on_an_existing_subnetwork_is_refused_by_the_component():
     """A program that builds the Args itself gets an error, not a pool naming a range the
     subnetwork lacks."""
