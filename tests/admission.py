@@ -20,6 +20,7 @@ from tests.cluster_objects import (
 from tests.helpers import STACKS_DIR, stack_file_values
 from tests.kube_cel import Request, applies, denials
 
+MANAGER_POD_POLICY = "tpu-pathways-manager-pods"
 EXAMPLE_STACKS = sorted(
     p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS_DIR.glob("Pulumi.*.yaml")
 )
@@ -33,6 +34,13 @@ class Cluster:
     policies: list[tuple[dict[str, Any], dict[str, Any]]]
     namespaces: dict[str, dict[str, str]]
     plans: tuple[Plan, ...] = ()
+
+    @property
+    def runs_team_pods(self) -> bool:
+        """Its team namespaces admit pods: not a fleet's manager, whose policy
+        ``tpu-pathways-manager-pods`` refuses every one (tests/unit/resolve/tenancy/
+        test_manager_attacks.py)."""
+        return all(binding["policyName"] != MANAGER_POD_POLICY for _, binding in self.policies)
 
     def denials(self, request: Request) -> list[str]:
         """Every denial message of every policy that applies to ``request`` (none: admitted)."""
@@ -79,10 +87,13 @@ CHECKS = {
     "proc-mount": "an unmasked /proc (procMount)",
     "seccomp": "a seccomp profile other than RuntimeDefault or Localhost is not allowed",
     "windows-host-process": "Windows hostProcess containers are not allowed",
+    "manager-pod": "no pod runs in a team namespace of the fleet's manager",
+    "manager-jobset-managed-by": "a JobSet on the fleet's manager has spec.managedBy",
+    "manager-jobset-queue": "a JobSet on the fleet's manager names a LocalQueue of its namespace",
 }
 """Each check of the team namespaces' admission policies the attack tests meet, by a short name,
 with the start of its message (components/addons/team_admission.py, namespace_admission.py,
-pod_placement.py, pod_security.py)."""
+pod_placement.py, pod_security.py; a fleet manager's: manager_admission.py)."""
 
 
 def check_of(message: str) -> str:

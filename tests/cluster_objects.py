@@ -40,6 +40,9 @@ REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller
 JOBSET_CONTROLLER = "system:serviceaccount:jobset-system:jobset-controller-manager"
 PATHWAYS_CONTROLLER = "system:serviceaccount:pathways-job-system:pathways-job-controller-manager"
 KUEUE_CONTROLLER = "system:serviceaccount:kueue-system:kueue-controller-manager"
+# The value of a JobSet's spec.managedBy that its own controller runs (jobset v0.10.1
+# api/jobset/v1alpha2 ``JobSetControllerName``).
+JOBSET_CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"
 DEPLOYER = "deployer@example.com"
 """Who runs `pulumi up` (any identity allowed to create JobSets and PathwaysJobs)."""
 DEPLOYER_GRANTS = frozenset({("*", "*", "*")})
@@ -132,7 +135,12 @@ def job_pod(
 
 def jobset_jobs(jobset: dict[str, Any], plan: Plan | Sequence[Plan]) -> Iterator[tuple[dict, dict]]:
     """Each replicated job's Job (as the JobSet controller creates it, after Kueue admitted the
-    JobSet) and its pod (as the Job controller creates it)."""
+    JobSet) and its pod (as the Job controller creates it). None of a JobSet another controller
+    manages (``spec.managedBy``: a fleet's, MultiKueue's): the JobSet controller skips it
+    (kubernetes-sigs/jobset v0.10.1 jobset_controller.go ``managedByExternalController``) and
+    its pods run on the worker MultiKueue copies it to."""
+    if jobset["spec"].get("managedBy", JOBSET_CONTROLLER_NAME) != JOBSET_CONTROLLER_NAME:
+        return
     name, namespace = jobset["metadata"]["name"], jobset["metadata"]["namespace"]
     flavors = kueue_flavors(plan, namespace) if _queued(jobset) else {}
     for replicated in jobset["spec"]["replicatedJobs"]:

@@ -209,6 +209,9 @@ class ControllerPatchArgs:
             )
 
 
+CONTROLLER_PATCH_TYPE = "tpu-pathways:installs:ControllerPatch"
+
+
 class ControllerPatch(pulumi.ComponentResource):
     """An installed controller's Deployment, changed by a server-side patch: only the fields
     given, every other one stays the release manifest's (no copied manifest to keep in step).
@@ -220,7 +223,7 @@ class ControllerPatch(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: ControllerPatchArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("tpu-pathways:installs:ControllerPatch", name, None, opts)
+        super().__init__(CONTROLLER_PATCH_TYPE, name, None, opts)
         target = args.deployment
         memory = f"{args.memory_mib}Mi" if args.memory_mib is not None else None
         patch = k8s.apps.v1.DeploymentPatch(

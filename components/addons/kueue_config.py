@@ -18,12 +18,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.addons.installs import KUEUE_CONTROLLER, ControllerPatch, ControllerPatchArgs
 from components.labels import TEAM_NAMESPACE_LABEL
 
 KUEUE_CONFIG_MAP = "kueue-manager-config"
@@ -101,22 +101,12 @@ def config_digest(text: str) -> dict[str, str]:
     return {CONFIG_DIGEST_ANNOTATION: hashlib.sha256(text.encode()).hexdigest()}
 
 
-def write_kueue_config(
-    name: str, parent: pulumi.Resource, provider: k8s.Provider, install: pulumi.Resource, text: str
-) -> ControllerPatch:
-    """``text`` written over the release's ConfigMap, then the controller rolled to read it
-    (returned: what waits for the new configuration waits for it)."""
-    config_map = config_map_patch(name, parent, provider, install, text)
-    return ControllerPatch(
-        f"{name}-restart",
-        ControllerPatchArgs(
-            deployment=KUEUE_CONTROLLER,
-            provider=provider,
-            install=config_map,
-            pod_annotations=config_digest(text),
-        ),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+class ConfiguredKueue(Protocol):
+    """A Configuration written over the release's (``KueueConfig``, a fleet manager's): what the
+    controller's patch waits for, and the pod annotation that rolls it to read it."""
+
+    config_map: pulumi.Resource
+    pod_annotations: dict[str, str]
 
 
 @dataclass(frozen=True)

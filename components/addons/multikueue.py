@@ -56,9 +56,10 @@ from components.addons.kueue import (
 )
 from components.addons.kueue_config import (
     JOBSET_FRAMEWORK,
+    config_digest,
+    config_map_patch,
     config_text,
     kueue_configuration,
-    write_kueue_config,
 )
 from components.addons.kueue_schema import check_kueue_object
 from components.addons.multikueue_worker import (
@@ -145,6 +146,9 @@ def manager_cluster_queue_spec(worker_set: WorkerSetArgs) -> dict:
     }
 
 
+MANAGER_KUEUE_CONFIG_TYPE = "tpu-pathways:multikueue:ManagerKueueConfig"
+
+
 @dataclass(frozen=True)
 class ManagerKueueConfigArgs:
     """The manager's Kueue install to configure (``manager_kueue_configuration``)."""
@@ -155,14 +159,19 @@ class ManagerKueueConfigArgs:
 
 class ManagerKueueConfig(pulumi.ComponentResource):
     """The manager's Kueue Configuration written over the release's (a server-side patch of its
-    ConfigMap), then its controller rolled to read it: a digest of it in the pod template."""
+    ConfigMap). The controller's own patch (its placement, ``stack.installs.release``) carries
+    ``pod_annotations``, a digest of it, so it rolls to read it."""
+
+    config_map: pulumi.Resource
+    pod_annotations: dict[str, str]
 
     def __init__(
         self, name: str, args: ManagerKueueConfigArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("tpu-pathways:multikueue:ManagerKueueConfig", name, None, opts)
+        super().__init__(MANAGER_KUEUE_CONFIG_TYPE, name, None, opts)
         text = manager_kueue_config_text()
-        self.restart = write_kueue_config(name, self, args.provider, args.kueue_install, text)
+        self.config_map = config_map_patch(name, self, args.provider, args.kueue_install, text)
+        self.pod_annotations = config_digest(text)
         self.register_outputs({})
 
 

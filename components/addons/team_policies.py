@@ -72,13 +72,15 @@ class TeamAdmissionPolicies(pulumi.ComponentResource):
         )
         labels = standard_labels(args.team)
         for policy in team_policies(args):
-            _policy(f"{name}-{policy.name}", policy, labels, child)
+            admission_policy(f"{name}-{policy.name}", policy, labels, child)
         self.register_outputs({})
 
 
-def _policy(
+def admission_policy(
     resource_name: str, policy: Policy, labels: dict[str, str], opts: pulumi.ResourceOptions
 ) -> None:
+    """``policy`` and its binding to every team namespace (``Deny``, ``failurePolicy: Fail``;
+    the one home of both for the team and the fleet manager's policies)."""
     admission = k8s.admissionregistration.v1
     created = admission.ValidatingAdmissionPolicy(
         resource_name,

@@ -24,7 +24,7 @@ from components.addons.kueue import (
     TeamQuotaArgs,
     tpu_flavors,
 )
-from components.addons.kueue_config import KueueConfig
+from components.addons.kueue_config import ConfiguredKueue
 from components.addons.scratch_bucket import ScratchBucketArgs, TeamNodeAccount, WorkloadAccount
 from components.addons.team_isolation import TeamQuota
 from components.addons.teams import TeamNamespaceArgs
@@ -190,7 +190,7 @@ def controller_patch_args(
     provider: k8s.Provider,
     release: ReleaseManifest,
     memory_mib: int | None = None,
-    configured: KueueConfig | None = None,
+    configured: ConfiguredKueue | None = None,
     priority: ControllerPriorityClass | None = None,
 ) -> ControllerPatchArgs | None:
     """A stack that owns its cluster keeps an install's controller on its system pool (GKE labels

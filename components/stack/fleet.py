@@ -19,20 +19,26 @@ dispatched JobSet lands in: deploy the workers first, then the fleet.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.addons.installs import ReleaseManifest
+from components.addons.installs import CONTROLLER_PATCH_TYPE, JOBSET, KUEUE
 from components.addons.kueue import (
     PriorityClasses,
     PriorityClassesArgs,
     TpuFlavor,
     tpu_flavors,
 )
+from components.addons.manager_admission import (
+    ManagerAdmissionPolicies,
+    ManagerAdmissionPoliciesArgs,
+)
 from components.addons.multikueue import (
+    MANAGER_KUEUE_CONFIG_TYPE,
     ManagerKueueConfig,
     ManagerKueueConfigArgs,
     ManagerQueueArgs,
@@ -47,8 +53,8 @@ from components.addons.multikueue_worker import (
     WorkerQueueArgs,
     anchor_name,
 )
-from components.addons.teams import TeamNamespace
-from components.config.schema import StackConfig
+from components.addons.teams import TeamNamespace, TeamNamespaceArgs
+from components.config.schema import StackConfig, TeamConfig
 from components.gke.cluster import ExistingCluster, ExistingClusterArgs, GkeCluster
 from components.gke.cpu_pool import CpuNodePool
 from components.pathways.multikueue_model import MULTIKUEUE_CONTROLLER
@@ -63,7 +69,8 @@ from components.resolve.workload_specs import (
     team_service_account,
     workload_spec,
 )
-from components.stack import args
+from components.stack import args, installs
+from components.stack.installs import Release
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
 from components.vocabulary import HostNetworkPlacement
@@ -77,39 +84,34 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     manager = fleet.manager
     name = manager.cluster.name
     cluster = GkeCluster(name, args.gke_cluster_args(manager))
+    # The manager's one pool is its system pool, tainted as an owner's: its controllers (at
+    # their PriorityClass) and GKE's components run there, no team pod.
     system = CpuNodePool(
         f"{name}-{manager.system_pool.name}",
-        args.cpu_pool_args(manager.system_pool, cluster.pool_target()),
+        args.cpu_pool_args(manager.system_pool, cluster.pool_target(), system=True),
     )
-    ready = [*cluster.control_plane, system]
-    addons, provider = manager.addons, cluster.provider
-    # Production protects the installs and the Kueue objects, as on a cluster a stack owns:
-    # deleting a CRD or a queue deletes the workloads queued on it.
+    provider = cluster.provider
+    jobset, kueue = _manager_installs(manager, provider, [*cluster.control_plane, system])
+    # Production protects the Kueue objects, as on a cluster a stack owns: deleting a queue
+    # deletes the workloads queued on it.
     protected = pulumi.ResourceOptions(protect=manager.protects_state)
-    jobset = ReleaseManifest(
-        f"{name}-jobset", args.release_args(addons.jobset, provider, ready), opts=protected
-    )
-    kueue = ReleaseManifest(
-        f"{name}-kueue",
-        args.release_args(addons.kueue, provider, [*ready, jobset.manifest]),
-        opts=protected,
-    )
-    kueue_config = ManagerKueueConfig(
-        f"{name}-kueue-config", ManagerKueueConfigArgs(provider, kueue.manifest), opts=protected
-    )
     namespaces = {
         team.name: TeamNamespace(
-            f"{name}-{team.name}",
-            # The manager runs no team pod: MultiKueue runs its jobs on the workers.
-            args.stack_team_namespace_args(manager, team, provider, HostNetworkPlacement.NONE),
+            f"{name}-{team.name}", manager_namespace_args(manager, team, provider)
         ).namespace
         for team in manager.teams
     }
-    accesses = _worker_accesses(name, cluster, kueue, fleet)
+    ManagerAdmissionPolicies(
+        f"{name}-manager-admission",
+        ManagerAdmissionPoliciesArgs(provider, manager_queues(fleet), depends_on=[jobset.manifest]),
+        opts=protected,
+    )
+    accesses = _worker_accesses(name, cluster, kueue.manifest, fleet)
     secrets = [a.kubeconfig_secret for a in accesses.values()]
     queues = MultiKueueManager(
         f"{name}-multikueue",
-        manager_args(fleet, provider, kueue_config, secrets, namespaces),
+        # Kueue configured: its controller rolled to read the MultiKueue configuration.
+        manager_args(fleet, provider, kueue.controller or kueue.manifest, secrets, namespaces),
         opts=protected,
     )
     priorities = PriorityClasses(
@@ -133,12 +135,72 @@ def build_fleet(fleet: FleetStack) -> dict[str, Any]:
     }
 
 
+def _manager_installs(
+    manager: StackConfig, provider: k8s.Provider, ready: list[pulumi.Resource]
+) -> tuple[Release, Release]:
+    """JobSet and Kueue on the manager as on a cluster a stack owns (``installs.release``,
+    protected in production): each controller on the system pool, tolerating its taint, at the
+    controllers' PriorityClass; Kueue configured for MultiKueue first."""
+    addons = manager.addons
+    priority = installs.controller_priority(manager, provider, ready)
+    jobset = installs.release(
+        manager, JOBSET, addons.jobset, provider, ready, None, priority=priority
+    )
+    name, protected = manager.cluster.name, pulumi.ResourceOptions(protect=manager.protects_state)
+    kueue = installs.release(
+        manager,
+        KUEUE,
+        addons.kueue,
+        provider,
+        [*ready, jobset.manifest],
+        None,
+        # The controller's patch was ManagerKueueConfig's restart: same Deployment, kept.
+        patch_options=pulumi.ResourceOptions(aliases=[_former_restart(name)]),
+        configure=lambda release: ManagerKueueConfig(
+            f"{name}-kueue-config",
+            ManagerKueueConfigArgs(provider, release.manifest),
+            opts=protected,
+        ),
+        priority=priority,
+    )
+    return jobset, kueue
+
+
+def _former_restart(name: str) -> str:
+    """The URN the manager's Kueue controller patch had: ``<cluster>-kueue-config-restart``, a
+    child of the top-level ``ManagerKueueConfig`` ``<cluster>-kueue-config`` (its own child
+    follows by name: ``<cluster>-kueue-controller`` for ``<cluster>-kueue-config-restart``)."""
+    chain = f"{MANAGER_KUEUE_CONFIG_TYPE}${CONTROLLER_PATCH_TYPE}"
+    stack, project = pulumi.get_stack(), pulumi.get_project()
+    return f"urn:pulumi:{stack}::{project}::{chain}::{name}-kueue-config-restart"
+
+
+def manager_namespace_args(
+    manager: StackConfig, team: TeamConfig, provider: k8s.Provider
+) -> TeamNamespaceArgs:
+    """A team namespace of the manager: no host network, and a quota of no pods (MultiKueue
+    runs the team's JobSets on the workers; the manager runs none of its pods), no TPU chips
+    and no CPU or memory (nothing to share: its one pool is the system pool); the team's own
+    limits of Services and Ingresses."""
+    namespace = args.stack_team_namespace_args(manager, team, provider, HostNetworkPlacement.NONE)
+    quota = replace(namespace.quota, pods=0, cpu=None, memory_gib=None, tpu_chips=0)
+    return replace(namespace, quota=quota)
+
+
+def manager_queues(fleet: FleetStack) -> dict[str, list[str]]:
+    """Each team namespace's LocalQueues on the manager."""
+    queues: dict[str, list[str]] = {team.name: [] for team in fleet.manager.teams}
+    for queue in fleet.nominations.queues:
+        queues[queue.team].append(queue.name)
+    return queues
+
+
 def _fleet_jobset_args(
     fleet: FleetStack,
     index: int,
     namespace: pulumi.Input[str],
     provider: k8s.Provider,
-    jobset: ReleaseManifest,
+    jobset: Release,
     prerequisites: list[pulumi.Resource],
 ) -> PathwaysJobSetArgs:
     """A fleet workload's JobSet, rendered as on a worker that accepts it (all of them render
@@ -240,7 +302,7 @@ def manager_args(
 
 
 def _worker_accesses(
-    prefix: str, manager: GkeCluster, kueue: ReleaseManifest, fleet: FleetStack
+    prefix: str, manager: GkeCluster, kueue: pulumi.Resource, fleet: FleetStack
 ) -> dict[str, WorkerAccess]:
     """Each worker's provider and the manager's access to it; the manager's tokens are minted
     with the deployer's own Google credentials (those of the program's gcp provider)."""
@@ -256,7 +318,7 @@ def _worker_access(
     worker: str,
     config: StackConfig,
     manager: GkeCluster,
-    kueue: ReleaseManifest,
+    kueue: pulumi.Resource,
     fleet: FleetStack,
     access_token: pulumi.Input[str],
 ) -> WorkerAccess:
@@ -278,7 +340,7 @@ def _worker_access(
             manager_provider=manager.provider,
             namespaces=tuple(n for n in fleet.nominations.access_namespaces(worker) if n in has),
             server=target.endpoint.apply(lambda endpoint: f"https://{endpoint}"),
-            manager_kueue=kueue.manifest,
+            manager_kueue=kueue,
             lifetime=TokenLifetime(
                 credentials.lifetime_days,
                 credentials.renew_before_days,

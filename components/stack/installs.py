@@ -4,7 +4,7 @@ team namespaces, and Kueue with its queues and priority classes (its JobSet inte
 JobSet's API), or a team stack's LocalQueues on its owner's Kueue. ``build_installs`` returns
 what the workloads wait for (``Installs``).
 
-Every install of ``addons.installs.INSTALLS`` is registered by ``_release``: its release
+Every install of ``addons.installs.INSTALLS`` is registered by ``release``: its release
 manifest, and its controller on the system pool (of a stack that creates its cluster) unless the
 install says otherwise, both protected in production."""
 
@@ -25,7 +25,7 @@ from components.addons.installs import (
     ReleaseManifest,
 )
 from components.addons.kueue import KueueQueues, LocalQueues, PriorityClasses, PriorityClassesArgs
-from components.addons.kueue_config import KueueConfig, KueueConfigArgs
+from components.addons.kueue_config import ConfiguredKueue, KueueConfig, KueueConfigArgs
 from components.addons.team_policies import TeamAdmissionPolicies, TeamAdmissionPoliciesArgs
 from components.addons.teams import TeamNamespace
 from components.config.schema import ReleaseAddon, StackConfig
@@ -59,11 +59,7 @@ def build_installs(
     name, provider = config.cluster.name, cluster.provider
     priority = None
     if config.creates_cluster:  # its controllers run on its system pool, at their priority
-        priority = ControllerPriorityClass(
-            f"{name}-controller-priority",
-            ControllerPriorityClassArgs(provider, ready),
-            opts=_protected(config, within),
-        )
+        priority = controller_priority(config, provider, ready, within)
     jobset = (
         _jobset(config, provider, ready, within, priority) if config.addons.jobset.install else None
     )
@@ -107,8 +103,23 @@ def build_installs(
     return Installs(controller, jobset, namespaces, queueing, kueue)
 
 
+def controller_priority(
+    config: StackConfig,
+    provider: k8s.Provider,
+    ready: list[pulumi.Resource],
+    within: pulumi.ResourceOptions | None = None,
+) -> ControllerPriorityClass:
+    """The PriorityClass of the controllers on the system pool of a cluster ``config``
+    creates (an owner stack's, a fleet's manager)."""
+    return ControllerPriorityClass(
+        f"{config.cluster.name}-controller-priority",
+        ControllerPriorityClassArgs(provider, ready),
+        opts=_protected(config, within),
+    )
+
+
 @dataclass(frozen=True)
-class _Release:
+class Release:
     """What waits for an install: its release manifest, and its controller's patch if any (a
     controller that reads a configuration at start is ready when the patch has rolled it)."""
 
@@ -126,7 +137,7 @@ def _protected(
     )
 
 
-def _release(
+def release(
     config: StackConfig,
     install: Install,
     settings: ReleaseAddon,
@@ -135,9 +146,9 @@ def _release(
     within: pulumi.ResourceOptions | None,
     memory_mib: int | None = None,
     patch_options: pulumi.ResourceOptions | None = None,
-    configure: Callable[[ReleaseManifest], KueueConfig] | None = None,
+    configure: Callable[[ReleaseManifest], ConfiguredKueue] | None = None,
     priority: ControllerPriorityClass | None = None,
-) -> _Release:
+) -> Release:
     """An install's release manifest (waiting for ``ready``) and its controller's patch: on the
     system pool at ``priority`` unless the install says otherwise, ``memory_mib`` if given, and
     after the configuration ``configure`` writes (given the release), rolled to read it."""
@@ -151,7 +162,7 @@ def _release(
     if patch is not None:
         options = pulumi.ResourceOptions.merge(protected, patch_options)
         controller = ControllerPatch(f"{name}-controller", patch, opts=options)
-    return _Release(release.manifest, controller)
+    return Release(release.manifest, controller)
 
 
 def _jobset(
@@ -167,7 +178,7 @@ def _jobset(
         name=f"{config.cluster.name}-jobset-memory",
         type_="tpu-pathways:installs:JobSetControllerMemory",
     )
-    jobset = _release(
+    jobset = release(
         config,
         installs.JOBSET,
         config.addons.jobset,
@@ -190,7 +201,7 @@ def _pathways_controller(
 ) -> pulumi.Resource:
     """The controller watches JobSets, and JobSet's webhooks fail closed until it is ready."""
     settings = config.addons.pathways_job
-    return _release(
+    return release(
         config, installs.PATHWAYS_JOB, settings, provider, ready, within, priority=priority
     ).manifest
 
@@ -205,7 +216,7 @@ def _kueue(
 ) -> list[pulumi.Resource]:
     """Kueue manages JobSets: its JobSet integration needs JobSet's API first."""
     name, protected = config.cluster.name, _protected(config, within)
-    kueue = _release(
+    kueue = release(
         config,
         installs.KUEUE,
         config.addons.kueue,

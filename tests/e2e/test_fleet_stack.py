@@ -105,9 +105,10 @@ def test_a_production_fleet_protects_its_installs_and_kueue_objects(tmp_path, ex
     (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(fleet))
     plan = plan_file("fleet", tmp_path)
     protected = [r for r in plan.resources if r.type in PROTECTED]
-    # 2 release manifests, 5 PriorityClasses, 2 MultiKueueClusters, per worker set (2) its
-    # MultiKueueConfig, AdmissionCheck and ClusterQueue, 2 LocalQueues, 3 ResourceFlavors
-    assert len(protected) == 2 + 5 + 2 + 2 * 3 + 2 + 3
+    # 2 release manifests, 6 PriorityClasses (the teams' 5, the controllers'), 2
+    # MultiKueueClusters, per worker set (2) its MultiKueueConfig, AdmissionCheck and
+    # ClusterQueue, 2 LocalQueues, 3 ResourceFlavors
+    assert len(protected) == 2 + 6 + 2 + 2 * 3 + 2 + 3
     assert all(r.options.get("protect") is True for r in protected)
     assert check_plan(plan, "production") == []
     # staging (the example) protects none of them

@@ -225,9 +225,7 @@ def test_the_managers_kueue_enables_only_the_jobset_integration(example_plan):
 
 def test_the_managers_kueue_restarts_on_its_config_before_the_multikueue_objects(example_plan):
     plan = example_plan("fleet")
-    restart = by_name(
-        plan, "pathways-fleet-kueue-config-restart", "kubernetes:apps/v1:DeploymentPatch"
-    )
+    restart = by_name(plan, "pathways-fleet-kueue-controller", "kubernetes:apps/v1:DeploymentPatch")
     assert restart.inputs["metadata"]["name"] == "kueue-controller-manager"
     assert restart.inputs["spec"]["template"]["metadata"] == {
         "annotations": {
