@@ -86,8 +86,7 @@ JOBSET = Release(
 
 
 def kueue_schema_file(version: str) -> Path:
-    # The program validates its Kueue objects with it (components/addons/kueue_schema.py).
-    return ROOT / "components" / "addons" / "data" / f"kueue-{version}-openapi-schemas.json"
+    return DATA / f"kueue-{version}-openapi-schemas.json"
 
 
 def kueue_hand_written_file(version: str) -> Path:

@@ -25,8 +25,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 if str(PROJECT_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from components.crd_schema import crd_schema_errors  # noqa: E402
 from tests import plan_cache  # noqa: E402
+from tests.crd_schema import crd_schema_errors  # noqa: E402
 from tests.examples import EXAMPLES_DIR  # noqa: E402
 from tests.helpers import deep_merge  # noqa: E402
 

@@ -61,7 +61,6 @@ from components.addons.kueue_config import (
     config_text,
     kueue_configuration,
 )
-from components.addons.kueue_schema import check_kueue_object
 from components.addons.multikueue_worker import (
     LOCAL_QUEUE_REPLACEMENT,
     worker_secret_name,
@@ -255,9 +254,7 @@ class MultiKueueManager(pulumi.ComponentResource):
     def _kueue(
         self, kind: str, object_name: str, spec: dict, after: Sequence[pulumi.Resource] = ()
     ) -> k8s.apiextensions.CustomResource:
-        """A cluster-scoped Kueue object, after ``after``; one its CRD refuses raises
-        (``kueue_schema``) before anything is registered."""
-        check_kueue_object(kind, object_name, spec)
+        """A cluster-scoped Kueue object, after ``after``."""
         return k8s.apiextensions.CustomResource(
             f"{self._name}-{kind.lower()}-{object_name}",
             api_version=KUEUE_API_VERSION,

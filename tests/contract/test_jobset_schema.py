@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from components.config.schema import JobSetAddon
-from components.crd_schema import crd_schema_errors
 from components.pathways.jobset import render_jobset
+from tests.crd_schema import crd_schema_errors
 from tests.jobset_shapes import NAMESPACE, SHAPES
 
 SCHEMA_FILE = (

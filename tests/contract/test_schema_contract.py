@@ -9,8 +9,7 @@ what the cluster runs, not just against our own models.
 - Kueue's kinds (ClusterQueue, LocalQueue, ResourceFlavor, WorkloadPriorityClass and the
   MultiKueue ones: MultiKueueCluster, MultiKueueConfig, AdmissionCheck): the openAPIV3Schema of
   the version Kueue v0.17.1 stores, extracted from the release's CRDs
-  (components/addons/data/kueue-v0.17.1-openapi-schemas.json, which the program checks its own
-  Kueue objects with); a served-but-deprecated version is refused.
+  (tests/data/kueue-v0.17.1-openapi-schemas.json); a served-but-deprecated version is refused.
 - PathwaysJobs: the v0.1.4 CRD (tests/data/pathwaysjob-v0.1.4-openapi-schema.json).
 - JobSets (the JobSet backend): the v0.10.1 CRD (tests/data/jobset-v0.10.1-openapi-schema.json).
 - PodMonitorings (Managed Service for Prometheus; GKE installs the CRD, no release of ours to
@@ -39,17 +38,16 @@ import pytest
 import referencing
 from kubernetes_validate import utils as kv_utils
 
-from components.addons.kueue_schema import KUEUE_SCHEMA_FILE
 from components.config.schema import JobSetAddon, KueueAddon, PathwaysJobAddon
-from components.crd_schema import crd_schema_errors
 from components.plan.model import SECRET, PlannedResource
 from components.plan.render import is_patch, manifest
 from components.vocabulary import KUEUE_API_VERSION
+from tests.crd_schema import crd_schema_errors
 from tests.examples import EXAMPLE_STACKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
-KUEUE_SCHEMAS = KUEUE_SCHEMA_FILE
+KUEUE_SCHEMAS = DATA / f"kueue-{KueueAddon().version}-openapi-schemas.json"
 PATHWAYS_JOB_SCHEMA = DATA / f"pathwaysjob-{PathwaysJobAddon().version}-openapi-schema.json"
 PATHWAYS_JOB_API = "pathways-job.pathways.domain/v1"
 JOBSET_SCHEMA = DATA / f"jobset-{JobSetAddon().version}-openapi-schema.json"
@@ -291,8 +289,6 @@ def test_gke_minors_are_all_shipped_by_kubernetes_validate():
 def test_kueue_schemas_are_v0_17_1_v1beta2():
     document = kueue_extracted()
     assert "kubernetes-sigs/kueue release v0.17.1" in document["$comment"]
-    # the file the program checks its Kueue objects with is that of the Kueue it installs
-    assert KUEUE_SCHEMA_FILE.name == f"kueue-{KueueAddon().version}-openapi-schemas.json"
     assert sorted(document["schemas"]) == [
         "kueue.x-k8s.io/v1beta2/AdmissionCheck",
         "kueue.x-k8s.io/v1beta2/ClusterQueue",

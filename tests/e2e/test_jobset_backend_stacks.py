@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.crd_schema import crd_schema_errors
 from components.errors import ConfigError
 from components.plan.diff import diff_plans
 from components.plan.engine import plan_file
 from components.plan.render import manifest
+from tests.crd_schema import crd_schema_errors
 from tests.examples import EXAMPLE_STACKS
 from tests.helpers import STACKS_DIR, stack_file_values
 

@@ -11,16 +11,12 @@ import json
 import pytest
 import yaml
 
-from components.addons.kueue import TpuFlavor
-from components.addons.kueue_schema import InvalidKueueObject, check_kueue_object
-from components.addons.multikueue import WorkerSetArgs, manager_cluster_queue_spec
 from components.addons.multikueue_worker import worker_kubeconfig
 from components.pathways.jobset import render_jobset
 from components.pathways.multikueue_rights import MANAGER_ROLE_RULES, MANAGER_WATCH_RULES
 from components.plan.engine import read_stack
 from components.plan.render import manifest
 from components.resolve.workload_specs import workload_spec
-from components.tpu.catalog import shape_for
 
 
 @pytest.fixture(scope="module")
@@ -238,23 +234,3 @@ def test_the_managers_kueue_restarts_on_its_config_before_the_multikueue_objects
     assert config_map.urn in restart.dependencies
     cluster = by_name(plan, "pathways-fleet-multikueue-multikueuecluster-dev")
     assert restart.urn in cluster.dependencies
-
-
-def test_a_cluster_queue_its_crd_refuses_raises_before_it_is_registered():
-    # A worker set with no TPU flavor (its pools all dedicated to teams): Kueue v0.17.1's CRD
-    # requires at least one flavor per resource group (flavors: MinItems=1).
-    empty = WorkerSetArgs("mk-rvwb", ("rvwb",), (), "189", "735Gi", ("alpha",))
-    with pytest.raises(InvalidKueueObject) as caught:
-        check_kueue_object("ClusterQueue", "mk-rvwb", manager_cluster_queue_spec(empty))
-    assert str(caught.value) == (
-        "ClusterQueue 'mk-rvwb' would be refused by Kueue's CRD (kueue.x-k8s.io/v1beta2, Kueue "
-        "v0.17.1): spec.resourceGroups.0.flavors: [] should be non-empty"
-    )
-    flavor = TpuFlavor("tpu-v5-lite-podslice-2x4-4t", shape_for("v5e", "2x4"), 16)
-    check_kueue_object(
-        "ClusterQueue",
-        "mk-rvwb",
-        manager_cluster_queue_spec(
-            WorkerSetArgs("mk-rvwb", ("rvwb",), (flavor,), "189", "735Gi", ("alpha",))
-        ),
-    )
