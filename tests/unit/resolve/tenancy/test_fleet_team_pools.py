@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.addons.kueue_schema import InvalidKueueObject
 from components.errors import ConfigError
 from components.plan.engine import plan_file
 from components.plan.render import manifest
-from components.resolve.tenancy import fleet as fleet_module
 from components.resolve.tenancy.fleet import load_fleet
+from tests.contract.test_schema_contract import custom_resource_errors
 
 WORKER = {
     "tpu-pathways:environment": "dev",
@@ -192,16 +191,18 @@ def test_a_fleet_teams_group_must_be_the_workers_group_for_that_namespace(tmp_pa
     assert [t.group for t in fleet_stack.config.teams] == ["ml-research@example.com", None]
 
 
-def test_the_program_refuses_a_cluster_queue_its_crd_refuses_if_the_checks_miss_one(
-    tmp_path, monkeypatch
-):
-    # The plan checks the manager's Kueue objects against Kueue v0.17.1's CRDs as it builds
-    # them: with the stack's refusal taken away, the empty flavor list still never renders.
-    pools = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2, "team": "alpha"}]
-    write(tmp_path, "rvwb", worker(tpuPools=pools))
-    fleet = copy.deepcopy(FLEET)
-    fleet["tpu-pathways:workloads"][0]["pool"] = "v5e"
-    write(tmp_path, "fleet", fleet)
-    monkeypatch.setattr(fleet_module, "quota_issues", lambda *_: [])
-    with pytest.raises(InvalidKueueObject, match=r"flavors: \[\] should be non-empty"):
-        plan_file("fleet", tmp_path)
+def test_a_fleet_with_a_dedicated_teams_pools_renders_kueue_objects_its_crds_admit(tmp_path):
+    """The fleet the checks accept (a shared v5e pool beside alpha's): every Kueue object of
+    the manager and the workers passes Kueue v0.17.1's CRD schemas; the refusal above is what
+    keeps an empty flavor list (which they refuse) from ever rendering."""
+    write(tmp_path, "rvwb", worker())
+    write(tmp_path, "fleet", FLEET)
+    kueue = [
+        m
+        for r in plan_file("fleet", tmp_path).resources
+        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
+    ]
+    assert {m["kind"] for m in kueue} >= {"ClusterQueue", "MultiKueueConfig", "AdmissionCheck"}
+    assert {m["metadata"]["name"]: custom_resource_errors(m) for m in kueue} == {
+        m["metadata"]["name"]: [] for m in kueue
+    }
