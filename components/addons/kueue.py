@@ -344,17 +344,17 @@ def cpu_quota_group(cpu_pool: str, cpu: str, memory: str) -> dict:
 
 def _queue_spec(args: KueueQueuesArgs, groups: list[dict], namespaces: dict) -> dict:
     spec: dict = {"namespaceSelector": namespaces, "queueingStrategy": "BestEffortFIFO"}
-    cohort = bool(args.team_quotas)
-    if cohort:  # every queue of the cluster shares one cohort; nothing changes without quotas
-        # v1beta2 field (v1beta1 called it `cohort`)
-        spec["cohortName"] = args.cohort
-    spec["preemption"] = {
-        # A team takes back its own quota from queues that borrowed it.
-        "reclaimWithinCohort": "Any" if cohort else "Never",
-        "withinClusterQueue": "LowerPriority",
-    }
+    if args.team_quotas:  # every queue of the cluster shares one cohort; none without quotas
+        spec["cohortName"] = args.cohort  # v1beta2 field (v1beta1 called it `cohort`)
+    spec["preemption"] = queue_preemption(bool(args.team_quotas))
     spec["resourceGroups"] = groups
     return spec
+
+
+def queue_preemption(cohort: bool) -> dict:
+    """Higher priority preempts within a queue; in a cohort a team reclaims its own quota."""
+    reclaim = "Any" if cohort else "Never"  # a team takes back its quota from borrowers
+    return {"reclaimWithinCohort": reclaim, "withinClusterQueue": "LowerPriority"}
 
 
 def cluster_queue_spec(args: KueueQueuesArgs) -> dict:

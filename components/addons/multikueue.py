@@ -36,12 +36,16 @@ AdmissionCheck and one ClusterQueue, all named after it: MultiKueue reads each W
 cluster of its config, and a ClusterQueue takes one MultiKueue check only
 (pkg/cache/scheduler/clusterqueue.go), so the set is chosen by the queue a JobSet is on. Each
 set's ClusterQueue selects the namespaces of the teams queued on it and holds the quota of its
-workers only. The manager's access to each worker is ``multikueue_worker``.
+workers only. A team with a guaranteed share of the set's workers (their ``teamQuotas``) gets a
+ClusterQueue of its own on the set's check holding that share, and the set's keeps the rest;
+then they form one cohort named after the set, with the workers' preemption
+(``components.resolve.tenancy.fleet_shares``). The manager's access to each worker is
+``multikueue_worker``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -52,6 +56,7 @@ from components.addons.kueue import (
     cpu_flavor_name,
     cpu_quota_group,
     local_queue,
+    queue_preemption,
     tpu_quota_group,
 )
 from components.addons.kueue_config import (
@@ -108,8 +113,22 @@ def admission_check_spec(config: str) -> dict:
 
 
 @dataclass(frozen=True)
+class TeamQueueArgs:
+    """A team's guaranteed share of a worker set: a ClusterQueue of its own in the set's
+    cohort, through the set's check."""
+
+    name: str
+    team: str
+    chips: Mapping[str, int]
+    """Nominal chips per TPU flavor name (0 where absent)."""
+    borrowing_limit: int | None
+    """Chips per flavor it may borrow (None: no limit)."""
+
+
+@dataclass(frozen=True)
 class WorkerSetArgs:
-    """One worker set: its MultiKueueConfig, AdmissionCheck and ClusterQueue (all ``name``)."""
+    """One worker set: its MultiKueueConfig, AdmissionCheck and ClusterQueue (all ``name``),
+    and its teams' own ClusterQueues (``team_queues``)."""
 
     name: str
     workers: Sequence[str]
@@ -119,30 +138,55 @@ class WorkerSetArgs:
     memory_quota: str
     """Its workers' CPU pools' CPU and memory at their maximum size (where heads run)."""
     namespaces: Sequence[str]
-    """The team namespaces queued on it."""
+    """The team namespaces queued on its own ClusterQueue (those without a share)."""
+    team_queues: Sequence[TeamQueueArgs] = ()
+
+
+def _namespaces(names: Sequence[str]) -> dict:
+    """A selector of the namespaces ``names``; of none if empty (every namespace has the
+    label, and ``In`` needs a value)."""
+    if not names:
+        return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "DoesNotExist"}]}
+    expression = {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(names)}
+    return {"matchExpressions": [expression]}
+
+
+def _set_queue_spec(worker_set: WorkerSetArgs, namespaces: dict, groups: list[dict]) -> dict:
+    spec: dict = {"namespaceSelector": namespaces, "queueingStrategy": "BestEffortFIFO"}
+    cohort = bool(worker_set.team_queues)
+    if cohort:
+        spec["cohortName"] = worker_set.name
+    spec["preemption"] = queue_preemption(cohort)
+    spec["resourceGroups"] = groups
+    spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": worker_set.name}]}
+    return spec
 
 
 def manager_cluster_queue_spec(worker_set: WorkerSetArgs) -> dict:
-    """A worker set's ClusterQueue: its workers' chips per flavor summed, their CPU pools' CPU
-    and memory, its teams' namespaces only, every JobSet through the set's MultiKueue check."""
+    """A worker set's ClusterQueue: its workers' chips per flavor summed less its teams' shares,
+    their CPU pools' CPU and memory, the namespaces of its teams without a share only, every
+    JobSet through the set's MultiKueue check; in the set's cohort if a team has a share."""
     tpu = worker_set.tpu_flavors
-    return {
-        "namespaceSelector": {
-            "matchExpressions": [
-                {
-                    "key": NAMESPACE_NAME_LABEL,
-                    "operator": "In",
-                    "values": list(worker_set.namespaces),
-                }
-            ]
-        },
-        "queueingStrategy": "BestEffortFIFO",
-        "resourceGroups": [
-            tpu_quota_group(tpu, {f.name: f.chips for f in tpu}, None),
-            cpu_quota_group(HEADS_POOL, worker_set.cpu_quota, worker_set.memory_quota),
-        ],
-        "admissionChecksStrategy": {"admissionChecks": [{"name": worker_set.name}]},
-    }
+    rest = {f.name: f.chips for f in tpu}
+    for queue in worker_set.team_queues:
+        for flavor, chips in queue.chips.items():
+            rest[flavor] -= chips
+    groups = [
+        tpu_quota_group(tpu, rest, None),
+        cpu_quota_group(HEADS_POOL, worker_set.cpu_quota, worker_set.memory_quota),
+    ]
+    return _set_queue_spec(worker_set, _namespaces(worker_set.namespaces), groups)
+
+
+def team_cluster_queue_spec(worker_set: WorkerSetArgs, queue: TeamQueueArgs) -> dict:
+    """A team's share of a worker set: its chips as nominal quota (borrowing up to its limit),
+    no CPU of its own (its heads borrow the set's), its namespace only, in the set's cohort,
+    through the set's check."""
+    groups = [
+        tpu_quota_group(worker_set.tpu_flavors, queue.chips, queue.borrowing_limit),
+        cpu_quota_group(HEADS_POOL, "0", "0"),
+    ]
+    return _set_queue_spec(worker_set, _namespaces([queue.team]), groups)
 
 
 MANAGER_KUEUE_CONFIG_TYPE = "tpu-pathways:multikueue:ManagerKueueConfig"
@@ -238,6 +282,9 @@ class MultiKueueManager(pulumi.ComponentResource):
             queues[worker_set.name] = self._kueue(
                 "ClusterQueue", worker_set.name, manager_cluster_queue_spec(worker_set), [check]
             )
+            for team in worker_set.team_queues:
+                spec = team_cluster_queue_spec(worker_set, team)
+                queues[team.name] = self._kueue("ClusterQueue", team.name, spec, [check])
         for queue in args.queues:
             after = pulumi.ResourceOptions(depends_on=[queues[queue.cluster_queue]])
             local_queue(

@@ -10,7 +10,8 @@ provider (from its contract: project, cluster name, location) and the manager's 
 (``WorkerAccess``: its grants in the team namespaces of the sets it is in, its bounded token,
 the LocalQueues of workloads' own sets); the MultiKueue objects and queues
 (``MultiKueueManager``: per worker set a MultiKueueConfig, an AdmissionCheck and a ClusterQueue
-whose TPU quota is the sum of its workers' chips per flavor); then each workload as a JobSet
+whose TPU quota is the sum of its workers' chips per flavor, and one ClusterQueue per team with a
+guaranteed share of them, ``fleet_shares``); then each workload as a JobSet
 with ``spec.managedBy: kueue.x-k8s.io/multikueue`` on its LocalQueue (``fleet_sets``).
 
 Each worker owns its cluster, pools, bucket, Kueue and the team namespaces and LocalQueues a
@@ -19,6 +20,7 @@ dispatched JobSet lands in: deploy the workers first, then the fleet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +33,7 @@ from components.addons.kueue import (
     PriorityClasses,
     PriorityClassesArgs,
     TpuFlavor,
+    flavor_name,
     tpu_flavors,
 )
 from components.addons.manager_admission import (
@@ -44,6 +47,7 @@ from components.addons.multikueue import (
     ManagerQueueArgs,
     MultiKueueManager,
     MultiKueueManagerArgs,
+    TeamQueueArgs,
     WorkerSetArgs,
 )
 from components.addons.multikueue_worker import (
@@ -71,6 +75,7 @@ from components.resolve.workload_specs import (
 )
 from components.stack import args, installs
 from components.stack.installs import Release
+from components.tpu.catalog import resolve_accelerator
 from components.tpu.machines import machine_type
 from components.tpu.quantities import format_cpu, format_memory
 from components.vocabulary import HostNetworkPlacement
@@ -232,14 +237,7 @@ def fleet_output(fleet: FleetStack) -> dict[str, Any]:
     credentials = fleet.config.fleet.manager_tokens
     return {
         "workers": fleet.regions,
-        "worker_sets": {
-            s.name: {
-                "workers": list(s.workers),
-                "teams": list(s.namespaces),
-                "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet, s)},
-            }
-            for s in fleet.nominations.sets
-        },
+        "worker_sets": {s.name: _set_output(fleet, s) for s in fleet.nominations.sets},
         "placements": fleet.nominations.placements(fleet.config),
         "manager_tokens": {
             "kind": "TokenRequest of kueue-system/multikueue-manager on each worker, bound to "
@@ -249,6 +247,27 @@ def fleet_output(fleet: FleetStack) -> dict[str, Any]:
             "expiry_output": TOKEN_EXPIRY_OUTPUT,
         },
     }
+
+
+def _set_output(fleet: FleetStack, worker_set: WorkerSet) -> dict[str, Any]:
+    """A worker set's workers, teams and TPU chips; and, if teams have a guaranteed share of
+    it, each one's ClusterQueue and nominal chips (``fleet_shares``)."""
+    output: dict[str, Any] = {
+        "workers": list(worker_set.workers),
+        "teams": list(worker_set.namespaces),
+        "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet, worker_set)},
+    }
+    shares = fleet.nominations.shares.get(worker_set.name, ())
+    if shares:
+        output["team_queues"] = {
+            s.team: {"cluster_queue": s.name, "tpu_chips": flavor_chips(s.chips)} for s in shares
+        }
+    return output
+
+
+def flavor_chips(chips: Mapping[str, int]) -> dict[str, int]:
+    """Chips per accelerator name (v5litepod-8) as chips per Kueue flavor name."""
+    return {flavor_name(resolve_accelerator(name)): count for name, count in chips.items()}
 
 
 def manager_flavors(fleet: FleetStack, worker_set: WorkerSet | None = None) -> list[TpuFlavor]:
@@ -270,13 +289,18 @@ def heads_quota(fleet: FleetStack, worker_set: WorkerSet) -> tuple[str, str]:
 
 def set_args(fleet: FleetStack, worker_set: WorkerSet) -> WorkerSetArgs:
     cpu, memory = heads_quota(fleet, worker_set)
+    chosen = fleet.nominations
     return WorkerSetArgs(
         name=worker_set.name,
         workers=worker_set.workers,
         tpu_flavors=tuple(manager_flavors(fleet, worker_set)),
         cpu_quota=cpu,
         memory_quota=memory,
-        namespaces=worker_set.namespaces,
+        namespaces=chosen.set_teams(worker_set),
+        team_queues=tuple(
+            TeamQueueArgs(s.name, s.team, flavor_chips(s.chips), s.borrowing_limit)
+            for s in chosen.shares.get(worker_set.name, ())
+        ),
     )
 
 
@@ -295,7 +319,7 @@ def manager_args(
         tpu_flavors=tuple(manager_flavors(fleet)),
         sets=tuple(set_args(fleet, s) for s in fleet.nominations.sets),
         queues=tuple(
-            ManagerQueueArgs(q.team, namespaces[q.team], q.name, q.set_name)
+            ManagerQueueArgs(q.team, namespaces[q.team], q.name, fleet.nominations.cluster_queue(q))
             for q in fleet.nominations.queues
         ),
     )

@@ -71,6 +71,7 @@ from components.resolve.tenancy.fleet_sets import (
     nominations,
     unknown_worker_issues,
 )
+from components.resolve.tenancy.fleet_shares import with_shares, worker_team_quotas
 from components.resolve.tenancy.shared_cluster import contract_outputs, read_contract
 from components.vocabulary import WorkloadBackend
 
@@ -149,7 +150,9 @@ def parse_fleet_config(
     issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
     if issues:
         raise ConfigError(issues, source)
-    chosen = nominations(config)
+    clusters = {name: worker_cluster(name, contract) for name, contract in workers.items()}
+    quotas = {w: worker_team_quotas(w, stacks_dir) for w in config.fleet.workers}
+    chosen = with_shares(nominations(config), quotas, clusters)
     issues, stopped = dispatch_issues(config, chosen, workers, manager.addons.kueue.version)
     placements: dict[int, dict[str, StackConfig]] = {}
     for i, workload in enumerate(config.workloads):
@@ -159,7 +162,6 @@ def parse_fleet_config(
         found, problems = placements_of(config, workload, candidates, workers, accounts)
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
-    clusters = {name: worker_cluster(name, contract) for name, contract in workers.items()}
     issues += quota_issues(config, chosen, clusters, placements)
     issues += group_issues(config, chosen, {w: worker_groups(w, stacks_dir) for w in workers})
     if issues:

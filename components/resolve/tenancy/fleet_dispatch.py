@@ -37,15 +37,23 @@ from components.resolve.tenancy.fleet_sets import FleetQueue, Nominations, set_k
 
 
 def manager_model(config: FleetStackConfig, chosen: Nominations, kueue_version: str) -> Manager:
-    """The manager's Kueue objects as the program creates them."""
+    """The manager's Kueue objects as the program creates them: per worker set its
+    ClusterQueue and one per team's share (``fleet_shares``), all on the set's check."""
     return Manager(
         kueue_version=kueue_version,
         jobsets=tuple(
             QueuedJobSet(w.team, w.name, chosen.workloads[i].name, MULTIKUEUE_CONTROLLER)
             for i, w in enumerate(config.workloads)
         ),
-        local_queues={(q.team, q.name): q.set_name for q in chosen.queues},
-        cluster_queues={s.name: ClusterQueue(((s.name, ()),), s.namespaces) for s in chosen.sets},
+        local_queues={(q.team, q.name): chosen.cluster_queue(q) for q in chosen.queues},
+        cluster_queues={
+            **{s.name: ClusterQueue(((s.name, ()),), chosen.set_teams(s)) for s in chosen.sets},
+            **{
+                share.name: ClusterQueue(((s.name, ()),), (share.team,))
+                for s in chosen.sets
+                for share in chosen.shares.get(s.name, ())
+            },
+        },
         admission_checks={
             s.name: AdmissionCheck(MULTIKUEUE_CONTROLLER, KUEUE_GROUP, "MultiKueueConfig", s.name)
             for s in chosen.sets

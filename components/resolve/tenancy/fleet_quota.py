@@ -3,8 +3,9 @@ the placements it cannot admit.
 
 A worker set's ClusterQueue on the manager holds the chips of its workers' **shared** TPU pools,
 one flavor per shape (``shared_pools``; the program's ``manager_flavors``). A pool dedicated to
-a worker's team is that team's only; the manager has one ClusterQueue per set for all its teams,
-so it does not count such pools. Two placements follow that Kueue would not run:
+a worker's team is that team's only; the manager's queues of a set (its own and its teams'
+shares, ``fleet_shares``) share its shared chips, so it does not count such pools. Two
+placements follow that Kueue would not run:
 
 - a set none of whose workers has a shared pool: its ClusterQueue would have no TPU flavor,
   which the API refuses (v0.17.1 ``ResourceGroup.flavors``: MinItems=1,

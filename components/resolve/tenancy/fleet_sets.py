@@ -23,8 +23,8 @@ Pure: the program (``components.stack.fleet``) creates what this names, and the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from components.config.schema.fleet import FleetStackConfig, FleetWorkloadConfig
 from components.errors import ConfigIssue
@@ -41,6 +41,27 @@ def set_name(workers: Sequence[str]) -> str:
     LocalQueue of a workload's own set): ``mk-`` and the sorted workers, shortened with a hash
     of the whole past 63 characters."""
     return truncated(SET_PREFIX + "-".join(sorted(workers)), MAX_NAME)
+
+
+def team_queue_name(set_name: str, team: str) -> str:
+    """The manager's ClusterQueue of ``team``'s share of worker set ``set_name``
+    (``fleet_shares``): the set's name and the team's, shortened with a hash past 63
+    characters."""
+    return truncated(f"{set_name}-{team}", MAX_NAME)
+
+
+@dataclass(frozen=True)
+class TeamShare:
+    """A team's guaranteed share of a worker set: its own ClusterQueue on the manager."""
+
+    team: str
+    name: str
+    """The ClusterQueue (``team_queue_name``)."""
+    chips: Mapping[str, int]
+    """Nominal chips per TPU shape (accelerator name: v5litepod-8), summed over the set's
+    workers."""
+    borrowing_limit: int | None
+    """Chips per flavor it may borrow from the set's cohort (None: all that is idle)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +95,19 @@ class Nominations:
     """Every LocalQueue of the fleet on the manager."""
     workloads: tuple[FleetQueue, ...]
     """The queue of each workload, by index."""
+    shares: Mapping[str, tuple[TeamShare, ...]] = field(default_factory=dict)
+    """Set name -> the teams' shares with a ClusterQueue of their own (``fleet_shares``)."""
+
+    def cluster_queue(self, queue: FleetQueue) -> str:
+        """The manager's ClusterQueue a LocalQueue points at: its team's share of the set, else
+        the set's own."""
+        mine = [s.name for s in self.shares.get(queue.set_name, ()) if s.team == queue.team]
+        return mine[0] if mine else queue.set_name
+
+    def set_teams(self, worker_set: WorkerSet) -> tuple[str, ...]:
+        """The teams queued on the set's own ClusterQueue (those without a share)."""
+        own = {s.team for s in self.shares.get(worker_set.name, ())}
+        return tuple(t for t in worker_set.namespaces if t not in own)
 
     def on_worker(self, worker: str) -> tuple[FleetQueue, ...]:
         return tuple(q for q in self.queues if worker in q.workers)

@@ -1,0 +1,181 @@
+"""A fleet whose workers give teams a guaranteed share (``addons.kueue.teamQuotas``): each team
+gets a ClusterQueue of its own on the manager holding its share summed over the set's workers,
+in a cohort named after the set, so one team's JobSets cannot hold the whole set's quota on the
+manager while the other's guaranteed chips sit idle on the workers. Worker stacks are written
+here (two workers, one v5e 2x4 pool of 2 slices each: 16 chips); expected values are
+literals."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from components.plan.engine import plan_file
+from components.plan.render import manifest
+from tests.contract.test_schema_contract import custom_resource_errors
+
+V5E = "tpu-v5-lite-podslice-2x4-4t"
+QUOTAS = [
+    {"team": "alpha", "chips": {"v5litepod-8": 8}, "borrowingLimit": 0},
+    {"team": "beta", "chips": {"v5litepod-8": 8}, "borrowingLimit": 0},
+]
+
+
+def worker(name: str, quotas: list[dict]) -> dict:
+    kueue: dict = {"enabled": True}
+    if quotas:
+        kueue["teamQuotas"] = quotas
+    return {
+        "tpu-pathways:environment": "dev",
+        "tpu-pathways:gcp": {"project": f"tpu-{name}", "region": "us-west4", "zone": "us-west4-a"},
+        "tpu-pathways:cluster": {
+            "name": name,
+            "deletionProtection": False,
+            "kubernetesTokensViaDns": True,
+        },
+        "tpu-pathways:cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
+        "tpu-pathways:tpuPools": [
+            {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2}
+        ],
+        "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
+        "tpu-pathways:addons": {"kueue": copy.deepcopy(kueue)},
+    }
+
+
+FLEET = {
+    "tpu-pathways:environment": "staging",
+    "tpu-pathways:workloadBackend": "jobset",
+    "tpu-pathways:fleet": {
+        "workers": ["rvwa", "rvwb"],
+        "manager": {
+            "project": "tpu-pathways-fleet",
+            "region": "us-central1",
+            "zone": "us-central1-a",
+        },
+    },
+    "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
+}
+
+
+def write(stacks: Path, name: str, config: dict) -> None:
+    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def fleet_plan(stacks: Path, rvwa: list[dict], rvwb: list[dict]):
+    write(stacks, "rvwa", worker("rvwa", rvwa))
+    write(stacks, "rvwb", worker("rvwb", rvwb))
+    write(stacks, "fleet", FLEET)
+    return plan_file("fleet", stacks)
+
+
+def objects(plan, kind: str) -> dict[str, dict]:
+    return {
+        m["metadata"]["name"] if kind != "LocalQueue" else m["metadata"]["namespace"]: m
+        for r in plan.resources
+        if r.is_kubernetes_object and (m := manifest(r))["kind"] == kind
+    }
+
+
+def selector(operator: str, *values: str) -> dict:
+    expression = {"key": "kubernetes.io/metadata.name", "operator": operator}
+    return {"matchExpressions": [expression | ({"values": list(values)} if values else {})]}
+
+
+def tpu(nominal: int, **limit: int) -> dict:
+    resource = {"name": "google.com/tpu", "nominalQuota": nominal}
+    if "borrowing" in limit:
+        resource["borrowingLimit"] = limit["borrowing"]
+    return {
+        "coveredResources": ["google.com/tpu"],
+        "flavors": [{"name": V5E, "resources": [resource]}],
+    }
+
+
+def heads(cpu: str, memory: str) -> dict:
+    return {
+        "coveredResources": ["cpu", "memory"],
+        "flavors": [
+            {
+                "name": "cpu-heads",
+                "resources": [
+                    {"name": "cpu", "nominalQuota": cpu},
+                    {"name": "memory", "nominalQuota": memory},
+                ],
+            }
+        ],
+    }
+
+
+def queue(namespaces: dict, groups: list[dict], cohort: bool = True) -> dict:
+    spec: dict = {"namespaceSelector": namespaces, "queueingStrategy": "BestEffortFIFO"}
+    if cohort:
+        spec["cohortName"] = "mk-rvwa-rvwb"
+    spec["preemption"] = {
+        "reclaimWithinCohort": "Any" if cohort else "Never",
+        "withinClusterQueue": "LowerPriority",
+    }
+    spec["resourceGroups"] = groups
+    spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": "mk-rvwa-rvwb"}]}
+    return spec
+
+
+# Two workers' CPU pools: 2 x 3 n2-standard-64 nodes, allocatable.
+SET_CPU = heads("382620m", "1572101978850")
+
+
+def test_each_team_gets_its_share_of_the_set_in_one_cohort(tmp_path):
+    # The reviewer's scenario: 8 chips for alpha and for beta on each worker, no borrowing.
+    plan = fleet_plan(tmp_path, QUOTAS, QUOTAS)
+    specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
+    assert specs == {
+        "mk-rvwa-rvwb-alpha": queue(
+            selector("In", "alpha"), [tpu(16, borrowing=0), heads("0", "0")]
+        ),
+        "mk-rvwa-rvwb-beta": queue(selector("In", "beta"), [tpu(16, borrowing=0), heads("0", "0")]),
+        # The rest of the set's 32 chips (none) and its CPU; no team queues on it.
+        "mk-rvwa-rvwb": queue(selector("DoesNotExist"), [tpu(0), SET_CPU]),
+    }
+    local = {ns: m["spec"]["clusterQueue"] for ns, m in objects(plan, "LocalQueue").items()}
+    assert local == {"alpha": "mk-rvwa-rvwb-alpha", "beta": "mk-rvwa-rvwb-beta"}
+    assert plan.outputs["fleet"]["worker_sets"]["mk-rvwa-rvwb"]["team_queues"] == {
+        "alpha": {"cluster_queue": "mk-rvwa-rvwb-alpha", "tpu_chips": {V5E: 16}},
+        "beta": {"cluster_queue": "mk-rvwa-rvwb-beta", "tpu_chips": {V5E: 16}},
+    }
+
+
+def test_a_team_without_a_share_queues_on_the_sets_queue_which_lends_the_rest(tmp_path):
+    # alpha has 8 chips on rvwa only (on rvwb it shares the default queue: it may borrow);
+    # beta has no share anywhere.
+    plan = fleet_plan(tmp_path, [{"team": "alpha", "chips": {"v5litepod-8": 8}}], [])
+    specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
+    assert specs == {
+        "mk-rvwa-rvwb-alpha": queue(selector("In", "alpha"), [tpu(8), heads("0", "0")]),
+        "mk-rvwa-rvwb": queue(selector("In", "beta"), [tpu(24), SET_CPU]),
+    }
+    local = {ns: m["spec"]["clusterQueue"] for ns, m in objects(plan, "LocalQueue").items()}
+    assert local == {"alpha": "mk-rvwa-rvwb-alpha", "beta": "mk-rvwa-rvwb"}
+
+
+def test_without_shares_the_teams_share_the_sets_queue_as_on_the_workers(tmp_path):
+    plan = fleet_plan(tmp_path, [], [])
+    specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
+    assert specs == {
+        "mk-rvwa-rvwb": queue(selector("In", "alpha", "beta"), [tpu(32), SET_CPU], cohort=False)
+    }
+    assert "team_queues" not in plan.outputs["fleet"]["worker_sets"]["mk-rvwa-rvwb"]
+
+
+def test_the_team_queues_pass_kueue_crd_schemas(tmp_path):
+    plan = fleet_plan(tmp_path, QUOTAS, [QUOTAS[0]])
+    kueue = [
+        m
+        for r in plan.resources
+        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
+    ]
+    names = {m["metadata"]["name"] for m in kueue if m["kind"] == "ClusterQueue"}
+    assert names == {"mk-rvwa-rvwb", "mk-rvwa-rvwb-alpha", "mk-rvwa-rvwb-beta"}
+    assert {(m["kind"], m["metadata"]["name"]): custom_resource_errors(m) for m in kueue} == {
+        (m["kind"], m["metadata"]["name"]): [] for m in kueue
+    }
