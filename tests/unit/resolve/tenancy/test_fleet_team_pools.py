@@ -15,7 +15,7 @@ from components.errors import ConfigError
 from components.plan.engine import plan_file
 from components.plan.render import manifest
 from components.resolve.tenancy.fleet import load_fleet
-from tests.contract.test_schema_contract import custom_resource_errors
+from tests.object_schemas import custom_resource_errors
 
 WORKER = {
     "tpu-pathways:environment": "dev",

@@ -14,7 +14,7 @@ import yaml
 
 from components.plan.engine import plan_file
 from components.plan.render import manifest
-from tests.contract.test_schema_contract import custom_resource_errors
+from tests.object_schemas import custom_resource_errors
 
 V5E = "tpu-v5-lite-podslice-2x4-4t"
 QUOTAS = [
