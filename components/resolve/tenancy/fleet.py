@@ -69,6 +69,7 @@ from components.resolve.tenancy.fleet_sets import (
     Nominations,
     WorkerSet,
     nominations,
+    set_name_issues,
     unknown_worker_issues,
 )
 from components.resolve.tenancy.fleet_shares import with_shares, worker_team_quotas
@@ -138,7 +139,7 @@ def parse_fleet_config(
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
     issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
-    issues += unknown_worker_issues(config) + storage_issues(config)
+    issues += unknown_worker_issues(config) + set_name_issues(config) + storage_issues(config)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:
