@@ -70,6 +70,22 @@ class TeamShare:
 
 
 @dataclass(frozen=True)
+class DedicatedShare:
+    """A team's pools dedicated to it on every worker of a set: its own ClusterQueue on the
+    manager holding exactly those pools (``fleet_dedicated``), as each worker's own does."""
+
+    team: str
+    name: str
+    """The ClusterQueue (``team_queue_name``)."""
+    chips: Mapping[str, int]
+    """Chips of its dedicated TPU pools per TPU shape (accelerator name), summed over the set's
+    workers."""
+    cpu_pools: Mapping[str, tuple[str, str]]
+    """Its CPU pool's name (where its heads run) -> CPU and memory of the pools of that name at
+    their maximum size, summed over the set's workers."""
+
+
+@dataclass(frozen=True)
 class WorkerSet:
     name: str
     workers: tuple[str, ...]
@@ -102,16 +118,24 @@ class Nominations:
     """The queue of each workload, by index."""
     shares: Mapping[str, tuple[TeamShare, ...]] = field(default_factory=dict)
     """Set name -> the teams' shares with a ClusterQueue of their own (``fleet_shares``)."""
+    dedicated: Mapping[str, tuple[DedicatedShare, ...]] = field(default_factory=dict)
+    """Set name -> the teams with pools dedicated to them on each of its workers
+    (``fleet_dedicated``)."""
+
+    def team_queues(self, set_name: str) -> tuple[TeamShare | DedicatedShare, ...]:
+        """The ClusterQueues of the set's teams that have one of their own."""
+        return (*self.shares.get(set_name, ()), *self.dedicated.get(set_name, ()))
 
     def cluster_queue(self, queue: FleetQueue) -> str:
-        """The manager's ClusterQueue a LocalQueue points at: its team's share of the set, else
-        the set's own."""
-        mine = [s.name for s in self.shares.get(queue.set_name, ()) if s.team == queue.team]
+        """The manager's ClusterQueue a LocalQueue points at: its team's own queue of the set,
+        else the set's own."""
+        mine = [s.name for s in self.team_queues(queue.set_name) if s.team == queue.team]
         return mine[0] if mine else queue.set_name
 
     def set_teams(self, worker_set: WorkerSet) -> tuple[str, ...]:
-        """The teams queued on the set's own ClusterQueue (those without a share)."""
-        own = {s.team for s in self.shares.get(worker_set.name, ())}
+        """The teams queued on the set's own ClusterQueue (those without a queue of their
+        own)."""
+        own = {s.team for s in self.team_queues(worker_set.name)}
         return tuple(t for t in worker_set.namespaces if t not in own)
 
     def on_worker(self, worker: str) -> tuple[FleetQueue, ...]:
