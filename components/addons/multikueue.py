@@ -39,8 +39,10 @@ set's ClusterQueue selects the namespaces of the teams queued on it and holds th
 workers only. A team with a guaranteed share of the set's workers (their ``teamQuotas``) gets a
 ClusterQueue of its own on the set's check holding that share, and the set's keeps the rest;
 then they form one cohort named after the set, with the workers' preemption
-(``components.resolve.tenancy.fleet_shares``). The manager's access to each worker is
-``multikueue_worker``.
+(``components.resolve.tenancy.fleet_shares``). A team with pools dedicated to it on every worker
+of the set gets a ClusterQueue of exactly those pools, on flavors with the workers' node labels
+and toleration, never lent nor borrowed (``components.resolve.tenancy.fleet_dedicated``). The
+manager's access to each worker is ``multikueue_worker``.
 """
 
 from __future__ import annotations

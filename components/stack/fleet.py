@@ -10,8 +10,9 @@ provider (from its contract: project, cluster name, location) and the manager's 
 (``WorkerAccess``: its grants in the team namespaces of the sets it is in, its bounded token,
 the LocalQueues of workloads' own sets); the MultiKueue objects and queues
 (``MultiKueueManager``: per worker set a MultiKueueConfig, an AdmissionCheck and a ClusterQueue
-whose TPU quota is the sum of its workers' chips per flavor, and one ClusterQueue per team with a
-guaranteed share of them, ``fleet_shares``); then each workload as a JobSet
+whose TPU quota is the sum of its workers' shared chips per flavor, and one ClusterQueue per team
+with a guaranteed share of them, ``fleet_shares``, or with pools dedicated to it on each of
+them, ``fleet_dedicated``); then each workload as a JobSet
 with ``spec.managedBy: kueue.x-k8s.io/multikueue`` on its LocalQueue (``fleet_sets``).
 
 Each worker owns its cluster, pools, bucket, Kueue and the team namespaces and LocalQueues a
