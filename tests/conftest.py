@@ -166,9 +166,10 @@ def sdk_stack_trace(monkeypatch) -> Callable[[], Any]:
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """The run's garbage collections (automatic ones are off, above): after a test that loaded
     many modules (the first plan loads the provider SDKs, ~100k classes), and after one that
-    left ``GARBAGE_BOUND`` new objects since the last collection. Garbage is collected, then every object still alive
-    (modules, classes, the session fixtures' plans) moves to the GC's permanent generation
-    (``gc.freeze``): later collections skip it instead of walking it again and again."""
+    left ``GARBAGE_BOUND`` new objects since the last collection. Garbage is collected, then
+    every object still alive (modules, classes, the session fixtures' plans) moves to the GC's
+    permanent generation (``gc.freeze``): later collections skip it instead of walking it
+    again and again."""
     loaded = len(sys.modules) > _modules_frozen[0] + 100
     if loaded or gc.get_count()[0] > GARBAGE_BOUND:
         gc.collect()
