@@ -218,7 +218,7 @@ def truncated(name: str, limit: int) -> str:
     if len(name) <= limit:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
-    return f"{name[: limit - 7].rstrip('-_')}-{digest}"
+    return f"{name[: limit - 7].rstrip('-_.')}-{digest}"
 
 
 def node_service_account_email(project: str, cluster_name: str) -> str:

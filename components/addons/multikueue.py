@@ -39,8 +39,10 @@ set's ClusterQueue selects the namespaces of the teams queued on it and holds th
 workers only. A team with a guaranteed share of the set's workers (their ``teamQuotas``) gets a
 ClusterQueue of its own on the set's check holding that share, and the set's keeps the rest;
 then they form one cohort named after the set, with the workers' preemption
-(``components.resolve.tenancy.fleet_shares``). The manager's access to each worker is
-``multikueue_worker``.
+(``components.resolve.tenancy.fleet_shares``). A team with pools dedicated to it on every worker
+of the set gets a ClusterQueue of exactly those pools, on flavors with the workers' node labels
+and toleration, never lent nor borrowed (``components.resolve.tenancy.fleet_dedicated``). The
+manager's access to each worker is ``multikueue_worker``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from components.addons.kueue import (
     TpuFlavor,
     cpu_flavor_name,
     cpu_quota_group,
+    dedicated_flavor_spec,
     local_queue,
     queue_preemption,
     tpu_quota_group,
@@ -70,7 +73,7 @@ from components.addons.multikueue_worker import (
     LOCAL_QUEUE_REPLACEMENT,
     worker_secret_name,
 )
-from components.labels import NAMESPACE_NAME_LABEL, tpu_node_labels
+from components.labels import NAMESPACE_NAME_LABEL, NODE_POOL_LABEL, TPU_RESOURCE, tpu_node_labels
 from components.pathways.multikueue_model import MULTIKUEUE_CONTROLLER
 from components.vocabulary import KUEUE_API_VERSION
 
@@ -126,6 +129,42 @@ class TeamQueueArgs:
 
 
 @dataclass(frozen=True)
+class DedicatedTeamQueueArgs:
+    """A team's pools dedicated to it on every worker of a set: a ClusterQueue of its own
+    holding exactly them, as each worker's own ClusterQueue for the team does."""
+
+    name: str
+    team: str
+    tpu_flavors: Sequence[TpuFlavor]
+    """Its dedicated TPU pools per shape, chips summed over the set's workers (named as the
+    shared flavor of that shape; the manager's flavor is ``dedicated_flavor``)."""
+    cpu_pools: Mapping[str, tuple[str, str]]
+    """Its CPU pool's name -> CPU and memory of those pools at their maximum size, summed."""
+
+    def flavors(self) -> dict[str, dict]:
+        """The manager's flavors of its pools: name -> spec, the worker's node labels and
+        toleration for the team."""
+        found = {
+            dedicated_flavor(f.name, self.team): dedicated_flavor_spec(
+                self.team, tpu_node_labels(f.shape)
+            )
+            for f in self.tpu_flavors
+        }
+        for pool in self.cpu_pools:
+            name = dedicated_flavor(cpu_flavor_name(pool), self.team)
+            found[name] = dedicated_flavor_spec(self.team, {NODE_POOL_LABEL: pool})
+        return found
+
+
+def dedicated_flavor(base: str, team: str) -> str:
+    """The manager's flavor of a team's dedicated pools: the worker's flavor name, a dot and the
+    team (no flavor name or team has a dot, so no two teams' flavors and no shared flavor share
+    a name; a ResourceFlavor's name is a DNS subdomain: kueue v0.17.1 apis/kueue/v1beta2/
+    clusterqueue_types.go ``ResourceFlavorReference``)."""
+    return f"{base}.{team}"
+
+
+@dataclass(frozen=True)
 class WorkerSetArgs:
     """One worker set: its MultiKueueConfig, AdmissionCheck and ClusterQueue (all ``name``),
     and its teams' own ClusterQueues (``team_queues``)."""
@@ -140,6 +179,7 @@ class WorkerSetArgs:
     namespaces: Sequence[str]
     """The team namespaces queued on its own ClusterQueue (those without a share)."""
     team_queues: Sequence[TeamQueueArgs] = ()
+    dedicated_queues: Sequence[DedicatedTeamQueueArgs] = ()
 
 
 def _namespaces(names: Sequence[str]) -> dict:
@@ -153,7 +193,7 @@ def _namespaces(names: Sequence[str]) -> dict:
 
 def _set_queue_spec(worker_set: WorkerSetArgs, namespaces: dict, groups: list[dict]) -> dict:
     spec: dict = {"namespaceSelector": namespaces, "queueingStrategy": "BestEffortFIFO"}
-    cohort = bool(worker_set.team_queues)
+    cohort = bool(worker_set.team_queues or worker_set.dedicated_queues)
     if cohort:
         spec["cohortName"] = worker_set.name
     spec["preemption"] = queue_preemption(cohort)
@@ -171,10 +211,10 @@ def manager_cluster_queue_spec(worker_set: WorkerSetArgs) -> dict:
     for queue in worker_set.team_queues:
         for flavor, chips in queue.chips.items():
             rest[flavor] -= chips
-    groups = [
-        tpu_quota_group(tpu, rest, None),
-        cpu_quota_group(HEADS_POOL, worker_set.cpu_quota, worker_set.memory_quota),
-    ]
+    # No TPU flavor when its workers have no shared pool: then each of its teams has pools
+    # dedicated to it (``fleet_quota``) and a queue of its own, and a resource group needs one.
+    groups = [tpu_quota_group(tpu, rest, None)] if tpu else []
+    groups.append(cpu_quota_group(HEADS_POOL, worker_set.cpu_quota, worker_set.memory_quota))
     return _set_queue_spec(worker_set, _namespaces(worker_set.namespaces), groups)
 
 
@@ -187,6 +227,46 @@ def team_cluster_queue_spec(worker_set: WorkerSetArgs, queue: TeamQueueArgs) -> 
         cpu_quota_group(HEADS_POOL, "0", "0"),
     ]
     return _set_queue_spec(worker_set, _namespaces([queue.team]), groups)
+
+
+def _kept(name: str, quantity: int | str) -> dict:
+    """A resource's quota that is neither lent nor borrowed (limits need a cohort: kueue
+    v0.17.1 pkg/webhooks/clusterqueue_webhook.go ``validateLimit``)."""
+    return {"name": name, "nominalQuota": quantity, "borrowingLimit": 0, "lendingLimit": 0}
+
+
+def dedicated_cluster_queue_spec(worker_set: WorkerSetArgs, queue: DedicatedTeamQueueArgs) -> dict:
+    """A team's dedicated pools on a set: exactly their chips and its CPU pools' CPU and memory
+    (as the worker's ``dedicated_cluster_queue_spec``), its namespace only, through the set's
+    check; in the set's cohort only so that its quota can be marked as never lent
+    (``lendingLimit: 0``) nor borrowed beyond (``borrowingLimit: 0``): no other queue of the
+    cohort has its flavors, and it reclaims nothing (``reclaimWithinCohort: Never``)."""
+    groups = []
+    if queue.tpu_flavors:
+        flavors = [
+            {
+                "name": dedicated_flavor(f.name, queue.team),
+                "resources": [_kept(TPU_RESOURCE, f.chips)],
+            }
+            for f in queue.tpu_flavors
+        ]
+        groups.append({"coveredResources": [TPU_RESOURCE], "flavors": flavors})
+    cpu_flavors = [
+        {
+            "name": dedicated_flavor(cpu_flavor_name(pool), queue.team),
+            "resources": [_kept("cpu", cpu), _kept("memory", memory)],
+        }
+        for pool, (cpu, memory) in queue.cpu_pools.items()
+    ]
+    groups.append({"coveredResources": ["cpu", "memory"], "flavors": cpu_flavors})
+    return {
+        "namespaceSelector": _namespaces([queue.team]),
+        "queueingStrategy": "BestEffortFIFO",
+        "cohortName": worker_set.name,
+        "preemption": {"reclaimWithinCohort": "Never", "withinClusterQueue": "LowerPriority"},
+        "resourceGroups": groups,
+        "admissionChecksStrategy": {"admissionChecks": [{"name": worker_set.name}]},
+    }
 
 
 MANAGER_KUEUE_CONFIG_TYPE = "tpu-pathways:multikueue:ManagerKueueConfig"
@@ -262,6 +342,14 @@ class MultiKueueManager(pulumi.ComponentResource):
                 "ResourceFlavor", flavor.name, {"nodeLabels": tpu_node_labels(flavor.shape)}
             )
         self._kueue("ResourceFlavor", CPU_FLAVOR, {})
+        # A team's dedicated flavors once, however many of its sets have them.
+        dedicated = {
+            name: spec
+            for worker_set in args.sets
+            for queue in worker_set.dedicated_queues
+            for name, spec in queue.flavors().items()
+        }
+        flavors = [self._kueue("ResourceFlavor", n, dedicated[n]) for n in sorted(dedicated)]
         clusters = {
             w: self._kueue(
                 "MultiKueueCluster", w, multikueue_cluster_spec(w), list(args.kubeconfigs)
@@ -285,6 +373,9 @@ class MultiKueueManager(pulumi.ComponentResource):
             for team in worker_set.team_queues:
                 spec = team_cluster_queue_spec(worker_set, team)
                 queues[team.name] = self._kueue("ClusterQueue", team.name, spec, [check])
+            for own in worker_set.dedicated_queues:
+                spec = dedicated_cluster_queue_spec(worker_set, own)
+                queues[own.name] = self._kueue("ClusterQueue", own.name, spec, [check, *flavors])
         for queue in args.queues:
             after = pulumi.ResourceOptions(depends_on=[queues[queue.cluster_queue]])
             local_queue(

@@ -10,8 +10,9 @@ provider (from its contract: project, cluster name, location) and the manager's 
 (``WorkerAccess``: its grants in the team namespaces of the sets it is in, its bounded token,
 the LocalQueues of workloads' own sets); the MultiKueue objects and queues
 (``MultiKueueManager``: per worker set a MultiKueueConfig, an AdmissionCheck and a ClusterQueue
-whose TPU quota is the sum of its workers' chips per flavor, and one ClusterQueue per team with a
-guaranteed share of them, ``fleet_shares``); then each workload as a JobSet
+whose TPU quota is the sum of its workers' shared chips per flavor, and one ClusterQueue per team
+with a guaranteed share of them, ``fleet_shares``, or with pools dedicated to it on each of
+them, ``fleet_dedicated``); then each workload as a JobSet
 with ``spec.managedBy: kueue.x-k8s.io/multikueue`` on its LocalQueue (``fleet_sets``).
 
 Each worker owns its cluster, pools, bucket, Kueue and the team namespaces and LocalQueues a
@@ -42,6 +43,7 @@ from components.addons.manager_admission import (
 )
 from components.addons.multikueue import (
     MANAGER_KUEUE_CONFIG_TYPE,
+    DedicatedTeamQueueArgs,
     ManagerKueueConfig,
     ManagerKueueConfigArgs,
     ManagerQueueArgs,
@@ -49,6 +51,7 @@ from components.addons.multikueue import (
     MultiKueueManagerArgs,
     TeamQueueArgs,
     WorkerSetArgs,
+    dedicated_flavor,
 )
 from components.addons.multikueue_worker import (
     TokenLifetime,
@@ -65,7 +68,7 @@ from components.pathways.multikueue_model import MULTIKUEUE_CONTROLLER
 from components.resolve.tenancy.fleet import FleetStack
 from components.resolve.tenancy.fleet_dispatch import own_queues
 from components.resolve.tenancy.fleet_quota import shared_pools
-from components.resolve.tenancy.fleet_sets import WorkerSet
+from components.resolve.tenancy.fleet_sets import DedicatedShare, TeamShare, WorkerSet
 from components.resolve.tenancy.shared_cluster import FLEET_OUTPUT
 from components.resolve.workload_specs import (
     cpu_pool_selector,
@@ -257,12 +260,31 @@ def _set_output(fleet: FleetStack, worker_set: WorkerSet) -> dict[str, Any]:
         "teams": list(worker_set.namespaces),
         "tpu_chips": {f.name: f.chips for f in manager_flavors(fleet, worker_set)},
     }
-    shares = fleet.nominations.shares.get(worker_set.name, ())
-    if shares:
-        output["team_queues"] = {
-            s.team: {"cluster_queue": s.name, "tpu_chips": flavor_chips(s.chips)} for s in shares
-        }
+    own = fleet.nominations.team_queues(worker_set.name)
+    if own:
+        output["team_queues"] = {s.team: _team_queue_output(s) for s in own}
     return output
+
+
+def _team_queue_output(queue: TeamShare | DedicatedShare) -> dict[str, Any]:
+    """A team's own queue of a set: its ClusterQueue and nominal chips per flavor (of its pools
+    dedicated to it, when it has some there)."""
+    if isinstance(queue, DedicatedShare):
+        chips = dedicated_queue_args(queue).tpu_flavors
+        flavors = {dedicated_flavor(f.name, queue.team): f.chips for f in chips}
+        return {"cluster_queue": queue.name, "dedicated": True, "tpu_chips": flavors}
+    return {"cluster_queue": queue.name, "tpu_chips": flavor_chips(queue.chips)}
+
+
+def dedicated_queue_args(share: DedicatedShare) -> DedicatedTeamQueueArgs:
+    """A team's dedicated pools of a set as the manager's queue holds them (``fleet_dedicated``)."""
+    shapes = [(resolve_accelerator(name), count) for name, count in share.chips.items()]
+    return DedicatedTeamQueueArgs(
+        name=share.name,
+        team=share.team,
+        tpu_flavors=tuple(TpuFlavor(flavor_name(shape), shape, chips) for shape, chips in shapes),
+        cpu_pools=dict(share.cpu_pools),
+    )
 
 
 def flavor_chips(chips: Mapping[str, int]) -> dict[str, int]:
@@ -300,6 +322,9 @@ def set_args(fleet: FleetStack, worker_set: WorkerSet) -> WorkerSetArgs:
         team_queues=tuple(
             TeamQueueArgs(s.name, s.team, flavor_chips(s.chips), s.borrowing_limit)
             for s in chosen.shares.get(worker_set.name, ())
+        ),
+        dedicated_queues=tuple(
+            dedicated_queue_args(s) for s in chosen.dedicated.get(worker_set.name, ())
         ),
     )
 

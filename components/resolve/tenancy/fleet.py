@@ -56,6 +56,7 @@ from components.resolve.tenancy.fleet_checks import (
     worker_issues,
     workload_name_issues,
 )
+from components.resolve.tenancy.fleet_dedicated import mixed_issues, with_dedicated
 from components.resolve.tenancy.fleet_dispatch import dispatch_issues
 from components.resolve.tenancy.fleet_placement import (
     group_issues,
@@ -69,6 +70,7 @@ from components.resolve.tenancy.fleet_sets import (
     Nominations,
     WorkerSet,
     nominations,
+    set_name_issues,
     unknown_worker_issues,
 )
 from components.resolve.tenancy.fleet_shares import with_shares, worker_team_quotas
@@ -138,7 +140,7 @@ def parse_fleet_config(
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
     issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
-    issues += unknown_worker_issues(config) + storage_issues(config)
+    issues += unknown_worker_issues(config) + set_name_issues(config) + storage_issues(config)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:
@@ -152,8 +154,9 @@ def parse_fleet_config(
         raise ConfigError(issues, source)
     clusters = {name: worker_cluster(name, contract) for name, contract in workers.items()}
     quotas = {w: worker_team_quotas(w, stacks_dir) for w in config.fleet.workers}
-    chosen = with_shares(nominations(config), quotas, clusters)
+    chosen = with_dedicated(with_shares(nominations(config), quotas, clusters), clusters)
     issues, stopped = dispatch_issues(config, chosen, workers, manager.addons.kueue.version)
+    issues += mixed_issues(config, chosen, clusters)
     placements: dict[int, dict[str, StackConfig]] = {}
     for i, workload in enumerate(config.workloads):
         if i in stopped:  # its workers change first
@@ -162,7 +165,7 @@ def parse_fleet_config(
         found, problems = placements_of(config, workload, candidates, workers, accounts)
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
-    issues += quota_issues(config, chosen, clusters, placements)
+    issues += quota_issues(config, chosen, clusters)
     issues += group_issues(config, chosen, {w: worker_groups(w, stacks_dir) for w in workers})
     if issues:
         raise ConfigError(issues, source)

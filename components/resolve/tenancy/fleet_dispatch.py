@@ -38,7 +38,8 @@ from components.resolve.tenancy.fleet_sets import FleetQueue, Nominations, set_k
 
 def manager_model(config: FleetStackConfig, chosen: Nominations, kueue_version: str) -> Manager:
     """The manager's Kueue objects as the program creates them: per worker set its
-    ClusterQueue and one per team's share (``fleet_shares``), all on the set's check."""
+    ClusterQueue and one per team with a share (``fleet_shares``) or pools dedicated to it
+    (``fleet_dedicated``), all on the set's check."""
     return Manager(
         kueue_version=kueue_version,
         jobsets=tuple(
@@ -49,9 +50,9 @@ def manager_model(config: FleetStackConfig, chosen: Nominations, kueue_version: 
         cluster_queues={
             **{s.name: ClusterQueue(((s.name, ()),), chosen.set_teams(s)) for s in chosen.sets},
             **{
-                share.name: ClusterQueue(((s.name, ()),), (share.team,))
+                own.name: ClusterQueue(((s.name, ()),), (own.team,))
                 for s in chosen.sets
-                for share in chosen.shares.get(s.name, ())
+                for own in chosen.team_queues(s.name)
             },
         },
         admission_checks={

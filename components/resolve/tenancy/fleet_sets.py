@@ -44,10 +44,15 @@ def set_name(workers: Sequence[str]) -> str:
 
 
 def team_queue_name(set_name: str, team: str) -> str:
-    """The manager's ClusterQueue of ``team``'s share of worker set ``set_name``
-    (``fleet_shares``): the set's name and the team's, shortened with a hash past 63
-    characters."""
-    return truncated(f"{set_name}-{team}", MAX_NAME)
+    """The manager's ClusterQueue of ``team``'s own queue of worker set ``set_name`` (its share,
+    ``fleet_shares``, or its dedicated pools, ``fleet_dedicated``): the set's name, a dot and
+    the team's, shortened with a hash past 63 characters. Worker stack and team names have no
+    dot (a set's name is a DNS label, a team a namespace), so no two sets' team queues and no
+    set's own queue share a name, as they did with a hyphen (set ``a-b`` with team ``c`` and
+    set ``a`` with team ``b-c``: both ``mk-a-b-c``). A ClusterQueue's name, and the
+    LocalQueue's ``clusterQueue``, may hold dots (kueue v0.17.1 apis/kueue/v1beta2/
+    clusterqueue_types.go ``ClusterQueueReference``: a DNS subdomain)."""
+    return truncated(f"{set_name}.{team}", MAX_NAME)
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,22 @@ class TeamShare:
     workers."""
     borrowing_limit: int | None
     """Chips per flavor it may borrow from the set's cohort (None: all that is idle)."""
+
+
+@dataclass(frozen=True)
+class DedicatedShare:
+    """A team's pools dedicated to it on every worker of a set: its own ClusterQueue on the
+    manager holding exactly those pools (``fleet_dedicated``), as each worker's own does."""
+
+    team: str
+    name: str
+    """The ClusterQueue (``team_queue_name``)."""
+    chips: Mapping[str, int]
+    """Chips of its dedicated TPU pools per TPU shape (accelerator name), summed over the set's
+    workers."""
+    cpu_pools: Mapping[str, tuple[str, str]]
+    """Its CPU pool's name (where its heads run) -> CPU and memory of the pools of that name at
+    their maximum size, summed over the set's workers."""
 
 
 @dataclass(frozen=True)
@@ -97,16 +118,24 @@ class Nominations:
     """The queue of each workload, by index."""
     shares: Mapping[str, tuple[TeamShare, ...]] = field(default_factory=dict)
     """Set name -> the teams' shares with a ClusterQueue of their own (``fleet_shares``)."""
+    dedicated: Mapping[str, tuple[DedicatedShare, ...]] = field(default_factory=dict)
+    """Set name -> the teams with pools dedicated to them on each of its workers
+    (``fleet_dedicated``)."""
+
+    def team_queues(self, set_name: str) -> tuple[TeamShare | DedicatedShare, ...]:
+        """The ClusterQueues of the set's teams that have one of their own."""
+        return (*self.shares.get(set_name, ()), *self.dedicated.get(set_name, ()))
 
     def cluster_queue(self, queue: FleetQueue) -> str:
-        """The manager's ClusterQueue a LocalQueue points at: its team's share of the set, else
-        the set's own."""
-        mine = [s.name for s in self.shares.get(queue.set_name, ()) if s.team == queue.team]
+        """The manager's ClusterQueue a LocalQueue points at: its team's own queue of the set,
+        else the set's own."""
+        mine = [s.name for s in self.team_queues(queue.set_name) if s.team == queue.team]
         return mine[0] if mine else queue.set_name
 
     def set_teams(self, worker_set: WorkerSet) -> tuple[str, ...]:
-        """The teams queued on the set's own ClusterQueue (those without a share)."""
-        own = {s.team for s in self.shares.get(worker_set.name, ())}
+        """The teams queued on the set's own ClusterQueue (those without a queue of their
+        own)."""
+        own = {s.team for s in self.team_queues(worker_set.name)}
         return tuple(t for t in worker_set.namespaces if t not in own)
 
     def on_worker(self, worker: str) -> tuple[FleetQueue, ...]:
@@ -187,3 +216,43 @@ def unknown_worker_issues(config: FleetStackConfig) -> list[ConfigIssue]:
         for j, name in enumerate(names or [])
         if name not in known
     ]
+
+
+def _chosen_at(config: FleetStackConfig, workers: tuple[str, ...]) -> list[str]:
+    """The keys that choose the worker set ``workers``."""
+    keys = [
+        f"teams[{i}].workers"
+        for i, t in enumerate(config.teams)
+        if t.workers and tuple(sorted(t.workers)) == workers
+    ]
+    keys += [
+        f"workloads[{i}].workers"
+        for i, w in enumerate(config.workloads)
+        if w.workers and tuple(sorted(w.workers)) == workers
+    ]
+    return keys or ["fleet.workers"]
+
+
+def set_name_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """Worker sets whose names are one: the workers are joined by '-' and may hold '-' (the
+    set [a-b] and the set [a, b] are both ``mk-a-b``), so one set's MultiKueueConfig,
+    AdmissionCheck, ClusterQueue and LocalQueue would be the other's."""
+    chosen = {team_workers(config, t.name) for t in config.teams}
+    chosen |= {workload_workers(config, w) for w in config.workloads}
+    by_name: dict[str, list[tuple[str, ...]]] = {}
+    for workers in sorted(chosen):
+        by_name.setdefault(set_name(workers), []).append(workers)
+    issues = []
+    for name, sets in by_name.items():
+        if len(sets) < 2:
+            continue
+        listed = " and ".join(f"[{', '.join(s)}]" for s in sets)
+        message = (
+            f"the worker sets {listed} would both be named {name!r} on the manager (its "
+            "MultiKueueConfig, AdmissionCheck and ClusterQueue: 'mk-' and the sorted workers "
+            "joined by '-'), so one would take the other's queue; choose workers whose names "
+            "do not run together, or rename a worker stack"
+        )
+        keys = [k for s in sets for k in _chosen_at(config, s)]
+        issues += [ConfigIssue(key, message) for key in dict.fromkeys(keys)]
+    return issues

@@ -1,7 +1,7 @@
-"""A fleet and its workers' teams: pools dedicated to a team (the manager's quota counts shared
-pools only), a dedicated team's heads on its own CPU pool, and a fleet team's group against the
-worker's for the same namespace. Worker stacks are written here (a dev worker with teams alpha
-and beta); expected values are literals."""
+"""A fleet and its workers' teams: pools dedicated to a team (its own queue on the manager:
+test_fleet_dedicated), a dedicated team's heads on its own CPU pool, and a fleet team's group
+against the worker's for the same namespace. Worker stacks are written here (a dev worker with
+teams alpha and beta); expected values are literals."""
 
 from __future__ import annotations
 
@@ -75,43 +75,20 @@ def jobsets(plan) -> list[dict]:
     ]
 
 
-def test_a_worker_set_whose_tpu_pools_are_all_dedicated_is_refused(tmp_path):
-    # The reviewer's scenario: rvwb's one v5e pool is alpha's; the manager's ClusterQueue would
-    # have `flavors: []` (refused by the v0.17.1 CRD) and no chips for alpha's JobSets.
-    pools = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2, "team": "alpha"}]
-    write(tmp_path, "rvwb", worker(tpuPools=pools))
-    fleet = copy.deepcopy(FLEET)
-    fleet["tpu-pathways:workloads"][0]["pool"] = "v5e"
-    write(tmp_path, "fleet", fleet)
-    assert refusal(tmp_path) == [
-        (
-            "teams[0].workers",
-            "the workers [rvwb] have no TPU pool shared by all teams (dedicated: rvwb: pool 'v5e' "
-            "(team alpha)), and the manager's ClusterQueue mk-rvwb counts shared pools only: it "
-            "would have no TPU flavor, which Kueue refuses (resourceGroups[].flavors needs at "
-            "least one), and no quota for the team's JobSets (the manager does not give a team "
-            "the pools dedicated to it); add a shared TPU pool to one of them, or name workers "
-            "that have one",
-        )
-    ]
-
-
-def test_a_workload_on_a_dedicated_shape_no_shared_pool_has_is_refused(tmp_path):
+def test_a_workload_on_a_dedicated_shape_no_shared_pool_has_is_admitted_on_its_teams_queue(
+    tmp_path,
+):
+    # Before, refused: the manager counted shared pools only and had no v5e 4x4 quota. Now
+    # alpha's queue holds its own pool (test_fleet_dedicated has the whole queue).
     pools = [
         {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1},
         {"name": "v5e-alpha", "generation": "v5e", "topology": "4x4", "slices": 1, "team": "alpha"},
     ]
     write(tmp_path, "rvwb", worker(tpuPools=pools))
     write(tmp_path, "fleet", FLEET)
-    assert refusal(tmp_path) == [
-        (
-            "workloads[0].pool",
-            "'v5e-alpha' is v5e 4x4 on 'rvwb', and the shared TPU pools of the workers it may go "
-            "to ([rvwb]) have v5e 2x4 only: the manager's ClusterQueue counts shared pools only "
-            "(the manager does not give a team the pools dedicated to it) and would never admit "
-            "it; use a pool of a shared shape",
-        )
-    ]
+    fleet = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
+    (alpha,) = fleet.nominations.dedicated["mk-rvwb"]
+    assert (alpha.name, dict(alpha.chips)) == ("mk-rvwb.alpha", {"v5litepod-16": 16})
 
 
 def test_a_dedicated_teams_fleet_head_runs_on_its_own_cpu_pool_as_on_the_worker(tmp_path):
@@ -193,8 +170,8 @@ def test_a_fleet_teams_group_must_be_the_workers_group_for_that_namespace(tmp_pa
 
 def test_a_fleet_with_a_dedicated_teams_pools_renders_kueue_objects_its_crds_admit(tmp_path):
     """The fleet the checks accept (a shared v5e pool beside alpha's): every Kueue object of
-    the manager and the workers passes Kueue v0.17.1's CRD schemas; the refusal above is what
-    keeps an empty flavor list (which they refuse) from ever rendering."""
+    the manager and the workers passes Kueue v0.17.1's CRD schemas (a set's queue without a
+    shared pool has no TPU resource group at all: test_fleet_dedicated)."""
     write(tmp_path, "rvwb", worker())
     write(tmp_path, "fleet", FLEET)
     kueue = [

@@ -130,18 +130,18 @@ def test_each_team_gets_its_share_of_the_set_in_one_cohort(tmp_path):
     plan = fleet_plan(tmp_path, QUOTAS, QUOTAS)
     specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
     assert specs == {
-        "mk-rvwa-rvwb-alpha": queue(
+        "mk-rvwa-rvwb.alpha": queue(
             selector("In", "alpha"), [tpu(16, borrowing=0), heads("0", "0")]
         ),
-        "mk-rvwa-rvwb-beta": queue(selector("In", "beta"), [tpu(16, borrowing=0), heads("0", "0")]),
+        "mk-rvwa-rvwb.beta": queue(selector("In", "beta"), [tpu(16, borrowing=0), heads("0", "0")]),
         # The rest of the set's 32 chips (none) and its CPU; no team queues on it.
         "mk-rvwa-rvwb": queue(selector("DoesNotExist"), [tpu(0), SET_CPU]),
     }
     local = {ns: m["spec"]["clusterQueue"] for ns, m in objects(plan, "LocalQueue").items()}
-    assert local == {"alpha": "mk-rvwa-rvwb-alpha", "beta": "mk-rvwa-rvwb-beta"}
+    assert local == {"alpha": "mk-rvwa-rvwb.alpha", "beta": "mk-rvwa-rvwb.beta"}
     assert plan.outputs["fleet"]["worker_sets"]["mk-rvwa-rvwb"]["team_queues"] == {
-        "alpha": {"cluster_queue": "mk-rvwa-rvwb-alpha", "tpu_chips": {V5E: 16}},
-        "beta": {"cluster_queue": "mk-rvwa-rvwb-beta", "tpu_chips": {V5E: 16}},
+        "alpha": {"cluster_queue": "mk-rvwa-rvwb.alpha", "tpu_chips": {V5E: 16}},
+        "beta": {"cluster_queue": "mk-rvwa-rvwb.beta", "tpu_chips": {V5E: 16}},
     }
 
 
@@ -151,11 +151,11 @@ def test_a_team_without_a_share_queues_on_the_sets_queue_which_lends_the_rest(tm
     plan = fleet_plan(tmp_path, [{"team": "alpha", "chips": {"v5litepod-8": 8}}], [])
     specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
     assert specs == {
-        "mk-rvwa-rvwb-alpha": queue(selector("In", "alpha"), [tpu(8), heads("0", "0")]),
+        "mk-rvwa-rvwb.alpha": queue(selector("In", "alpha"), [tpu(8), heads("0", "0")]),
         "mk-rvwa-rvwb": queue(selector("In", "beta"), [tpu(24), SET_CPU]),
     }
     local = {ns: m["spec"]["clusterQueue"] for ns, m in objects(plan, "LocalQueue").items()}
-    assert local == {"alpha": "mk-rvwa-rvwb-alpha", "beta": "mk-rvwa-rvwb"}
+    assert local == {"alpha": "mk-rvwa-rvwb.alpha", "beta": "mk-rvwa-rvwb"}
 
 
 def test_without_shares_the_teams_share_the_sets_queue_as_on_the_workers(tmp_path):
@@ -175,7 +175,7 @@ def test_the_team_queues_pass_kueue_crd_schemas(tmp_path):
         if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
     ]
     names = {m["metadata"]["name"] for m in kueue if m["kind"] == "ClusterQueue"}
-    assert names == {"mk-rvwa-rvwb", "mk-rvwa-rvwb-alpha", "mk-rvwa-rvwb-beta"}
+    assert names == {"mk-rvwa-rvwb", "mk-rvwa-rvwb.alpha", "mk-rvwa-rvwb.beta"}
     assert {(m["kind"], m["metadata"]["name"]): custom_resource_errors(m) for m in kueue} == {
         (m["kind"], m["metadata"]["name"]): [] for m in kueue
     }
