@@ -41,6 +41,7 @@ from components.gke.network import (
     PathwaysPortsFirewallArgs,
     TeamPodRange,
     cluster_networking,
+    existing_subnetwork,
 )
 from components.gke.node_config import PoolTarget
 from components.gke.node_identity import (
@@ -197,12 +198,18 @@ class GkeCluster(ClusterTarget):
     node_service_account: pulumi.Output[str]
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        # Before this component registers, so that a failed check of the teams' Pod ranges on
+        # an existing subnetwork leaves nothing of the stack created (``pod_range_check``).
+        network_args = _network_args(args)
+        existing = existing_subnetwork(
+            network_args, args.existing_network, args.existing_subnetwork
+        )
         super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
         project, location = args.project, args.location
         self._args = args
         # Production protects what the cluster stands on; children inherit it from the component.
         protected = pulumi.ResourceOptions(parent=self, protect=args.protect)
-        network = _network(name, args, protected)
+        network = cluster_networking(f"{name}-net", network_args, existing, protected)
         node_sa = NodeServiceAccount(
             f"{name}-nodes",
             NodeServiceAccountArgs(project, args.name, args.image_repositories),
@@ -217,7 +224,7 @@ class GkeCluster(ClusterTarget):
             for team in args.dedicated_teams
         }
         sets = [("", node_sa, args.pods_cidr)]
-        sets += [(f"{t}-", a, _pods_cidr(args, t, network)) for t, a in team_accounts.items()]
+        sets += [(f"{t}-", a, _pods_cidr(args, t)) for t, a in team_accounts.items()]
         for prefix, account, pods in sets:
             PathwaysPortsFirewall(
                 f"{name}-{prefix}pathways-ports",
@@ -247,7 +254,6 @@ class GkeCluster(ClusterTarget):
         self.nodes_range = pulumi.Output.from_input(network.nodes_range)
         self.control_plane = [cluster]
         self._pool_dependencies = (cluster, node_sa.account)
-        self._networking = network
         self._team_accounts = {team: a.account for team, a in team_accounts.items()}
         self.provider = self._make_provider(name, self.kubeconfig)
         self._finish()
@@ -330,8 +336,8 @@ class GkeCluster(ClusterTarget):
             account = team_node_service_account_email(args.project, args.name, dedicated_to)
             created_first = (created_first[0], self._team_accounts[dedicated_to])
             if pods := args.team_pod_ranges.get(dedicated_to):
-                # On an existing subnetwork: once the subnetwork has it (``cluster_networking``).
-                pod_range = self._networking.after_check(pods.range_name(dedicated_to))
+                # On an existing subnetwork, found there before the cluster registered.
+                pod_range = pods.range_name(dedicated_to)
         return PoolTarget(
             project=args.project,
             region=args.region,
@@ -352,17 +358,15 @@ class GkeCluster(ClusterTarget):
         return {team: account.email for team, account in self._team_accounts.items()}
 
 
-def _pods_cidr(args: GkeClusterArgs, team: str, network: ClusterNetworking) -> pulumi.Input[str]:
+def _pods_cidr(args: GkeClusterArgs, team: str) -> str:
     """The Pod addresses a dedicated team's Pathways ports admit: its own range's (on an existing
-    subnetwork, once it is found there with them), else the cluster's."""
+    subnetwork, found there with them before the cluster registered), else the cluster's."""
     pods = args.team_pod_ranges.get(team)
-    return args.pods_cidr if pods is None else network.after_check(pods.cidr)
+    return args.pods_cidr if pods is None else pods.cidr
 
 
-def _network(
-    name: str, args: GkeClusterArgs, protected: pulumi.ResourceOptions
-) -> ClusterNetworking:
-    network = ClusterNetworkArgs(
+def _network_args(args: GkeClusterArgs) -> ClusterNetworkArgs:
+    return ClusterNetworkArgs(
         project=args.project,
         region=args.region,
         nodes_cidr=args.nodes_cidr,
@@ -372,8 +376,6 @@ def _network(
         mtu=args.mtu,
         private_nodes=args.private_nodes,
     )
-    existing = (args.existing_network, args.existing_subnetwork)
-    return cluster_networking(f"{name}-net", network, *existing, opts=protected)
 
 
 class ExistingCluster(ClusterTarget):

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gke.pod_range_check import after, checked_pod_ranges
+from components.gke.pod_range_check import look_up_subnetwork
 from components.gke.subnetwork_ranges import RangeClaim
 from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
 from components.vocabulary import truncated
-
-T = TypeVar("T")
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -324,6 +321,37 @@ class PathwaysPortsFirewall(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
+class ExistingSubnetwork:
+    """An existing subnetwork the cluster goes in, as GCP has it (``existing_subnetwork``)."""
+
+    network: str
+    name: str
+    nodes_range: str
+    """Its primary range: the nodes' addresses."""
+
+
+def existing_subnetwork(
+    args: ClusterNetworkArgs, network: str | None, subnetwork: str | None
+) -> ExistingSubnetwork | None:
+    """``subnetwork`` of ``network`` as GCP has it, once it has each team's Pod range (by its
+    ``TeamPodRange.name``) with the team's addresses; a ConfigError naming every one it lacks
+    or has with other addresses otherwise (``look_up_subnetwork``). Blocks until GCP answers:
+    call it before registering anything a failed check must stop. None (nothing looked up):
+    the cluster's own VPC."""
+    if network is None or subnetwork is None:
+        return None
+    unnamed = [team for team, pods in args.team_pod_ranges.items() if pods.name is None]
+    if unnamed:
+        raise ValueError(
+            f"the Pod ranges of {', '.join(unnamed)} name no secondary range of the existing "
+            f"subnetwork {subnetwork!r} (TeamPodRange.name)"
+        )
+    claims = [pods.claim(team) for team, pods in args.team_pod_ranges.items()]
+    nodes_range = look_up_subnetwork(args.project, args.region, subnetwork, claims)
+    return ExistingSubnetwork(network, subnetwork, nodes_range)
+
+
+@dataclass(frozen=True)
 class ClusterNetworking:
     """The network a created cluster runs in: its own VPC, or an existing subnetwork."""
 
@@ -331,28 +359,19 @@ class ClusterNetworking:
     subnetwork: pulumi.Input[str]
     ip_allocation: gcp.container.ClusterIpAllocationPolicyArgs
     nodes_range: pulumi.Input[str]
-    ranges_checked: pulumi.Output[None] | None = None
-    """On an existing subnetwork with teams' Pod ranges: resolves once the subnetwork has each
-    team's range with its addresses, fails otherwise (``checked_pod_ranges``); None: nothing
-    to check."""
-
-    def after_check(self, value: pulumi.Input[T]) -> pulumi.Input[T]:
-        return after(self.ranges_checked, value)
 
 
 def cluster_networking(
     name: str,
     args: ClusterNetworkArgs,
-    existing_network: str | None,
-    existing_subnetwork: str | None,
+    existing: ExistingSubnetwork | None,
     opts: pulumi.ResourceOptions,
 ) -> ClusterNetworking:
     """The cluster's own ``ClusterNetwork`` with its secondary ranges, or, on an existing
-    subnetwork, nothing created: GKE adds the cluster's Pod and Service ranges
-    (``pods_cidr``, ``services_cidr``) to it, and each team's Pod range names a secondary
-    range the subnetwork already has (``TeamPodRange.name``), checked to be there with the
-    team's addresses before the cluster or anything in its network is created."""
-    if existing_network is None or existing_subnetwork is None:
+    subnetwork (looked up and its teams' ranges checked: ``existing_subnetwork``), nothing
+    created: GKE adds the cluster's Pod and Service ranges (``pods_cidr``, ``services_cidr``)
+    to it, and each team's Pod range names a secondary range the subnetwork has."""
+    if existing is None:
         network = ClusterNetwork(name, args, opts=opts)
         ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
             cluster_secondary_range_name=PODS_RANGE,
@@ -362,35 +381,12 @@ def cluster_networking(
         return ClusterNetworking(
             network.network_name, network.subnetwork_name, ip_allocation, args.nodes_cidr
         )
-    unnamed = [team for team, pods in args.team_pod_ranges.items() if pods.name is None]
-    if unnamed:
-        raise ValueError(
-            f"the Pod ranges of {', '.join(unnamed)} name no secondary range of the existing "
-            f"subnetwork {existing_subnetwork!r} (TeamPodRange.name)"
-        )
     ip_allocation = gcp.container.ClusterIpAllocationPolicyArgs(
         cluster_ipv4_cidr_block=args.pods_cidr,
         services_ipv4_cidr_block=args.services_cidr,
         additional_pod_ranges_config=_additional_pod_ranges(args.team_pod_ranges),
     )
-    found = gcp.compute.get_subnetwork_output(
-        name=existing_subnetwork, region=args.region, project=args.project
-    )
-    claims = [pods.claim(team) for team, pods in args.team_pod_ranges.items()]
-    checked = (
-        checked_pod_ranges(existing_subnetwork, claims, found.secondary_ip_ranges)
-        if claims
-        else None
-    )
-    # The cluster and every firewall rule take the network through the check; the nodes'
-    # addresses are the existing subnetwork's primary range.
-    return ClusterNetworking(
-        after(checked, pulumi.Output.from_input(existing_network)),
-        after(checked, pulumi.Output.from_input(existing_subnetwork)),
-        ip_allocation,
-        after(checked, found.ip_cidr_range),
-        checked,
-    )
+    return ClusterNetworking(existing.network, existing.name, ip_allocation, existing.nodes_range)
 
 
 def _additional_pod_ranges(

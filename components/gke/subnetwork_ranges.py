@@ -6,7 +6,8 @@ owner made by name (``networkConfig.podRange``), and its Pathways ports firewall
 addresses the stack file gives for it (``podsCidr``). Nothing else ties the two together, so a
 ``podsCidr`` other than the range's own fences the wrong addresses: the firewall admits other
 Pods, or none of the team's. Pure: the claims and what GCP answers in, the problems out (the
-component looks the subnetwork up and fails the update on them, ``network.cluster_networking``).
+subnetwork is looked up, and the update failed on them before anything is registered, by
+``pod_range_check.look_up_subnetwork``).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def unchecked_note(subnetwork: str, claims: Sequence[RangeClaim]) -> str:
         f"checked at deploy time, not in this preview (no secondary ranges of subnetwork "
         f"{subnetwork!r} here: the offline plan looks nothing up in GCP): {named}. "
         "`pulumi preview` and `pulumi up` compare them with the subnetwork's; on a mismatch "
-        "`pulumi up` creates neither the cluster nor its node pools and firewall rules"
+        "`pulumi up` stops before it creates anything"
     )
 
 

@@ -6,7 +6,9 @@ shows is what the engine would be asked to create.
 Before anything is registered, the preflight expands every PathwaysJob into the pods the
 controller would create (or reads a jobset-backend job's pods from its JobSet) and schedules
 them against the node pools (the stack's own or, for a team stack, its owner's;
-``preflight``).
+``preflight``). On an existing subnetwork the cluster, registered first, looks it up and checks
+the teams' Pod ranges on it before it registers itself (``gke/pod_range_check.py``): a failed
+check registers nothing.
 
 Ordering: the system pool waits for the cluster; in-cluster installs wait for the system pool
 (their controllers run there), not for TPU pools, which are created in parallel. The PathwaysJob
@@ -85,6 +87,8 @@ def build_stack(
     name = config.cluster.name
     node_account = None
     if config.creates_cluster:
+        # First: on an existing subnetwork, GkeCluster looks it up and checks the teams' Pod
+        # ranges on it before it registers itself, so a failed check stops every resource.
         cluster: ClusterTarget = GkeCluster(name, args.gke_cluster_args(config), within)
         system_pool, pools = _node_pools(config, cluster, within)
         install_after = [*cluster.control_plane, system_pool]

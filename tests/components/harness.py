@@ -3,7 +3,8 @@ mock engine; the test reads what was registered and the component's resolved out
 
 ``register(build)`` runs ``build`` (which creates the component and returns the outputs to
 resolve) and returns a ``Registered``; ``k8s_provider()`` is the explicit Kubernetes provider
-an in-cluster component needs (create it inside ``build``).
+an in-cluster component needs (create it inside ``build``); ``SubnetworkWithRanges`` answers an
+existing subnetwork's lookup as GCP would and counts what the engine was sent.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pulumi_kubernetes as k8s
 from components.plan.engine import run_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import PlannedResource
+from components.tokens import GET_SUBNETWORK
 
 STACK = "test"
 URN_PREFIX = f"urn:pulumi:{STACK}::tpu-pathways::pulumi:pulumi:Stack$"
@@ -73,3 +75,29 @@ def urn(type_path: str, name: str) -> str:
     """The URN of a resource of this test stack: ``type_path`` is its parents' types (below the
     stack) and its own, joined by ``$``."""
     return f"{URN_PREFIX}{type_path}::{name}"
+
+
+class SubnetworkWithRanges(PlanMocks):
+    """The mock engine answering the subnetwork's lookup as GCP would, with its secondary
+    ranges (the offline plan's answers none), and keeping what it was asked to register (every
+    resource, components too) and which invokes it answered."""
+
+    def __init__(self, ranges: dict[str, str] | None) -> None:
+        super().__init__()
+        self.ranges = ranges
+        self.created: list[tuple[str, str]] = []
+        self.invoked: list[str] = []
+
+    def call(self, args):
+        self.invoked.append(args.token)
+        if args.token != GET_SUBNETWORK:
+            return super().call(args)
+        answer = {"name": args.args["name"], "ipCidrRange": "10.0.0.0/20"}
+        if self.ranges is not None:  # None: an answer without the key, as the plan's
+            ranges = self.ranges.items()
+            answer["secondaryIpRanges"] = [{"rangeName": n, "ipCidrRange": c} for n, c in ranges]
+        return answer, []
+
+    def new_resource(self, args):
+        self.created.append((args.typ, args.name))
+        return super().new_resource(args)

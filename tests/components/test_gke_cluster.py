@@ -3,22 +3,18 @@ identity and the Pathways ports firewall; ``pool_target()`` for its node pools."
 
 from __future__ import annotations
 
-import gc
-import logging
-
 import pulumi
 import pytest
 
+from components.errors import ConfigError
 from components.gke.cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
 from components.gke.cpu_pool import CpuNodePool, CpuNodePoolArgs
 from components.gke.maintenance import MaintenanceExclusion, MaintenanceWindow
 from components.gke.network import TeamPodRange
 from components.gke.node_identity import ImageRepository
-from components.plan.mocks import PlanMocks
-from components.sdk.pulumi_private import fresh_runtime
 from components.tokens import GET_SUBNETWORK
 from components.vocabulary import Environment, ExclusionScope, ReleaseChannel
-from tests.components.harness import register, urn
+from tests.components.harness import SubnetworkWithRanges, register, urn
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK_COMPONENT = "tpu-pathways:network:ClusterNetwork"
@@ -249,29 +245,6 @@ NLP_RANGE = TeamPodRange(
 )
 
 
-class SubnetworkWithRanges(PlanMocks):
-    """The mock engine answering the subnetwork's lookup as GCP would, with its secondary
-    ranges (the offline plan's answers none), and keeping what it was asked to create."""
-
-    def __init__(self, ranges: dict[str, str] | None) -> None:
-        super().__init__()
-        self.ranges = ranges
-        self.created: list[tuple[str, str]] = []
-
-    def call(self, args):
-        if args.token != GET_SUBNETWORK:
-            return super().call(args)
-        answer = {"name": args.args["name"], "ipCidrRange": "10.0.0.0/20"}
-        if self.ranges is not None:  # None: an answer without the key, as the plan's
-            ranges = self.ranges.items()
-            answer["secondaryIpRanges"] = [{"rangeName": n, "ipCidrRange": c} for n, c in ranges]
-        return answer, []
-
-    def new_resource(self, args):
-        self.created.append((args.typ, args.name))
-        return super().new_resource(args)
-
-
 def on_shared_subnet(mocks: SubnetworkWithRanges, team_range: TeamPodRange = NLP_RANGE):
     args = GkeClusterArgs(
         project="acme-ml",
@@ -289,7 +262,7 @@ def on_shared_subnet(mocks: SubnetworkWithRanges, team_range: TeamPodRange = NLP
         CpuNodePool("pc-cpu", CpuNodePoolArgs("cpu-np", "n2-standard-64", gke.pool_target()))
         nlp = CpuNodePoolArgs("nlp-cpu", "n2-standard-64", gke.pool_target("nlp"))
         CpuNodePool("pc-nlp-cpu", nlp)
-        return {"name": gke.cluster_name}
+        return {"name": gke.cluster_name, "nodes_range": gke.nodes_range}
 
     return register(build, mocks)
 
@@ -310,37 +283,53 @@ def test_a_team_range_the_subnetwork_has_is_taken_by_name():
         "pc-pathways-ports-allow",
         "pc-pathways-ports-deny",
     ]
+    # the nodes' range is the subnetwork's primary range, as GCP answered it (awaited)
+    assert registered.outputs["nodes_range"] == "10.0.0.0/20"
+    assert mocks.invoked == [GET_SUBNETWORK]
+
+
+def test_a_checked_range_registers_every_resource():
+    """A check that passes takes nothing away: every resource is registered, the node service
+    accounts and their roles too, as in the preview that skips the check (no ranges)."""
+    checked = SubnetworkWithRanges({"nlp-pods": "10.64.0.0/16"})
+    on_shared_subnet(checked)
+    assert sorted(checked.created) == [
+        (FIREWALL, "pc-nlp-pathways-ports-allow"),
+        (FIREWALL, "pc-nlp-pathways-ports-deny"),
+        (FIREWALL, "pc-pathways-ports-allow"),
+        (FIREWALL, "pc-pathways-ports-deny"),
+        (CLUSTER, "pc"),
+        (NODE_POOL, "pc-cpu"),
+        (NODE_POOL, "pc-nlp-cpu"),
+        ("gcp:projects/iAMMember:IAMMember", "pc-nlp-nodes-default-node-sa"),
+        ("gcp:projects/iAMMember:IAMMember", "pc-nodes-default-node-sa"),
+        ("gcp:serviceaccount/account:Account", "pc-nlp-nodes"),
+        ("gcp:serviceaccount/account:Account", "pc-nodes"),
+        ("pulumi:providers:kubernetes", "pc-k8s"),
+        ("tpu-pathways:cluster:GkeCluster", "pc"),
+        ("tpu-pathways:iam:NodeServiceAccount", "pc-nlp-nodes"),
+        ("tpu-pathways:iam:NodeServiceAccount", "pc-nodes"),
+        ("tpu-pathways:network:PathwaysPortsFirewall", "pc-nlp-pathways-ports"),
+        ("tpu-pathways:network:PathwaysPortsFirewall", "pc-pathways-ports"),
+        ("tpu-pathways:nodepool:CpuNodePool", "pc-cpu"),
+        ("tpu-pathways:nodepool:CpuNodePool", "pc-nlp-cpu"),
+    ]
+    skipped = SubnetworkWithRanges(None)
+    on_shared_subnet(skipped)
+    assert sorted(skipped.created) == sorted(checked.created)
 
 
 def failed_run(mocks: SubnetworkWithRanges) -> str:
-    """The message the program fails with, once no cluster, node pool or firewall rule was
-    sent to the engine (what does not wait for the check, a service account, may have been:
-    the program fails at the first failed registration it awaits)."""
-    with pytest.raises(pulumi.RunError) as caught:
+    """The message the program fails with, once it is known that the engine was sent no
+    registration at all: not the cluster's component, nor a service account, nor a rule."""
+    with pytest.raises(ConfigError) as caught:
         on_shared_subnet(mocks)
-    message = str(caught.value)
-    del caught
-    forget_failed_outputs()
-    created = {token for token, _ in mocks.created}
-    assert created.isdisjoint({CLUSTER, NODE_POOL, FIREWALL})
-    return message
+    assert mocks.created == []
+    assert mocks.invoked == [GET_SUBNETWORK]
+    return str(caught.value)
 
 
-def forget_failed_outputs() -> None:
-    """Drop the failed run's Outputs (the SDK keeps the failed ones for the program's end)
-    without asyncio's "exception was never retrieved" for each, as the Python language host
-    does (it silences the asyncio logger)."""
-    asyncio_log = logging.getLogger("asyncio")
-    level = asyncio_log.level
-    asyncio_log.setLevel(logging.CRITICAL)
-    try:
-        fresh_runtime()
-        gc.collect()
-    finally:
-        asyncio_log.setLevel(level)
-
-
-def test_a_team_range_with_other_addresses_fails_before_its_pools_and_firewall():
+def test_a_team_range_with_other_addresses_registers_nothing():
     mocks = SubnetworkWithRanges({"gke-pods": "10.4.0.0/14", "nlp-pods": "10.65.0.0/16"})
     assert failed_run(mocks) == (
         "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
@@ -350,7 +339,7 @@ def test_a_team_range_with_other_addresses_fails_before_its_pools_and_firewall()
     )
 
 
-def test_a_team_range_the_subnetwork_lacks_fails_naming_what_it_has():
+def test_a_team_range_the_subnetwork_lacks_registers_nothing_and_names_what_it_has():
     mocks = SubnetworkWithRanges({"gke-pods": "10.4.0.0/14", "cv-pods": "10.70.0.0/16"})
     assert failed_run(mocks) == (
         "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
@@ -377,3 +366,16 @@ def test_no_ranges_in_an_update_is_none_there(monkeypatch, ranges):
         "  - teamCpuPools[0].podsRange: 'nlp-pods' is not a secondary range of subnetwork "
         "'shared-subnet' (it has none); add it there first, or name one of those"
     )
+
+
+def test_the_clusters_own_network_looks_nothing_up():
+    """No existing subnetwork, no lookup: the check costs such a cluster nothing."""
+    mocks = SubnetworkWithRanges({})
+
+    def build():
+        gke = GkeCluster("pc", GkeClusterArgs("acme-ml", "us-east5", "us-east5-a", "pathways"))
+        return {"name": gke.cluster_name}
+
+    register(build, mocks)
+    assert mocks.invoked == []
+    assert ("gcp:compute/subnetwork:Subnetwork", "pc-net-subnet") in mocks.created

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pulumi
 import pytest
 
+from components.errors import ConfigError
 from components.gke.kubeconfig import gke_kubeconfig
 from components.plan.engine import run_program
 from components.stack.program import build_stack
+from components.tokens import GET_PROJECT, GET_SUBNETWORK
+from tests.components.harness import SubnetworkWithRanges
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK = "gcp:compute/network:Network"
@@ -20,6 +24,7 @@ ACCOUNT = "gcp:serviceaccount/account:Account"
 IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 NODE_POOL = "gcp:container/nodePool:NodePool"
+BUCKET = "gcp:storage/bucket:Bucket"
 NODE_SA = "pathways-dev-nodes@tpu-pathways-dev.iam.gserviceaccount.com"
 
 
@@ -275,27 +280,103 @@ def test_the_plan_says_a_team_range_on_an_existing_subnetwork_is_checked_at_depl
         "secondary ranges of subnetwork 'shared-subnet' here: the offline plan looks nothing up "
         "in GCP): teamCpuPools[0].podsRange 'tenant-nlp-pods' with 10.64.0.0/16. `pulumi "
         "preview` and `pulumi up` compare them with the subnetwork's; on a mismatch `pulumi up` "
-        "creates neither the cluster nor its node pools and firewall rules\n"
+        "stops before it creates anything\n"
     )
     assert "NodePool pathways-dev-nlp-cpu" in out
 
 
 def test_an_unnamed_team_range_on_an_existing_subnetwork_is_refused_by_the_component():
     """A program that builds the Args itself gets an error, not a pool naming a range the
-    subnetwork lacks."""
-    import pulumi
-
-    from components.gke.network import ClusterNetworkArgs, TeamPodRange, cluster_networking
+    subnetwork lacks (and before the subnetwork is looked up)."""
+    from components.gke.network import ClusterNetworkArgs, TeamPodRange, existing_subnetwork
 
     args = ClusterNetworkArgs(
         project="p", region="us-west4", team_pod_ranges={"nlp": TeamPodRange("10.64.0.0/16")}
     )
     with pytest.raises(ValueError) as caught:
-        cluster_networking("n", args, "shared-vpc", "shared-subnet", pulumi.ResourceOptions())
+        existing_subnetwork(args, "shared-vpc", "shared-subnet")
     assert str(caught.value) == (
         "the Pod ranges of nlp name no secondary range of the existing subnetwork "
         "'shared-subnet' (TeamPodRange.name)"
     )
+
+
+# --- the deploy-time range check stops the whole stack --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def on_shared_subnet(stack_values):
+    """A stack of every kind of resource (node service accounts and their roles, the scratch
+    bucket and its grants, data bucket grants, team namespaces, installs, pools, firewall) on
+    an existing subnetwork, nlp's pools on the range it names there."""
+    return stack_values(
+        cluster={
+            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
+        },
+        teams=[{"name": "pathways"}, {"name": "nlp"}],
+        tpuPools=[{"name": "v5e-nlp", "accelerator": "v5litepod-8", "team": "nlp"}],
+        teamCpuPools=[
+            {
+                "team": "nlp",
+                "machineType": "n2-standard-64",
+                "podsRange": "tenant-nlp-pods",
+                "podsCidr": "10.64.0.0/16",
+            }
+        ],
+        dataBuckets=[{"name": "corpus"}, {"name": "nlp-corpus", "team": "nlp"}],
+        addons={"kueue": {"enabled": True}},
+    )
+
+
+def deploy(config, mocks, monkeypatch):
+    """``build_stack`` as `pulumi up` runs it, the subnetwork's lookup answered by ``mocks``."""
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
+    return run_program(lambda: build_stack(config), "shared", mocks=mocks)
+
+
+@pytest.mark.parametrize(
+    "ranges",
+    [{"tenant-nlp-pods": "10.65.0.0/16"}, {"gke-pods": "10.4.0.0/14"}, {}],
+    ids=["other addresses", "missing", "none"],
+)
+def test_a_failed_range_check_registers_nothing_of_the_stack(
+    config_of, on_shared_subnet, monkeypatch, ranges
+):
+    """Not a service account, an IAM binding, a bucket grant or a component: the engine gets
+    no registration at all, and the update fails with the check's report."""
+    mocks = SubnetworkWithRanges(ranges)
+    with pytest.raises(ConfigError) as caught:
+        deploy(config_of(on_shared_subnet), mocks, monkeypatch)
+    assert mocks.created == []
+    assert mocks.invoked == [GET_SUBNETWORK]
+    assert str(caught.value).startswith(
+        "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
+    )
+
+
+def test_a_passed_range_check_registers_the_whole_stack(
+    config_of, plan_of, on_shared_subnet, monkeypatch
+):
+    """Every resource the offline plan shows (which skips the check), and nothing but the
+    one lookup."""
+    planned = plan_of(on_shared_subnet).resources
+    mocks = SubnetworkWithRanges({"gke-pods": "10.4.0.0/14", "tenant-nlp-pods": "10.64.0.0/16"})
+    _, outputs = deploy(config_of(on_shared_subnet), mocks, monkeypatch)
+    assert sorted(mocks.created) == sorted((r.type, r.name) for r in planned)
+    assert mocks.invoked == [GET_SUBNETWORK, GET_PROJECT]
+    for kind, name in [
+        (ACCOUNT, "pathways-dev-nodes"),
+        (ACCOUNT, "pathways-dev-nlp-nodes"),
+        (IAM_MEMBER, "pathways-dev-nlp-nodes-default-node-sa"),
+        (BUCKET, "pathways-dev-scratch"),
+        ("gcp:storage/bucketIAMMember:BucketIAMMember", "pathways-dev-nlp-data-buckets-nlp-corpus"),
+        ("gcp:monitoring/dashboard:Dashboard", "pathways-dev-monitoring-dashboard"),
+        (CLUSTER, "pathways-dev"),
+        (NODE_POOL, "pathways-dev-nlp-cpu"),
+    ]:
+        assert (kind, name) in mocks.created
+    assert outputs["node_service_account"] == NODE_SA
+    assert outputs["scratch_bucket"] == "gs://tpu-pathways-dev-pathways-dev-pathways"
 
 
 # Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from

@@ -100,6 +100,5 @@ def test_the_note_of_a_preview_without_the_ranges():
         "'shared-subnet' here: the offline plan looks nothing up in GCP): "
         "teamCpuPools[0].podsRange 'nlp-pods' with 10.64.0.0/16, teamCpuPools[1].podsRange "
         "'cv-pods' with 10.65.0.0/16. `pulumi preview` and `pulumi up` compare them with the "
-        "subnetwork's; on a mismatch `pulumi up` creates neither the cluster nor its node pools "
-        "and firewall rules"
+        "subnetwork's; on a mismatch `pulumi up` stops before it creates anything"
     )
