@@ -37,6 +37,7 @@ from components.gke.maintenance import (
 from components.gke.network import (
     ClusterNetworkArgs,
     ClusterNetworking,
+    ExistingSubnetwork,
     PathwaysPortsFirewall,
     PathwaysPortsFirewallArgs,
     TeamPodRange,
@@ -100,6 +101,9 @@ class GkeClusterArgs:
     mtu: int = ClusterNetworkArgs.mtu
     existing_network: str | None = None
     existing_subnetwork: str | None = None
+    existing_subnetwork_key: str = "existing_subnetwork"
+    """The key that named ``existing_subnetwork``, in the error when GCP does not give it (the
+    stack file's ``cluster.network.existingSubnetwork``)."""
     maintenance_window: MaintenanceWindow = DEFAULT_MAINTENANCE_WINDOW
     """When GKE may upgrade the control plane and nodes."""
     maintenance_exclusions: Sequence[MaintenanceExclusion] = ()
@@ -201,9 +205,7 @@ class GkeCluster(ClusterTarget):
         # Before this component registers, so that a failed check of the teams' Pod ranges on
         # an existing subnetwork leaves nothing of the stack created (``pod_range_check``).
         network_args = _network_args(args)
-        existing = existing_subnetwork(
-            network_args, args.existing_network, args.existing_subnetwork
-        )
+        existing = _existing_subnetwork(network_args, args)
         super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
         project, location = args.project, args.location
         self._args = args
@@ -363,6 +365,14 @@ def _pods_cidr(args: GkeClusterArgs, team: str) -> str:
     subnetwork, found there with them before the cluster registered), else the cluster's."""
     pods = args.team_pod_ranges.get(team)
     return args.pods_cidr if pods is None else pods.cidr
+
+
+def _existing_subnetwork(
+    network: ClusterNetworkArgs, args: GkeClusterArgs
+) -> ExistingSubnetwork | None:
+    return existing_subnetwork(
+        network, args.existing_network, args.existing_subnetwork, args.existing_subnetwork_key
+    )
 
 
 def _network_args(args: GkeClusterArgs) -> ClusterNetworkArgs:

@@ -28,28 +28,53 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 from components.gke.subnetwork_ranges import (
     RangeClaim,
     SecondaryRange,
     range_issues,
     unchecked_note,
 )
+from components.tokens import GET_SUBNETWORK
 
 FoundRanges = Sequence[gcp.compute.outputs.GetSubnetworkSecondaryIpRangeResult]
 
 
 def look_up_subnetwork(
-    project: str, region: str, subnetwork: str, claims: Sequence[RangeClaim]
+    project: str, region: str, subnetwork: str, claims: Sequence[RangeClaim], key: str
 ) -> str:
     """The primary range (the nodes' addresses) of ``subnetwork``, once it has each of the
     ``claims`` with its addresses (``check_pod_ranges``). Blocks until GCP answers: call it
     before registering anything that must not exist on a failed check (the module's
-    docstring)."""
-    found = gcp.compute.get_subnetwork(name=subnetwork, region=region, project=project)
+    docstring). A subnetwork GCP does not give (none of that name in that region and project,
+    or not readable with the credentials) is a ``ConfigError`` at ``key``, the key that named
+    it, with GCP's answer."""
+    try:
+        found = gcp.compute.get_subnetwork(name=subnetwork, region=region, project=project)
+    except Exception as error:
+        # A failed invoke raises a plain Exception, "invoke of <token> failed: <the provider's
+        # error>" (pulumi sdk/python/lib/pulumi/runtime/invoke.py ``do_invoke``, 3.272.0), for
+        # the provider's failures and for its gRPC error alike; anything else is not GCP's
+        # answer and stays as it is.
+        if not str(error).startswith(f"invoke of {GET_SUBNETWORK} failed"):
+            raise
+        issue = _not_found(project, region, subnetwork, key, error)
+        raise ConfigError([issue], f"the existing subnetwork {subnetwork!r}") from None
     if claims:
         check_pod_ranges(subnetwork, claims, found.secondary_ip_ranges)
     return found.ip_cidr_range
+
+
+def _not_found(
+    project: str, region: str, subnetwork: str, key: str, error: Exception
+) -> ConfigIssue:
+    answer = str(error).removeprefix(f"invoke of {GET_SUBNETWORK} failed: ")
+    return ConfigIssue(
+        key,
+        f"subnetwork {subnetwork!r} could not be read in region {region!r} of project "
+        f"{project!r} ({answer}); name a subnetwork of that region the deploying credentials "
+        "can read (compute.subnetworks.get)",
+    )
 
 
 def check_pod_ranges(

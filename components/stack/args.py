@@ -91,6 +91,7 @@ def gke_cluster_args(config: StackConfig) -> GkeClusterArgs:
         mtu=network.mtu,
         existing_network=network.existing_network,
         existing_subnetwork=network.existing_subnetwork,
+        existing_subnetwork_key="cluster.network.existingSubnetwork",
         maintenance_window=maintenance_window(config.cluster.maintenance.window),
         maintenance_exclusions=tuple(
             maintenance_exclusion(e) for e in config.maintenance_exclusions

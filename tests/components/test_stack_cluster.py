@@ -354,6 +354,38 @@ def test_a_failed_range_check_registers_nothing_of_the_stack(
     )
 
 
+class SubnetworkNotFound(SubnetworkWithRanges):
+    """GCP's answer for a subnetwork that is not there: the provider fails the lookup."""
+
+    def call(self, args):
+        if args.token != GET_SUBNETWORK:
+            return super().call(args)
+        self.invoked.append(args.token)
+        reason = (
+            "googleapi: Error 404: The resource 'projects/tpu-pathways-dev/regions/us-west4/"
+            "subnetworks/shared-subnet' was not found, notFound"
+        )
+        return {}, [("name", reason)]
+
+
+def test_a_subnetwork_gcp_does_not_have_is_the_stack_files_mistake(
+    config_of, on_shared_subnet, monkeypatch
+):
+    """Named at the key that gave it, with GCP's answer, and nothing registered."""
+    mocks = SubnetworkNotFound(None)
+    with pytest.raises(ConfigError) as caught:
+        deploy(config_of(on_shared_subnet), mocks, monkeypatch)
+    assert mocks.created == []
+    assert str(caught.value) == (
+        "the existing subnetwork 'shared-subnet': 1 problem\n"
+        "  - cluster.network.existingSubnetwork: subnetwork 'shared-subnet' could not be read "
+        "in region 'us-west4' of project 'tpu-pathways-dev' (googleapi: Error 404: The resource "
+        "'projects/tpu-pathways-dev/regions/us-west4/subnetworks/shared-subnet' was not found, "
+        "notFound (name)); name a subnetwork of that region the deploying credentials can read "
+        "(compute.subnetworks.get)"
+    )
+
+
 def test_a_passed_range_check_registers_the_whole_stack(
     config_of, plan_of, on_shared_subnet, monkeypatch
 ):
