@@ -397,3 +397,31 @@ def test_a_team_with_pools_dedicated_on_some_workers_of_its_set_only_is_refused(
             "([rvwa])",
         )
     ]
+
+
+def test_a_workloads_own_set_with_the_teams_pools_on_some_workers_only_is_refused(tmp_path):
+    # alpha's set [rvwa, rvwb] dedicates pools to it; a1's own set [rvwa, rvwc] does on rvwa
+    # only (rvwc has shared pools only): its manager queue could not match both workers.
+    shared = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2}]
+    fleet = copy.deepcopy(FLEET)
+    fleet["tpu-pathways:fleet"]["workers"] = ["rvwa", "rvwb", "rvwc"]
+    fleet["tpu-pathways:teams"] = [{"name": "alpha", "workers": ["rvwa", "rvwb"]}, {"name": "beta"}]
+    fleet["tpu-pathways:workloads"][0]["workers"] = ["rvwa", "rvwc"]
+    write_all(tmp_path, fleet)
+    write(tmp_path, "rvwc", worker("rvwc", tpuPools=shared, teamCpuPools=[]))
+    assert refusal(tmp_path) == [
+        (
+            "workloads[0].workers",
+            "team 'alpha' has pools dedicated to it on [rvwa] and none on [rvwc]: those workers "
+            "admit its jobs on its own pools only, these on their shared pools only, and one "
+            "manager queue of the set cannot hold both (it would admit against one what the "
+            "other runs); name workers that all dedicate pools to 'alpha' ([rvwa]), or none "
+            "([rvwc])",
+        ),
+        (
+            "workloads[0].workers",
+            "'rvwc', one of the workers it may go to, cannot run it (.pool: 'v5e-alpha' is not a "
+            "TPU pool of this stack; pools: v5e): MultiKueue may dispatch it there; give it "
+            "workers: [rvwa]",
+        ),
+    ]

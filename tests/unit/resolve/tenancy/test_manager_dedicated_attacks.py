@@ -15,7 +15,7 @@ from components.plan.engine import plan_file
 from tests.admission import Cluster, cluster_policies
 from tests.cluster_objects import MEMBER, admitted, inputs, team_namespaces
 from tests.kueue_admission import KueueCluster, jobset_pod_sets, pod_requests
-from tests.unit.resolve.tenancy.test_fleet_dedicated import V5E, worker, write
+from tests.unit.resolve.tenancy.test_fleet_dedicated import V5E, worker, write, write_all
 from tests.unit.resolve.tenancy.test_manager_attacks import jobset_request
 
 SECURITY = {"securityGroup": "gke-security-groups@example.com"}
@@ -315,3 +315,53 @@ def test_a_pods_requests_count_sidecars_and_an_init_containers_peak_as_kubernete
     assert pod_requests(pod) == {"cpu": 4000}
     pod["initContainers"].reverse()  # now the init container runs beside the sidecar: 4 + 1
     assert pod_requests(pod) == {"cpu": 5000}
+
+
+@pytest.fixture(scope="module")
+def two_worker_plans(tmp_path_factory):
+    """test_fleet_dedicated's fleet: rvwa and rvwb, each a shared v5e 2x4 slice and one
+    dedicated to alpha (8 chips each); the manager's alpha queue holds their sum, 16."""
+    stacks = tmp_path_factory.mktemp("two-workers")
+    write_all(stacks)
+    return plan_file("fleet", stacks), plan_file("rvwa", stacks), plan_file("rvwb", stacks)
+
+
+def named(jobset: dict, name: str) -> dict:
+    copied = copy.deepcopy(jobset)
+    copied["metadata"]["name"] = name
+    return copied
+
+
+def test_on_two_workers_the_summed_manager_quota_admits_what_the_workers_run(two_worker_plans):
+    fleet, rvwa, rvwb = two_worker_plans
+    manager = kueue(fleet)
+    alphas = [named(fleet_jobset(fleet), f"a{i}") for i in range(3)]
+    # alpha's 16 summed chips admit two 8-chip JobSets; the third waits.
+    assert [manager.admit("alpha", {}, j) for j in alphas][1:] == [
+        (
+            "mk-rvwa-rvwb.alpha",
+            {
+                "pathways-head": {"cpu": "cpu-alpha-cpu.alpha", "memory": "cpu-alpha-cpu.alpha"},
+                "worker": tpu_on(f"{V5E}.alpha"),
+            },
+        ),
+        "pod set worker fits no flavor of mk-rvwa-rvwb.alpha for ['google.com/tpu']",
+    ]
+    assert manager.usage[("mk-rvwa-rvwb.alpha", f"{V5E}.alpha", "google.com/tpu")] == 16
+    # beta's squats selecting and tolerating alpha's nodes take the set's 16 shared chips (two
+    # JobSets), then nothing: alpha's chips are on no flavor of beta's queue.
+    squats = [manager.admit("beta", {}, squat(fleet, f"s{i}")) for i in range(3)]
+    assert [s if isinstance(s, str) else s[1]["worker"] for s in squats] == [
+        tpu_on(V5E),
+        tpu_on(V5E),
+        "pod set worker fits no flavor of mk-rvwa-rvwb for ['google.com/tpu']",
+    ]
+    # MultiKueue (AllAtOnce) copies each admitted JobSet to both workers: each worker's own
+    # Kueue admits one of alpha's (its 8 dedicated chips), so the two run, one per worker, and
+    # the copies of the other are removed; nothing beyond the manager's 16 runs.
+    for plan in (rvwa, rvwb):
+        worker = kueue(plan)
+        assert [worker.admit("alpha", {}, j) for j in alphas[:2]][1] == (
+            "pod set worker fits no flavor of alpha-cluster-queue for ['google.com/tpu']"
+        )
+        assert worker.usage[("alpha-cluster-queue", f"{V5E}-alpha", "google.com/tpu")] == 8
