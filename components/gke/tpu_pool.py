@@ -110,11 +110,10 @@ class TpuNodePool(pulumi.ComponentResource):
             **_capacity_args(pool),
         )
         slice_opts = _slice_options(self, target, shape.multi_host, workload_policy)
-        slices = []
         # A loop, not a comprehension: one frame fewer under each slice's registration (the
         # SDK records the whole call stack of every registration).
         for index, node_pool_name in enumerate(pool.node_pool_names()):
-            node_pool = gcp.container.NodePool(
+            gcp.container.NodePool(
                 f"{name}-{index}",
                 name=node_pool_name,
                 project=target.project,
@@ -132,8 +131,10 @@ class TpuNodePool(pulumi.ComponentResource):
                 node_config=node_config,
                 opts=slice_opts,
             )
-            slices.append(node_pool)
-        self.node_pool_names = pulumi.Output.all(*[s.name for s in slices])
+        # The names the slices were given (GKE keeps a node pool's name), not an Output.all of
+        # the slices' own: that chain (a gather, its tasks and an apply for each pool) cost
+        # about 3% of a 2,048-slice plan, for a value known before any slice exists.
+        self.node_pool_names = pulumi.Output.from_input(pool.node_pool_names())
         self.register_outputs({"node_pool_names": self.node_pool_names})
 
 
