@@ -1,6 +1,6 @@
-"""A CRD's openAPIV3Schema as the API server applies it to a document (``crd_schema_errors``):
-a plain module, so test files import it (a ``conftest`` module is not importable by name once a
-folder has a conftest of its own)."""
+"""A CRD's openAPIV3Schema as the API server applies it to a document (``crd_schema_errors``),
+its CEL rules included (``tests/crd_cel.py``): a plain module, so test files import it (a
+``conftest`` module is not importable by name once a folder has a conftest of its own)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tests.crd_cel import crd_cel_errors
+
 
 def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[str]]:
     """The problems a CRD's openAPIV3Schema finds in a whole document (empty list = valid).
@@ -18,8 +20,9 @@ def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list
     Schema: int32/int64 bounds (``format``), unknown fields (structural schemas have no unknown
     fields unless x-kubernetes-preserve-unknown-fields), unique keys of x-kubernetes-list-type:
     map lists and unique items of set lists. Patterns are the API server's (Go RE2) regexes; a
-    leading ``^(?i)`` (RE2 takes flags anywhere, Python only first) is read as ``(?i)^``. CEL
-    rules (x-kubernetes-validations) are not evaluated.
+    leading ``^(?i)`` (RE2 takes flags anywhere, Python only first) is read as ``(?i)^``. The
+    CEL rules (x-kubernetes-validations) are evaluated as on a create (``tests/crd_cel.py``:
+    the object defaulted, ``self`` at each rule's place, transition rules skipped).
     """
     from jsonschema import Draft7Validator, FormatChecker
 
@@ -60,6 +63,7 @@ def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list
         return not isinstance(value, int) or -(2**63) <= value <= 2**63 - 1
 
     validator = Draft7Validator(schema, format_checker=formats)
+    rules = crd_cel_errors(schema)
 
     def at(document: Any, path: tuple[str, ...]) -> list[Any]:
         nodes = [document]
@@ -84,7 +88,7 @@ def crd_schema_errors(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list
                 for items in at(document, path)
                 if _has_duplicates(items, keys)
             ]
-        return found
+        return found + rules(document)
 
     return errors
 

@@ -8,19 +8,35 @@ renders, for the fleet's attack tests (a manager's, then a worker's). Facts mode
   "Workload namespace doesn't match ClusterQueue selector");
 - a JobSet's pod sets are its replicated jobs, ``replicas`` x the Job's ``parallelism`` pods of
   the Job's pod template (pkg/controller/jobs/jobset/jobset_controller.go ``PodSets``);
-- each pod set takes, in the resource group covering what it requests, the first flavor in the
-  group's order whose ``nodeTaints`` its pods (with the flavor's ``tolerations``) tolerate, whose
-  ``nodeLabels`` match its nodeSelector on the keys some flavor of the group has
-  (pkg/scheduler/flavorassigner/flavorassigner.go ``flavorSelector``,
-  ``checkFlavorForPodSets``), and whose quota holds what it asks;
+- a pod's requests are kubernetes' ``PodRequests`` (containers and sidecars summed, an
+  ordinary init container counted at its peak), a pod set's its pods' (``pod_requests``);
+- each resource a pod set requests gets a flavor of the resource group covering it, every
+  requested resource of that group the same flavor, and is charged there: a TPU pod set that
+  also asks for CPU takes CPU of the CPU group's flavor; a non-zero request of a resource no
+  group covers makes the workload inadmissible ("resource %s unavailable in ClusterQueue")
+  (pkg/scheduler/flavorassigner/flavorassigner.go ``assignFlavors``,
+  ``findFlavorForPodSets``);
+- in a group, the pod set takes the first flavor in the group's order whose NoSchedule and
+  NoExecute ``nodeTaints`` its pods (with the flavor's ``tolerations``) tolerate, whose
+  ``nodeLabels`` match its nodeSelector and its required node affinity terms on the label keys
+  some flavor of the group has (``flavorSelector``, ``checkFlavorForPodSets``), and whose quota
+  holds what it asks of the group's resources;
 - a ClusterQueue's quota of a flavor and resource: without a cohort, its nominal quota less
   its usage; in a cohort, what it keeps to itself (``nominalQuota - lendingLimit``) less its
   usage, plus what the cohort has left (every member's nominal quota less what it keeps, less
   their usage beyond what they keep), at most ``borrowingLimit`` beyond its own nominal quota
   (pkg/cache/scheduler/resource_node.go ``available``, ``localQuota``,
-  ``accumulateFromChild``). Preemption is not modelled: nothing here is ever preempted;
-- on admission the pods get the flavor's ``nodeLabels`` as nodeSelector and its
+  ``accumulateFromChild``);
+- on admission the pods get each assigned flavor's ``nodeLabels`` as nodeSelector and its
   ``tolerations`` (``tests/cluster_objects.admitted``).
+
+Not modelled: flavor fungibility beyond "first flavor that fits" (no borrowing or preemption
+preferences), topology-aware scheduling, and preemption: nothing here is ever preempted. The
+fleet's reasoning that preemption cannot reach a dedicated team's workloads rests instead on a
+property its tests check (test_manager_dedicated_attacks.py): no flavor of a dedicated manager
+queue is in any other ClusterQueue of its cohort, and its borrowing and lending limits are 0, so
+its workloads never borrow and reclaim never picks them (pkg/scheduler/preemption/preemption.go
+``findCandidates`` considers only queues borrowing the flavor-resources the preemptor needs).
 """
 
 from __future__ import annotations
@@ -45,15 +61,39 @@ def _amount(resource: str, value: Any) -> int:
     return int(value)
 
 
+def _container_requests(container: Mapping[str, Any]) -> dict[str, int]:
+    resources = container.get("resources", {})
+    asked = {**resources.get("limits", {}), **resources.get("requests", {})}
+    return {name: _amount(name, value) for name, value in asked.items()}
+
+
+def _add(total: dict[str, int], more: Mapping[str, int]) -> dict[str, int]:
+    return {k: total.get(k, 0) + more.get(k, 0) for k in {*total, *more}}
+
+
+def _max(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    return {k: max(a.get(k, 0), b.get(k, 0)) for k in {*a, *b}}
+
+
 def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, int]:
-    """A pod's requests (limits where a request is absent: the API server's defaulting)."""
+    """A pod's requests as Kueue counts them (limits where a request is absent: the API
+    server's defaulting): kubernetes component-helpers resource ``PodRequests``, which Kueue
+    v0.17.1 calls (pkg/workload/workload.go ``totalRequestsFromPodSets``): the containers' sum
+    and the sidecars' (init containers with ``restartPolicy: Always``), or an ordinary init
+    container with the sidecars started before it, whichever is larger, per resource."""
     total: dict[str, int] = {}
-    for container in [*pod_spec.get("initContainers", []), *pod_spec.get("containers", [])]:
-        resources = container.get("resources", {})
-        asked = {**resources.get("limits", {}), **resources.get("requests", {})}
-        for name, value in asked.items():
-            total[name] = total.get(name, 0) + _amount(name, value)
-    return total
+    for container in pod_spec.get("containers", []):
+        total = _add(total, _container_requests(container))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in pod_spec.get("initContainers", []):
+        asked = _container_requests(container)
+        if container.get("restartPolicy") == "Always":
+            total, sidecars = _add(total, asked), _add(sidecars, asked)
+            init_peak = _max(init_peak, sidecars)
+        else:
+            init_peak = _max(init_peak, _add(asked, sidecars))
+    return dict(sorted(_max(total, init_peak).items()))
 
 
 @dataclass(frozen=True)
@@ -72,22 +112,56 @@ def jobset_pod_sets(jobset: Mapping[str, Any]) -> list[PodSet]:
     return sets
 
 
+def _requirement(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One matchExpressions requirement (a LabelSelector's or a node selector term's)."""
+    key, operator = expression["key"], expression["operator"]
+    values = expression.get("values", [])
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return labels.get(key) not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    if operator in ("Gt", "Lt") and labels.get(key, "").lstrip("-").isdigit():
+        number, bound = int(labels[key]), int(values[0])
+        return number > bound if operator == "Gt" else number < bound
+    return False
+
+
 def _matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     """A LabelSelector (matchLabels, matchExpressions) against ``labels``."""
     if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
         return False
-    for expression in selector.get("matchExpressions", []):
-        key, operator = expression["key"], expression["operator"]
-        values = expression.get("values", [])
-        ok = {
-            "In": key in labels and labels[key] in values,
-            "NotIn": labels.get(key) not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }[operator]
-        if not ok:
+    return all(_requirement(e, labels) for e in selector.get("matchExpressions", []))
+
+
+def flavor_selector(pod_spec: Mapping[str, Any], keys: set[str]) -> Any:
+    """Whether a flavor's node labels fit the pod's nodeSelector and required node affinity,
+    on the label keys of the resource group's flavors only (flavorassigner.go
+    ``flavorSelector``): a term left with no requirement on those keys matches every flavor."""
+    selector = {k: v for k, v in pod_spec.get("nodeSelector", {}).items() if k in keys}
+    affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = []
+    for term in required.get("nodeSelectorTerms", []):
+        kept = [e for e in term.get("matchExpressions", []) if e["key"] in keys]
+        if not kept:
+            terms = []
+            break
+        terms.append(kept)
+
+    def fits(labels: Mapping[str, str]) -> bool:
+        if any(labels.get(k) != v for k, v in selector.items()):
             return False
-    return True
+        return not terms or any(all(_requirement(e, labels) for e in t) for t in terms)
+
+    return fits
+
+
+# checkFlavorForPodSets: only these taints of a flavor must be tolerated.
+BLOCKING = ("NoSchedule", "NoExecute")
 
 
 def _tolerated(taint: Mapping[str, str], tolerations: list[Mapping[str, str]]) -> bool:
@@ -159,9 +233,9 @@ class KueueCluster:
 
     def admit(
         self, namespace: str, labels: Mapping[str, str], jobset: Mapping[str, Any]
-    ) -> tuple[str, dict[str, str]] | str:
-        """(ClusterQueue, pod set -> flavor) of an admitted JobSet, its usage counted; or why
-        it is not admitted."""
+    ) -> tuple[str, dict[str, dict[str, str]]] | str:
+        """(ClusterQueue, pod set -> resource -> flavor) of an admitted JobSet, its usage
+        counted; or why it is not admitted."""
         queue_name = jobset["metadata"].get("labels", {}).get(QUEUE_LABEL)
         local = [
             q
@@ -177,37 +251,52 @@ class KueueCluster:
         asked: dict[tuple[str, str], int] = {}
         chosen = {}
         for pod_set in jobset_pod_sets(jobset):
-            requests = pod_requests(pod_set.spec)
-            group = next(
-                (g for g in spec["resourceGroups"] if set(requests) & set(g["coveredResources"])),
-                None,
-            )
-            if group is None:
-                return f"no resource group of {queue} covers {sorted(requests)}"
-            flavor = self._assign(queue, group, pod_set, requests, asked)
-            if flavor is None:
-                return f"pod set {pod_set.name} fits no flavor of {queue}"
-            chosen[pod_set.name] = flavor
+            flavors = self._assign_pod_set(queue, pod_set, asked)
+            if isinstance(flavors, str):
+                return flavors
+            chosen[pod_set.name] = flavors
         for key, amount in asked.items():
             self.usage[(queue, *key)] = self.usage.get((queue, *key), 0) + amount
         return queue, chosen
 
+    def _assign_pod_set(self, queue: str, pod_set: PodSet, asked) -> dict[str, str] | str:
+        """Resource -> flavor for every resource the pod set requests: a flavor of the group
+        covering it, all the group's requested resources on the same flavor (flavorassigner.go
+        ``assignFlavors``, ``findFlavorForPodSets``)."""
+        groups = self._queue(queue)["resourceGroups"]
+        requests = pod_requests(pod_set.spec)
+        if any("pods" in g["coveredResources"] for g in groups):
+            requests["pods"] = 1  # assignFlavors: a group covering pods counts them
+        flavors: dict[str, str] = {}
+        for resource, amount in requests.items():
+            if resource in flavors:
+                continue
+            group = next((g for g in groups if resource in g["coveredResources"]), None)
+            if group is None:
+                if amount == 0:  # assignFlavors skips a zero request nothing covers (#8079)
+                    continue
+                return f"resource {resource} unavailable in ClusterQueue"
+            covered = {r: n for r, n in requests.items() if r in group["coveredResources"]}
+            flavor = self._assign(queue, group, pod_set, covered, asked)
+            if flavor is None:
+                return f"pod set {pod_set.name} fits no flavor of {queue} for {sorted(covered)}"
+            flavors |= dict.fromkeys(covered, flavor)
+        return dict(sorted(flavors.items()))
+
     def _assign(self, queue, group, pod_set: PodSet, requests, asked) -> str | None:
+        """The first flavor of ``group`` (in its order) that the pod set fits and whose quota
+        holds ``requests`` (what it asks of the group's resources) for all its pods."""
         keys = {k for f in group["flavors"] for k in self._flavor(f["name"]).get("nodeLabels", {})}
-        selector = {k: v for k, v in pod_set.spec.get("nodeSelector", {}).items() if k in keys}
+        selector = flavor_selector(pod_set.spec, keys)
         for entry in group["flavors"]:
             flavor = self._flavor(entry["name"])
             tolerations = [*pod_set.spec.get("tolerations", []), *flavor.get("tolerations", [])]
-            if not all(_tolerated(t, tolerations) for t in flavor.get("nodeTaints", [])):
+            taints = [t for t in flavor.get("nodeTaints", []) if t["effect"] in BLOCKING]
+            if not all(_tolerated(t, tolerations) for t in taints):
                 continue
-            labels = flavor.get("nodeLabels", {})
-            if any(labels.get(k) != v for k, v in selector.items()):
+            if not selector(flavor.get("nodeLabels", {})):
                 continue
-            need = {
-                (entry["name"], r): n * pod_set.count
-                for r, n in requests.items()
-                if r in group["coveredResources"]
-            }
+            need = {(entry["name"], r): n * pod_set.count for r, n in requests.items()}
             if all(asked.get(k, 0) + n <= self.available(queue, *k) for k, n in need.items()):
                 for k, n in need.items():
                     asked[k] = asked.get(k, 0) + n

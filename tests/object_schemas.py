@@ -2,7 +2,10 @@
 test_schema_contract.py says which and from where): Kubernetes' own kinds per GKE minor
 (kubernetes-validate, strict) and the custom resources' CRDs (Kueue, PathwaysJob, JobSet,
 PodMonitoring). ``schema_errors`` checks one planned resource, ``custom_resource_errors`` one
-custom resource's manifest (None: not a custom resource checked here)."""
+custom resource's manifest (None: not a custom resource checked here). A custom resource is
+checked as the API server admits it on create: the CRD's OpenAPI schema and CEL rules
+(tests/crd_schema.py, tests/crd_cel.py), and for Kueue's kinds Kueue's validating webhooks
+(tests/kueue_webhooks.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from components.plan.model import SECRET, PlannedResource
 from components.plan.render import is_patch, manifest
 from components.vocabulary import KUEUE_API_VERSION
 from tests.crd_schema import crd_schema_errors
+from tests.kueue_webhooks import webhook_errors
 
 DATA = Path(__file__).resolve().parent / "data"
 GKE_MINORS = ("1.34", "1.35", "1.36", "1.37")
@@ -124,8 +128,8 @@ def pod_monitoring_validator() -> Callable[[dict[str, Any]], list[str]]:
 
 
 def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
-    """Problems of a Kueue object, PathwaysJob, JobSet or PodMonitoring; None for any other
-    kind."""
+    """Problems of a Kueue object (its CRD's and Kueue's webhooks'), PathwaysJob, JobSet or
+    PodMonitoring; None for any other kind."""
     api_version, kind = document["apiVersion"], document["kind"]
     if api_version.split("/")[0] == KUEUE_API_VERSION.split("/")[0]:
         key = f"{api_version}/{kind}"
@@ -134,7 +138,9 @@ def custom_resource_errors(document: dict[str, Any]) -> list[str] | None:
         if key not in kueue_file()["schemas"]:
             # (v1beta1 MultiKueueConfig is served, not deprecated, but not the stored version)
             return [f"{key}: Kueue {KueueAddon().version} stores no such kind and version"]
-        return kueue_validator(key)(document) + object_meta_errors(document)
+        problems = kueue_validator(key)(document) + object_meta_errors(document)
+        # Validating admission (Kueue's webhooks) sees only what the API server validated.
+        return problems or webhook_errors(document)
     if api_version.split("/")[0] == PATHWAYS_JOB_API.split("/")[0]:
         if (api_version, kind) != (PATHWAYS_JOB_API, "PathwaysJob"):
             return [f"{api_version}/{kind}: the PathwaysJob CRD serves only {PATHWAYS_JOB_API}"]

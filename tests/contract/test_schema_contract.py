@@ -20,7 +20,11 @@ what the cluster runs, not just against our own models.
 
 The extracted schema files come from scripts/refresh_crd_schemas.py; nothing here touches the
 network.
-CEL rules (x-kubernetes-validations) are not evaluated.
+Every custom resource is checked as the API server admits it on create: beside its CRD's OpenAPI
+schema, the CRD's CEL rules (x-kubernetes-validations, tests/crd_cel.py, on a real CEL
+evaluator), and for Kueue's kinds the rules of Kueue v0.17.1's validating webhooks
+(tests/kueue_webhooks.py: a ClusterQueue's flavors list their resources in coveredResources'
+order, a flavor is in one resource group, borrowing and lending limits need a cohort, ...).
 """
 
 from __future__ import annotations
@@ -307,6 +311,63 @@ BROKEN = [
         _set("spec.parameters", {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig"}),
         "spec.parameters: 'name' is a required property",
         id="admission-check-parameters-without-name",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("spec.resourceGroups.0.flavors.0.resources.0.borrowingLimit", 0),
+        "spec: borrowingLimit must be nil when cohort is empty (CEL rule: !has(self.cohortName)",
+        id="kueue-cel-borrowing-limit-without-cohort",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("spec.preemption.borrowWithinCohort", {"policy": "LowerPriority"}),
+        "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never (CEL "
+        "rule: ",
+        id="kueue-cel-preemption",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("spec.resourceGroups.1.coveredResources", ["memory", "cpu"]),
+        "spec.resourceGroups[1].flavors[0].resources[0].name: Invalid value: 'cpu': must match "
+        "the name in coveredResources (kueue v0.17.1 pkg/webhooks/clusterqueue_webhook.go "
+        "validateFlavorQuotas)",
+        id="kueue-webhook-resource-order",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        _set("spec.resourceGroups.0.flavors.0.resources.0.lendingLimit", 0),
+        "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: 0: must be "
+        "nil when cohort is empty (kueue v0.17.1 pkg/webhooks/clusterqueue_webhook.go "
+        "validateLimit)",
+        id="kueue-webhook-lending-limit-without-cohort",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+        _set("spec.tolerations", [{"key": "k", "operator": "Exists", "value": "v"}]),
+        "spec.tolerations: a value must be empty when 'operator' is 'Exists' (CEL rule: ",
+        id="kueue-cel-toleration",
+    ),
+    pytest.param(
+        "research-v5p",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+        _set("spec.nodeTaints", [{"key": "k", "value": v, "effect": "NoSchedule"} for v in "ab"]),
+        "spec.nodeTaints[1]: Invalid value: {'key': 'k', 'value': 'b', 'effect': 'NoSchedule'}: "
+        "Duplicate value: taints must be unique by key and effect pair (kueue v0.17.1 "
+        "pkg/webhooks/resourceflavor_webhook.go validateNodeTaints)",
+        id="kueue-webhook-duplicate-taint",
+    ),
+    pytest.param(
+        "fleet",
+        "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
+        _set("spec.clusterSource.clusterProfileRef", {"name": "rvwa"}),
+        "spec.clusterSource: exactly one of the fields in [kubeConfig clusterProfileRef] must be "
+        "set (CEL rule: ",
+        id="multikueue-cluster-cel-two-sources",
     ),
     pytest.param(
         "research-v5p",

@@ -71,6 +71,7 @@ from components.resolve.tenancy.fleet_sets import (
     WorkerSet,
     nominations,
     set_name_issues,
+    team_queue_name_issues,
     unknown_worker_issues,
 )
 from components.resolve.tenancy.fleet_shares import with_shares, worker_team_quotas
@@ -140,7 +141,9 @@ def parse_fleet_config(
     issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
     issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
-    issues += unknown_worker_issues(config) + set_name_issues(config) + storage_issues(config)
+    names = set_name_issues(config)  # sets of one name: their teams' queues would be one too
+    issues += unknown_worker_issues(config) + names + storage_issues(config)
+    issues += [] if names else team_queue_name_issues(config)
     try:
         manager = parse_stack_config(manager_values(config), source)
     except ConfigError as exc:

@@ -46,13 +46,16 @@ def set_name(workers: Sequence[str]) -> str:
 def team_queue_name(set_name: str, team: str) -> str:
     """The manager's ClusterQueue of ``team``'s own queue of worker set ``set_name`` (its share,
     ``fleet_shares``, or its dedicated pools, ``fleet_dedicated``): the set's name, a dot and
-    the team's, shortened with a hash past 63 characters. Worker stack and team names have no
-    dot (a set's name is a DNS label, a team a namespace), so no two sets' team queues and no
-    set's own queue share a name, as they did with a hyphen (set ``a-b`` with team ``c`` and
-    set ``a`` with team ``b-c``: both ``mk-a-b-c``). A ClusterQueue's name, and the
+    the team's. Past 63 characters the set's part is shortened with a hash of it, the team's
+    kept whole (a team's name is at most 30 characters: ``DnsLabel``), so ``kubectl get
+    clusterqueues`` still says whose queue it is. Worker stack and team names have no dot (a
+    set's name is a DNS label, a team a namespace), so no set's own queue takes a team queue's
+    name, and two team queues share one only if their sets' shortened parts do (a hash
+    collision, refused: ``team_queue_name_issues``); with a hyphen, set ``a-b`` with team ``c``
+    and set ``a`` with team ``b-c`` were both ``mk-a-b-c``. A ClusterQueue's name, and the
     LocalQueue's ``clusterQueue``, may hold dots (kueue v0.17.1 apis/kueue/v1beta2/
     clusterqueue_types.go ``ClusterQueueReference``: a DNS subdomain)."""
-    return truncated(f"{set_name}.{team}", MAX_NAME)
+    return f"{truncated(set_name, MAX_NAME - 1 - len(team))}.{team}"
 
 
 @dataclass(frozen=True)
@@ -254,5 +257,45 @@ def set_name_issues(config: FleetStackConfig) -> list[ConfigIssue]:
             "do not run together, or rename a worker stack"
         )
         keys = [k for s in sets for k in _chosen_at(config, s)]
+        issues += [ConfigIssue(key, message) for key in dict.fromkeys(keys)]
+    return issues
+
+
+def _team_set_keys(config: FleetStackConfig, team: str, workers: tuple[str, ...]) -> list[str]:
+    """The keys that put ``team``'s JobSets on the worker set ``workers``."""
+    keys = [
+        f"teams[{i}].workers"
+        for i, t in enumerate(config.teams)
+        if t.name == team and team_workers(config, team) == workers
+    ]
+    keys += [
+        f"workloads[{i}].workers"
+        for i, w in enumerate(config.workloads)
+        if w.team == team and w.workers and tuple(sorted(w.workers)) == workers
+    ]
+    return keys
+
+
+def team_queue_name_issues(config: FleetStackConfig) -> list[ConfigIssue]:
+    """Two teams' queues of worker sets (``team_queue_name``) that would share a name on the
+    manager: the same team on two sets whose shortened names collide. Checked for every team
+    a set serves, whether or not it gets a queue of its own (that depends on the workers)."""
+    owners: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for worker_set in nominations(config).sets:
+        for team in worker_set.namespaces:
+            name = team_queue_name(worker_set.name, team)
+            owners.setdefault(name, []).append((team, worker_set.workers))
+    issues = []
+    for name, queues in owners.items():
+        if len(queues) < 2:
+            continue
+        listed = " and ".join(f"team {t!r} on [{', '.join(w)}]" for t, w in queues)
+        message = (
+            f"the manager's queues of {listed} would both be named {name!r} (the worker set's "
+            "name, shortened with a hash past 63 characters, a dot and the team's), so one "
+            "would take the other's quota; choose other workers for one of them, or rename a "
+            "worker stack"
+        )
+        keys = [k for team, workers in queues for k in _team_set_keys(config, team, workers)]
         issues += [ConfigIssue(key, message) for key in dict.fromkeys(keys)]
     return issues

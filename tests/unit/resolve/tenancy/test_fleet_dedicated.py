@@ -229,17 +229,111 @@ def test_the_managers_dedicated_flavors_are_the_workers_and_its_quota_their_sum(
     ]
 
 
-def test_the_dedicated_queue_and_its_flavors_pass_kueues_crd_schemas(two_workers):
+def test_the_dedicated_queue_and_its_flavors_pass_kueues_crd_schemas_and_webhooks(two_workers):
+    """The manager's and a worker's Kueue objects, as the API server admits them: the CRD
+    schemas, their CEL rules and Kueue's webhooks (tests/object_schemas.py)."""
+    _, fleet, rvwb = two_workers
+    for plan in (fleet, rvwb):
+        kueue = [
+            m
+            for r in plan.resources
+            if r.is_kubernetes_object
+            and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
+        ]
+        assert {m["kind"] for m in kueue} >= {"ClusterQueue", "ResourceFlavor", "LocalQueue"}
+        assert {(m["kind"], m["metadata"]["name"]): custom_resource_errors(m) for m in kueue} == {
+            (m["kind"], m["metadata"]["name"]): [] for m in kueue
+        }
+
+
+def _no_cohort(spec: dict) -> None:
+    del spec["cohortName"]
+
+
+def _no_cohort_nor_borrowing_limit(spec: dict) -> None:
+    del spec["cohortName"]
+    for group in spec["resourceGroups"]:
+        for flavor in group["flavors"]:
+            for resource in flavor["resources"]:
+                del resource["borrowingLimit"]
+
+
+def _cpu_only(spec: dict) -> None:
+    spec["resourceGroups"][1]["flavors"][0]["resources"].pop()
+
+
+def _memory_first(spec: dict) -> None:
+    spec["resourceGroups"][1]["flavors"][0]["resources"].reverse()
+
+
+def _tpu_flavor_twice(spec: dict) -> None:
+    spec["resourceGroups"][1]["flavors"][0]["name"] = f"{V5E}.alpha"
+
+
+CEL = "(CEL rule: "
+WEBHOOK = "(kueue v0.17.1 pkg/webhooks/clusterqueue_webhook.go "
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            _no_cohort,
+            [
+                "spec: borrowingLimit must be nil when cohort is empty "
+                + CEL
+                + "!has(self.cohortName) && has(self.resourceGroups) ? self.resourceGroups.all(rg, "
+                "rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit)))) : true)"
+            ],
+            id="no-cohort",
+        ),
+        pytest.param(
+            _no_cohort_nor_borrowing_limit,
+            [
+                f"spec.resourceGroups[{g}].flavors[0].resources[{r}].lendingLimit: Invalid value: "
+                f"0: must be nil when cohort is empty {WEBHOOK}validateLimit)"
+                for g, r in ((0, 0), (1, 0), (1, 1))
+            ],
+            id="lending-limit-without-cohort",
+        ),
+        pytest.param(
+            _cpu_only,
+            [
+                "spec.resourceGroups[1]: flavors must have the same number of resources as the "
+                "coveredResources "
+                + CEL
+                + "self.flavors.all(x, size(x.resources) == size(self.coveredResources)))"
+            ],
+            id="fewer-resources-than-covered",
+        ),
+        pytest.param(
+            _memory_first,
+            [
+                f"spec.resourceGroups[1].flavors[0].resources[{i}].name: Invalid value: "
+                f"'{name}': must match the name in coveredResources {WEBHOOK}validateFlavorQuotas)"
+                for i, name in enumerate(["memory", "cpu"])
+            ],
+            id="resources-not-in-covered-order",
+        ),
+        pytest.param(
+            _tpu_flavor_twice,
+            [
+                f"spec.resourceGroups[1].flavors[0].name: Invalid value: '{V5E}.alpha': Duplicate "
+                "value: a flavor is in one resource group of a ClusterQueue only "
+                f"{WEBHOOK}validateResourceGroups)"
+            ],
+            id="flavor-in-two-groups",
+        ),
+    ],
+)
+def test_a_dedicated_queue_kueue_would_refuse_is_reported_naming_the_rule(
+    two_workers, change, expected
+):
     _, fleet, _ = two_workers
-    kueue = [
-        m
-        for r in fleet.resources
-        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
-    ]
-    assert {m["kind"] for m in kueue} >= {"ClusterQueue", "ResourceFlavor", "LocalQueue"}
-    assert {m["metadata"]["name"]: custom_resource_errors(m) for m in kueue} == {
-        m["metadata"]["name"]: [] for m in kueue
-    }
+    queue = copy.deepcopy(kueue_objects(fleet, "ClusterQueue")["mk-rvwa-rvwb.alpha"])
+    assert custom_resource_errors(queue) == []
+    change(queue["spec"])
+    assert custom_resource_errors(queue) == expected
 
 
 def test_a_set_whose_tpu_pools_are_all_dedicated_is_accepted_when_each_team_has_its_own(tmp_path):
@@ -302,4 +396,32 @@ def test_a_team_with_pools_dedicated_on_some_workers_of_its_set_only_is_refused(
             "other runs); name workers that all dedicate pools to 'alpha' ([rvwb]), or none "
             "([rvwa])",
         )
+    ]
+
+
+def test_a_workloads_own_set_with_the_teams_pools_on_some_workers_only_is_refused(tmp_path):
+    # alpha's set [rvwa, rvwb] dedicates pools to it; a1's own set [rvwa, rvwc] does on rvwa
+    # only (rvwc has shared pools only): its manager queue could not match both workers.
+    shared = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2}]
+    fleet = copy.deepcopy(FLEET)
+    fleet["tpu-pathways:fleet"]["workers"] = ["rvwa", "rvwb", "rvwc"]
+    fleet["tpu-pathways:teams"] = [{"name": "alpha", "workers": ["rvwa", "rvwb"]}, {"name": "beta"}]
+    fleet["tpu-pathways:workloads"][0]["workers"] = ["rvwa", "rvwc"]
+    write_all(tmp_path, fleet)
+    write(tmp_path, "rvwc", worker("rvwc", tpuPools=shared, teamCpuPools=[]))
+    assert refusal(tmp_path) == [
+        (
+            "workloads[0].workers",
+            "team 'alpha' has pools dedicated to it on [rvwa] and none on [rvwc]: those workers "
+            "admit its jobs on its own pools only, these on their shared pools only, and one "
+            "manager queue of the set cannot hold both (it would admit against one what the "
+            "other runs); name workers that all dedicate pools to 'alpha' ([rvwa]), or none "
+            "([rvwc])",
+        ),
+        (
+            "workloads[0].workers",
+            "'rvwc', one of the workers it may go to, cannot run it (.pool: 'v5e-alpha' is not a "
+            "TPU pool of this stack; pools: v5e): MultiKueue may dispatch it there; give it "
+            "workers: [rvwa]",
+        ),
     ]
