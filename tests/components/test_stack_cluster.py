@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import grpc
 import pulumi
 import pytest
 
@@ -12,7 +13,11 @@ from components.gke.kubeconfig import gke_kubeconfig
 from components.plan.engine import run_program
 from components.stack.program import build_stack
 from components.tokens import GET_PROJECT, GET_SUBNETWORK
-from tests.components.harness import SubnetworkWithRanges
+from tests.components.harness import (
+    ProviderError,
+    SubnetworkLookupFails,
+    SubnetworkWithRanges,
+)
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK = "gcp:compute/network:Network"
@@ -354,36 +359,119 @@ def test_a_failed_range_check_registers_nothing_of_the_stack(
     )
 
 
-class SubnetworkNotFound(SubnetworkWithRanges):
-    """GCP's answer for a subnetwork that is not there: the provider fails the lookup."""
-
-    def call(self, args):
-        if args.token != GET_SUBNETWORK:
-            return super().call(args)
-        self.invoked.append(args.token)
-        reason = (
-            "googleapi: Error 404: The resource 'projects/tpu-pathways-dev/regions/us-west4/"
-            "subnetworks/shared-subnet' was not found, notFound"
-        )
-        return {}, [("name", reason)]
+# A failed lookup as the engine reports it (pulumi pkg/resource/deploy/source_eval.go
+# ``Invoke``, around pulumi-terraform-bridge pkg/tfbridge/provider.go ``Invoke``, around
+# terraform-provider-google's error, in Terraform's "1 error occurred" list).
+PROVIDER_FAILED = (
+    "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+    "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred:\n\t* {}\n\n"
+)
+SUBNET_PATH = "projects/tpu-pathways-dev/regions/us-west4/subnetworks/shared-subnet"
 
 
-def test_a_subnetwork_gcp_does_not_have_is_the_stack_files_mistake(
-    config_of, on_shared_subnet, monkeypatch
-):
-    """Named at the key that gave it, with GCP's answer, and nothing registered."""
-    mocks = SubnetworkNotFound(None)
-    with pytest.raises(ConfigError) as caught:
-        deploy(config_of(on_shared_subnet), mocks, monkeypatch)
+def failed_lookup(config, error, monkeypatch, expected=ConfigError) -> str:
+    """The message of the update whose lookup failed with ``error``, once it is known that
+    nothing was registered."""
+    mocks = SubnetworkLookupFails(error)
+    with pytest.raises(expected) as caught:
+        deploy(config, mocks, monkeypatch)
     assert mocks.created == []
-    assert str(caught.value) == (
+    assert mocks.invoked == [GET_SUBNETWORK]
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f"{SUBNET_PATH} not found",
+        "Error when reading or editing Subnetwork Not Found : shared-subnet: googleapi: Error 403: "
+        f"Required 'compute.subnetworks.get' permission for '{SUBNET_PATH}', forbidden",
+    ],
+    ids=["404", "403 forbidden"],
+)
+def test_a_subnetwork_gcp_does_not_give_is_the_stack_files_mistake(
+    config_of, on_shared_subnet, monkeypatch, answer
+):
+    """Named at the key that gave it, with GCP's answer on the report's one line, and nothing
+    registered."""
+    error = ProviderError(grpc.StatusCode.UNKNOWN, PROVIDER_FAILED.format(answer))
+    assert failed_lookup(config_of(on_shared_subnet), error, monkeypatch) == (
         "the existing subnetwork 'shared-subnet': 1 problem\n"
         "  - cluster.network.existingSubnetwork: subnetwork 'shared-subnet' could not be read "
-        "in region 'us-west4' of project 'tpu-pathways-dev' (googleapi: Error 404: The resource "
-        "'projects/tpu-pathways-dev/regions/us-west4/subnetworks/shared-subnet' was not found, "
-        "notFound (name)); name a subnetwork of that region the deploying credentials can read "
-        "(compute.subnetworks.get)"
+        "in region 'us-west4' of project 'tpu-pathways-dev' (invocation of "
+        "gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+        f"gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * {answer}); name a "
+        "subnetwork of that region the deploying credentials can read (compute.subnetworks.get)"
     )
+
+
+LOOKUP_FAILED = (
+    "the lookup of subnetwork 'shared-subnet' in region 'us-west4' of project "
+    "'tpu-pathways-dev' failed: "
+)
+
+
+@pytest.mark.parametrize(
+    "code,details,message",
+    [
+        (
+            grpc.StatusCode.UNAVAILABLE,
+            "transport is closing",
+            "Resource monitor has terminated, shutting down",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            "Invoke: Default provider for 'gcp' disabled. 'gcp:compute/getSubnetwork:"
+            "getSubnetwork' must use an explicit provider.",
+            "Invoke: Default provider for 'gcp' disabled. 'gcp:compute/getSubnetwork:"
+            "getSubnetwork' must use an explicit provider.",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            PROVIDER_FAILED.format(
+                "google: could not find default credentials. See\n"
+                "https://cloud.google.com/docs/authentication/external/set-up-adc for more "
+                "information"
+            ),
+            "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+            "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * google: could not "
+            "find default credentials. See https://cloud.google.com/docs/authentication/"
+            "external/set-up-adc for more information",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            PROVIDER_FAILED.format(
+                "Error when reading or editing Subnetwork Not Found : shared-subnet: googleapi: "
+                "Error 503: The service is currently unavailable., backendError"
+            ),
+            "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+            "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * Error when reading or "
+            "editing Subnetwork Not Found : shared-subnet: googleapi: Error 503: The service is "
+            "currently unavailable., backendError",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            PROVIDER_FAILED.format(
+                "Error when reading or editing Subnetwork Not Found : shared-subnet: googleapi: "
+                "Error 403: Compute Engine API has not been used in project 123 before or it is "
+                "disabled., accessNotConfigured"
+            ),
+            "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+            "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * Error when reading or "
+            "editing Subnetwork Not Found : shared-subnet: googleapi: Error 403: Compute Engine "
+            "API has not been used in project 123 before or it is disabled., accessNotConfigured",
+        ),
+    ],
+    ids=["engine shutting down", "default provider disabled", "no credentials", "5xx", "403 API"],
+)
+def test_any_other_failed_lookup_is_one_line_and_names_no_key(
+    config_of, on_shared_subnet, monkeypatch, code, details, message
+):
+    """Not the stack file's mistake: a ``pulumi.RunError`` (its message alone, no traceback)
+    with the provider's answer, blaming no key and advising nothing; nothing registered."""
+    error = ProviderError(code, details)
+    found = failed_lookup(config_of(on_shared_subnet), error, monkeypatch, pulumi.RunError)
+    assert found == LOOKUP_FAILED + message
 
 
 def test_a_passed_range_check_registers_the_whole_stack(
