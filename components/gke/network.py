@@ -335,13 +335,14 @@ def existing_subnetwork(
     network: str | None,
     subnetwork: str | None,
     key: str = "existing_subnetwork",
+    opts: pulumi.InvokeOptions | None = None,
 ) -> ExistingSubnetwork | None:
     """``subnetwork`` of ``network`` as GCP has it, once it has each team's Pod range (by its
     ``TeamPodRange.name``) with the team's addresses; a ConfigError naming every one it lacks
     or has with other addresses otherwise (``look_up_subnetwork``). Blocks until GCP answers:
     call it before registering anything a failed check must stop. None (nothing looked up):
     the cluster's own VPC. ``key``: what named ``subnetwork``, in the error when GCP does
-    not give it."""
+    not give it; ``opts``: the lookup's provider (``invoke_options``)."""
     if network is None or subnetwork is None:
         return None
     unnamed = [team for team, pods in args.team_pod_ranges.items() if pods.name is None]
@@ -351,7 +352,7 @@ def existing_subnetwork(
             f"subnetwork {subnetwork!r} (TeamPodRange.name)"
         )
     claims = [pods.claim(team) for team, pods in args.team_pod_ranges.items()]
-    nodes_range = look_up_subnetwork(args.project, args.region, subnetwork, claims, key)
+    nodes_range = look_up_subnetwork(args.project, args.region, subnetwork, claims, key, opts)
     return ExistingSubnetwork(network, subnetwork, nodes_range)
 
 

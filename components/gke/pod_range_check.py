@@ -31,7 +31,7 @@ provider (``provider/server.py`` ``Construct``) passes it on as the construct's 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -44,6 +44,8 @@ from components.gke.subnetwork_ranges import (
     unchecked_note,
 )
 from components.tokens import GET_SUBNETWORK
+
+GCP_PACKAGE = "gcp"
 
 FoundRanges = Sequence[gcp.compute.outputs.GetSubnetworkSecondaryIpRangeResult]
 
@@ -58,6 +60,24 @@ FoundRanges = Sequence[gcp.compute.outputs.GetSubnetworkSecondaryIpRangeResult]
 # disabled or the engine shutting down are not.
 _GCP_NOT_FOUND = re.compile(r"googleapi: Error 404\b")
 _GCP_FORBIDDEN = re.compile(r"googleapi: Error 403\b.*\bforbidden\b")
+
+
+def invoke_options(opts: pulumi.ResourceOptions | None) -> pulumi.InvokeOptions:
+    """The options of a gcp invoke a component makes before it registers (it cannot be the
+    invoke's parent yet): the gcp provider its children will get, and its parent. That
+    provider is, as pulumi sdk/python/lib/pulumi/resource.py ``Resource._get_providers`` picks
+    it (3.272.0): the gcp entry of ``opts.providers`` (a map, or a list by package), else
+    ``opts.provider`` if it is gcp's, else the parent's providers map, which ``runtime/
+    invoke.py`` reads itself when the options name a parent and no provider."""
+    if opts is None:
+        return pulumi.InvokeOptions()
+    providers = opts.providers or {}
+    if not isinstance(providers, Mapping):
+        providers = {p.package: p for p in providers}
+    provider = providers.get(GCP_PACKAGE)
+    if provider is None and opts.provider is not None and opts.provider.package == GCP_PACKAGE:
+        provider = opts.provider
+    return pulumi.InvokeOptions(parent=opts.parent, provider=provider)
 
 
 def look_up_subnetwork(

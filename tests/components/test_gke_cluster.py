@@ -4,6 +4,7 @@ identity and the Pathways ports firewall; ``pool_target()`` for its node pools."
 from __future__ import annotations
 
 import pulumi
+import pulumi_gcp as gcp
 import pytest
 
 from components.errors import ConfigError
@@ -366,6 +367,64 @@ def test_no_ranges_in_an_update_is_none_there(monkeypatch, ranges):
         "  - teamCpuPools[0].podsRange: 'nlp-pods' is not a secondary range of subnetwork "
         "'shared-subnet' (it has none); add it there first, or name one of those"
     )
+
+
+# The reference the engine gets for an explicit provider named "other" of this test stack (the
+# mock engine gives it no ID: an unknown one, pulumi runtime/rpc.py UNKNOWN).
+OTHER_GCP_URN = "urn:pulumi:test::tpu-pathways::pulumi:pulumi:Stack$pulumi:providers:gcp::other"
+OTHER_GCP = f"{OTHER_GCP_URN}::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def _with_provider(place: str):
+    """GkeCluster given the gcp provider "other" in ``place``; its lookup's mock."""
+    mocks = SubnetworkWithRanges({"nlp-pods": "10.64.0.0/16"})
+    args = GkeClusterArgs(
+        project="acme-ml",
+        region="us-east5",
+        zone="us-east5-a",
+        name="pathways",
+        existing_network="shared-vpc",
+        existing_subnetwork="shared-subnet",
+    )
+
+    def build():
+        other = gcp.Provider("other", project="other-project")
+        options = {
+            "providers map": pulumi.ResourceOptions(providers={"gcp": other}),
+            "providers list": pulumi.ResourceOptions(providers=[other]),
+            "provider": pulumi.ResourceOptions(provider=other),
+            "parent's providers": pulumi.ResourceOptions(
+                parent=pulumi.ComponentResource(
+                    "test:index:Outer",
+                    "outer",
+                    None,
+                    pulumi.ResourceOptions(providers={"gcp": other}),
+                )
+            ),
+        }[place]
+        gke = GkeCluster("pc", args, options)
+        return {"name": gke.cluster_name}
+
+    return register(build, mocks), mocks
+
+
+@pytest.mark.parametrize(
+    "place", ["providers map", "providers list", "provider", "parent's providers"]
+)
+def test_the_lookup_uses_the_gcp_provider_the_clusters_resources_get(place):
+    """The caller's gcp provider (its credentials, its default project) reads the subnetwork,
+    as it creates the cluster: not the engine's default provider."""
+    registered, mocks = _with_provider(place)
+    assert mocks.lookups == [
+        ({"name": "shared-subnet", "project": "acme-ml", "region": "us-east5"}, OTHER_GCP)
+    ]
+    assert registered.one(CLUSTER, "pc").provider == OTHER_GCP_URN
+
+
+def test_without_a_provider_the_lookup_uses_the_default_one():
+    mocks = SubnetworkWithRanges(None)
+    on_shared_subnet(mocks)
+    assert [provider for _, provider in mocks.lookups] == [""]
 
 
 def test_the_clusters_own_network_looks_nothing_up():
