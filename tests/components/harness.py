@@ -79,9 +79,15 @@ def urn(type_path: str, name: str) -> str:
     return f"{URN_PREFIX}{type_path}::{name}"
 
 
+SUBNETWORK_PRIMARY_RANGE = "10.128.0.0/20"
+"""The primary range of the mock's subnetwork: not ``ClusterNetworkArgs.nodes_cidr``'s default
+(10.0.0.0/20), so a test sees that GCP's answer, not the stack's default, is used."""
+
+
 class SubnetworkWithRanges(PlanMocks):
-    """The mock engine answering the subnetwork's lookup as GCP would, with its secondary
-    ranges (the offline plan's answers none), and keeping what it was asked to register
+    """The mock engine answering the subnetwork's lookup as GCP would, with its primary range
+    (``SUBNETWORK_PRIMARY_RANGE``) and its secondary ranges (the offline plan's answers none),
+    and keeping what it was asked to register
     (every resource, components too), which invokes it answered and what each lookup was sent
     (its arguments and the provider reference, "" for the default provider)."""
 
@@ -100,7 +106,7 @@ class SubnetworkWithRanges(PlanMocks):
         return self.answer(args.args), []
 
     def answer(self, args: dict[str, Any]) -> dict[str, Any]:
-        answer = {"name": args["name"], "ipCidrRange": "10.0.0.0/20"}
+        answer = {"name": args["name"], "ipCidrRange": SUBNETWORK_PRIMARY_RANGE}
         if self.ranges is not None:  # None: an answer without the key, as the plan's
             ranges = self.ranges.items()
             answer["secondaryIpRanges"] = [{"rangeName": n, "ipCidrRange": c} for n, c in ranges]

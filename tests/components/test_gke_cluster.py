@@ -284,8 +284,9 @@ def test_a_team_range_the_subnetwork_has_is_taken_by_name():
         "pc-pathways-ports-allow",
         "pc-pathways-ports-deny",
     ]
-    # the nodes' range is the subnetwork's primary range, as GCP answered it (awaited)
-    assert registered.outputs["nodes_range"] == "10.0.0.0/20"
+    # the nodes' range is the subnetwork's primary range, as GCP answered it (awaited): the
+    # mock's 10.128.0.0/20, not the default nodes_cidr 10.0.0.0/20 of a created subnetwork
+    assert registered.outputs["nodes_range"] == "10.128.0.0/20"
     assert mocks.invoked == [GET_SUBNETWORK]
 
 

@@ -499,6 +499,20 @@ def test_a_passed_range_check_registers_the_whole_stack(
     assert outputs["scratch_bucket"] == "gs://tpu-pathways-dev-pathways-dev-pathways"
 
 
+def test_the_home_shares_admit_the_nodes_range_gcp_answered(
+    config_of, on_shared_subnet, monkeypatch
+):
+    """On an existing subnetwork the nodes' addresses are its primary range as GCP has it (the
+    mock's 10.128.0.0/20), not the stack's nodesCidr (default 10.0.0.0/20, for a subnetwork
+    it creates): the Filestore export admits exactly them."""
+    values = {**on_shared_subnet, "homeDirs": {"teams": ["nlp"]}}
+    mocks = SubnetworkWithRanges({"tenant-nlp-pods": "10.64.0.0/16"})
+    resources, _ = deploy(config_of(values), mocks, monkeypatch)
+    (share,) = [r for r in resources if r.type == "gcp:filestore/instance:Instance"]
+    assert share.inputs["fileShares"]["nfsExportOptions"][0]["ipRanges"] == ["10.128.0.0/20"]
+    assert share.inputs["networks"] == [{"network": "shared-vpc", "modes": ["MODE_IPV4"]}]
+
+
 # Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from
 # google/pathways-job internal/controller/pathwaysjob_controller.go, not from the code under test.
 PATHWAYS_PORTS = ["29000", "29001", "29002", "29005", "29006", "8471", "8080", "50051"]
