@@ -428,6 +428,27 @@ def test_without_a_provider_the_lookup_uses_the_default_one():
     assert [provider for _, provider in mocks.lookups] == [""]
 
 
+def test_a_shared_vpc_hosts_network_is_refused_by_the_component():
+    """A program that builds the Args itself gets an error before anything registers or is
+    looked up, not a cluster half in the host's network."""
+    mocks = SubnetworkWithRanges({})
+    args = GkeClusterArgs(
+        project="acme-ml",
+        region="us-east5",
+        zone="us-east5-a",
+        name="pathways",
+        existing_network="projects/net-host/global/networks/shared-vpc",
+        existing_subnetwork="shared-subnet",
+    )
+    with pytest.raises(ValueError) as caught:
+        register(lambda: {"name": GkeCluster("pc", args).cluster_name}, mocks)
+    assert str(caught.value) == (
+        "the existing network 'projects/net-host/global/networks/shared-vpc' is in project "
+        "'net-host', not the cluster's 'acme-ml': a Shared VPC host's network is not supported"
+    )
+    assert (mocks.created, mocks.invoked) == ([], [])
+
+
 def test_the_clusters_own_network_looks_nothing_up():
     """No existing subnetwork, no lookup: the check costs such a cluster nothing."""
     mocks = SubnetworkWithRanges({})

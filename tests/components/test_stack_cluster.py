@@ -8,7 +8,7 @@ import grpc
 import pulumi
 import pytest
 
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 from components.gke.kubeconfig import gke_kubeconfig
 from components.plan.engine import run_program
 from components.stack.program import build_stack
@@ -511,6 +511,60 @@ def test_the_home_shares_admit_the_nodes_range_gcp_answered(
     (share,) = [r for r in resources if r.type == "gcp:filestore/instance:Instance"]
     assert share.inputs["fileShares"]["nfsExportOptions"][0]["ipRanges"] == ["10.128.0.0/20"]
     assert share.inputs["networks"] == [{"network": "shared-vpc", "modes": ["MODE_IPV4"]}]
+
+
+# --- a network of the stack's project by its path; a Shared VPC host's is refused -------------
+
+
+def test_a_network_path_of_the_stacks_project_is_looked_up_and_used_there(
+    config_of, on_shared_subnet, monkeypatch
+):
+    """The subnetwork is read in the network's project (the stack's), the cluster and the
+    Pathways ports rules go on that network, the rules in that project."""
+    network = "projects/tpu-pathways-dev/global/networks/shared-vpc"
+    values = {**on_shared_subnet, "cluster": {**on_shared_subnet["cluster"]}}
+    values["cluster"]["network"] = {
+        "existingNetwork": network,
+        "existingSubnetwork": "shared-subnet",
+    }
+    mocks = SubnetworkWithRanges({"tenant-nlp-pods": "10.64.0.0/16"})
+    resources, _ = deploy(config_of(values), mocks, monkeypatch)
+    assert mocks.lookups == [
+        ({"name": "shared-subnet", "project": "tpu-pathways-dev", "region": "us-west4"}, "")
+    ]
+    (cluster,) = [r for r in resources if r.type == CLUSTER]
+    assert (cluster.inputs["network"], cluster.inputs["subnetwork"]) == (network, "shared-subnet")
+    rules = {r.name: r.inputs for r in resources if r.type == FIREWALL}
+    assert sorted(rules) == [
+        "pathways-dev-nlp-pathways-ports-allow",
+        "pathways-dev-nlp-pathways-ports-deny",
+        "pathways-dev-pathways-ports-allow",
+        "pathways-dev-pathways-ports-deny",
+    ]
+    for rule in rules.values():
+        assert (rule["project"], rule["network"]) == ("tpu-pathways-dev", network)
+
+
+def test_a_shared_vpc_hosts_network_is_refused_before_anything(config_of, stack_values):
+    """Refused while the stack file is read (no lookup, no resource), naming the key, the
+    value and what is allowed."""
+    network = "projects/host-proj-1/global/networks/shared-vpc"
+    values = stack_values(
+        cluster={"network": {"existingNetwork": network, "existingSubnetwork": "shared-subnet"}}
+    )
+    with pytest.raises(ConfigError) as caught:
+        config_of(values)
+    assert caught.value.issues == [
+        ConfigIssue(
+            "cluster.network.existingNetwork",
+            "'projects/host-proj-1/global/networks/shared-vpc' is a network of project "
+            "'host-proj-1' (a Shared VPC host), not of gcp.project 'tpu-pathways-dev'; the stack "
+            "cannot create a cluster there yet (GKE takes only the host's named secondary ranges "
+            "for the cluster's Pods and Services, and the Pathways ports firewall rules would "
+            "belong to the host project): name a network of 'tpu-pathways-dev', by name or as "
+            "projects/tpu-pathways-dev/global/networks/<name>",
+        )
+    ]
 
 
 # Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from
