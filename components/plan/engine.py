@@ -13,7 +13,6 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -21,9 +20,9 @@ from typing import Any, cast
 import pulumi
 
 from components.config.schema import StackConfig
-from components.config.schema.fleet import is_fleet
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
+from components.plan import stack_source
 from components.plan.cost import cost_summary
 from components.plan.fresh_stack import on_fresh_stack
 from components.plan.links import add_dashboard
@@ -31,20 +30,16 @@ from components.plan.main_module import MainProgram, main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.plan.shared_plans import shared
+from components.plan.stack_source import StackFile
 from components.plan.wire import readable, readable_struct
 from components.program_failure import ProgramFailed
-from components.resolve import loader
 from components.resolve.stack_files import (
     PROJECT,
     PROJECT_DIR,
     SECRETS_KEY,
     STACKS_DIR,
-    decode_engine_values,
-    read_stack_file,
-    stack_path,
     stacks_dir_of_program,
 )
-from components.resolve.tenancy.ownership import classify_stacks
 from components.resolve.tenancy.shared_cluster import contract_outputs
 from components.sdk import pulumi_private as sdk
 from components.stack.program import build_stack, preflight_reports
@@ -321,52 +316,23 @@ def engine_config(raw: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ..
     return dict(raw), (SECRETS_KEY,) if SECRETS_KEY in raw else ()
 
 
-@dataclass(frozen=True)
-class StackFile:
-    """A stack file read for the offline plan: its validated config, its config map in the
-    engine's string form (what the program is given) and its name for messages."""
-
-    stack: str
-    config: StackConfig
-    raw: dict[str, str]
-    label: str
-    references: dict[str, dict[str, Any]] | None = None
-    """What the stack's StackReferences answer (a fleet's workers); None: its owner's, if any."""
-    stacks_dir: Path = STACKS_DIR
-    """The directory it was read from: the program checks other stacks there too."""
-
-
 def load_stack(
     stack: str,
     stacks_dir: Path = STACKS_DIR,
     raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
-    """Read (unless ``raw`` is the file's config map already read) and validate a stack file for
-    the offline plan: a team stack's owner contract is what the owner stack's own offline plan
-    exports (same project, no network)."""
-    return loader.load_stack(
-        stack, stacks_dir, lambda owner: plan_file(owner, stacks_dir).outputs, raw
-    )
+    """``stack_source.load_stack``, another stack it reads planned here (``plan_file``)."""
+    return stack_source.load_stack(stack, stacks_dir, _outputs_of(stacks_dir), raw)
 
 
 def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
-    """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
-    (ConfigError), before anything registers; so are the problems between it and the other
-    stacks of the directory (``tenancy.ownership.classify_stacks``: names both would create, a
-    namespace both would own)."""
-    raw = read_stack_file(stack, stacks_dir)
-    if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
-        # Only a fleet's plan loads the fleet modules (MultiKueue models, dispatch, sets).
-        from components.resolve.tenancy.fleet import load_fleet, worker_outputs
+    """``stack_source.read_stack``, another stack it reads planned here (``plan_file``)."""
+    return stack_source.read_stack(stack, stacks_dir, _outputs_of(stacks_dir))
 
-        fleet = load_fleet(stack, lambda w: plan_file(w, stacks_dir).outputs, stacks_dir, raw)
-        label = stack_path(stack, stacks_dir).name
-        return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
-    config = load_stack(stack, stacks_dir, raw=raw)
-    label = stack_path(stack, stacks_dir).name
-    if conflicts := classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
-        raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")
-    return StackFile(stack, config, raw, label, stacks_dir=stacks_dir)
+
+def _outputs_of(stacks_dir: Path) -> stack_source.OutputsOf:
+    """Another stack of ``stacks_dir`` -> its offline plan's outputs."""
+    return lambda stack: plan_file(stack, stacks_dir).outputs
 
 
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:

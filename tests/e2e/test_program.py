@@ -81,9 +81,9 @@ def test_a_missing_program_is_a_clean_error(tmp_path, capsys):
 
 
 def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(monkeypatch):
-    """The engine hands the map it read to the loader, and summarizes the preflight report the
-    program's build_stack made instead of running the preflight again."""
-    from components.plan import engine
+    """The stack file's reader hands the map it read to the loader, and the engine summarizes
+    the preflight report the program's build_stack made instead of running it again."""
+    from components.plan import engine, stack_source
     from components.resolve import checks, loader
     from components.resolve import preflight as stack_preflight
     from components.resolve.tenancy import ownership
@@ -100,7 +100,7 @@ def test_the_plan_reads_the_stack_file_once_and_keeps_the_programs_preflight(mon
         return real_preflight(*args, **kwargs)
 
     monkeypatch.setattr(loader, "read_stack_file", read)
-    monkeypatch.setattr(engine, "read_stack_file", read)
+    monkeypatch.setattr(stack_source, "read_stack_file", read)
     monkeypatch.setattr(ownership, "read_stack_file", read)  # the conflicts between stacks
     monkeypatch.setattr(stack_preflight, "preflight", preflight)
     monkeypatch.setattr(checks, "preflight", preflight)  # the parse's run, reused by the program

@@ -83,3 +83,21 @@ def test_shapes_name_imports_only_the_catalog():
         check=True,
     )
     assert json.loads(done.stdout) == {"code": 0, "loaded": []}
+
+
+@pytest.mark.parametrize(
+    "stack_file",
+    [
+        None,  # no such stack file
+        "config:\n  tpu-pathways:tpuPools:\n    - {name: x, generation: v6e, topology: 3x3}\n",
+    ],
+    ids=["missing", "a bad topology"],
+)
+def test_a_stack_files_mistake_is_reported_before_the_provider_sdks_load(tmp_path, stack_file):
+    """`plan` reads and validates the stack file before it loads the engine: a mistake costs
+    the time of reading it, not the SDKs' imports too (components.plan.stack_source)."""
+    if stack_file is not None:
+        (tmp_path / "Pulumi.mine.yaml").write_text(stack_file)
+    code, sdks = loaded_sdks("plan", "--stack", "mine", "--stacks-dir", str(tmp_path))
+    assert code == 2
+    assert sdks == []
