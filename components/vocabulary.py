@@ -258,3 +258,12 @@ def lustre_instance_id(cluster_name: str, name: str) -> str:
 def home_instance_name(cluster_name: str, team: str) -> str:
     """The Filestore instance holding team ``team``'s home share."""
     return truncated(f"{cluster_name}-home-{team}", 63)
+
+
+def network_project(network: str, project: str) -> str:
+    """The project a VPC named as GKE's ``network`` takes it is in: the one its path
+    projects/<project>/global/networks/<name> names, else ``project`` (a bare name)."""
+    parts = network.split("/")
+    if len(parts) == 5 and parts[0] == "projects" and parts[2:4] == ["global", "networks"]:
+        return parts[1]
+    return project

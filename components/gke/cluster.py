@@ -51,6 +51,7 @@ from components.gke.node_identity import (
     NodeServiceAccountArgs,
 )
 from components.gke.operations import cluster_timeouts
+from components.gke.pod_range_check import invoke_options
 from components.labels import gcp_resource_labels
 from components.vocabulary import (
     DnsProvider,
@@ -205,7 +206,7 @@ class GkeCluster(ClusterTarget):
         # Before this component registers, so that a failed check of the teams' Pod ranges on
         # an existing subnetwork leaves nothing of the stack created (``pod_range_check``).
         network_args = _network_args(args)
-        existing = _existing_subnetwork(network_args, args)
+        existing = _existing_subnetwork(network_args, args, invoke_options(opts))
         super().__init__("tpu-pathways:cluster:GkeCluster", name, None, opts)
         project, location = args.project, args.location
         self._args = args
@@ -368,11 +369,11 @@ def _pods_cidr(args: GkeClusterArgs, team: str) -> str:
 
 
 def _existing_subnetwork(
-    network: ClusterNetworkArgs, args: GkeClusterArgs
+    network: ClusterNetworkArgs, args: GkeClusterArgs, opts: pulumi.InvokeOptions
 ) -> ExistingSubnetwork | None:
-    return existing_subnetwork(
-        network, args.existing_network, args.existing_subnetwork, args.existing_subnetwork_key
-    )
+    """Looked up with the gcp provider the cluster's resources get (``invoke_options``)."""
+    existing = args.existing_network, args.existing_subnetwork, args.existing_subnetwork_key
+    return existing_subnetwork(network, *existing, opts=opts)
 
 
 def _network_args(args: GkeClusterArgs) -> ClusterNetworkArgs:

@@ -16,7 +16,7 @@ import pulumi_gcp as gcp
 from components.gke.pod_range_check import look_up_subnetwork
 from components.gke.subnetwork_ranges import RangeClaim
 from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
-from components.vocabulary import truncated
+from components.vocabulary import network_project, truncated
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -335,15 +335,24 @@ def existing_subnetwork(
     network: str | None,
     subnetwork: str | None,
     key: str = "existing_subnetwork",
+    opts: pulumi.InvokeOptions | None = None,
 ) -> ExistingSubnetwork | None:
     """``subnetwork`` of ``network`` as GCP has it, once it has each team's Pod range (by its
     ``TeamPodRange.name``) with the team's addresses; a ConfigError naming every one it lacks
     or has with other addresses otherwise (``look_up_subnetwork``). Blocks until GCP answers:
     call it before registering anything a failed check must stop. None (nothing looked up):
-    the cluster's own VPC. ``key``: what named ``subnetwork``, in the error when GCP does
-    not give it."""
+    the cluster's own VPC. ``network`` is the cluster's project's, and ``subnetwork`` is
+    looked up there; one of a Shared VPC host is a ValueError (the cluster would need, there,
+    named secondary ranges for its own Pods and Services, and its firewall rules in the host
+    project: it makes neither). ``key``: what named ``subnetwork``, in the error when GCP does
+    not give it; ``opts``: the lookup's provider (``invoke_options``)."""
     if network is None or subnetwork is None:
         return None
+    if (host := network_project(network, args.project)) != args.project:
+        raise ValueError(
+            f"the existing network {network!r} is in project {host!r}, not the cluster's "
+            f"{args.project!r}: a Shared VPC host's network is not supported"
+        )
     unnamed = [team for team, pods in args.team_pod_ranges.items() if pods.name is None]
     if unnamed:
         raise ValueError(
@@ -351,7 +360,7 @@ def existing_subnetwork(
             f"subnetwork {subnetwork!r} (TeamPodRange.name)"
         )
     claims = [pods.claim(team) for team, pods in args.team_pod_ranges.items()]
-    nodes_range = look_up_subnetwork(args.project, args.region, subnetwork, claims, key)
+    nodes_range = look_up_subnetwork(args.project, args.region, subnetwork, claims, key, opts)
     return ExistingSubnetwork(network, subnetwork, nodes_range)
 
 

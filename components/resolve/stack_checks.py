@@ -23,7 +23,7 @@ from components.resolve.storage_checks import stack_storage_issues
 from components.resolve.tenancy.isolation import isolation_issues
 from components.resolve.tenancy.pod_ranges import pod_range_issues
 from components.resolve.tenancy.shared_cluster import ownership_issues
-from components.vocabulary import Environment, WorkloadBackend
+from components.vocabulary import Environment, WorkloadBackend, network_project
 
 
 def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[ConfigIssue]:
@@ -40,7 +40,33 @@ def cross_check_issues(config: StackConfig, whole_pools: bool = True) -> list[Co
     issues += _isolation_issues(config) + namespace_quota_issues(config)
     issues += isolation_issues(config) + pod_range_issues(config)
     issues += _unused_addon_settings(config) + stack_storage_issues(config)
-    return issues
+    return issues + _shared_vpc_issues(config)
+
+
+def _shared_vpc_issues(config: StackConfig) -> list[ConfigIssue]:
+    """An existing network of another project (a Shared VPC host) is refused: GKE takes a
+    Shared VPC subnetwork's secondary ranges only by name, made first by the host's network
+    admin ("user-managed" ranges: GKE docs, "Create a VPC-native cluster", how-to/alias-ips),
+    while this stack has GKE add its own (podsCidr, servicesCidr) and names none; and a
+    firewall rule belongs to its network's project, where the Pathways ports rules would need
+    creating. Until both are expressible, no half-working path."""
+    network = config.cluster.network.existing_network
+    project = config.gcp.project
+    if not config.creates_cluster or network is None:
+        return []
+    host = network_project(network, project)
+    if host == project:
+        return []
+    return [
+        ConfigIssue(
+            "cluster.network.existingNetwork",
+            f"{network!r} is a network of project {host!r} (a Shared VPC host), not of "
+            f"gcp.project {project!r}; the stack cannot create a cluster there yet (GKE takes "
+            "only the host's named secondary ranges for the cluster's Pods and Services, and "
+            "the Pathways ports firewall rules would belong to the host project): name a "
+            f"network of {project!r}, by name or as projects/{project}/global/networks/<name>",
+        )
+    ]
 
 
 def _pool_named_like_cpu_pool(config: StackConfig) -> list[ConfigIssue]:

@@ -72,7 +72,8 @@ class Network(TypedDict):
     """The VPC: a dedicated one (default) or an existing one."""
 
     existing_network: NotRequired[str]
-    """An existing VPC to use (with existingSubnetwork)."""
+    """An existing VPC of the project to use (with existingSubnetwork); not a Shared VPC
+    host's."""
     existing_subnetwork: NotRequired[str]
     """An existing subnetwork of the project in the region (with existingNetwork)."""
     mtu: NotRequired[int]

@@ -4,7 +4,8 @@ mock engine; the test reads what was registered and the component's resolved out
 ``register(build)`` runs ``build`` (which creates the component and returns the outputs to
 resolve) and returns a ``Registered``; ``k8s_provider()`` is the explicit Kubernetes provider
 an in-cluster component needs (create it inside ``build``); ``SubnetworkWithRanges`` answers an
-existing subnetwork's lookup as GCP would and counts what the engine was sent.
+existing subnetwork's lookup as GCP would and counts what the engine was sent;
+``SubnetworkLookupFails`` fails the lookup with a ``ProviderError``, as the engine does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import pulumi_kubernetes as k8s
 
 from components.plan.engine import run_program
@@ -77,27 +79,70 @@ def urn(type_path: str, name: str) -> str:
     return f"{URN_PREFIX}{type_path}::{name}"
 
 
+SUBNETWORK_PRIMARY_RANGE = "10.128.0.0/20"
+"""The primary range of the mock's subnetwork: not ``ClusterNetworkArgs.nodes_cidr``'s default
+(10.0.0.0/20), so a test sees that GCP's answer, not the stack's default, is used."""
+
+
 class SubnetworkWithRanges(PlanMocks):
-    """The mock engine answering the subnetwork's lookup as GCP would, with its secondary
-    ranges (the offline plan's answers none), and keeping what it was asked to register (every
-    resource, components too) and which invokes it answered."""
+    """The mock engine answering the subnetwork's lookup as GCP would, with its primary range
+    (``SUBNETWORK_PRIMARY_RANGE``) and its secondary ranges (the offline plan's answers none),
+    and keeping what it was asked to register
+    (every resource, components too), which invokes it answered and what each lookup was sent
+    (its arguments and the provider reference, "" for the default provider)."""
 
     def __init__(self, ranges: dict[str, str] | None) -> None:
         super().__init__()
         self.ranges = ranges
         self.created: list[tuple[str, str]] = []
         self.invoked: list[str] = []
+        self.lookups: list[tuple[dict[str, Any], str]] = []
 
     def call(self, args):
         self.invoked.append(args.token)
         if args.token != GET_SUBNETWORK:
             return super().call(args)
-        answer = {"name": args.args["name"], "ipCidrRange": "10.0.0.0/20"}
+        self.lookups.append((dict(args.args), args.provider))
+        return self.answer(args.args), []
+
+    def answer(self, args: dict[str, Any]) -> dict[str, Any]:
+        answer = {"name": args["name"], "ipCidrRange": SUBNETWORK_PRIMARY_RANGE}
         if self.ranges is not None:  # None: an answer without the key, as the plan's
             ranges = self.ranges.items()
             answer["secondaryIpRanges"] = [{"rangeName": n, "ipCidrRange": c} for n, c in ranges]
-        return answer, []
+        return answer
 
     def new_resource(self, args):
         self.created.append((args.typ, args.name))
         return super().new_resource(args)
+
+
+class ProviderError(grpc.RpcError):
+    """A failed invoke as the engine's resource monitor reports it: a gRPC error with a status
+    code and the provider's message (what ``grpc`` raises from the monitor's stub: an RpcError
+    that is also a ``grpc.Call``; pulumi runtime/settings.py ``grpc_error_to_exception`` reads
+    ``code()`` and ``details()``)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class SubnetworkLookupFails(SubnetworkWithRanges):
+    """The lookup fails as it does under the real engine: the monitor's Invoke raises the gRPC
+    error (the engine answers a provider's error so: pulumi pkg/resource/deploy/source_eval.go
+    ``Invoke``, "invocation of <token> returned an error: ..."), which MockMonitor passes on
+    from ``call``."""
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(None)
+        self.error = error
+
+    def answer(self, args: dict[str, Any]) -> dict[str, Any]:
+        raise self.error

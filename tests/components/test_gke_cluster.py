@@ -4,6 +4,7 @@ identity and the Pathways ports firewall; ``pool_target()`` for its node pools."
 from __future__ import annotations
 
 import pulumi
+import pulumi_gcp as gcp
 import pytest
 
 from components.errors import ConfigError
@@ -283,8 +284,9 @@ def test_a_team_range_the_subnetwork_has_is_taken_by_name():
         "pc-pathways-ports-allow",
         "pc-pathways-ports-deny",
     ]
-    # the nodes' range is the subnetwork's primary range, as GCP answered it (awaited)
-    assert registered.outputs["nodes_range"] == "10.0.0.0/20"
+    # the nodes' range is the subnetwork's primary range, as GCP answered it (awaited): the
+    # mock's 10.128.0.0/20, not the default nodes_cidr 10.0.0.0/20 of a created subnetwork
+    assert registered.outputs["nodes_range"] == "10.128.0.0/20"
     assert mocks.invoked == [GET_SUBNETWORK]
 
 
@@ -366,6 +368,85 @@ def test_no_ranges_in_an_update_is_none_there(monkeypatch, ranges):
         "  - teamCpuPools[0].podsRange: 'nlp-pods' is not a secondary range of subnetwork "
         "'shared-subnet' (it has none); add it there first, or name one of those"
     )
+
+
+# The reference the engine gets for an explicit provider named "other" of this test stack (the
+# mock engine gives it no ID: an unknown one, pulumi runtime/rpc.py UNKNOWN).
+OTHER_GCP_URN = "urn:pulumi:test::tpu-pathways::pulumi:pulumi:Stack$pulumi:providers:gcp::other"
+OTHER_GCP = f"{OTHER_GCP_URN}::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def _with_provider(place: str):
+    """GkeCluster given the gcp provider "other" in ``place``; its lookup's mock."""
+    mocks = SubnetworkWithRanges({"nlp-pods": "10.64.0.0/16"})
+    args = GkeClusterArgs(
+        project="acme-ml",
+        region="us-east5",
+        zone="us-east5-a",
+        name="pathways",
+        existing_network="shared-vpc",
+        existing_subnetwork="shared-subnet",
+    )
+
+    def build():
+        other = gcp.Provider("other", project="other-project")
+        options = {
+            "providers map": pulumi.ResourceOptions(providers={"gcp": other}),
+            "providers list": pulumi.ResourceOptions(providers=[other]),
+            "provider": pulumi.ResourceOptions(provider=other),
+            "parent's providers": pulumi.ResourceOptions(
+                parent=pulumi.ComponentResource(
+                    "test:index:Outer",
+                    "outer",
+                    None,
+                    pulumi.ResourceOptions(providers={"gcp": other}),
+                )
+            ),
+        }[place]
+        gke = GkeCluster("pc", args, options)
+        return {"name": gke.cluster_name}
+
+    return register(build, mocks), mocks
+
+
+@pytest.mark.parametrize(
+    "place", ["providers map", "providers list", "provider", "parent's providers"]
+)
+def test_the_lookup_uses_the_gcp_provider_the_clusters_resources_get(place):
+    """The caller's gcp provider (its credentials, its default project) reads the subnetwork,
+    as it creates the cluster: not the engine's default provider."""
+    registered, mocks = _with_provider(place)
+    assert mocks.lookups == [
+        ({"name": "shared-subnet", "project": "acme-ml", "region": "us-east5"}, OTHER_GCP)
+    ]
+    assert registered.one(CLUSTER, "pc").provider == OTHER_GCP_URN
+
+
+def test_without_a_provider_the_lookup_uses_the_default_one():
+    mocks = SubnetworkWithRanges(None)
+    on_shared_subnet(mocks)
+    assert [provider for _, provider in mocks.lookups] == [""]
+
+
+def test_a_shared_vpc_hosts_network_is_refused_by_the_component():
+    """A program that builds the Args itself gets an error before anything registers or is
+    looked up, not a cluster half in the host's network."""
+    mocks = SubnetworkWithRanges({})
+    args = GkeClusterArgs(
+        project="acme-ml",
+        region="us-east5",
+        zone="us-east5-a",
+        name="pathways",
+        existing_network="projects/net-host/global/networks/shared-vpc",
+        existing_subnetwork="shared-subnet",
+    )
+    with pytest.raises(ValueError) as caught:
+        register(lambda: {"name": GkeCluster("pc", args).cluster_name}, mocks)
+    assert str(caught.value) == (
+        "the existing network 'projects/net-host/global/networks/shared-vpc' is in project "
+        "'net-host', not the cluster's 'acme-ml': a Shared VPC host's network is not supported"
+    )
+    assert (mocks.created, mocks.invoked) == ([], [])
 
 
 def test_the_clusters_own_network_looks_nothing_up():

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 
+import grpc
 import pulumi
 import pytest
 
-from components.errors import ConfigError
+from components.errors import ConfigError, ConfigIssue
 from components.gke.kubeconfig import gke_kubeconfig
 from components.plan.engine import run_program
 from components.stack.program import build_stack
 from components.tokens import GET_PROJECT, GET_SUBNETWORK
-from tests.components.harness import SubnetworkWithRanges
+from tests.components.harness import (
+    ProviderError,
+    SubnetworkLookupFails,
+    SubnetworkWithRanges,
+)
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK = "gcp:compute/network:Network"
@@ -354,36 +359,119 @@ def test_a_failed_range_check_registers_nothing_of_the_stack(
     )
 
 
-class SubnetworkNotFound(SubnetworkWithRanges):
-    """GCP's answer for a subnetwork that is not there: the provider fails the lookup."""
-
-    def call(self, args):
-        if args.token != GET_SUBNETWORK:
-            return super().call(args)
-        self.invoked.append(args.token)
-        reason = (
-            "googleapi: Error 404: The resource 'projects/tpu-pathways-dev/regions/us-west4/"
-            "subnetworks/shared-subnet' was not found, notFound"
-        )
-        return {}, [("name", reason)]
+# A failed lookup as the engine reports it (pulumi pkg/resource/deploy/source_eval.go
+# ``Invoke``, around pulumi-terraform-bridge pkg/tfbridge/provider.go ``Invoke``, around
+# terraform-provider-google's error, in Terraform's "1 error occurred" list).
+PROVIDER_FAILED = (
+    "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+    "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred:\n\t* {}\n\n"
+)
+SUBNET_PATH = "projects/tpu-pathways-dev/regions/us-west4/subnetworks/shared-subnet"
 
 
-def test_a_subnetwork_gcp_does_not_have_is_the_stack_files_mistake(
-    config_of, on_shared_subnet, monkeypatch
-):
-    """Named at the key that gave it, with GCP's answer, and nothing registered."""
-    mocks = SubnetworkNotFound(None)
-    with pytest.raises(ConfigError) as caught:
-        deploy(config_of(on_shared_subnet), mocks, monkeypatch)
+def failed_lookup(config, error, monkeypatch, expected=ConfigError) -> str:
+    """The message of the update whose lookup failed with ``error``, once it is known that
+    nothing was registered."""
+    mocks = SubnetworkLookupFails(error)
+    with pytest.raises(expected) as caught:
+        deploy(config, mocks, monkeypatch)
     assert mocks.created == []
-    assert str(caught.value) == (
+    assert mocks.invoked == [GET_SUBNETWORK]
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f"{SUBNET_PATH} not found",
+        "Error when reading or editing Subnetwork Not Found : shared-subnet: googleapi: Error 403: "
+        f"Required 'compute.subnetworks.get' permission for '{SUBNET_PATH}', forbidden",
+    ],
+    ids=["404", "403 forbidden"],
+)
+def test_a_subnetwork_gcp_does_not_give_is_the_stack_files_mistake(
+    config_of, on_shared_subnet, monkeypatch, answer
+):
+    """Named at the key that gave it, with GCP's answer on the report's one line, and nothing
+    registered."""
+    error = ProviderError(grpc.StatusCode.UNKNOWN, PROVIDER_FAILED.format(answer))
+    assert failed_lookup(config_of(on_shared_subnet), error, monkeypatch) == (
         "the existing subnetwork 'shared-subnet': 1 problem\n"
         "  - cluster.network.existingSubnetwork: subnetwork 'shared-subnet' could not be read "
-        "in region 'us-west4' of project 'tpu-pathways-dev' (googleapi: Error 404: The resource "
-        "'projects/tpu-pathways-dev/regions/us-west4/subnetworks/shared-subnet' was not found, "
-        "notFound (name)); name a subnetwork of that region the deploying credentials can read "
-        "(compute.subnetworks.get)"
+        "in region 'us-west4' of project 'tpu-pathways-dev' (invocation of "
+        "gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+        f"gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * {answer}); name a "
+        "subnetwork of that region the deploying credentials can read (compute.subnetworks.get)"
     )
+
+
+LOOKUP_FAILED = (
+    "the lookup of subnetwork 'shared-subnet' in region 'us-west4' of project "
+    "'tpu-pathways-dev' failed: "
+)
+
+
+@pytest.mark.parametrize(
+    "code,details,message",
+    [
+        (
+            grpc.StatusCode.UNAVAILABLE,
+            "transport is closing",
+            "Resource monitor has terminated, shutting down",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            "Invoke: Default provider for 'gcp' disabled. 'gcp:compute/getSubnetwork:"
+            "getSubnetwork' must use an explicit provider.",
+            "Invoke: Default provider for 'gcp' disabled. 'gcp:compute/getSubnetwork:"
+            "getSubnetwork' must use an explicit provider.",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            PROVIDER_FAILED.format(
+                "google: could not find default credentials. See\n"
+                "https://cloud.google.com/docs/authentication/external/set-up-adc for more "
+                "information"
+            ),
+            "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+            "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * google: could not "
+            "find default credentials. See https://cloud.google.com/docs/authentication/"
+            "external/set-up-adc for more information",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            PROVIDER_FAILED.format(
+                "Error when reading or editing Subnetwork Not Found : shared-subnet: googleapi: "
+                "Error 503: The service is currently unavailable., backendError"
+            ),
+            "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+            "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * Error when reading or "
+            "editing Subnetwork Not Found : shared-subnet: googleapi: Error 503: The service is "
+            "currently unavailable., backendError",
+        ),
+        (
+            grpc.StatusCode.UNKNOWN,
+            PROVIDER_FAILED.format(
+                "Error when reading or editing Subnetwork Not Found : shared-subnet: googleapi: "
+                "Error 403: Compute Engine API has not been used in project 123 before or it is "
+                "disabled., accessNotConfigured"
+            ),
+            "invocation of gcp:compute/getSubnetwork:getSubnetwork returned an error: invoking "
+            "gcp:compute/getSubnetwork:getSubnetwork: 1 error occurred: * Error when reading or "
+            "editing Subnetwork Not Found : shared-subnet: googleapi: Error 403: Compute Engine "
+            "API has not been used in project 123 before or it is disabled., accessNotConfigured",
+        ),
+    ],
+    ids=["engine shutting down", "default provider disabled", "no credentials", "5xx", "403 API"],
+)
+def test_any_other_failed_lookup_is_one_line_and_names_no_key(
+    config_of, on_shared_subnet, monkeypatch, code, details, message
+):
+    """Not the stack file's mistake: a ``pulumi.RunError`` (its message alone, no traceback)
+    with the provider's answer, blaming no key and advising nothing; nothing registered."""
+    error = ProviderError(code, details)
+    found = failed_lookup(config_of(on_shared_subnet), error, monkeypatch, pulumi.RunError)
+    assert found == LOOKUP_FAILED + message
 
 
 def test_a_passed_range_check_registers_the_whole_stack(
@@ -409,6 +497,74 @@ def test_a_passed_range_check_registers_the_whole_stack(
         assert (kind, name) in mocks.created
     assert outputs["node_service_account"] == NODE_SA
     assert outputs["scratch_bucket"] == "gs://tpu-pathways-dev-pathways-dev-pathways"
+
+
+def test_the_home_shares_admit_the_nodes_range_gcp_answered(
+    config_of, on_shared_subnet, monkeypatch
+):
+    """On an existing subnetwork the nodes' addresses are its primary range as GCP has it (the
+    mock's 10.128.0.0/20), not the stack's nodesCidr (default 10.0.0.0/20, for a subnetwork
+    it creates): the Filestore export admits exactly them."""
+    values = {**on_shared_subnet, "homeDirs": {"teams": ["nlp"]}}
+    mocks = SubnetworkWithRanges({"tenant-nlp-pods": "10.64.0.0/16"})
+    resources, _ = deploy(config_of(values), mocks, monkeypatch)
+    (share,) = [r for r in resources if r.type == "gcp:filestore/instance:Instance"]
+    assert share.inputs["fileShares"]["nfsExportOptions"][0]["ipRanges"] == ["10.128.0.0/20"]
+    assert share.inputs["networks"] == [{"network": "shared-vpc", "modes": ["MODE_IPV4"]}]
+
+
+# --- a network of the stack's project by its path; a Shared VPC host's is refused -------------
+
+
+def test_a_network_path_of_the_stacks_project_is_looked_up_and_used_there(
+    config_of, on_shared_subnet, monkeypatch
+):
+    """The subnetwork is read in the network's project (the stack's), the cluster and the
+    Pathways ports rules go on that network, the rules in that project."""
+    network = "projects/tpu-pathways-dev/global/networks/shared-vpc"
+    values = {**on_shared_subnet, "cluster": {**on_shared_subnet["cluster"]}}
+    values["cluster"]["network"] = {
+        "existingNetwork": network,
+        "existingSubnetwork": "shared-subnet",
+    }
+    mocks = SubnetworkWithRanges({"tenant-nlp-pods": "10.64.0.0/16"})
+    resources, _ = deploy(config_of(values), mocks, monkeypatch)
+    assert mocks.lookups == [
+        ({"name": "shared-subnet", "project": "tpu-pathways-dev", "region": "us-west4"}, "")
+    ]
+    (cluster,) = [r for r in resources if r.type == CLUSTER]
+    assert (cluster.inputs["network"], cluster.inputs["subnetwork"]) == (network, "shared-subnet")
+    rules = {r.name: r.inputs for r in resources if r.type == FIREWALL}
+    assert sorted(rules) == [
+        "pathways-dev-nlp-pathways-ports-allow",
+        "pathways-dev-nlp-pathways-ports-deny",
+        "pathways-dev-pathways-ports-allow",
+        "pathways-dev-pathways-ports-deny",
+    ]
+    for rule in rules.values():
+        assert (rule["project"], rule["network"]) == ("tpu-pathways-dev", network)
+
+
+def test_a_shared_vpc_hosts_network_is_refused_before_anything(config_of, stack_values):
+    """Refused while the stack file is read (no lookup, no resource), naming the key, the
+    value and what is allowed."""
+    network = "projects/host-proj-1/global/networks/shared-vpc"
+    values = stack_values(
+        cluster={"network": {"existingNetwork": network, "existingSubnetwork": "shared-subnet"}}
+    )
+    with pytest.raises(ConfigError) as caught:
+        config_of(values)
+    assert caught.value.issues == [
+        ConfigIssue(
+            "cluster.network.existingNetwork",
+            "'projects/host-proj-1/global/networks/shared-vpc' is a network of project "
+            "'host-proj-1' (a Shared VPC host), not of gcp.project 'tpu-pathways-dev'; the stack "
+            "cannot create a cluster there yet (GKE takes only the host's named secondary ranges "
+            "for the cluster's Pods and Services, and the Pathways ports firewall rules would "
+            "belong to the host project): name a network of 'tpu-pathways-dev', by name or as "
+            "projects/tpu-pathways-dev/global/networks/<name>",
+        )
+    ]
 
 
 # Ports the PathwaysJob controller v0.1.4 binds on the node IPs (host network); literals from

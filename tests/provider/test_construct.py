@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import pytest
 import yaml
@@ -41,6 +42,7 @@ from components.addons.team_isolation import TeamQuota
 from components.plan.engine import run_program
 from components.resolve.checks import parse_stack_config
 from components.stack.program import build_stack
+from tests.components.harness import SubnetworkWithRanges
 from tpu_pathways_provider import provider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,3 +297,25 @@ def test_user_map_keys_are_kept_as_written(logical, env_key):
     job = next(r for r in made if r.type.endswith(":PathwaysJob"))
     container = job.inputs["spec"]["controller"]["template"]["spec"]["containers"][0]
     assert {"name": env_key, "value": "1"} in container["env"]
+
+
+def test_a_clusters_subnetwork_is_looked_up_with_the_callers_gcp_provider():
+    """The engine sends a Construct its providers map; the existing subnetwork is read with the
+    gcp provider the cluster's resources get from it, not the default one."""
+    properties = dict(EXAMPLE["cluster"]["properties"])
+    network = {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
+    properties["cluster"] = {**properties["cluster"], "network": network}
+    mocks = SubnetworkWithRanges({})
+
+    def program() -> None:
+        other = gcp.Provider("other", project="other-project")
+        opts = pulumi.ResourceOptions(providers={"gcp": other})
+        PROVIDER.construct("cluster", "tpu-pathways:index:Cluster", wire(properties), opts)
+
+    made, _ = run_program(program, "dev", mocks=mocks)
+    other = "urn:pulumi:dev::tpu-pathways::pulumi:pulumi:Stack$pulumi:providers:gcp::other"
+    assert [provider for _, provider in mocks.lookups] == [
+        f"{other}::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    ]
+    (cluster,) = [r for r in made if r.type == "gcp:container/cluster:Cluster"]
+    assert cluster.provider == other

@@ -55,21 +55,22 @@ class GcpConfig(ConfigModel):
 _NetworkRef = Annotated[
     str, grammar(lambda v: grammars.project_resource_problem(v, "global/networks", "a VPC network"))
 ]
-"""A VPC as GKE's ``network`` takes it: a name, or a path in a Shared VPC host project."""
+"""A VPC as GKE's ``network`` takes it: a name, or a path (of the stack's project: another
+project's, a Shared VPC host's, is refused by ``resolve.stack_checks``)."""
 
 
 class NetworkConfig(ConfigModel):
     """The VPC the cluster uses: a dedicated one (default) or an existing one."""
 
     existing_network: _NetworkRef | None = None
-    """Name of an existing VPC to use instead of creating one (or
-    projects/<project>/global/networks/<name> in a Shared VPC host). Requires
-    existingSubnetwork."""
+    """Name of an existing VPC of the stack's project to use instead of creating one (or its
+    path projects/<project>/global/networks/<name>; a Shared VPC host's network is refused).
+    Requires existingSubnetwork."""
     existing_subnetwork: (
         Annotated[str, grammar(lambda v: grammars.gce_name_problem(v, "a subnetwork"))] | None
     ) = None
     """Name of an existing subnetwork of the stack's project in the region (with
-    existingNetwork)."""
+    existingNetwork). Every `pulumi preview` and `pulumi up` reads it (compute.subnetworks.get)."""
     mtu: StrictInt = Field(8896, ge=1300, le=8896)
     """MTU of the created VPC. 8896 is what large TPU deployments use for DCN traffic."""
     nodes_cidr: SubnetCidr = "10.0.0.0/20"
