@@ -30,6 +30,7 @@ provider (``provider/server.py`` ``Construct``) passes it on as the construct's 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 
@@ -118,8 +119,20 @@ def look_up_subnetwork(
         issue = _not_found(project, region, subnetwork, key, answer)
         raise ConfigError([issue], f"the existing subnetwork {subnetwork!r}") from None
     if claims:
-        check_pod_ranges(subnetwork, claims, found.secondary_ip_ranges)
+        answered = _is_range(found.ip_cidr_range)
+        check_pod_ranges(subnetwork, claims, found.secondary_ip_ranges, answered)
     return found.ip_cidr_range
+
+
+def _is_range(primary: str | None) -> bool:
+    """Whether the lookup's answer is GCP's: a subnetwork always has its primary range. The
+    offline plan's mock engine looks nothing up and answers a placeholder there
+    (``components.plan.mocks``); a real preview reads the subnetwork as `pulumi up` does."""
+    try:
+        ipaddress.ip_network(primary or "", strict=False)
+    except ValueError:
+        return False
+    return True
 
 
 def one_line(text: str) -> str:
@@ -147,13 +160,14 @@ def _not_found(project: str, region: str, subnetwork: str, key: str, answer: str
 
 
 def check_pod_ranges(
-    subnetwork: str, claims: Sequence[RangeClaim], found: FoundRanges | None
+    subnetwork: str, claims: Sequence[RangeClaim], found: FoundRanges | None, answered: bool
 ) -> None:
     """The teams' ranges checked against the subnetwork's (``found``, from its lookup): a
-    ``ConfigError`` naming every range it lacks or has with other addresses. A preview whose
-    lookup gave no ranges (the offline plan's mock engine) warns that they are checked at
-    deploy time; during `pulumi up` no ranges is none there."""
-    if found is None and pulumi.runtime.is_dry_run():
+    ``ConfigError`` naming every range it lacks or has with other addresses. ``answered``:
+    whether GCP answered (``_is_range``); the offline plan's mock engine does not, and the plan
+    warns that they are checked at deploy time. An answer without secondary ranges (the
+    provider may send an empty list as null) is a subnetwork without any, in a preview too."""
+    if not answered:
         pulumi.log.warn(unchecked_note(subnetwork, claims))
         return
     has = [SecondaryRange(r.range_name, r.ip_cidr_range) for r in found or ()]

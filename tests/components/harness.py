@@ -91,9 +91,10 @@ class SubnetworkWithRanges(PlanMocks):
     (every resource, components too), which invokes it answered and what each lookup was sent
     (its arguments and the provider reference, "" for the default provider)."""
 
-    def __init__(self, ranges: dict[str, str] | None) -> None:
+    def __init__(self, ranges: dict[str, str] | None, primary: str = SUBNETWORK_PRIMARY_RANGE):
         super().__init__()
         self.ranges = ranges
+        self.primary = primary
         self.created: list[tuple[str, str]] = []
         self.invoked: list[str] = []
         self.lookups: list[tuple[dict[str, Any], str]] = []
@@ -106,7 +107,7 @@ class SubnetworkWithRanges(PlanMocks):
         return self.answer(args.args), []
 
     def answer(self, args: dict[str, Any]) -> dict[str, Any]:
-        answer = {"name": args["name"], "ipCidrRange": SUBNETWORK_PRIMARY_RANGE}
+        answer = {"name": args["name"], "ipCidrRange": self.primary}
         if self.ranges is not None:  # None: an answer without the key, as the plan's
             ranges = self.ranges.items()
             answer["secondaryIpRanges"] = [{"rangeName": n, "ipCidrRange": c} for n, c in ranges]

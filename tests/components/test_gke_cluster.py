@@ -17,6 +17,10 @@ from components.tokens import GET_SUBNETWORK
 from components.vocabulary import Environment, ExclusionScope, ReleaseChannel
 from tests.components.harness import SubnetworkWithRanges, register, urn
 
+# What the offline plan's mock engine answers for the lookup: no primary range (a placeholder)
+# and no secondary ranges; it looks nothing up (components.plan.mocks).
+OFFLINE = "<looked up at deploy time>"
+
 CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK_COMPONENT = "tpu-pathways:network:ClusterNetwork"
 NODES = "pathways-nodes@acme-ml.iam.gserviceaccount.com"
@@ -316,7 +320,7 @@ def test_a_checked_range_registers_every_resource():
         ("tpu-pathways:nodepool:CpuNodePool", "pc-cpu"),
         ("tpu-pathways:nodepool:CpuNodePool", "pc-nlp-cpu"),
     ]
-    skipped = SubnetworkWithRanges(None)
+    skipped = SubnetworkWithRanges(None, OFFLINE)
     on_shared_subnet(skipped)
     assert sorted(skipped.created) == sorted(checked.created)
 
@@ -351,17 +355,19 @@ def test_a_team_range_the_subnetwork_lacks_registers_nothing_and_names_what_it_h
     )
 
 
-def test_an_answer_without_ranges_is_checked_at_deploy_time_in_a_preview():
-    registered = on_shared_subnet(SubnetworkWithRanges(None))
+def test_the_offline_plans_answer_is_checked_at_deploy_time():
+    registered = on_shared_subnet(SubnetworkWithRanges(None, OFFLINE))
     nlp = registered.one(NODE_POOL, "pc-nlp-cpu")
     assert nlp.inputs["networkConfig"] == {"podRange": "nlp-pods"}
 
 
+@pytest.mark.parametrize("update", [False, True], ids=["preview", "update"])
 @pytest.mark.parametrize("ranges", [None, {}], ids=["no answer", "none"])
-def test_no_ranges_in_an_update_is_none_there(monkeypatch, ranges):
-    """A lookup without secondary ranges defers the check in a preview only: in `pulumi up`
-    it means the subnetwork has none (the bridge may send an empty list as null)."""
-    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
+def test_gcps_answer_without_ranges_is_a_subnetwork_without_any(monkeypatch, ranges, update):
+    """GCP's answer (a primary range) without secondary ranges means the subnetwork has none,
+    in a preview as in `pulumi up` (the bridge may send an empty list as null): only the
+    offline plan's answer defers the check."""
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: not update)
     mocks = SubnetworkWithRanges(ranges)
     assert failed_run(mocks) == (
         "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
@@ -423,7 +429,7 @@ def test_the_lookup_uses_the_gcp_provider_the_clusters_resources_get(place):
 
 
 def test_without_a_provider_the_lookup_uses_the_default_one():
-    mocks = SubnetworkWithRanges(None)
+    mocks = SubnetworkWithRanges({"nlp-pods": "10.64.0.0/16"})
     on_shared_subnet(mocks)
     assert [provider for _, provider in mocks.lookups] == [""]
 
