@@ -196,3 +196,17 @@ def rendered(plan: Plan, cluster: Cluster) -> list[Rendered]:
         for job, pod in jobset_jobs(jobset, cluster.plans):
             found.append(Rendered(backend, jobset, creator, job, pod))
     return found
+
+
+def jobset_request(obj: dict, username: str, **more) -> Request:
+    """The API server's admission request of ``username`` creating (or, with ``more``,
+    updating) the JobSet ``obj`` in its namespace."""
+    return Request(
+        obj,
+        obj["metadata"]["namespace"],
+        username,
+        resource="jobsets",
+        group="jobset.x-k8s.io",
+        version="v1alpha2",
+        **more,
+    )

@@ -8,18 +8,22 @@ values are literals."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
-import yaml
 
-from components.errors import ConfigError
 from components.plan.engine import plan_file
 from components.plan.render import manifest
-from components.resolve.tenancy.fleet import load_fleet
+from tests.fleet_stacks import (
+    DEDICATED_FLEET,
+    V5E,
+    kueue_objects,
+    refusal,
+    worker,
+    write,
+    write_all,
+)
 from tests.object_schemas import custom_resource_errors
 
-V5E = "tpu-v5-lite-podslice-2x4-4t"
 V5E_LABELS = {
     "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
     "cloud.google.com/gke-tpu-topology": "2x4",
@@ -29,81 +33,6 @@ ALPHA_TOLERATION = [{"key": "tpu-pathways/dedicated-to", "operator": "Equal", "v
 # n2-standard-64 allocatable (63.77 CPU, 262 GB) x alpha-cpu's 4 nodes, on each worker.
 ALPHA_CPU, ALPHA_MEMORY = "255080m", "1048067985900"
 SHARED_CPU, SHARED_MEMORY = "191310m", "786050989425"
-
-
-def worker(name: str, **changes) -> dict:
-    config = {
-        "tpu-pathways:environment": "dev",
-        "tpu-pathways:gcp": {"project": f"tpu-{name}", "region": "us-west4", "zone": "us-west4-a"},
-        "tpu-pathways:cluster": {
-            "name": name,
-            "deletionProtection": False,
-            "kubernetesTokensViaDns": True,
-        },
-        "tpu-pathways:cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
-        "tpu-pathways:tpuPools": [
-            {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1},
-            {
-                "name": "v5e-alpha",
-                "generation": "v5e",
-                "topology": "2x4",
-                "slices": 1,
-                "team": "alpha",
-            },
-        ],
-        "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
-        "tpu-pathways:teamCpuPools": [{"team": "alpha", "machineType": "n2-standard-64"}],
-        "tpu-pathways:addons": {"kueue": {"enabled": True}},
-    }
-    return config | {f"tpu-pathways:{k}": v for k, v in changes.items()}
-
-
-FLEET = {
-    "tpu-pathways:environment": "staging",
-    "tpu-pathways:workloadBackend": "jobset",
-    "tpu-pathways:fleet": {
-        "workers": ["rvwa", "rvwb"],
-        "manager": {
-            "project": "tpu-pathways-fleet",
-            "region": "us-central1",
-            "zone": "us-central1-a",
-        },
-    },
-    "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
-    "tpu-pathways:workloads": [
-        {
-            "name": "a1",
-            "team": "alpha",
-            "pool": "v5e-alpha",
-            "mode": "headless",
-            "pathwaysDir": "gs://fleet-shared/a1",
-        }
-    ],
-}
-
-
-def write(stacks: Path, name: str, config: dict) -> None:
-    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
-
-
-def write_all(stacks: Path, fleet: dict = FLEET, **workers: dict) -> None:
-    for name in ("rvwa", "rvwb"):
-        write(stacks, name, workers.get(name, worker(name)))
-    write(stacks, "fleet", fleet)
-
-
-def refusal(stacks: Path) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as caught:
-        load_fleet("fleet", lambda w: plan_file(w, stacks).outputs, stacks)
-    return [(i.key, i.message) for i in caught.value.issues]
-
-
-def kueue_objects(plan, kind: str) -> dict[str, dict]:
-    return {
-        m["metadata"]["name"] if kind != "LocalQueue" else m["metadata"]["namespace"]: m
-        for r in plan.resources
-        if r.is_kubernetes_object and (m := manifest(r))["kind"] == kind
-    }
 
 
 def kept(name: str, nominal) -> dict:
@@ -339,7 +268,7 @@ def test_a_dedicated_queue_kueue_would_refuse_is_reported_naming_the_rule(
 def test_a_set_whose_tpu_pools_are_all_dedicated_is_accepted_when_each_team_has_its_own(tmp_path):
     # Before, refused: the set's queue would have had no TPU flavor and alpha no quota.
     pools = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2, "team": "alpha"}]
-    fleet = copy.deepcopy(FLEET)
+    fleet = copy.deepcopy(DEDICATED_FLEET)
     fleet["tpu-pathways:fleet"]["workers"] = ["rvwb"]
     fleet["tpu-pathways:teams"] = [{"name": "alpha"}]
     fleet["tpu-pathways:workloads"][0] |= {"pool": "v5e"}
@@ -361,7 +290,7 @@ def test_a_set_whose_tpu_pools_are_all_dedicated_is_accepted_when_each_team_has_
 
 def test_a_set_without_shared_pools_for_a_team_without_dedicated_pools_is_still_refused(tmp_path):
     pools = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2, "team": "alpha"}]
-    fleet = copy.deepcopy(FLEET)
+    fleet = copy.deepcopy(DEDICATED_FLEET)
     fleet["tpu-pathways:fleet"]["workers"] = ["rvwb"]
     fleet["tpu-pathways:workloads"] = []
     write_all(tmp_path, fleet, rvwb=worker("rvwb", tpuPools=pools))
@@ -384,7 +313,7 @@ def test_a_team_with_pools_dedicated_on_some_workers_of_its_set_only_is_refused(
         tpuPools=[{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1}],
         teamCpuPools=[],
     )
-    fleet = copy.deepcopy(FLEET)
+    fleet = copy.deepcopy(DEDICATED_FLEET)
     fleet["tpu-pathways:workloads"] = []
     write_all(tmp_path, fleet, rvwa=shared_only)
     assert refusal(tmp_path) == [
@@ -403,7 +332,7 @@ def test_a_workloads_own_set_with_the_teams_pools_on_some_workers_only_is_refuse
     # alpha's set [rvwa, rvwb] dedicates pools to it; a1's own set [rvwa, rvwc] does on rvwa
     # only (rvwc has shared pools only): its manager queue could not match both workers.
     shared = [{"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2}]
-    fleet = copy.deepcopy(FLEET)
+    fleet = copy.deepcopy(DEDICATED_FLEET)
     fleet["tpu-pathways:fleet"]["workers"] = ["rvwa", "rvwb", "rvwc"]
     fleet["tpu-pathways:teams"] = [{"name": "alpha", "workers": ["rvwa", "rvwb"]}, {"name": "beta"}]
     fleet["tpu-pathways:workloads"][0]["workers"] = ["rvwa", "rvwc"]

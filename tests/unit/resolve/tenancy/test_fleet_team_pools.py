@@ -6,65 +6,18 @@ teams alpha and beta); expected values are literals."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
-import pytest
-import yaml
-
-from components.errors import ConfigError
 from components.plan.engine import plan_file
 from components.plan.render import manifest
 from components.resolve.tenancy.fleet import load_fleet
+from tests.fleet_stacks import fleet, refusal, worker, write
 from tests.object_schemas import custom_resource_errors
 
-WORKER = {
-    "tpu-pathways:environment": "dev",
-    "tpu-pathways:gcp": {"project": "tpu-rv-wb", "region": "us-west4", "zone": "us-west4-a"},
-    "tpu-pathways:cluster": {
-        "name": "rv-wb",
-        "deletionProtection": False,
-        "kubernetesTokensViaDns": True,
-    },
-    "tpu-pathways:cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
-    "tpu-pathways:tpuPools": [
-        {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1},
-        {"name": "v5e-alpha", "generation": "v5e", "topology": "2x4", "slices": 1, "team": "alpha"},
-    ],
-    "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
-    "tpu-pathways:teamCpuPools": [{"team": "alpha", "machineType": "n2-standard-64"}],
-    "tpu-pathways:addons": {"kueue": {"enabled": True}},
-}
-
-FLEET = {
-    "tpu-pathways:environment": "staging",
-    "tpu-pathways:workloadBackend": "jobset",
-    "tpu-pathways:fleet": {
-        "workers": ["rvwb"],
-        "manager": {
-            "project": "tpu-pathways-fleet",
-            "region": "us-central1",
-            "zone": "us-central1-a",
-        },
-    },
-    "tpu-pathways:teams": [{"name": "alpha"}],
-    "tpu-pathways:workloads": [
-        {"name": "a1", "team": "alpha", "pool": "v5e-alpha", "mode": "headless"}
-    ],
-}
-
-
-def worker(**changes) -> dict:
-    return copy.deepcopy(WORKER) | {f"tpu-pathways:{k}": v for k, v in changes.items()}
-
-
-def write(stacks: Path, name: str, config: dict) -> None:
-    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
-
-
-def refusal(stacks: Path) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as caught:
-        load_fleet("fleet", lambda w: plan_file(w, stacks).outputs, stacks)
-    return [(i.key, i.message) for i in caught.value.issues]
+FLEET = fleet(
+    ["rvwb"],
+    teams=[{"name": "alpha"}],
+    workloads=[{"name": "a1", "team": "alpha", "pool": "v5e-alpha", "mode": "headless"}],
+)
 
 
 def jobsets(plan) -> list[dict]:
@@ -84,15 +37,15 @@ def test_a_workload_on_a_dedicated_shape_no_shared_pool_has_is_admitted_on_its_t
         {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 1},
         {"name": "v5e-alpha", "generation": "v5e", "topology": "4x4", "slices": 1, "team": "alpha"},
     ]
-    write(tmp_path, "rvwb", worker(tpuPools=pools))
+    write(tmp_path, "rvwb", worker("rvwb", tpuPools=pools))
     write(tmp_path, "fleet", FLEET)
-    fleet = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
-    (alpha,) = fleet.nominations.dedicated["mk-rvwb"]
+    loaded = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
+    (alpha,) = loaded.nominations.dedicated["mk-rvwb"]
     assert (alpha.name, dict(alpha.chips)) == ("mk-rvwb.alpha", {"v5litepod-16": 16})
 
 
 def test_a_dedicated_teams_fleet_head_runs_on_its_own_cpu_pool_as_on_the_worker(tmp_path):
-    write(tmp_path, "rvwb", worker())
+    write(tmp_path, "rvwb", worker("rvwb"))
     write(tmp_path, "fleet", FLEET)
     (fleet_jobset,) = jobsets(plan_file("fleet", tmp_path))
     head = fleet_jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -103,26 +56,22 @@ def test_a_dedicated_teams_fleet_head_runs_on_its_own_cpu_pool_as_on_the_worker(
     own = tmp_path / "own"
     own.mkdir()
     workload = {**FLEET["tpu-pathways:workloads"][0]}
-    write(own, "rvwb", worker(workloadBackend="jobset", workloads=[workload]))
+    write(own, "rvwb", worker("rvwb", workloadBackend="jobset", workloads=[workload]))
     (worker_jobset,) = jobsets(plan_file("rvwb", own))
     assert fleet_jobset["spec"].pop("managedBy") == "kueue.x-k8s.io/multikueue"
     assert fleet_jobset == worker_jobset
 
 
 def test_workers_that_would_run_a_dedicated_teams_head_on_different_pools_are_refused(tmp_path):
-    write(tmp_path, "rvwb", worker())
+    write(tmp_path, "rvwb", worker("rvwb"))
     # rvwc: rvwb in another project, whose CPU pool of alpha's has another name (their shared
     # CPU pools are alike: where a shared pool's heads would run is no difference).
-    other = worker(
-        teamCpuPools=[{"team": "alpha", "name": "alpha-heads", "machineType": "n2-standard-64"}]
-    )
-    other["tpu-pathways:gcp"] = {**other["tpu-pathways:gcp"], "project": "tpu-rv-wc"}
-    other["tpu-pathways:cluster"] = {**other["tpu-pathways:cluster"], "name": "rv-wc"}
-    write(tmp_path, "rvwc", other)
-    fleet = copy.deepcopy(FLEET)
-    fleet["tpu-pathways:fleet"]["workers"] = ["rvwb", "rvwc"]
-    fleet["tpu-pathways:workloads"][0]["pathwaysDir"] = "gs://fleet-shared/a1"
-    write(tmp_path, "fleet", fleet)
+    alpha_heads = {"team": "alpha", "name": "alpha-heads", "machineType": "n2-standard-64"}
+    write(tmp_path, "rvwc", worker("rvwc", teamCpuPools=[alpha_heads]))
+    config = copy.deepcopy(FLEET)
+    config["tpu-pathways:fleet"]["workers"] = ["rvwb", "rvwc"]
+    config["tpu-pathways:workloads"][0]["pathwaysDir"] = "gs://fleet-shared/a1"
+    write(tmp_path, "fleet", config)
     assert refusal(tmp_path) == [
         (
             "workloads[0].workers",
@@ -136,14 +85,18 @@ def test_workers_that_would_run_a_dedicated_teams_head_on_different_pools_are_re
 def test_a_fleet_teams_group_must_be_the_workers_group_for_that_namespace(tmp_path):
     teams = [{"name": "alpha", "group": "ml-research@example.com"}, {"name": "beta"}]
     security = {"securityGroup": "gke-security-groups@example.com"}
-    write(tmp_path, "rvwb", worker(teams=teams, cluster=WORKER["tpu-pathways:cluster"] | security))
-    fleet = copy.deepcopy(FLEET)
-    fleet["tpu-pathways:fleet"]["manager"] |= security
-    fleet["tpu-pathways:teams"] = [
+    write(
+        tmp_path,
+        "rvwb",
+        worker("rvwb", teams=teams, cluster=worker("rvwb")["tpu-pathways:cluster"] | security),
+    )
+    config = copy.deepcopy(FLEET)
+    config["tpu-pathways:fleet"]["manager"] |= security
+    config["tpu-pathways:teams"] = [
         {"name": "alpha", "group": "interns@example.com"},
         {"name": "beta", "group": "beta@example.com"},
     ]
-    write(tmp_path, "fleet", fleet)
+    write(tmp_path, "fleet", config)
     assert refusal(tmp_path) == [
         (
             "teams[0].group",
@@ -161,9 +114,9 @@ def test_a_fleet_teams_group_must_be_the_workers_group_for_that_namespace(tmp_pa
         ),
     ]
     # The worker's own group, or none on the manager (it binds no one there), is accepted.
-    fleet["tpu-pathways:teams"] = [{"name": "alpha", "group": "ml-research@example.com"}]
-    fleet["tpu-pathways:teams"].append({"name": "beta"})
-    write(tmp_path, "fleet", fleet)
+    config["tpu-pathways:teams"] = [{"name": "alpha", "group": "ml-research@example.com"}]
+    config["tpu-pathways:teams"].append({"name": "beta"})
+    write(tmp_path, "fleet", config)
     fleet_stack = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
     assert [t.group for t in fleet_stack.config.teams] == ["ml-research@example.com", None]
 
@@ -172,7 +125,7 @@ def test_a_fleet_with_a_dedicated_teams_pools_renders_kueue_objects_its_crds_adm
     """The fleet the checks accept (a shared v5e pool beside alpha's): every Kueue object of
     the manager and the workers passes Kueue v0.17.1's CRD schemas (a set's queue without a
     shared pool has no TPU resource group at all: test_fleet_dedicated)."""
-    write(tmp_path, "rvwb", worker())
+    write(tmp_path, "rvwb", worker("rvwb"))
     write(tmp_path, "fleet", FLEET)
     kueue = [
         m

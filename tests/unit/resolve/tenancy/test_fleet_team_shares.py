@@ -7,75 +7,35 @@ literals."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
-
-import yaml
 
 from components.plan.engine import plan_file
 from components.plan.render import manifest
+from tests.fleet_stacks import V5E, fleet, kueue_objects, worker, write
 from tests.object_schemas import custom_resource_errors
 
-V5E = "tpu-v5-lite-podslice-2x4-4t"
 QUOTAS = [
     {"team": "alpha", "chips": {"v5litepod-8": 8}, "borrowingLimit": 0},
     {"team": "beta", "chips": {"v5litepod-8": 8}, "borrowingLimit": 0},
 ]
 
 
-def worker(name: str, quotas: list[dict]) -> dict:
-    kueue: dict = {"enabled": True}
-    if quotas:
-        kueue["teamQuotas"] = quotas
-    return {
-        "tpu-pathways:environment": "dev",
-        "tpu-pathways:gcp": {"project": f"tpu-{name}", "region": "us-west4", "zone": "us-west4-a"},
-        "tpu-pathways:cluster": {
-            "name": name,
-            "deletionProtection": False,
-            "kubernetesTokensViaDns": True,
-        },
-        "tpu-pathways:cpuPool": {"machineType": "n2-standard-64", "minNodes": 1, "maxNodes": 3},
-        "tpu-pathways:tpuPools": [
-            {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2}
-        ],
-        "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
-        "tpu-pathways:addons": {"kueue": copy.deepcopy(kueue)},
-    }
+def quota_worker(name: str, quotas: list[dict]) -> dict:
+    """Worker ``name``: one shared v5e 2x4 pool of 2 slices (16 chips), teams alpha and beta
+    with ``quotas`` (``addons.kueue.teamQuotas``), no dedicated pool."""
+    kueue = {"enabled": True} | ({"teamQuotas": quotas} if quotas else {})
+    pool = {"name": "v5e", "generation": "v5e", "topology": "2x4", "slices": 2}
+    return worker(name, tpuPools=[pool], teamCpuPools=[], addons={"kueue": kueue})
 
 
-FLEET = {
-    "tpu-pathways:environment": "staging",
-    "tpu-pathways:workloadBackend": "jobset",
-    "tpu-pathways:fleet": {
-        "workers": ["rvwa", "rvwb"],
-        "manager": {
-            "project": "tpu-pathways-fleet",
-            "region": "us-central1",
-            "zone": "us-central1-a",
-        },
-    },
-    "tpu-pathways:teams": [{"name": "alpha"}, {"name": "beta"}],
-}
-
-
-def write(stacks: Path, name: str, config: dict) -> None:
-    (stacks / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+FLEET = fleet(["rvwa", "rvwb"])
 
 
 def fleet_plan(stacks: Path, rvwa: list[dict], rvwb: list[dict]):
-    write(stacks, "rvwa", worker("rvwa", rvwa))
-    write(stacks, "rvwb", worker("rvwb", rvwb))
+    write(stacks, "rvwa", quota_worker("rvwa", rvwa))
+    write(stacks, "rvwb", quota_worker("rvwb", rvwb))
     write(stacks, "fleet", FLEET)
     return plan_file("fleet", stacks)
-
-
-def objects(plan, kind: str) -> dict[str, dict]:
-    return {
-        m["metadata"]["name"] if kind != "LocalQueue" else m["metadata"]["namespace"]: m
-        for r in plan.resources
-        if r.is_kubernetes_object and (m := manifest(r))["kind"] == kind
-    }
 
 
 def selector(operator: str, *values: str) -> dict:
@@ -128,7 +88,7 @@ SET_CPU = heads("382620m", "1572101978850")
 def test_each_team_gets_its_share_of_the_set_in_one_cohort(tmp_path):
     # The reviewer's scenario: 8 chips for alpha and for beta on each worker, no borrowing.
     plan = fleet_plan(tmp_path, QUOTAS, QUOTAS)
-    specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
+    specs = {name: m["spec"] for name, m in kueue_objects(plan, "ClusterQueue").items()}
     assert specs == {
         "mk-rvwa-rvwb.alpha": queue(
             selector("In", "alpha"), [tpu(16, borrowing=0), heads("0", "0")]
@@ -137,7 +97,7 @@ def test_each_team_gets_its_share_of_the_set_in_one_cohort(tmp_path):
         # The rest of the set's 32 chips (none) and its CPU; no team queues on it.
         "mk-rvwa-rvwb": queue(selector("DoesNotExist"), [tpu(0), SET_CPU]),
     }
-    local = {ns: m["spec"]["clusterQueue"] for ns, m in objects(plan, "LocalQueue").items()}
+    local = {ns: m["spec"]["clusterQueue"] for ns, m in kueue_objects(plan, "LocalQueue").items()}
     assert local == {"alpha": "mk-rvwa-rvwb.alpha", "beta": "mk-rvwa-rvwb.beta"}
     assert plan.outputs["fleet"]["worker_sets"]["mk-rvwa-rvwb"]["team_queues"] == {
         "alpha": {"cluster_queue": "mk-rvwa-rvwb.alpha", "tpu_chips": {V5E: 16}},
@@ -149,18 +109,18 @@ def test_a_team_without_a_share_queues_on_the_sets_queue_which_lends_the_rest(tm
     # alpha has 8 chips on rvwa only (on rvwb it shares the default queue: it may borrow);
     # beta has no share anywhere.
     plan = fleet_plan(tmp_path, [{"team": "alpha", "chips": {"v5litepod-8": 8}}], [])
-    specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
+    specs = {name: m["spec"] for name, m in kueue_objects(plan, "ClusterQueue").items()}
     assert specs == {
         "mk-rvwa-rvwb.alpha": queue(selector("In", "alpha"), [tpu(8), heads("0", "0")]),
         "mk-rvwa-rvwb": queue(selector("In", "beta"), [tpu(24), SET_CPU]),
     }
-    local = {ns: m["spec"]["clusterQueue"] for ns, m in objects(plan, "LocalQueue").items()}
+    local = {ns: m["spec"]["clusterQueue"] for ns, m in kueue_objects(plan, "LocalQueue").items()}
     assert local == {"alpha": "mk-rvwa-rvwb.alpha", "beta": "mk-rvwa-rvwb"}
 
 
 def test_without_shares_the_teams_share_the_sets_queue_as_on_the_workers(tmp_path):
     plan = fleet_plan(tmp_path, [], [])
-    specs = {name: m["spec"] for name, m in objects(plan, "ClusterQueue").items()}
+    specs = {name: m["spec"] for name, m in kueue_objects(plan, "ClusterQueue").items()}
     assert specs == {
         "mk-rvwa-rvwb": queue(selector("In", "alpha", "beta"), [tpu(32), SET_CPU], cohort=False)
     }

@@ -11,7 +11,14 @@ import copy
 
 import pytest
 
-from tests.admission import OWNED_BY_REPLICASET, Cluster, cluster_policies, container, pod
+from tests.admission import (
+    OWNED_BY_REPLICASET,
+    Cluster,
+    cluster_policies,
+    container,
+    jobset_request,
+    pod,
+)
 from tests.cluster_objects import (
     DEPLOYER,
     JOB_CONTROLLER,
@@ -53,18 +60,6 @@ def jobset(namespace: str, labels: dict | None = None, managed_by: str | None = 
     return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata} | {
         "spec": spec
     }
-
-
-def jobset_request(obj: dict, username: str, **more) -> Request:
-    return Request(
-        obj,
-        obj["metadata"]["namespace"],
-        username,
-        resource="jobsets",
-        group="jobset.x-k8s.io",
-        version="v1alpha2",
-        **more,
-    )
 
 
 @pytest.mark.parametrize("namespace", TEAMS)

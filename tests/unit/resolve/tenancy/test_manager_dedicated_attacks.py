@@ -12,34 +12,22 @@ import copy
 import pytest
 
 from components.plan.engine import plan_file
-from tests.admission import Cluster, cluster_policies
+from tests.admission import Cluster, cluster_policies, jobset_request
 from tests.cluster_objects import MEMBER, admitted, inputs, team_namespaces
+from tests.fleet_stacks import V5E, fleet, worker, write, write_all
 from tests.kueue_admission import KueueCluster, jobset_pod_sets, pod_requests
-from tests.unit.resolve.tenancy.test_fleet_dedicated import V5E, worker, write, write_all
-from tests.unit.resolve.tenancy.test_manager_attacks import jobset_request
 
 SECURITY = {"securityGroup": "gke-security-groups@example.com"}
 GROUPS = [
     {"name": "alpha", "group": "alpha@example.com"},
     {"name": "beta", "group": "beta@example.com"},
 ]
-FLEET = {
-    "tpu-pathways:environment": "staging",
-    "tpu-pathways:workloadBackend": "jobset",
-    "tpu-pathways:fleet": {
-        "workers": ["rvwb"],
-        "manager": {
-            "project": "tpu-pathways-fleet",
-            "region": "us-central1",
-            "zone": "us-central1-a",
-            **SECURITY,
-        },
-    },
-    "tpu-pathways:teams": GROUPS,
-    "tpu-pathways:workloads": [
-        {"name": "a1", "team": "alpha", "pool": "v5e-alpha", "mode": "headless"}
-    ],
-}
+FLEET = fleet(
+    ["rvwb"],
+    teams=GROUPS,
+    workloads=[{"name": "a1", "team": "alpha", "pool": "v5e-alpha", "mode": "headless"}],
+    **SECURITY,
+)
 KUEUE_KINDS = ("ClusterQueue", "ResourceFlavor", "LocalQueue")
 NODE_POOL = "gcp:container/nodePool:NodePool"
 ALPHA_TAINT = {"key": "tpu-pathways/dedicated-to", "value": "alpha", "effect": "NoExecute"}
