@@ -3,6 +3,8 @@ identity and the Pathways ports firewall; ``pool_target()`` for its node pools."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pulumi
 import pulumi_gcp as gcp
 import pytest
@@ -250,17 +252,19 @@ NLP_RANGE = TeamPodRange(
 )
 
 
+# A cluster in the existing subnetwork shared-subnet of the VPC shared-vpc (of its own project).
+ON_SHARED_SUBNET = GkeClusterArgs(
+    project="acme-ml",
+    region="us-east5",
+    zone="us-east5-a",
+    name="pathways",
+    existing_network="shared-vpc",
+    existing_subnetwork="shared-subnet",
+)
+
+
 def on_shared_subnet(mocks: SubnetworkWithRanges, team_range: TeamPodRange = NLP_RANGE):
-    args = GkeClusterArgs(
-        project="acme-ml",
-        region="us-east5",
-        zone="us-east5-a",
-        name="pathways",
-        existing_network="shared-vpc",
-        existing_subnetwork="shared-subnet",
-        dedicated_teams=("nlp",),
-        team_pod_ranges={"nlp": team_range},
-    )
+    args = replace(ON_SHARED_SUBNET, dedicated_teams=("nlp",), team_pod_ranges={"nlp": team_range})
 
     def build():
         gke = GkeCluster("pc", args)
@@ -385,14 +389,7 @@ OTHER_GCP = f"{OTHER_GCP_URN}::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 def _with_provider(place: str):
     """GkeCluster given the gcp provider "other" in ``place``; its lookup's mock."""
     mocks = SubnetworkWithRanges({"nlp-pods": "10.64.0.0/16"})
-    args = GkeClusterArgs(
-        project="acme-ml",
-        region="us-east5",
-        zone="us-east5-a",
-        name="pathways",
-        existing_network="shared-vpc",
-        existing_subnetwork="shared-subnet",
-    )
+    args = ON_SHARED_SUBNET
 
     def build():
         other = gcp.Provider("other", project="other-project")
@@ -438,13 +435,8 @@ def test_a_shared_vpc_hosts_network_is_refused_by_the_component():
     """A program that builds the Args itself gets an error before anything registers or is
     looked up, not a cluster half in the host's network."""
     mocks = SubnetworkWithRanges({})
-    args = GkeClusterArgs(
-        project="acme-ml",
-        region="us-east5",
-        zone="us-east5-a",
-        name="pathways",
-        existing_network="projects/net-host/global/networks/shared-vpc",
-        existing_subnetwork="shared-subnet",
+    args = replace(
+        ON_SHARED_SUBNET, existing_network="projects/net-host/global/networks/shared-vpc"
     )
     with pytest.raises(ValueError) as caught:
         register(lambda: {"name": GkeCluster("pc", args).cluster_name}, mocks)

@@ -221,27 +221,31 @@ def test_existing_network_creates_no_vpc(zonal):
     }
 
 
+# A dedicated team nlp on an existing subnetwork, its pools on the secondary range the stack file
+# names there (teamCpuPools[0].podsRange, with its addresses: podsCidr).
+ON_SHARED_SUBNET = {
+    "cluster": {
+        "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
+    },
+    "teams": [{"name": "pathways"}, {"name": "nlp"}],
+    "tpuPools": [{"name": "v5e-nlp", "accelerator": "v5litepod-8", "team": "nlp"}],
+    "teamCpuPools": [
+        {
+            "team": "nlp",
+            "machineType": "n2-standard-64",
+            "podsRange": "tenant-nlp-pods",
+            "podsCidr": "10.64.0.0/16",
+        }
+    ],
+    "addons": {"kueue": {"enabled": True}},
+}
+
+
 def test_a_dedicated_team_on_an_existing_subnetwork_takes_the_range_it_names(plan_of, stack_values):
     """The stack adds no range to a subnetwork it does not own: nlp's pools take the secondary
     range the stack file names (no createPodRange: GKE uses an existing range of that name),
     the cluster records it, and nlp's Pathways ports admit its addresses."""
-    values = stack_values(
-        cluster={
-            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
-        },
-        teams=[{"name": "pathways"}, {"name": "nlp"}],
-        tpuPools=[{"name": "v5e-nlp", "accelerator": "v5litepod-8", "team": "nlp"}],
-        teamCpuPools=[
-            {
-                "team": "nlp",
-                "machineType": "n2-standard-64",
-                "podsRange": "tenant-nlp-pods",
-                "podsCidr": "10.64.0.0/16",
-            }
-        ],
-        addons={"kueue": {"enabled": True}},
-    )
-    plan = plan_of(values)
+    plan = plan_of(stack_values(**ON_SHARED_SUBNET))
     assert plan.by_type(SUBNETWORK) == []
     pod_ranges = {p.inputs["name"]: p.inputs.get("networkConfig") for p in plan.by_type(NODE_POOL)}
     assert pod_ranges == {
@@ -264,21 +268,7 @@ def test_the_plan_says_a_team_range_on_an_existing_subnetwork_is_checked_at_depl
 ):
     """The offline plan looks nothing up: it plans the pools on the named range and warns
     that the range and its addresses are compared with the subnetwork's at deploy time."""
-    values = stack_values(
-        cluster={
-            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
-        },
-        teams=[{"name": "pathways"}, {"name": "nlp"}],
-        teamCpuPools=[
-            {
-                "team": "nlp",
-                "machineType": "n2-standard-64",
-                "podsRange": "tenant-nlp-pods",
-                "podsCidr": "10.64.0.0/16",
-            }
-        ],
-    )
-    code, out, err, _ = cli_plan(values, "shared")
+    code, out, err, _ = cli_plan(stack_values(**ON_SHARED_SUBNET), "shared")
     assert code == 0, err
     assert err == (
         "warning: Pulumi.shared.yaml: checked at deploy time, not in this preview (no "
@@ -314,23 +304,8 @@ def on_shared_subnet(stack_values):
     """A stack of every kind of resource (node service accounts and their roles, the scratch
     bucket and its grants, data bucket grants, team namespaces, installs, pools, firewall) on
     an existing subnetwork, nlp's pools on the range it names there."""
-    return stack_values(
-        cluster={
-            "network": {"existingNetwork": "shared-vpc", "existingSubnetwork": "shared-subnet"}
-        },
-        teams=[{"name": "pathways"}, {"name": "nlp"}],
-        tpuPools=[{"name": "v5e-nlp", "accelerator": "v5litepod-8", "team": "nlp"}],
-        teamCpuPools=[
-            {
-                "team": "nlp",
-                "machineType": "n2-standard-64",
-                "podsRange": "tenant-nlp-pods",
-                "podsCidr": "10.64.0.0/16",
-            }
-        ],
-        dataBuckets=[{"name": "corpus"}, {"name": "nlp-corpus", "team": "nlp"}],
-        addons={"kueue": {"enabled": True}},
-    )
+    buckets = [{"name": "corpus"}, {"name": "nlp-corpus", "team": "nlp"}]
+    return stack_values(**ON_SHARED_SUBNET, dataBuckets=buckets)
 
 
 def deploy(config, mocks, monkeypatch):
