@@ -41,7 +41,6 @@ import pulumi_gcp as gcp
 from components.labels import gcp_resource_labels
 from components.pathways.bucket_conditions import object_prefix_expression, shared_nodes_expression
 from components.pathways.gcs_access import ROLES, Access
-from components.vocabulary import team_prefix
 
 OBJECT_READ_WRITE = ROLES[Access.READ_WRITE]
 
@@ -63,13 +62,11 @@ class WorkloadAccount:
     namespace: str
     """The team's namespace."""
     service_account: str
-    prefix: str | None = None
-    """The team's prefix of the bucket (None: ``<namespace>/``, a team on the shared pools';
-    a team with dedicated pools has ``_/<namespace>/``)."""
-
-    @property
-    def bucket_prefix(self) -> str:
-        return self.prefix if self.prefix is not None else team_prefix(self.namespace, False)
+    prefix: str
+    """The team's prefix of the bucket: ``<namespace>/`` for a team on the shared pools,
+    ``_/<namespace>/`` for a team with pools dedicated to it (``vocabulary.team_prefix``; no
+    default: the shared pools' grant leaves out ``_/``, so a dedicated team given the other
+    would share its prefix with the shared pools' nodes)."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +204,7 @@ class ScratchBucket(pulumi.ComponentResource):
                     number, project, team, account
                 )
             )
-            condition = team_prefix_condition(args.bucket_name, team, workload.bucket_prefix)
+            condition = team_prefix_condition(args.bucket_name, team, workload.prefix)
             member_grant = gcp.storage.BucketIAMMember(
                 f"{name}-{team}-{account}",
                 bucket=bucket_name,

@@ -38,7 +38,7 @@ def bucket(**overrides):
         "project": "acme-ml",
         "region": "us-east5",
         "bucket_name": "acme-scratch",
-        "workload_accounts": [WorkloadAccount("research", "pathways")],
+        "workload_accounts": [WorkloadAccount("research", "pathways", "research/")],
         "node_service_account": NODES,
         **overrides,
     }
