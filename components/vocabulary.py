@@ -267,3 +267,13 @@ def network_project(network: str, project: str) -> str:
     if len(parts) == 5 and parts[0] == "projects" and parts[2:4] == ["global", "networks"]:
         return parts[1]
     return project
+
+
+# A subnetwork's secondary range name: at most 63 characters (GCE resource names).
+SUBNET_RANGE_NAME_MAX = 63
+
+
+def team_pods_range(team: str) -> str:
+    """The name of the secondary range the Pods of a team's dedicated pools get addresses
+    from, in a subnetwork the stack creates."""
+    return truncated(f"pods-{team}", SUBNET_RANGE_NAME_MAX)

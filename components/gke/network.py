@@ -16,17 +16,10 @@ import pulumi_gcp as gcp
 from components.gke.pod_range_check import look_up_subnetwork
 from components.gke.subnetwork_ranges import RangeClaim
 from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
-from components.vocabulary import network_project, truncated
+from components.vocabulary import network_project, team_pods_range, truncated
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
-SUBNET_RANGE_NAME_MAX = 63
-
-
-def team_pods_range(team: str) -> str:
-    """The name of the secondary range the Pods of a team's dedicated pools get addresses
-    from, in a subnetwork the stack creates."""
-    return truncated(f"{PODS_RANGE}-{team}", SUBNET_RANGE_NAME_MAX)
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,9 @@ def range_issues(
 
 
 def unchecked_note(subnetwork: str, claims: Sequence[RangeClaim]) -> str:
-    """What a preview says when the lookup of ``subnetwork`` gave no secondary ranges (the
-    offline plan's mock engine answers none): the claims are checked at deploy time."""
+    """What the offline plan says, whose mock engine asks GCP nothing (its answer has a
+    placeholder for the primary range and no secondary ranges: ``pod_range_check._is_range``):
+    the claims are checked when `pulumi preview` or `pulumi up` looks the subnetwork up."""
     named = ", ".join(f"{c.name_key} {c.name!r} with {c.cidr}" for c in claims)
     return (
         f"checked at deploy time, not in this preview (no secondary ranges of subnetwork "

@@ -83,6 +83,8 @@ class TpuNodePool(pulumi.ComponentResource):
     """All slices of one TPU shape: one GKE node pool per slice."""
 
     node_pool_names: pulumi.Output[list[str]]
+    """The GKE names of its slices' node pools, known before they exist: an input that must wait
+    for the slices depends on the component (``depends_on=[pool]``), not on this output."""
 
     def __init__(
         self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None

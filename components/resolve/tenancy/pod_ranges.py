@@ -28,6 +28,7 @@ from components.resolve.network_ranges import (
     taken_ranges,
     team_ranges,
 )
+from components.vocabulary import team_pods_range
 
 
 def team_pods_cidrs(config: StackConfig) -> dict[str, str]:
@@ -75,7 +76,8 @@ def _existing_subnetwork_issues(config: StackConfig) -> list[ConfigIssue]:
                         f"{key}.podsRange",
                         f"{pool.pods_range!r} names a range of an existing subnetwork, allowed "
                         "only with cluster.network.existingSubnetwork; the subnetwork the "
-                        f"stack creates gets the range pods-{pool.team}: remove podsRange",
+                        f"stack creates gets the range {team_pods_range(pool.team)}: remove "
+                        "podsRange",
                     )
                 )
             continue
