@@ -142,3 +142,13 @@ def graph_resource(
         inputs=inputs or {},
         dependencies=list(deps),
     )
+
+
+# A string literal (skipped), or a logical operator: `!` but not the `!` of `!=`.
+_CEL_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|&&|\|\||!(?!=)')
+
+
+def logical_operators(expression: str) -> int:
+    """The logical operators (``&&``, ``||``, ``!``) of a CEL expression, outside its string
+    literals: what IAM counts against its limit of a condition (``MAX_LOGICAL_OPERATORS``)."""
+    return sum(1 for t in _CEL_TOKENS.findall(expression) if not t.startswith('"'))

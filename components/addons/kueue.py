@@ -34,8 +34,7 @@ from components.labels import (
 )
 from components.pathways.service_client import SERVICE_NAMESPACE
 from components.tpu.catalog import TpuShape, resolve_accelerator
-from components.tpu.machines import machine_type
-from components.tpu.quantities import format_cpu, format_memory
+from components.tpu.machines import pods_capacity
 from components.vocabulary import (
     CLUSTER_QUEUE,
     KUEUE_API_VERSION,
@@ -360,8 +359,6 @@ def queue_preemption(cohort: bool) -> dict:
 def cluster_queue_spec(args: KueueQueuesArgs) -> dict:
     """TPU quota = provisioned chips per flavor (less the teams' own quotas); CPU/memory = the
     CPU pool at max size."""
-    machine = machine_type(args.cpu_machine_type)
-    nodes = args.cpu_max_nodes
     groups = []
     flavors = list(args.tpu_flavors)
     if flavors:
@@ -371,9 +368,8 @@ def cluster_queue_spec(args: KueueQueuesArgs) -> dict:
                 assigned[flavor] = assigned.get(flavor, 0) + chips
         rest = {f.name: f.chips - assigned.get(f.name, 0) for f in flavors}
         groups.append(tpu_quota_group(flavors, rest, None))
-    cpu_quota = format_cpu(machine.allocatable_cpu_millicores * nodes)
-    memory_quota = format_memory(machine.allocatable_memory_bytes * nodes)
-    groups.append(cpu_quota_group(args.cpu_pool, cpu_quota, memory_quota))
+    capacity = pods_capacity([(args.cpu_machine_type, args.cpu_max_nodes)])
+    groups.append(cpu_quota_group(args.cpu_pool, *capacity))
     return _queue_spec(args, groups, {})
 
 
@@ -394,16 +390,10 @@ def team_cluster_queue_spec(args: KueueQueuesArgs, quota: TeamQuotaArgs) -> dict
 
 def dedicated_cluster_queue_spec(args: DedicatedQueueArgs) -> dict:
     """Exactly the team's pools: their chips per flavor, its CPU pool at its maximum size."""
-    machine = machine_type(args.cpu_machine_type)
     flavors = [TpuFlavor(args.flavor(f.name), f.shape, f.chips) for f in args.tpu_flavors]
     groups = [tpu_quota_group(flavors, {f.name: f.chips for f in flavors}, None)] if flavors else []
-    groups.append(
-        cpu_quota_group(
-            args.cpu_pool,
-            format_cpu(machine.allocatable_cpu_millicores * args.cpu_max_nodes),
-            format_memory(machine.allocatable_memory_bytes * args.cpu_max_nodes),
-        )
-    )
+    capacity = pods_capacity([(args.cpu_machine_type, args.cpu_max_nodes)])
+    groups.append(cpu_quota_group(args.cpu_pool, *capacity))
     selector = {
         "matchExpressions": [
             {

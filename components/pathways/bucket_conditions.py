@@ -1,7 +1,8 @@
 """The IAM Conditions (CEL) of the grants on Cloud Storage buckets, and the limits IAM puts on
 them. No Pulumi here: the bucket components build their grants from these expressions, each of a
-fixed shape whose logical operators the tests hold under IAM's limit (none grows with the number
-of teams: the dedicated teams' prefixes share one top-level segment, ``_/``).
+fixed shape whose logical operators the tests count (``tests/helpers.logical_operators``) and
+hold under IAM's limit (none grows with the number of teams: the dedicated teams' prefixes share
+one top-level segment, ``_/``).
 
 IAM's limits (Overview of IAM Conditions, "Limits",
 https://cloud.google.com/iam/docs/conditions-overview#limits; read 2026-11): a condition
@@ -14,8 +15,6 @@ bindings of one role and member with different conditions").
 
 from __future__ import annotations
 
-import re
-
 from components.vocabulary import DEDICATED_SCRATCH_ROOT
 
 MAX_LOGICAL_OPERATORS = 12
@@ -23,14 +22,6 @@ MAX_LOGICAL_OPERATORS = 12
 
 LIST_PREFIX = 'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
 """The prefix of a list request (Cloud Storage's API attribute; "" for any other request)."""
-
-# A string literal (skipped), or a logical operator: `!` but not the `!` of `!=`.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|&&|\|\||!(?!=)')
-
-
-def logical_operators(expression: str) -> int:
-    """The logical operators of a CEL expression, outside its string literals."""
-    return sum(1 for t in _TOKENS.findall(expression) if not t.startswith('"'))
 
 
 def object_prefix_expression(bucket: str, prefix: str) -> str:

@@ -79,8 +79,7 @@ from components.resolve.workload_specs import (
 from components.stack import args, installs
 from components.stack.installs import Release
 from components.tpu.catalog import resolve_accelerator
-from components.tpu.machines import machine_type
-from components.tpu.quantities import format_cpu, format_memory
+from components.tpu.machines import pods_capacity
 from components.vocabulary import HostNetworkPlacement
 from components.workloads.jobset import PathwaysJobSet, PathwaysJobSetArgs
 
@@ -301,12 +300,8 @@ def manager_flavors(fleet: FleetStack, worker_set: WorkerSet | None = None) -> l
 
 def heads_quota(fleet: FleetStack, worker_set: WorkerSet) -> tuple[str, str]:
     """CPU and memory of the set's workers' CPU pools at their maximum size (heads run there)."""
-    cpu = memory = 0
-    for worker in fleet.worker_clusters(worker_set).values():
-        machine = machine_type(worker.cpu_pool.machine_type)
-        cpu += machine.allocatable_cpu_millicores * worker.cpu_pool.max_nodes
-        memory += machine.allocatable_memory_bytes * worker.cpu_pool.max_nodes
-    return format_cpu(cpu), format_memory(memory)
+    workers = fleet.worker_clusters(worker_set).values()
+    return pods_capacity((w.cpu_pool.machine_type, w.cpu_pool.max_nodes) for w in workers)
 
 
 def set_args(fleet: FleetStack, worker_set: WorkerSet) -> WorkerSetArgs:

@@ -9,9 +9,10 @@ follow GKE's documented reservation formula for Standard clusters.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from components.tpu.quantities import GIB, MIB
+from components.tpu.quantities import GIB, MIB, format_cpu, format_memory
 
 # family -> (memory GiB per vCPU, offered vCPU counts). Source: Compute Engine machine families
 # (general-purpose N2, N2D, C3, C4, E2) documentation.
@@ -165,3 +166,14 @@ def ephemeral_allocatable_bytes(disk_gib: int) -> int:
     capacity = disk - max(_FILE_SYSTEM_OVERHEAD, round(disk * _OVERHEAD_SHARE))
     system = min(disk // 2, 6 * GIB + round(disk * 0.35), 100 * GIB)
     return capacity - int(capacity * _EVICTION_SHARE) - system
+
+
+def pods_capacity(pools: Iterable[tuple[str, int]]) -> tuple[str, str]:
+    """The CPU and memory (Kubernetes quantities: ``format_cpu``, ``format_memory``) that
+    ``pools`` (machine type name, nodes) give pods: their nodes' allocatable, summed."""
+    cpu = memory = 0
+    for name, nodes in pools:
+        machine = machine_type(name)
+        cpu += machine.allocatable_cpu_millicores * nodes
+        memory += machine.allocatable_memory_bytes * nodes
+    return format_cpu(cpu), format_memory(memory)

@@ -11,8 +11,9 @@ from components.addons.scratch_bucket import (
     TeamNodeAccount,
     WorkloadAccount,
 )
-from components.pathways.bucket_conditions import MAX_LOGICAL_OPERATORS, logical_operators
+from components.pathways.bucket_conditions import MAX_LOGICAL_OPERATORS
 from tests.components.harness import register
+from tests.helpers import logical_operators
 
 BUCKET = "gcp:storage/bucket:Bucket"
 MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"

@@ -49,14 +49,7 @@ from components.resolve.tenancy.fleet_sets import (
     set_key,
     team_queue_name,
 )
-from components.tpu.machines import machine_type
-from components.tpu.quantities import format_cpu, format_memory
-
-
-def dedicated_here(cluster: StackConfig, team: str) -> bool:
-    """Whether the worker's Kueue queues ``team`` on pools dedicated to it (its LocalQueue
-    points at its dedicated ClusterQueue: a TPU or CPU pool of its own)."""
-    return team in cluster.dedicated_teams
+from components.tpu.machines import pods_capacity
 
 
 def _chips(clusters: list[StackConfig], team: str) -> dict[str, int]:
@@ -70,19 +63,11 @@ def _chips(clusters: list[StackConfig], team: str) -> dict[str, int]:
 
 
 def _cpu_pools(clusters: list[StackConfig], team: str) -> dict[str, tuple[str, str]]:
-    totals: dict[str, list[int]] = {}
+    by_name: dict[str, list[tuple[str, int]]] = {}
     for cluster in clusters:
-        pool = cluster.team_cpu_pool(team)
-        if pool is None:
-            continue
-        machine = machine_type(pool.machine_type)
-        total = totals.setdefault(pool.name, [0, 0])
-        total[0] += machine.allocatable_cpu_millicores * pool.max_nodes
-        total[1] += machine.allocatable_memory_bytes * pool.max_nodes
-    return {
-        name: (format_cpu(cpu), format_memory(memory))
-        for name, (cpu, memory) in sorted(totals.items())
-    }
+        if (pool := cluster.team_cpu_pool(team)) is not None:
+            by_name.setdefault(pool.name, []).append((pool.machine_type, pool.max_nodes))
+    return {name: pods_capacity(pools) for name, pools in sorted(by_name.items())}
 
 
 def set_dedicated(
@@ -98,7 +83,7 @@ def set_dedicated(
             _cpu_pools(members, team),
         )
         for team in worker_set.namespaces
-        if all(dedicated_here(c, team) for c in members)
+        if all(team in c.dedicated_teams for c in members)
     )
 
 
@@ -114,7 +99,7 @@ def mixed_issues(
     """Teams with pools dedicated to them on some workers of a set they queue on, not all."""
     issues = []
     for queue in chosen.queues:
-        dedicated = [w for w in queue.workers if dedicated_here(clusters[w], queue.team)]
+        dedicated = [w for w in queue.workers if queue.team in clusters[w].dedicated_teams]
         if not dedicated or len(dedicated) == len(queue.workers):
             continue
         shared = [w for w in queue.workers if w not in dedicated]

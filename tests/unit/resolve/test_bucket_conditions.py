@@ -12,14 +12,13 @@ import pytest
 
 from components.pathways.bucket_conditions import (
     MAX_LOGICAL_OPERATORS,
-    logical_operators,
     object_prefix_expression,
     shared_nodes_expression,
 )
 from components.resolve.checks import parse_stack_config
 from components.vocabulary import team_prefix
 from tests.cluster_rules import iam_condition_admits
-from tests.helpers import stack_file_values
+from tests.helpers import logical_operators, stack_file_values
 
 LISTED = 'api.getAttribute("storage.googleapis.com/objectListPrefix", "")'
 BUCKET = "projects/_/buckets/b"
