@@ -164,9 +164,13 @@ class EchoMocks(mocks.Mocks):
         return {}, []
 
 
-class Recorder(sdk.MockMonitor):
+class Recorder(sdk.EchoingMockMonitor):
+    """The floor's engine: the one the project's plan runs under (the SDK's mock monitor, a
+    registration of plain inputs answered with a copy of them), recording every registration."""
+
     def __init__(self, resource_mocks: mocks.Mocks) -> None:
-        super().__init__(resource_mocks)
+        # EchoMocks answer every registration with its inputs alone and no ID.
+        super().__init__(resource_mocks, lambda type_token: True)
         self.records: list[dict[str, Any]] = []
 
     def RegisterResource(self, request):

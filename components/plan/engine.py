@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
@@ -29,9 +28,10 @@ from components.plan.links import add_dashboard
 from components.plan.main_module import MainProgram, main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
+from components.plan.monitor import RecordingMonitor
 from components.plan.shared_plans import shared
 from components.plan.stack_source import StackFile
-from components.plan.wire import readable, readable_struct
+from components.plan.wire import readable
 from components.program_failure import ProgramFailed
 from components.resolve.stack_files import (
     PROJECT,
@@ -43,7 +43,6 @@ from components.resolve.stack_files import (
 from components.resolve.tenancy.shared_cluster import contract_outputs
 from components.sdk import pulumi_private as sdk
 from components.stack.program import build_stack, preflight_reports
-from components.tokens import STACK
 
 # Where an engine may also pass config to a program (which the SDK reads at start-up).
 _ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
@@ -51,76 +50,6 @@ _ENGINE_CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
 TPU_SUMMARY = "tpu_summary"
 # The project's Pulumi program: what `pulumi up` runs, and so what the offline plan runs.
 PROGRAM = PROJECT_DIR / "__main__.py"
-
-
-class RecordingMonitor(sdk.MockMonitor):
-    """A mock monitor that also keeps each RegisterResource request."""
-
-    def __init__(self, resource_mocks: pulumi.runtime.Mocks) -> None:
-        super().__init__(resource_mocks)
-        self.registrations: list[PlannedResource] = []
-        self._lock = threading.Lock()
-
-    def RegisterResource(self, request):
-        response = super().RegisterResource(request)
-        if request.type != STACK:
-            record = _record(response.urn, request)
-            with self._lock:
-                self.registrations.append(record)
-        return response
-
-    def ReadResource(self, request):
-        """A read (a team stack's StackReference): shown in the plan, marked `read`."""
-        response = super().ReadResource(request)
-        record = _record(response.urn, request, read=True)
-        with self._lock:
-            self.registrations.append(record)
-        return response
-
-
-def _record(urn: str, request, read: bool = False) -> PlannedResource:
-    if read:
-        options: dict[str, Any] = {"read": True}
-        inputs = request.properties
-    else:
-        options = {
-            "protect": request.protect,
-            "retainOnDelete": request.retainOnDelete,
-            "deleteBeforeReplace": request.deleteBeforeReplace,
-            "replaceOnChanges": sorted(request.replaceOnChanges),
-            "ignoreChanges": sorted(request.ignoreChanges),
-            "aliases": _aliases(request),
-            "customTimeouts": _timeouts(request),
-        }
-        inputs = request.object
-    return PlannedResource(
-        urn=urn,
-        type=request.type,
-        name=request.name,
-        parent=request.parent or None,
-        custom=True if read else bool(request.custom),
-        provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
-        inputs=readable_struct(inputs),
-        dependencies=sorted(set(request.dependencies)),
-        options={k: v for k, v in options.items() if v},
-    )
-
-
-def _timeouts(request) -> dict[str, str]:
-    """The create / update / delete timeouts the resource asked for (``custom_timeouts``)."""
-    if not request.HasField("customTimeouts"):
-        return {}
-    timeouts = request.customTimeouts
-    return {k: v for k in ("create", "update", "delete") if (v := getattr(timeouts, k))}
-
-
-def _aliases(request) -> list[dict[str, str]]:
-    """The names (and types) a renamed resource was known by (its alias specs that name one),
-    or the whole URN a moved one had: it keeps its state instead of being replaced. The
-    providers' own aliases of a type's older API versions are left out."""
-    specs = [a.spec for a in request.aliases if a.HasField("spec") and a.spec.name]
-    urns = [{"urn": a.urn} for a in request.aliases if a.WhichOneof("alias") == "urn"]
-    return [{k: v for k, v in (("name", s.name), ("type", s.type)) if v} for s in specs] + urns
 
 
 class ProgramLog:

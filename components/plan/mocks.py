@@ -93,6 +93,11 @@ class PlanMocks(Mocks):
         # Outputs of the stacks a team stack references, from each one's own offline plan.
         self.stack_outputs = stack_outputs or {}
 
+    def echoes(self, type_token: str) -> bool:
+        """Whether ``new_resource`` answers a resource of this type with its inputs alone and
+        no ID (``("", inputs)``)."""
+        return type_token != STACK_REFERENCE and type_token not in _DERIVED_OUTPUTS
+
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
         if args.typ == STACK_REFERENCE:
             name = args.inputs.get("name", args.resource_id)

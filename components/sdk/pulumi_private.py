@@ -24,7 +24,10 @@ Where each came from (pulumi/pulumi ``sdk/python/lib/pulumi``; "since" = first r
 * ``runtime/rpc.py`` ``_special_sig_key`` / ``_special_secret_sig`` / ``_special_resource_sig``
   (since v0.14.2 / v2.13): the wire markers of secrets and resource references.
 * ``runtime/mocks.py`` ``MockMonitor`` (since v1.12): the mock engine's monitor, subclassed to
-  record every registration.
+  record every registration. ``EchoingMockMonitor`` (below) answers a registration of plain
+  inputs as its ``RegisterResource`` does, without its round trip through Python values; it
+  reads the monitor's ``mocks``, ``resources``, ``make_urn`` and ``ResourceRegistration`` and
+  relies on ``runtime/rpc.py`` ``deserialize_properties`` dropping only nulls and unknowns.
 * ``provider/experimental`` ``ComponentProvider`` (since v3.166; TypedDict ``NotRequired``
   since v3.237) and ``provider/server.py`` ``ComponentInitError``: the component package's
   host (``pulumi.InputPropertiesError``, which it reports errors with, is public).
@@ -32,6 +35,7 @@ Where each came from (pulumi/pulumi ``sdk/python/lib/pulumi``; "since" = first r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -39,6 +43,7 @@ from pulumi.runtime import config as _config
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc as _rpc
 from pulumi.runtime import settings as _settings
+from pulumi.runtime.proto import resource_pb2 as _resource_pb2
 from pulumi.runtime.stack import run_pulumi_func as _run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -50,9 +55,100 @@ PULUMI_WINDOW = ">=3.237,<3.273"
 SIG_KEY: str = _rpc._special_sig_key
 SECRET_SIG: str = _rpc._special_secret_sig
 RESOURCE_SIG: str = _rpc._special_resource_sig
+WIRE_UNKNOWN: str = _rpc.UNKNOWN
+"""The string that stands for an unknown value on the wire (in a preview)."""
+
+deserialize_properties = _rpc.deserialize_properties
+"""A registration's wire inputs (a protobuf ``Struct``) as the Python values the mock monitor
+gives the mocks."""
 
 MockMonitor = _mocks.MockMonitor
 """The mock engine's monitor; subclass it to see every RegisterResource / ReadResource."""
+
+_STACK = "pulumi:pulumi:Stack"
+_GET_RESOURCE = "pulumi:pulumi:getResource"
+"""The invoke that rehydrates a resource from its URN (it reads the monitor's registrations)."""
+
+
+class EchoingMockMonitor(MockMonitor):
+    """``MockMonitor``, answering a registration of plain inputs that its mocks echo with a
+    copy of those inputs.
+
+    The SDK's monitor answers every registration (``MockMonitor.RegisterResource``) by
+    converting its inputs to Python values (``rpc.deserialize_properties``), asking the mocks
+    for the state, and converting that back to the wire (``rpc.serialize_properties``, a
+    coroutine it waits for on the executor thread's event loop). When the mocks answer with the
+    inputs alone and no ID (``echoes(type)``: ``new_resource`` gives ``("", inputs)``) and the
+    inputs are plain (strings other than the unknown
+    marker, numbers, booleans, and mappings and lists of them: no null, no secret, no resource
+    reference, no asset), that round trip gives back the inputs unchanged: a null is the only
+    value ``deserialize_properties`` drops, the unknown marker the only string it rewrites,
+    and the signature key the only key it reads. The answer is then a copy of the inputs: the
+    same answer for about a sixth of a plan's CPU less. ``tests/unit/sdk/test_pulumi_private.py``
+    checks on generated inputs that the answers are the SDK's own.
+
+    Such a registration is kept as its wire inputs and converted into ``resources`` (as the
+    SDK keeps its own) only when something asks for it: the ``getResource`` invoke, which
+    rehydrates a resource reference, ``ExistsResource`` or ``get_registered_resources``."""
+
+    def __init__(self, mocks: Any, echoes: Callable[[str], bool]) -> None:
+        super().__init__(mocks)
+        self._echoes = echoes
+        self._echoed: dict[str, Any] = {}
+        self._echoed_lock = threading.Lock()
+
+    def RegisterResource(self, request):
+        if (
+            request.type == _STACK  # the SDK answers the stack with its URN alone
+            or not self._echoes(request.type)
+            or not plain_struct(request.object)
+        ):
+            return super().RegisterResource(request)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        response = _resource_pb2.RegisterResourceResponse(urn=urn, id="")
+        response.object.CopyFrom(request.object)
+        with self._echoed_lock:
+            self._echoed[urn] = response.object
+        return response
+
+    def Invoke(self, request):
+        if request.tok == _GET_RESOURCE:
+            self._convert_echoed()
+        return super().Invoke(request)
+
+    def ExistsResource(self, request):
+        self._convert_echoed()
+        return super().ExistsResource(request)
+
+    def get_registered_resources(self) -> dict[str, Any]:
+        self._convert_echoed()
+        return super().get_registered_resources()
+
+    def _convert_echoed(self) -> None:
+        with self._echoed_lock:
+            echoed, self._echoed = self._echoed, {}
+        for urn, inputs in echoed.items():
+            state = _rpc.deserialize_properties(inputs)
+            self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", state)
+
+
+def plain_struct(struct: Any) -> bool:
+    """Whether a ``google.protobuf.Struct`` holds only plain values (``EchoingMockMonitor``)."""
+    fields = struct.fields
+    if SIG_KEY in fields:
+        return False
+    return all(_plain_value(value) for value in fields.values())
+
+
+def _plain_value(value: Any) -> bool:
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        return value.string_value != _rpc.UNKNOWN
+    if kind == "struct_value":
+        return plain_struct(value.struct_value)
+    if kind == "list_value":
+        return all(_plain_value(item) for item in value.list_value.values)
+    return kind == "number_value" or kind == "bool_value"
 
 
 if TYPE_CHECKING:

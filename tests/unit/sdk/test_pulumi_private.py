@@ -16,7 +16,12 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 import pytest
+from google.protobuf import struct_pb2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
+from pulumi.runtime import mocks as sdk_mocks
+from pulumi.runtime.proto import resource_pb2
 
 from components.sdk import pulumi_private as sdk
 
@@ -85,6 +90,114 @@ def test_the_wire_markers_are_the_literal_strings_of_the_protocol():
     assert sdk.SIG_KEY == "4dabf18193072939515e22adb298388d"
     assert sdk.SECRET_SIG == "1b47061264138c4ac30d75fd1eb44270"
     assert sdk.RESOURCE_SIG == "5cf8f73096256a8f31e491e813e4eb8e"
+
+
+# --- EchoingMockMonitor: the SDK monitor's answer, without its round trip ----------------------
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # rpc.py UNKNOWN, the protocol's literal
+_scalars = st.one_of(
+    st.text(max_size=8),
+    st.just(UNKNOWN),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(-(2**53), 2**53),
+    st.booleans(),
+    st.none(),
+    st.builds(lambda v: {sdk.SIG_KEY: sdk.SECRET_SIG, "value": v}, st.text(max_size=4)),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_inputs = st.dictionaries(st.text(max_size=6), _values, max_size=5)
+
+
+def _request(values: dict, type_token: str = "gcp:compute/network:Network", name: str = "n"):
+    inputs = struct_pb2.Struct()
+    inputs.update(values)
+    return resource_pb2.RegisterResourceRequest(type=type_token, name=name, object=inputs)
+
+
+def _plain(value) -> bool:
+    """Plain in the monitor's sense, worked out on the Python value (not on the wire)."""
+    if isinstance(value, dict):
+        return sdk.SIG_KEY not in value and all(map(_plain, value.values()))
+    if isinstance(value, list):
+        return all(map(_plain, value))
+    return value is not None and value != UNKNOWN
+
+
+@pytest.fixture
+def sdk_answers(monkeypatch):
+    """How many registrations the SDK's own ``RegisterResource`` answered."""
+    calls = []
+    original = sdk_mocks.MockMonitor.RegisterResource
+
+    def counted(self, request):
+        calls.append(request.name)
+        return original(self, request)
+
+    monkeypatch.setattr(sdk_mocks.MockMonitor, "RegisterResource", counted)
+    return calls
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,  # the same cases in every run
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(values=_inputs)
+def test_an_echoing_monitor_answers_as_the_sdks_monitor_does(values, sdk_answers):
+    _mock_engine()
+    expected = sdk.MockMonitor(EchoMocks()).RegisterResource(_request(values))
+    sdk_answers.clear()
+    found = sdk.EchoingMockMonitor(EchoMocks(), lambda _: True).RegisterResource(_request(values))
+    # Plain inputs are answered without the SDK's path; the rest through it.
+    assert sdk_answers == ([] if _plain(values) else ["n"])
+    # EchoMocks gives "<name>-id": an echoing monitor sends the ID its mocks promise, "".
+    assert (found.urn, found.object) == (expected.urn, expected.object)
+    assert found.id == ("" if _plain(values) else "n-id")
+
+
+def test_an_echoed_registration_is_what_the_sdk_keeps_for_its_urn():
+    _mock_engine()
+    values = {"name": "net", "labels": {"a": "b"}, "ports": [1, 2.5], "on": True}
+    kept = []
+    for monitor in (
+        sdk.MockMonitor(_EmptyIdMocks()),
+        sdk.EchoingMockMonitor(_EmptyIdMocks(), lambda _: True),
+    ):
+        urn = monitor.RegisterResource(_request(values)).urn
+        asked = struct_pb2.Struct()
+        asked.update({"urn": urn})
+        request = resource_pb2.ResourceInvokeRequest(tok="pulumi:pulumi:getResource", args=asked)
+        exists = resource_pb2.ExistsResourceRequest(id="", type="gcp:compute/network:Network")
+        kept.append(
+            (monitor.Invoke(request).__getattribute__("return"), monitor.ExistsResource(exists))
+        )
+    assert kept[0] == kept[1]
+    assert dict(kept[1][0]["state"]) == {
+        "name": "net",
+        "labels": {"a": "b"},
+        "ports": [1, 2.5],
+        "on": True,
+    }
+    assert kept[1][1].exists
+
+
+class _EmptyIdMocks(EchoMocks):
+    def new_resource(self, args):
+        return "", dict(args.inputs)
+
+
+def test_an_echoing_monitor_answers_the_stack_as_the_sdk_does(sdk_answers):
+    _mock_engine()
+    monitor = sdk.EchoingMockMonitor(EchoMocks(), lambda _: True)
+    monitor.RegisterResource(_request({}, "pulumi:pulumi:Stack", "proj-stack"))
+    assert sdk_answers == ["proj-stack"]
 
 
 def test_engine_config_reads_the_runtime_map_over_the_environment(monkeypatch):
