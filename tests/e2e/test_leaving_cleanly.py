@@ -117,15 +117,15 @@ def test_a_program_that_never_returns_is_stopped_by_the_timeout(tmp_path, capsys
 
 
 # `python -m components` with the watchdog's grace after the timer (GRACE_SECONDS, 10 s) cut to
-# 1 s, and the plan's modules loaded before the command starts its timer, so 3 s are the
-# program's and not the imports': the test waits 4 s instead of 16. What it checks does not
-# depend on either.
+# 0.5 s, and the plan's modules loaded before the command starts its timer, so the 2 s are the
+# program's and not the imports' (it ignores SIGALRM within milliseconds of the timer's start):
+# the test waits 2.5 s instead of 12. What it checks does not depend on either.
 _SHORT_GRACE = """
 import runpy, sys
 import components.cli.deadline as deadline
 import components.plan.engine
 assert deadline.GRACE_SECONDS == 10  # the name the watchdog reads, so the change below counts
-deadline.GRACE_SECONDS = 1
+deadline.GRACE_SECONDS = 0.5
 sys.argv[0] = "components"
 runpy.run_module("components", run_name="__main__", alter_sys=True)
 """
@@ -134,7 +134,7 @@ runpy.run_module("components", run_name="__main__", alter_sys=True)
 def test_a_program_that_defeats_the_timer_is_killed_by_the_watchdog(tmp_path):
     source = "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(600)\n"
     directory = _program(tmp_path, source)
-    argv = ["plan", "--program", str(directory), "--timeout", "3"]
+    argv = ["plan", "--program", str(directory), "--timeout", "2"]
     done = subprocess.run(
         [sys.executable, "-c", _SHORT_GRACE, *argv],
         cwd=ROOT,
@@ -144,7 +144,7 @@ def test_a_program_that_defeats_the_timer_is_killed_by_the_watchdog(tmp_path):
     )
     assert done.returncode == -signal.SIGKILL
     assert done.stderr.decode() == (
-        "error: plan: the plan did not finish within 3 seconds (--timeout); a program that "
+        "error: plan: the plan did not finish within 2 seconds (--timeout); a program that "
         "never returns is stopped here (raise --timeout, or 0 for no limit); killed\n"
     )
 
