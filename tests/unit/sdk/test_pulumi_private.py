@@ -144,7 +144,7 @@ def sdk_answers(monkeypatch):
 
 
 @settings(
-    max_examples=300,
+    max_examples=150,
     deadline=None,
     derandomize=True,  # the same cases in every run
     suppress_health_check=[HealthCheck.function_scoped_fixture],
