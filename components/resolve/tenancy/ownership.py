@@ -36,13 +36,17 @@ from components.resolve.tenancy.cross_stack import (
 from components.resolve.tenancy.shared_cluster import fleet_owner_message
 
 
-def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
-    """Whether the stack deploys onto a cluster another stack owns (`owner:`), or one made
-    outside this project (`cluster.existing`)."""
-    values = read_stack_values(stack, stacks_dir)
+def deploys_onto_existing_cluster(values: Mapping[str, Any]) -> bool:
+    """Whether a stack (its decoded values, ``read_stack_values``) deploys onto a cluster
+    another stack owns (`owner:`), or one made outside this project (`cluster.existing`)."""
     cluster = values.get("cluster")
     existing = isinstance(cluster, dict) and cluster.get("existing") is not None
     return existing or values.get("owner") is not None
+
+
+def targets_existing_cluster(stack: str, stacks_dir: Path = STACKS_DIR) -> bool:
+    """``deploys_onto_existing_cluster`` of stack ``stack``, read from its stack file."""
+    return deploys_onto_existing_cluster(read_stack_values(stack, stacks_dir))
 
 
 @dataclass(frozen=True)
