@@ -50,6 +50,7 @@ from components.resolve.tenancy.fleet_checks import (
     contract_issues,
     foreign_key_issues,
     manager_issue,
+    read_workers,
     storage_issues,
     team_quota_issues,
     token_issues,
@@ -136,9 +137,11 @@ def parse_fleet_config(
         fleet = values.get(FLEET_KEY)
         names = fleet.get("workers") if isinstance(fleet, dict) else None
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
-            issues += worker_issues(stack, names, stacks_dir)
+            files = read_workers(stack, names, stacks_dir)
+            issues += worker_issues(stack, names, files, stacks_dir)
         raise ConfigError(issues + cluster_conflicts(stack, values, stacks_dir), source) from None
-    issues = foreign + worker_issues(stack, config.fleet.workers, stacks_dir)
+    files = read_workers(stack, config.fleet.workers, stacks_dir)  # each worker file, once
+    issues = foreign + worker_issues(stack, config.fleet.workers, files, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
     issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
     names = set_name_issues(config)  # sets of one name: their teams' queues would be one too
@@ -151,12 +154,12 @@ def parse_fleet_config(
     if issues:
         raise ConfigError(issues, source)
     workers = {w: read_contract(read_worker(w), w) for w in config.fleet.workers}
-    accounts = {w: worker_service_accounts(w, stacks_dir) for w in config.fleet.workers}
-    issues += contract_issues(workers) + token_issues(config.fleet.workers, stacks_dir)
+    accounts = {w: worker_service_accounts(files[w]) for w in config.fleet.workers}
+    issues += contract_issues(workers) + token_issues(config.fleet.workers, files)
     if issues:
         raise ConfigError(issues, source)
     clusters = {name: worker_cluster(name, contract) for name, contract in workers.items()}
-    quotas = {w: worker_team_quotas(w, stacks_dir) for w in config.fleet.workers}
+    quotas = {w: worker_team_quotas(files[w]) for w in config.fleet.workers}
     chosen = with_dedicated(with_shares(nominations(config), quotas, clusters), clusters)
     issues, stopped = dispatch_issues(config, chosen, workers, manager.addons.kueue.version)
     issues += mixed_issues(config, chosen, clusters)
@@ -169,7 +172,7 @@ def parse_fleet_config(
         placements[i] = found
         issues += [ConfigIssue(f"workloads[{i}]{key}", message) for key, message in problems]
     issues += quota_issues(config, chosen, clusters)
-    issues += group_issues(config, chosen, {w: worker_groups(w, stacks_dir) for w in workers})
+    issues += group_issues(config, chosen, {w: worker_groups(files[w]) for w in workers})
     if issues:
         raise ConfigError(issues, source)
     return FleetStack(config, manager, workers, placements, chosen)

@@ -1,13 +1,14 @@
 """The checks of a fleet stack that need no worker's contract: the keys a fleet does not take
 (``NOT_IN_A_FLEET``), its backend, config secrets, team quotas and workload names, its manager's
 problems in the fleet's own keys, and each worker named in ``fleet.workers`` read from its stack
-file (a cluster owner whose DNS endpoint takes the manager's token)."""
+file (a cluster owner whose DNS endpoint takes the manager's token): each file read once
+(``read_workers``), its values passed to every check that needs them."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,15 @@ from components.resolve.stack_files import (
     stack_path,
 )
 from components.resolve.tenancy.cross_stack import MANAGER_KEYS
-from components.resolve.tenancy.ownership import classify_stacks, targets_existing_cluster
+from components.resolve.tenancy.ownership import classify_stacks, deploys_onto_existing_cluster
 from components.vocabulary import WorkloadBackend
 
 TOKENS_KEY = ClusterConfig.model_fields["kubernetes_tokens_via_dns"].alias
 """The worker stack's cluster key that lets its DNS-based endpoint take the manager's token."""
+
+
+WorkerValues = Mapping[str, Mapping[str, Any]]
+"""Worker stack -> its stack file's decoded values (``read_workers``)."""
 
 
 _WORKERS_OWN = "belong to the worker stacks (the manager runs no Pathways pod); set them there"
@@ -199,12 +204,27 @@ def backend_issues(config: FleetStackConfig) -> list[ConfigIssue]:
     return issues
 
 
+def read_workers(
+    stack: str, workers: Iterable[str], stacks_dir: Path = STACKS_DIR
+) -> dict[str, dict[str, Any]]:
+    """The decoded values of each worker that has a stack file and is not this fleet
+    (``worker_issues`` refuses the others), each file read once for all the checks that need
+    it (a read is a YAML parse, its safety checks and a decode). Raises ConfigError for a
+    worker's file that cannot be read."""
+    return {
+        worker: read_stack_values(worker, stacks_dir)
+        for worker in dict.fromkeys(workers)
+        if worker != stack and stack_path(worker, stacks_dir).is_file()
+    }
+
+
 def worker_issues(
-    stack: str, workers: list[str], stacks_dir: Path = STACKS_DIR
+    stack: str, workers: list[str], found: WorkerValues, stacks_dir: Path = STACKS_DIR
 ) -> list[ConfigIssue]:
     """Each worker is another stack of this project that owns its cluster (not a team stack, not
-    a stack on an existing cluster, not a fleet); a refusal lists the stacks that are."""
-    problems = [(i, w, _worker_problem(stack, w, stacks_dir)) for i, w in enumerate(workers)]
+    a stack on an existing cluster, not a fleet); a refusal lists the stacks that are.
+    ``found``: ``read_workers`` of ``workers``."""
+    problems = [(i, w, _worker_problem(stack, w, found.get(w))) for i, w in enumerate(workers)]
     if not any(problem for _, _, problem in problems):
         return []
     owners = ", ".join(classify_stacks(stacks_dir).owners) or "none"
@@ -215,12 +235,12 @@ def worker_issues(
     ]
 
 
-def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
+def _worker_problem(stack: str, worker: str, values: Mapping[str, Any] | None) -> str | None:
+    """Why ``worker`` (``values``: its decoded stack file, None if it has none) is no worker."""
     if worker == stack:
         return "is this fleet stack; name the cluster-owning stacks it dispatches to"
-    if not stack_path(worker, stacks_dir).is_file():
+    if values is None:
         return "no such stack in this project"
-    values = read_stack_values(worker, stacks_dir)
     if is_fleet(values):
         return "is a fleet stack; a worker must be a stack that owns its TPU cluster"
     owner = values.get("owner")
@@ -233,7 +253,7 @@ def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
             f"is a team stack (owner: {owner}): it owns no cluster, it deploys onto its owner's; "
             f"{named}"
         )
-    if targets_existing_cluster(worker, stacks_dir):
+    if deploys_onto_existing_cluster(values):
         return (
             "targets an existing cluster (cluster.existing) instead of creating one; a worker "
             "must be a stack that creates its cluster"
@@ -241,14 +261,14 @@ def _worker_problem(stack: str, worker: str, stacks_dir: Path) -> str | None:
     return None
 
 
-def token_issues(workers: list[str], stacks_dir: Path = STACKS_DIR) -> list[ConfigIssue]:
+def token_issues(workers: list[str], found: WorkerValues) -> list[ConfigIssue]:
     """The manager reaches each worker's DNS-based endpoint with a Kubernetes service-account
     token, which GKE refuses there (401) unless the worker's cluster allows it
-    (``cluster.kubernetesTokensViaDns``); read from the worker's stack file, as its ownership
-    is."""
+    (``cluster.kubernetesTokensViaDns``); read from the worker's stack file (``found``:
+    ``read_workers`` of ``workers``, each a cluster owner), as its ownership is."""
     issues = []
     for i, worker in enumerate(workers):
-        cluster = read_stack_values(worker, stacks_dir).get("cluster")
+        cluster = found[worker].get("cluster")
         if isinstance(cluster, dict) and cluster.get(TOKENS_KEY) is True:
             continue
         issues.append(
@@ -257,7 +277,7 @@ def token_issues(workers: list[str], stacks_dir: Path = STACKS_DIR) -> list[Conf
                 f"{worker!r}: its cluster's DNS-based endpoint takes Google credentials only, "
                 "and the manager reaches it with a Kubernetes service-account token (MultiKueue "
                 f"runs no exec plugin); set cluster.{TOKENS_KEY}: true in "
-                f"{stack_path(worker, stacks_dir).name} and deploy {worker} before the fleet",
+                f"{stack_path(worker).name} and deploy {worker} before the fleet",
             )
         )
     return issues

@@ -6,7 +6,6 @@ it (``placements_of``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from components.config.schema import StackConfig
@@ -19,19 +18,16 @@ from components.config.schema.teams import TeamConfig
 from components.errors import ConfigError, ConfigIssue
 from components.resolve.checks import parse_stack_config
 from components.resolve.preflight import run_preflight
-from components.resolve.stack_files import (
-    STACKS_DIR,
-    read_stack_values,
-)
 from components.resolve.tenancy.fleet_sets import Nominations
 from components.resolve.workload_specs import cpu_pool_selector, node_pool_pins, workload_spec
 from components.vocabulary import WorkloadBackend
 
 
-def _worker_team_values(worker: str, stacks_dir: Path, key: str) -> dict[str, Any]:
-    """Team -> its ``key`` (a TeamConfig field's name) on ``worker``, from the worker's stack
-    file (its contract lists the team namespaces only), as its ownership is read."""
-    teams = read_stack_values(worker, stacks_dir).get("teams")
+def _worker_team_values(values: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """Team -> its ``key`` (a TeamConfig field's name) in a worker's decoded stack file
+    (``fleet_checks.read_workers``: its contract lists the team namespaces only), as its
+    ownership is read."""
+    teams = values.get("teams")
     field = TeamConfig.model_fields[key]
     return {
         t["name"]: t.get(field.alias or key, field.default)
@@ -40,14 +36,16 @@ def _worker_team_values(worker: str, stacks_dir: Path, key: str) -> dict[str, An
     }
 
 
-def worker_service_accounts(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str]:
-    """Team -> the Kubernetes service account its pods run as on ``worker``."""
-    return _worker_team_values(worker, stacks_dir, "service_account")
+def worker_service_accounts(values: Mapping[str, Any]) -> dict[str, str]:
+    """Team -> the Kubernetes service account its pods run as on a worker (``values``:
+    its decoded stack file)."""
+    return _worker_team_values(values, "service_account")
 
 
-def worker_groups(worker: str, stacks_dir: Path = STACKS_DIR) -> dict[str, str | None]:
-    """Team -> the Google group bound to `edit` in its namespace on ``worker`` (None: none)."""
-    return _worker_team_values(worker, stacks_dir, "group")
+def worker_groups(values: Mapping[str, Any]) -> dict[str, str | None]:
+    """Team -> the Google group bound to `edit` in its namespace on a worker (``values``:
+    its decoded stack file; None: none)."""
+    return _worker_team_values(values, "group")
 
 
 def group_issues(

@@ -13,19 +13,18 @@ on each) may borrow the sum of its limits on the manager; one that may borrow wi
 a worker, or has no share there, may borrow without limit.
 
 The quotas are read from the workers' stack files (their contracts export each team's
-ClusterQueue, not its chips per shape), as the fleet reads the workers' teams. Pure but for
-that read.
+ClusterQueue, not its chips per shape), as the fleet reads the workers' teams; the fleet reads
+each file once and passes its values here. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from pathlib import Path
+from typing import Any
 
 from components.config.schema import StackConfig
 from components.config.schema.addons import TeamQuota
-from components.resolve.stack_files import STACKS_DIR, read_stack_values
 from components.resolve.tenancy.fleet_sets import (
     Nominations,
     TeamShare,
@@ -35,9 +34,10 @@ from components.resolve.tenancy.fleet_sets import (
 from components.tpu.catalog import resolve_accelerator
 
 
-def worker_team_quotas(worker: str, stacks_dir: Path = STACKS_DIR) -> list[TeamQuota]:
-    """``addons.kueue.teamQuotas`` of worker stack ``worker`` (its own plan validated them)."""
-    addons = read_stack_values(worker, stacks_dir).get("addons")
+def worker_team_quotas(values: Mapping[str, Any]) -> list[TeamQuota]:
+    """``addons.kueue.teamQuotas`` of a worker stack's decoded values (its own plan validated
+    them)."""
+    addons = values.get("addons")
     kueue = addons.get("kueue") if isinstance(addons, dict) else None
     quotas = kueue.get("teamQuotas") if isinstance(kueue, dict) else None
     return [TeamQuota.model_validate(q) for q in quotas or []]
