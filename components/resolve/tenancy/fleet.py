@@ -136,14 +136,16 @@ def parse_fleet_config(
         issues = foreign + issues_from_validation(exc, FleetStackConfig, grammars.hides_value)
         fleet = values.get(FLEET_KEY)
         names = fleet.get("workers") if isinstance(fleet, dict) else None
+        files: dict[str, dict[str, Any]] = {}
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
             files = read_workers(stack, names, stacks_dir)
             issues += worker_issues(stack, names, files, stacks_dir)
-        raise ConfigError(issues + cluster_conflicts(stack, values, stacks_dir), source) from None
+        issues += cluster_conflicts(stack, values, files, stacks_dir)
+        raise ConfigError(issues, source) from None
     files = read_workers(stack, config.fleet.workers, stacks_dir)  # each worker file, once
     issues = foreign + worker_issues(stack, config.fleet.workers, files, stacks_dir)
     issues += backend_issues(config) + config_secret_issues(config) + team_quota_issues(config)
-    issues += workload_name_issues(config) + cluster_conflicts(stack, values, stacks_dir)
+    issues += workload_name_issues(config) + cluster_conflicts(stack, values, files, stacks_dir)
     names = set_name_issues(config)  # sets of one name: their teams' queues would be one too
     issues += unknown_worker_issues(config) + names + storage_issues(config)
     issues += [] if names else team_queue_name_issues(config)

@@ -283,10 +283,13 @@ def token_issues(workers: list[str], found: WorkerValues) -> list[ConfigIssue]:
     return issues
 
 
-def cluster_conflicts(stack: str, values: dict[str, Any], stacks_dir: Path) -> list[ConfigIssue]:
+def cluster_conflicts(
+    stack: str, values: dict[str, Any], found: WorkerValues, stacks_dir: Path
+) -> list[ConfigIssue]:
     """The manager is a cluster this stack owns: refused, as an owner's cluster is, when it is
-    the cluster of another stack (a worker above all) or shares a project with one."""
-    return classify_stacks(stacks_dir, values={stack: values}).conflicts_of(stack)
+    the cluster of another stack (a worker above all) or shares a project with one. ``found``:
+    the workers' values already read (``read_workers``), not read again."""
+    return classify_stacks(stacks_dir, values={**found, stack: values}).conflicts_of(stack)
 
 
 def contract_issues(workers: dict[str, SharedCluster]) -> list[ConfigIssue]:
