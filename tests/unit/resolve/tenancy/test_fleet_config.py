@@ -5,6 +5,8 @@ sum of its workers' chips."""
 from __future__ import annotations
 
 import shutil
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from components.config.schema import StackConfig
 from components.config.schema.fleet import FleetStackConfig
 from components.errors import ConfigError
 from components.plan.engine import plan_file
+from components.resolve import stack_files
 from components.resolve.tenancy.fleet import load_fleet
 from components.resolve.tenancy.fleet_checks import NOT_IN_A_FLEET
 from components.resolve.tenancy.ownership import classify_stacks
@@ -83,6 +86,23 @@ def test_the_example_fleet_places_each_workload(stacks, worker_outputs):
         0: ["research-v5p"],
         1: ["dev"],
     }
+
+
+def test_one_validation_reads_each_stack_file_once(stacks, worker_outputs, monkeypatch):
+    # The workers' files feed six checks (ownership, tokens, teams' service accounts and
+    # groups, team quotas, the manager's cluster conflicts); each file is read once for all.
+    reads: Counter[str] = Counter()
+    read = stack_files.read_stack_file
+
+    def counted(stack: str, stacks_dir: Path = stack_files.STACKS_DIR) -> dict[str, str]:
+        reads[stack] += 1
+        return read(stack, stacks_dir)
+
+    for name, module in list(sys.modules.items()):  # each module that imported it by name
+        if name.startswith("components.") and getattr(module, "read_stack_file", None) is read:
+            monkeypatch.setattr(module, "read_stack_file", counted)
+    load_fleet("fleet", lambda w: worker_outputs[w], stacks)
+    assert reads == {"fleet": 1, "research-v5p": 1, "dev": 1, "team-research": 1}
 
 
 def test_manager_quota_is_the_sum_of_the_workers_chips_per_flavor(stacks, worker_outputs):
