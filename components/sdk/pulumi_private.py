@@ -39,6 +39,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from google.protobuf import struct_pb2 as _struct_pb2
 from pulumi.runtime import config as _config
 from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc as _rpc
@@ -79,13 +80,14 @@ class EchoingMockMonitor(MockMonitor):
     for the state, and converting that back to the wire (``rpc.serialize_properties``, a
     coroutine it waits for on the executor thread's event loop). When the mocks answer with the
     inputs alone and no ID (``echoes(type)``: ``new_resource`` gives ``("", inputs)``) and the
-    inputs are plain (strings other than the unknown
-    marker, numbers, booleans, and mappings and lists of them: no null, no secret, no resource
-    reference, no asset), that round trip gives back the inputs unchanged: a null is the only
+    inputs are plain (strings other than the unknown marker, numbers, booleans, and mappings
+    and lists of them: no null, no secret, no resource reference, no asset), that round trip
+    gives back the inputs unchanged: a null is the only
     value ``deserialize_properties`` drops, the unknown marker the only string it rewrites,
-    and the signature key the only key it reads. The answer is then a copy of the inputs: the
-    same answer for about a sixth of a plan's CPU less. ``tests/unit/sdk/test_pulumi_private.py``
-    checks on generated inputs that the answers are the SDK's own.
+    and the signature key the only key it reads. The answer is then a copy of the inputs, its
+    keys in the same order (a program reads its outputs in that order): the same answer for
+    about a sixth of a plan's CPU less. ``tests/unit/sdk/test_pulumi_private.py`` checks on
+    generated inputs that the answers are the SDK's own, key order included.
 
     Such a registration is kept as its wire inputs and converted into ``resources`` (as the
     SDK keeps its own) only when something asks for it: the ``getResource`` invoke, which
@@ -103,12 +105,30 @@ class EchoingMockMonitor(MockMonitor):
             or not self._echoes(request.type)
             or not plain_struct(request.object)
         ):
-            return super().RegisterResource(request)
+            response = super().RegisterResource(request)
+            self._sdk_answer(response.urn)
+            return response
         urn = self.make_urn(request.parent, request.type, request.name)
-        response = _resource_pb2.RegisterResourceResponse(urn=urn, id="")
-        response.object.CopyFrom(request.object)
+        # Copied into a Struct of its own, then into the answer, as the SDK builds its answer:
+        # the keys iterate in the request's order, as they do in the SDK's answer (copied
+        # straight into the answer's own field they may not; a program sees its outputs in
+        # that order).
+        inputs = _struct_pb2.Struct()
+        inputs.CopyFrom(request.object)
+        response = _resource_pb2.RegisterResourceResponse(urn=urn, id="", object=inputs)
         with self._echoed_lock:
             self._echoed[urn] = response.object
+        return response
+
+    def _sdk_answer(self, urn: str) -> None:
+        """The SDK's path answers ``urn`` again (a duplicate, or a read): its registration is
+        the one the SDK keeps, not an earlier echo."""
+        with self._echoed_lock:
+            self._echoed.pop(urn, None)
+
+    def ReadResource(self, request):
+        response = super().ReadResource(request)
+        self._sdk_answer(response.urn)
         return response
 
     def Invoke(self, request):
@@ -125,11 +145,13 @@ class EchoingMockMonitor(MockMonitor):
         return super().get_registered_resources()
 
     def _convert_echoed(self) -> None:
+        # Under the lock: a getResource on another thread waits for the whole batch, not
+        # finding a registration this one has taken but not yet written.
         with self._echoed_lock:
-            echoed, self._echoed = self._echoed, {}
-        for urn, inputs in echoed.items():
-            state = _rpc.deserialize_properties(inputs)
-            self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", state)
+            for urn, inputs in self._echoed.items():
+                state = _rpc.deserialize_properties(inputs)
+                self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", state)
+            self._echoed.clear()
 
 
 def plain_struct(struct: Any) -> bool:

@@ -9,6 +9,7 @@ Run them against the newest ``pulumi`` before widening pyproject's pin:
 # No `from __future__ import annotations`: the analyzer reads the annotations as objects.
 import asyncio
 import re
+import threading
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -160,6 +161,17 @@ def test_an_echoing_monitor_answers_as_the_sdks_monitor_does(values, sdk_answers
     # EchoMocks gives "<name>-id": an echoing monitor sends the ID its mocks promise, "".
     assert (found.urn, found.object) == (expected.urn, expected.object)
     assert found.id == ("" if _plain(values) else "n-id")
+    # Struct equality ignores the order of keys; a program reads its outputs in that order.
+    assert _key_order(found.object) == _key_order(expected.object)
+
+
+def _key_order(value):
+    """The keys of a wire value in the order a program iterates them, all the way down."""
+    if isinstance(value, struct_pb2.Struct):
+        return [(key, _key_order(value[key])) for key in value]
+    if isinstance(value, struct_pb2.ListValue):
+        return [_key_order(item) for item in value]
+    return None
 
 
 def test_an_echoed_registration_is_what_the_sdk_keeps_for_its_urn():
@@ -191,6 +203,67 @@ def test_an_echoed_registration_is_what_the_sdk_keeps_for_its_urn():
 class _EmptyIdMocks(EchoMocks):
     def new_resource(self, args):
         return "", dict(args.inputs)
+
+
+def _get_resource(monitor, urn: str):
+    asked = struct_pb2.Struct()
+    asked.update({"urn": urn})
+    request = resource_pb2.ResourceInvokeRequest(tok="pulumi:pulumi:getResource", args=asked)
+    return monitor.Invoke(request).__getattribute__("return")
+
+
+def test_what_an_echoing_monitor_keeps_is_there_for_each_way_of_asking():
+    _mock_engine()
+    exists = resource_pb2.ExistsResourceRequest(id="", type="gcp:compute/network:Network")
+    first = sdk.EchoingMockMonitor(_EmptyIdMocks(), lambda _: True)
+    first.RegisterResource(_request({"name": "a"}))
+    assert first.ExistsResource(exists).exists  # asked first, before any getResource
+    second = sdk.EchoingMockMonitor(_EmptyIdMocks(), lambda _: True)
+    urn = second.RegisterResource(_request({"name": "b"})).urn
+    kept = second.get_registered_resources()
+    assert list(kept) == [urn]
+    assert kept[urn].state == {"name": "b"}
+
+
+def test_a_getresource_while_another_converts_the_kept_registrations_waits_for_them(
+    monkeypatch,
+):
+    """The SDK keeps each registration as it answers it, so a getResource always finds it; an
+    echoing monitor converts its own on the first getResource, which a second one, on another
+    executor thread, must not overtake."""
+    _mock_engine()
+    monitor = sdk.EchoingMockMonitor(_EmptyIdMocks(), lambda _: True)
+    first = monitor.RegisterResource(_request({"name": "a"}, name="a")).urn
+    second = monitor.RegisterResource(_request({"name": "b"}, name="b")).urn
+    converting, asked = threading.Event(), threading.Event()
+    convert = sdk._rpc.deserialize_properties
+
+    def slow(inputs):
+        converting.set()
+        asked.wait(0.5)  # the other thread asks meanwhile (and waits for the lock)
+        return convert(inputs)
+
+    monkeypatch.setattr(sdk._rpc, "deserialize_properties", slow)
+    found = {}
+    thread = threading.Thread(target=lambda: found.update(a=_get_resource(monitor, first)))
+    thread.start()
+    converting.wait(5)
+    found["b"] = _get_resource(monitor, second)
+    asked.set()
+    thread.join(5)
+    assert {k: dict(v["state"]) for k, v in found.items()} == {
+        "a": {"name": "a"},
+        "b": {"name": "b"},
+    }
+
+
+def test_a_later_registration_of_the_same_urn_through_the_sdk_is_the_one_kept():
+    _mock_engine()
+    monitor = sdk.EchoingMockMonitor(_EmptyIdMocks(), lambda _: True)
+    urn = monitor.RegisterResource(_request({"name": "old"})).urn
+    again = monitor.RegisterResource(_request({"name": "new", "gone": None}))  # not plain
+    assert again.urn == urn
+    assert dict(_get_resource(monitor, urn)["state"]) == {"name": "new"}
 
 
 def test_an_echoing_monitor_answers_the_stack_as_the_sdk_does(sdk_answers):
