@@ -1,6 +1,6 @@
-"""Label keys and resource names other systems define, and the labels this project puts on what
-it creates: one place, so a component, the preflight, Kueue's flavors and the guardrails can
-never disagree about a key. Pure: no Pulumi.
+"""Label keys, taints and resource names other systems define, and the labels this project puts
+on what it creates: one place, so a component, the preflight, Kueue's flavors and the guardrails
+can never disagree about a key. Pure: no Pulumi.
 
 Sources: GKE's TPU node labels and taint (GKE "About TPUs in GKE"; google/pathways-job v0.1.4
 internal/controller selects on the accelerator and topology labels), Kubernetes' well-known
@@ -9,10 +9,35 @@ labels (kubernetes.io/docs/reference/labels-annotations-taints), Kueue's queue l
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from components.tpu.catalog import TpuShape
+
+
+class TaintEffect(StrEnum):
+    """What a node taint does to a pod that does not tolerate it, spelled as Kubernetes spells
+    it on a node and in a toleration (core v1 ``Taint.effect``). A StrEnum, so a toleration read
+    from a manifest or a user's input, whose effect is a plain string (or empty: every effect),
+    compares equal to the member it names."""
+
+    NO_SCHEDULE = "NoSchedule"
+    """The scheduler places no new pod there; the kubelet does not check it."""
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    """The scheduler avoids the node when another fits."""
+    NO_EXECUTE = "NoExecute"
+    """Read by the kubelet too, which refuses a pod bound to the node outright; a pod already
+    running there is evicted."""
+
+    @property
+    def gke(self) -> str:
+        """The same effect as GKE's node pool API spells it (google.container.v1
+        ``NodeTaint.Effect``: NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE), which a pool's node
+        config asks for and its nodes then carry as this member's value: the member's name, so
+        one line per effect holds both spellings."""
+        return self.name
+
 
 # GKE puts these on every node.
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
@@ -34,7 +59,7 @@ DRA_DRIVER_LABEL = "cloud.google.com/gke-networking-dra-driver"
 # controllers that tolerate it, and no team pod (admission refuses the toleration to them).
 SYSTEM_TAINT = "components.gke.io/gke-managed-components"
 SYSTEM_TAINT_VALUE = "true"
-SYSTEM_TAINT_EFFECT = "NoSchedule"
+SYSTEM_TAINT_EFFECT = TaintEffect.NO_SCHEDULE
 # Kubernetes labels every namespace with its name.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Kueue admits a workload labelled with the LocalQueue of its namespace.
@@ -54,14 +79,7 @@ TEAM_LABEL = "tpu-pathways/team"
 # pkg/kubelet/lifecycle/predicate.go, the admission of a pod whose spec.nodeName names the node
 # outright); the team's own pods tolerate it through their Kueue flavor, whatever its effect.
 DEDICATED_TO_LABEL = "tpu-pathways/dedicated-to"
-DEDICATED_TAINT_EFFECT = "NoExecute"
-# A taint's effect as GKE's node pool API spells it (container v1 ``NodeTaint.effect``, the
-# ``TaintEffect`` enum) for the Kubernetes effect the nodes then carry.
-GKE_TAINT_EFFECT = {
-    "NoSchedule": "NO_SCHEDULE",
-    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
-    "NoExecute": "NO_EXECUTE",
-}
+DEDICATED_TAINT_EFFECT = TaintEffect.NO_EXECUTE
 # Every shared pool but the system pool carries this label, and the shared Kueue flavors select
 # it: a job admitted on a shared flavor never lands on a dedicated node, though both carry the
 # same TPU labels.

@@ -12,7 +12,6 @@ from components.gke.operations import node_pool_timeouts
 from components.labels import (
     DEDICATED_TAINT_EFFECT,
     DEDICATED_TO_LABEL,
-    GKE_TAINT_EFFECT,
     SHARED_POOL_LABEL,
     SHARED_POOL_VALUE,
     SYSTEM_TAINT,
@@ -95,7 +94,7 @@ def node_pool_config(
             gcp.container.NodePoolNodeConfigTaintArgs(
                 key=DEDICATED_TO_LABEL,
                 value=dedicated_to,
-                effect=GKE_TAINT_EFFECT[DEDICATED_TAINT_EFFECT],
+                effect=DEDICATED_TAINT_EFFECT.gke,
             )
         ]
     elif not system:
@@ -105,7 +104,7 @@ def node_pool_config(
             gcp.container.NodePoolNodeConfigTaintArgs(
                 key=SYSTEM_TAINT,
                 value=SYSTEM_TAINT_VALUE,
-                effect=GKE_TAINT_EFFECT[SYSTEM_TAINT_EFFECT],
+                effect=SYSTEM_TAINT_EFFECT.gke,
             )
         ]
     return gcp.container.NodePoolNodeConfigArgs(
