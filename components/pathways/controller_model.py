@@ -77,6 +77,10 @@ _EIGHT_CHIP_VMS = {WorkerType.CT5LP_HIGHTPU_8T, WorkerType.CT6E_STANDARD_8T}
 
 @dataclass(frozen=True)
 class Toleration:
+    """A pod's toleration as a manifest spells it. ``effect`` stays Kubernetes' plain string, as
+    read from a release manifest or a user's pod ("" tolerates every effect): a ``TaintEffect``
+    equals (and hashes as) the string it names, so the two compare and deduplicate as one."""
+
     key: str
     operator: str = "Equal"
     value: str = ""

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from components.labels import NODE_POOL_LABEL, TPU_RESOURCE
+from components.labels import NODE_POOL_LABEL, TPU_RESOURCE, TaintEffect
 from components.pathways.controller_model import AffinityTerm, PodModel, PodSet, Toleration
 from components.pathways.head_sizing import node_free, node_holds
 from components.tpu.machines import MachineType
@@ -40,18 +40,27 @@ TPU_TAINT_KEY = TPU_RESOURCE
 
 @dataclass(frozen=True)
 class Taint:
+    """A node taint. ``effect`` may be given as Kubernetes' string (a ``Taint`` is public API):
+    it is kept as the ``TaintEffect`` it names, so a misspelt effect fails here, not on a
+    cluster."""
+
     key: str
     value: str
-    effect: str
+    effect: TaintEffect
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "effect", TaintEffect(self.effect))
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}"
 
     def toleration(self) -> dict[str, str]:
         """The manifest toleration of this taint, whatever its value."""
-        return {"key": self.key, "operator": "Exists", "effect": self.effect}
+        return {"key": self.key, "operator": "Exists", "effect": self.effect.value}
 
     def tolerated_by(self, toleration: Toleration) -> bool:
+        """Kubernetes' match (core v1 ``Toleration.ToleratesTaint``): the toleration's effect, a
+        plain string from a manifest or the user, is empty (every effect) or this one."""
         if toleration.effect and toleration.effect != self.effect:
             return False
         if toleration.operator == "Exists":
@@ -59,7 +68,7 @@ class Taint:
         return toleration.key == self.key and toleration.value == self.value
 
 
-TPU_TAINT = Taint(TPU_TAINT_KEY, "present", "NoSchedule")
+TPU_TAINT = Taint(TPU_TAINT_KEY, "present", TaintEffect.NO_SCHEDULE)
 
 
 @dataclass(frozen=True)
