@@ -83,6 +83,7 @@ _EXPORTS: dict[str, str] = {
     "NodePoolModel": "components.pathways.scheduler_model",
     "Taint": "components.pathways.scheduler_model",
     "TPU_TAINT": "components.pathways.scheduler_model",
+    "TaintEffect": "components.labels",
     "machine_type": "components.tpu.machines",
     # TPU catalog and domain values.
     "resolve_accelerator": "components.tpu.catalog",
@@ -149,6 +150,7 @@ __all__ = [
     "SharedPathwaysService",
     "SharedPathwaysServiceArgs",
     "Taint",
+    "TaintEffect",
     "TeamAdmissionPolicies",
     "TeamAdmissionPoliciesArgs",
     "TeamNamespace",
@@ -228,6 +230,7 @@ if TYPE_CHECKING:
     from components.gke.node_config import PoolTarget
     from components.gke.node_identity import NodeServiceAccount, NodeServiceAccountArgs
     from components.gke.tpu_pool import TpuNodePool, TpuNodePoolArgs
+    from components.labels import TaintEffect
     from components.pathways.gcs_access import Access
     from components.pathways.jobset import ColocatedModeUnsupported
     from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, Taint

@@ -84,6 +84,11 @@ def test_the_node_pools_of_a_job_preflight_can_be_built_from_the_api():
     )
     assert pool.machine.vcpus == 208
     assert components.TPU_TAINT.key == "google.com/tpu"
+    assert components.TPU_TAINT.effect is components.TaintEffect.NO_SCHEDULE
+    dedicated = components.Taint(
+        "tpu-pathways/dedicated-to", "nlp", components.TaintEffect("NoExecute")
+    )
+    assert str(dedicated) == "tpu-pathways/dedicated-to=nlp:NoExecute"
 
 
 def test_an_unknown_name_is_an_attribute_error():
