@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from components.errors import ConfigError, ConfigIssue
 from components.labels import NODE_POOL_LABEL, TPU_RESOURCE, TaintEffect
 from components.pathways.controller_model import AffinityTerm, PodModel, PodSet, Toleration
 from components.pathways.head_sizing import node_free, node_holds
@@ -49,6 +50,10 @@ class Taint:
     effect: TaintEffect
 
     def __post_init__(self) -> None:
+        if self.effect not in set(TaintEffect):
+            allowed = ", ".join(TaintEffect)
+            issue = ConfigIssue("effect", f"{self.effect!r} is not allowed; one of {allowed}")
+            raise ConfigError([issue], f"Taint {self.key!r}")
         object.__setattr__(self, "effect", TaintEffect(self.effect))
 
     def __str__(self) -> str:

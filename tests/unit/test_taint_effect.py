@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from components.errors import ConfigError
 from components.labels import DEDICATED_TAINT_EFFECT, SYSTEM_TAINT_EFFECT, TaintEffect
 from components.pathways.controller_model import Toleration
 from components.pathways.scheduler_model import TPU_TAINT, Taint
@@ -46,8 +47,13 @@ def test_the_system_pool_taint_is_noschedule_and_a_dedicated_pools_noexecute():
 def test_a_taint_keeps_a_string_effect_as_the_member_it_names_and_refuses_a_misspelt_one():
     assert Taint("k", "v", "NoExecute").effect is TaintEffect.NO_EXECUTE
     assert Taint("k", "v", "NoExecute") == Taint("k", "v", TaintEffect.NO_EXECUTE)
-    with pytest.raises(ValueError, match="NoExcute"):
+    with pytest.raises(ConfigError) as caught:
         Taint("k", "v", "NoExcute")
+    (issue,) = caught.value.issues
+    assert (issue.key, issue.message) == (
+        "effect",
+        "'NoExcute' is not allowed; one of NoSchedule, PreferNoSchedule, NoExecute",
+    )
 
 
 def test_the_tpu_taint_renders_as_plain_strings():
