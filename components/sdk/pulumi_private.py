@@ -56,12 +56,6 @@ PULUMI_WINDOW = ">=3.237,<3.273"
 SIG_KEY: str = _rpc._special_sig_key
 SECRET_SIG: str = _rpc._special_secret_sig
 RESOURCE_SIG: str = _rpc._special_resource_sig
-WIRE_UNKNOWN: str = _rpc.UNKNOWN
-"""The string that stands for an unknown value on the wire (in a preview)."""
-
-deserialize_properties = _rpc.deserialize_properties
-"""A registration's wire inputs (a protobuf ``Struct``) as the Python values the mock monitor
-gives the mocks."""
 
 MockMonitor = _mocks.MockMonitor
 """The mock engine's monitor; subclass it to see every RegisterResource / ReadResource."""
@@ -82,9 +76,9 @@ class EchoingMockMonitor(MockMonitor):
     inputs alone and no ID (``echoes(type)``: ``new_resource`` gives ``("", inputs)``) and the
     inputs are plain (strings other than the unknown marker, numbers, booleans, and mappings
     and lists of them: no null, no secret, no resource reference, no asset), that round trip
-    gives back the inputs unchanged: a null is the only
-    value ``deserialize_properties`` drops, the unknown marker the only string it rewrites,
-    and the signature key the only key it reads. The answer is then a copy of the inputs, its
+    gives back the inputs unchanged: a null is the only value ``deserialize_properties`` drops,
+    the unknown marker the only string it rewrites, and the signature key the only key it
+    reads. The answer is then a copy of the inputs, its
     keys in the same order (a program reads its outputs in that order): the same answer for
     about a sixth of a plan's CPU less. ``tests/unit/sdk/test_pulumi_private.py`` checks on
     generated inputs that the answers are the SDK's own, key order included.

@@ -388,7 +388,10 @@ def test_private_pulumi_apis_are_used_only_in_their_module():
     assert found == {}
 
 
-@pytest.mark.parametrize("name", ["fresh_runtime", "run", "sync_await", "engine_config"])
+@pytest.mark.parametrize(
+    "name",
+    ["fresh_runtime", "run", "sync_await", "engine_config", "EchoingMockMonitor", "plain_struct"],
+)
 def test_the_module_documents_each_use(name):
     assert callable(getattr(sdk, name))
     assert getattr(sdk, name).__doc__
