@@ -78,7 +78,7 @@ def _pool_named_like_cpu_pool(config: StackConfig) -> list[ConfigIssue]:
             issues.append(
                 ConfigIssue(f"teamCpuPools[{i}].name", f"{pool.name!r} is {taken[pool.name]}")
             )
-        taken.setdefault(pool.name, f"the name of team {pool.team!r}'s CPU pool")
+        taken.setdefault(pool.name, f"the name of the CPU pool of team {pool.team!r}")
     issues += [
         ConfigIssue(f"tpuPools[{i}].name", f"{pool.name!r} is {taken[pool.name]}")
         for i, pool in enumerate(config.tpu_pools)
@@ -205,7 +205,7 @@ def _team_bucket_issues(config: StackConfig) -> list[ConfigIssue]:
     return [
         ConfigIssue(
             f"teams[{i}].buckets[{j}].name",
-            f"{bucket.name!r} is the scratch bucket: team {team.name!r}'s service account "
+            f"{bucket.name!r} is the scratch bucket: the service account of team {team.name!r} "
             f"already has read-write access to its own prefix there "
             f"({config.team_scratch_url(team.name)}), and every other prefix of it belongs to "
             "another team; remove it from the team's buckets",

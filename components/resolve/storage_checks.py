@@ -90,7 +90,7 @@ def _grants(config: StackConfig, workload: WorkloadConfig) -> Problems:
         entry += f", prefix: {prefix}}}" if prefix else "}"
         yield (
             f"volumes[{j}].bucket",
-            f"the mount acts as team {team.name!r}'s service account {identity} (Workload "
+            f"the mount acts as the service account of team {team.name!r}, {identity} (Workload "
             f"Identity), which has {held} {where}, and needs {volume.access.value} "
             f"({ROLES[volume.access]}); add {entry} to teams[{team_index}].buckets (grants to "
             "the node service account, dataBuckets, do not reach a mount)",
@@ -100,7 +100,7 @@ def _grants(config: StackConfig, workload: WorkloadConfig) -> Problems:
 def _outside_own_prefix(config: StackConfig, team: str, where: str) -> str:
     own = config.team_scratch_url(team)
     return (
-        f"{where} is the scratch bucket outside team {team!r}'s own prefix {own}, the only part "
+        f"{where} is the scratch bucket outside the prefix of team {team!r}, {own}, the only part "
         "of it the team's service account reaches (every other prefix belongs to another team); "
         f"mount a prefix under {own}"
     )

@@ -143,7 +143,7 @@ def _workload_problems(config: StackConfig, workload: WorkloadConfig):
     if workload.pathways_dir is not None and not workload.pathways_dir.startswith(prefix):
         yield (
             "pathwaysDir",
-            f"{workload.pathways_dir!r} is not under team {workload.team!r}'s prefix of the "
+            f"{workload.pathways_dir!r} is not under the prefix of team {workload.team!r} in the "
             f"scratch bucket; use {prefix}<path> (each team's service accounts may write only "
             "under their own prefix)",
         )

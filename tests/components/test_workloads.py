@@ -339,25 +339,25 @@ CHECKS = [
     pytest.param(
         with_workload(pathwaysDir="gs://someone-elses-bucket/train"),
         "workloads[0].pathwaysDir",
-        ["not under team 'ml'", f"use gs://{BUCKET}/ml/<path>"],
+        ["not under the prefix of team 'ml'", f"use gs://{BUCKET}/ml/<path>"],
         id="pathways-dir-outside-the-bucket",
     ),
     pytest.param(
         with_workload(pathwaysDir=f"gs://{BUCKET}-other/ml/train"),
         "workloads[0].pathwaysDir",
-        ["not under team 'ml'"],
+        ["not under the prefix of team 'ml'"],
         id="pathways-dir-in-a-bucket-with-the-same-prefix",
     ),
     pytest.param(
         with_workload(pathwaysDir=f"gs://{BUCKET}/train"),
         "workloads[0].pathwaysDir",
-        ["not under team 'ml'", "only under their own prefix"],
+        ["not under the prefix of team 'ml'", "only under their own prefix"],
         id="pathways-dir-outside-the-teams-prefix",
     ),
     pytest.param(
         with_workload(pathwaysDir=f"gs://{BUCKET}/ml-other/train"),
         "workloads[0].pathwaysDir",
-        ["not under team 'ml'"],
+        ["not under the prefix of team 'ml'"],
         id="pathways-dir-in-a-team-with-the-same-prefix",
     ),
     pytest.param(

@@ -82,7 +82,8 @@ def test_a_mount_the_team_may_not_use_is_refused_by_the_cli_naming_its_key(tmp_p
     err = capsys.readouterr().err
     assert code == 2
     assert (
-        "workloads[0].volumes[0].bucket: the mount acts as team 'pathways''s service account" in err
+        "workloads[0].volumes[0].bucket: the mount acts as the service account of team 'pathways'"
+        in err
     )
     assert (
         "add {name: tpu-pathways-dev-datasets, access: read, prefix: c4/} to teams[0].buckets"

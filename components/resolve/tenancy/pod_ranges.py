@@ -87,8 +87,8 @@ def _existing_subnetwork_issues(config: StackConfig) -> list[ConfigIssue]:
                 ConfigIssue(
                     f"{key}.podsRange",
                     f"required {where}, to which the stack adds no range: the name of the "
-                    f"secondary range team {pool.team!r}'s pools give their Pods addresses "
-                    "from; add it to the subnetwork first",
+                    f"secondary range the pools of team {pool.team!r} give their Pods "
+                    "addresses from; add it to the subnetwork first",
                 )
             )
         if pool.pods_cidr is None:
@@ -96,8 +96,8 @@ def _existing_subnetwork_issues(config: StackConfig) -> list[ConfigIssue]:
                 ConfigIssue(
                     f"{key}.podsCidr",
                     f"required {where}: the addresses of the secondary range podsRange names, "
-                    f"the only Pods the Pathways ports of team {pool.team!r}'s pools admit (the "
-                    "default ranges are for a subnetwork the stack creates)",
+                    f"the only Pods the Pathways ports of the pools of team {pool.team!r} "
+                    "admit (the default ranges are for a subnetwork the stack creates)",
                 )
             )
     return issues

@@ -79,20 +79,20 @@ def test_on_an_existing_subnetwork_a_dedicated_team_names_its_range_and_its_addr
         "teamCpuPools[0].podsRange": (
             "required on the existing subnetwork 'shared-subnet' "
             "(cluster.network.existingSubnetwork), to which the stack adds no range: the name of "
-            "the secondary range team 'nlp''s pools give their Pods addresses from; add it to "
-            "the subnetwork first"
+            "the secondary range the pools of team 'nlp' give their Pods addresses from; add it "
+            "to the subnetwork first"
         ),
         "teamCpuPools[0].podsCidr": (
             "required on the existing subnetwork 'shared-subnet' "
             "(cluster.network.existingSubnetwork): the addresses of the secondary range "
-            "podsRange names, the only Pods the Pathways ports of team 'nlp''s pools admit (the "
-            "default ranges are for a subnetwork the stack creates)"
+            "podsRange names, the only Pods the Pathways ports of the pools of team 'nlp' admit "
+            "(the default ranges are for a subnetwork the stack creates)"
         ),
         "teamCpuPools[1].podsRange": (
             "required on the existing subnetwork 'shared-subnet' "
             "(cluster.network.existingSubnetwork), to which the stack adds no range: the name of "
-            "the secondary range team 'pathways''s pools give their Pods addresses from; add it "
-            "to the subnetwork first"
+            "the secondary range the pools of team 'pathways' give their Pods addresses from; "
+            "add it to the subnetwork first"
         ),
     }
 

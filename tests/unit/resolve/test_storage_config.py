@@ -48,8 +48,8 @@ def test_a_bucket_the_team_has_no_grant_on_is_refused_naming_the_grant_to_add(
 ):
     error = config_error(values_with(stack_values, grants=()))
     assert messages(error)["workloads[0].volumes[0].bucket"] == (
-        "the mount acts as team 'pathways''s service account ns/pathways/sa/pathways (Workload "
-        "Identity), which has no grant on gs://acme-datasets/imagenet/, and needs read "
+        "the mount acts as the service account of team 'pathways', ns/pathways/sa/pathways "
+        "(Workload Identity), which has no grant on gs://acme-datasets/imagenet/, and needs read "
         "(roles/storage.objectViewer); add {name: acme-datasets, access: read, prefix: "
         "imagenet/} to teams[0].buckets (grants to the node service account, dataBuckets, do not "
         "reach a mount)"

@@ -43,8 +43,9 @@ def test_f8_a_team_stack_grants_itself_no_prefix_of_the_owners_scratch_bucket(pr
     values["teams"][0]["buckets"] = [{"name": SCRATCH, "access": "readWrite", "prefix": prefix}]
     message = _refusal(values, owner=contract)
     assert (
-        f"teams[0].buckets[0].name: '{SCRATCH}' is the scratch bucket: team 'nlp''s service "
-        f"account already has read-write access to its own prefix there (gs://{SCRATCH}/_/nlp/)"
+        f"teams[0].buckets[0].name: '{SCRATCH}' is the scratch bucket: the service account of "
+        f"team 'nlp' already has read-write access to its own prefix there "
+        f"(gs://{SCRATCH}/_/nlp/)"
     ) in message
 
 
@@ -57,7 +58,7 @@ def test_f8_a_shared_teams_volume_under_a_dedicated_prefix_is_refused_without_a_
     ]
     message = _refusal(values)
     assert (
-        f"volumes[0].prefix: gs://{SCRATCH}/_/nlp/ is the scratch bucket outside team "
-        f"'research''s own prefix gs://{SCRATCH}/research/"
+        f"volumes[0].prefix: gs://{SCRATCH}/_/nlp/ is the scratch bucket outside the prefix of "
+        f"team 'research', gs://{SCRATCH}/research/"
     ) in message
     assert "buckets (grants" not in message
