@@ -120,7 +120,7 @@ def _run_program(
     user_program: Path | None,
 ) -> tuple[list[PlannedResource], dict[str, Any]]:
     """``run_program``, on the thread that runs the program."""
-    monitor = RecordingMonitor(resource_mocks)
+    monitor = RecordingMonitor(resource_mocks, stack, project)
     # A fresh runtime for every run: a new root stack, and nothing left over from an earlier
     # (possibly failed) run, as pulumi.runtime.test does.
     sdk.fresh_runtime()

@@ -23,13 +23,25 @@ from components.tokens import STACK
 
 
 class RecordingMonitor(sdk.EchoingMockMonitor):
-    """A mock monitor that also keeps each RegisterResource and ReadResource request."""
+    """A mock monitor that also keeps each RegisterResource and ReadResource request, for the
+    program of ``stack`` of ``project``."""
 
-    def __init__(self, resource_mocks: Any) -> None:
+    def __init__(self, resource_mocks: Any, stack: str, project: str) -> None:
         echoes = resource_mocks.echoes if type(resource_mocks) is PlanMocks else _never
         super().__init__(resource_mocks, echoes)
         self.registrations: list[PlannedResource] = []
         self._lock = threading.Lock()
+        self._stack, self._project = stack, project
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """A resource's URN as the SDK's monitor makes it (the parent's type qualifies the
+        type: ``<parent type>$<type>``), with this run's stack and project. The SDK's reads
+        them from context variables, which the executor threads its monitor calls run on see
+        only where the SDK copies the program's context there (3.272.0 does; 3.237.0, the
+        window's oldest, does not, and every URN of a plan read ``stack::project``)."""
+        if parent:
+            type_ = f"{parent.split('::')[2].split('$')[-1]}${type_}"
+        return f"urn:pulumi:{self._stack}::{self._project}::{type_}::{name}"
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
