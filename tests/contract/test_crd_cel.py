@@ -26,6 +26,10 @@ def local_queue(cluster_queue: str) -> dict:
     }
 
 
+def cluster_queue(spec: dict) -> dict:
+    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": spec}
+
+
 def test_a_transition_rule_is_skipped_on_create_and_holds_on_update():
     rules = kueue_rules("LocalQueue")
     assert rules(local_queue("a")) == []
@@ -36,11 +40,8 @@ def test_a_transition_rule_is_skipped_on_create_and_holds_on_update():
 
 
 def test_self_is_the_value_at_the_rules_place_each_list_item_in_turn():
-    queue = {
-        "apiVersion": API,
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": {
+    queue = cluster_queue(
+        {
             "resourceGroups": [
                 {
                     "coveredResources": ["google.com/tpu"],
@@ -53,8 +54,8 @@ def test_self_is_the_value_at_the_rules_place_each_list_item_in_turn():
                     "flavors": [{"name": "c", "resources": [{"name": "cpu", "nominalQuota": 1}]}],
                 },
             ]
-        },
-    }
+        }
+    )
     assert kueue_rules("ClusterQueue")(queue) == [
         "spec.resourceGroups[1]: flavors must have the same number of resources as the "
         "coveredResources (CEL rule: self.flavors.all(x, size(x.resources) == "
@@ -64,12 +65,7 @@ def test_self_is_the_value_at_the_rules_place_each_list_item_in_turn():
 
 def test_the_object_is_defaulted_before_its_rules_are_evaluated():
     # preemption.reclaimWithinCohort defaults to Never (the CRD's default): the rule reads it.
-    queue = {
-        "apiVersion": API,
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": {"preemption": {"borrowWithinCohort": {"policy": "LowerPriority"}}},
-    }
+    queue = cluster_queue({"preemption": {"borrowWithinCohort": {"policy": "LowerPriority"}}})
     assert kueue_rules("ClusterQueue")(queue) == [
         "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never (CEL "
         "rule: !(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) &&  "
