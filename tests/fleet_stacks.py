@@ -78,6 +78,15 @@ def refusal(stacks: Path) -> list[tuple[str, str]]:
     return [(i.key, i.message) for i in caught.value.issues]
 
 
+def kueue_manifests(plan) -> list[dict]:
+    """Every Kueue object of the plan, as its manifest."""
+    return [
+        m
+        for r in plan.resources
+        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
+    ]
+
+
 def kueue_objects(plan, kind: str) -> dict[str, dict]:
     """The plan's Kueue objects of ``kind`` by name (LocalQueues by namespace)."""
     return {

@@ -164,7 +164,8 @@ def flavor_selector(pod_spec: Mapping[str, Any], keys: set[str]) -> Any:
 BLOCKING = ("NoSchedule", "NoExecute")
 
 
-def _tolerated(taint: Mapping[str, str], tolerations: list[Mapping[str, str]]) -> bool:
+def tolerated(taint: Mapping[str, str], tolerations: list[Mapping[str, str]]) -> bool:
+    """Whether one of ``tolerations`` tolerates ``taint`` (core v1 ``ToleratesTaint``)."""
     for t in tolerations:
         if t.get("effect") and t["effect"] != taint["effect"]:
             continue
@@ -292,7 +293,7 @@ class KueueCluster:
             flavor = self._flavor(entry["name"])
             tolerations = [*pod_set.spec.get("tolerations", []), *flavor.get("tolerations", [])]
             taints = [t for t in flavor.get("nodeTaints", []) if t["effect"] in BLOCKING]
-            if not all(_tolerated(t, tolerations) for t in taints):
+            if not all(tolerated(t, tolerations) for t in taints):
                 continue
             if not selector(flavor.get("nodeLabels", {})):
                 continue

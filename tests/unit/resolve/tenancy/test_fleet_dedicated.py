@@ -12,10 +12,10 @@ import copy
 import pytest
 
 from components.plan.engine import plan_file
-from components.plan.render import manifest
 from tests.fleet_stacks import (
     DEDICATED_FLEET,
     V5E,
+    kueue_manifests,
     kueue_objects,
     refusal,
     worker,
@@ -163,12 +163,7 @@ def test_the_dedicated_queue_and_its_flavors_pass_kueues_crd_schemas_and_webhook
     schemas, their CEL rules and Kueue's webhooks (tests/object_schemas.py)."""
     _, fleet, rvwb = two_workers
     for plan in (fleet, rvwb):
-        kueue = [
-            m
-            for r in plan.resources
-            if r.is_kubernetes_object
-            and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
-        ]
+        kueue = kueue_manifests(plan)
         assert {m["kind"] for m in kueue} >= {"ClusterQueue", "ResourceFlavor", "LocalQueue"}
         assert {(m["kind"], m["metadata"]["name"]): custom_resource_errors(m) for m in kueue} == {
             (m["kind"], m["metadata"]["name"]): [] for m in kueue
@@ -280,11 +275,7 @@ def test_a_set_whose_tpu_pools_are_all_dedicated_is_accepted_when_each_team_has_
     # The set's own queue: no team, no TPU flavor (a resource group needs one), its heads' CPU.
     assert queues["mk-rvwb"]["namespaceSelector"] == selector()
     assert queues["mk-rvwb"]["resourceGroups"] == [heads(SHARED_CPU, SHARED_MEMORY)]
-    kueue = [
-        m
-        for r in plan.resources
-        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
-    ]
+    kueue = kueue_manifests(plan)
     assert [e for m in kueue for e in custom_resource_errors(m)] == []
 
 

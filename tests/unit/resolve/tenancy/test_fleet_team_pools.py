@@ -10,7 +10,7 @@ import copy
 from components.plan.engine import plan_file
 from components.plan.render import manifest
 from components.resolve.tenancy.fleet import load_fleet
-from tests.fleet_stacks import fleet, refusal, worker, write
+from tests.fleet_stacks import fleet, kueue_manifests, refusal, worker, write
 from tests.object_schemas import custom_resource_errors
 
 FLEET = fleet(
@@ -127,11 +127,7 @@ def test_a_fleet_with_a_dedicated_teams_pools_renders_kueue_objects_its_crds_adm
     shared pool has no TPU resource group at all: test_fleet_dedicated)."""
     write(tmp_path, "rvwb", worker("rvwb"))
     write(tmp_path, "fleet", FLEET)
-    kueue = [
-        m
-        for r in plan_file("fleet", tmp_path).resources
-        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
-    ]
+    kueue = kueue_manifests(plan_file("fleet", tmp_path))
     assert {m["kind"] for m in kueue} >= {"ClusterQueue", "MultiKueueConfig", "AdmissionCheck"}
     assert {m["metadata"]["name"]: custom_resource_errors(m) for m in kueue} == {
         m["metadata"]["name"]: [] for m in kueue

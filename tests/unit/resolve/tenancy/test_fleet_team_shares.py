@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.plan.engine import plan_file
-from components.plan.render import manifest
-from tests.fleet_stacks import V5E, fleet, kueue_objects, worker, write
+from tests.fleet_stacks import V5E, fleet, kueue_manifests, kueue_objects, worker, write
 from tests.object_schemas import custom_resource_errors
 
 QUOTAS = [
@@ -129,11 +128,7 @@ def test_without_shares_the_teams_share_the_sets_queue_as_on_the_workers(tmp_pat
 
 def test_the_team_queues_pass_kueue_crd_schemas(tmp_path):
     plan = fleet_plan(tmp_path, QUOTAS, [QUOTAS[0]])
-    kueue = [
-        m
-        for r in plan.resources
-        if r.is_kubernetes_object and (m := manifest(r))["apiVersion"].startswith("kueue.x-k8s.io/")
-    ]
+    kueue = kueue_manifests(plan)
     names = {m["metadata"]["name"] for m in kueue if m["kind"] == "ClusterQueue"}
     assert names == {"mk-rvwa-rvwb", "mk-rvwa-rvwb.alpha", "mk-rvwa-rvwb.beta"}
     assert {(m["kind"], m["metadata"]["name"]): custom_resource_errors(m) for m in kueue} == {

@@ -15,7 +15,7 @@ from components.plan.engine import plan_file
 from tests.admission import Cluster, cluster_policies, jobset_request
 from tests.cluster_objects import MEMBER, admitted, inputs, team_namespaces
 from tests.fleet_stacks import V5E, fleet, worker, write, write_all
-from tests.kueue_admission import KueueCluster, jobset_pod_sets, pod_requests
+from tests.kueue_admission import KueueCluster, jobset_pod_sets, pod_requests, tolerated
 
 SECURITY = {"securityGroup": "gke-security-groups@example.com"}
 GROUPS = [
@@ -157,20 +157,11 @@ def lands_on(pod_spec: dict, nodes: dict) -> list[str]:
     """The node pools whose nodes the pod selects and tolerates (a TPU pod tolerates GKE's TPU
     taint: GKE's ExtendedResourceToleration)."""
     tolerations = [*pod_spec.get("tolerations", []), {**TPU_TAINT, "operator": "Equal"}]
-
-    def tolerated(taint: dict) -> bool:
-        return any(
-            t["key"] == taint["key"]
-            and t.get("value") == taint["value"]
-            and t.get("effect", taint["effect"]) == taint["effect"]
-            for t in tolerations
-        )
-
     return sorted(
         name
         for name, (labels, taints) in nodes.items()
         if all(labels.get(k) == v for k, v in pod_spec.get("nodeSelector", {}).items())
-        and all(tolerated(t) for t in taints)
+        and all(tolerated(t, tolerations) for t in taints)
     )
 
 
@@ -325,14 +316,16 @@ def test_on_two_workers_the_summed_manager_quota_admits_what_the_workers_run(two
     manager = kueue(fleet)
     alphas = [named(fleet_jobset(fleet), f"a{i}") for i in range(3)]
     # alpha's 16 summed chips admit two 8-chip JobSets; the third waits.
-    assert [manager.admit("alpha", {}, j) for j in alphas][1:] == [
-        (
-            "mk-rvwa-rvwb.alpha",
-            {
-                "pathways-head": {"cpu": "cpu-alpha-cpu.alpha", "memory": "cpu-alpha-cpu.alpha"},
-                "worker": tpu_on(f"{V5E}.alpha"),
-            },
-        ),
+    admitted = (
+        "mk-rvwa-rvwb.alpha",
+        {
+            "pathways-head": {"cpu": "cpu-alpha-cpu.alpha", "memory": "cpu-alpha-cpu.alpha"},
+            "worker": tpu_on(f"{V5E}.alpha"),
+        },
+    )
+    assert [manager.admit("alpha", {}, j) for j in alphas] == [
+        admitted,
+        admitted,
         "pod set worker fits no flavor of mk-rvwa-rvwb.alpha for ['google.com/tpu']",
     ]
     assert manager.usage[("mk-rvwa-rvwb.alpha", f"{V5E}.alpha", "google.com/tpu")] == 16
@@ -349,7 +342,9 @@ def test_on_two_workers_the_summed_manager_quota_admits_what_the_workers_run(two
     # the copies of the other are removed; nothing beyond the manager's 16 runs.
     for plan in (rvwa, rvwb):
         worker = kueue(plan)
-        assert [worker.admit("alpha", {}, j) for j in alphas[:2]][1] == (
+        first, second = (worker.admit("alpha", {}, j) for j in alphas[:2])
+        assert (first[0], first[1]["worker"]) == ("alpha-cluster-queue", tpu_on(f"{V5E}-alpha"))
+        assert second == (
             "pod set worker fits no flavor of alpha-cluster-queue for ['google.com/tpu']"
         )
         assert worker.usage[("alpha-cluster-queue", f"{V5E}-alpha", "google.com/tpu")] == 8
