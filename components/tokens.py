@@ -10,6 +10,9 @@ STACK = "pulumi:pulumi:Stack"  # the root stack resource
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PULUMI_PREFIX = "pulumi:"  # the engine's resources and providers (pulumi:providers:*)
 PROJECT_PREFIX = "tpu-pathways:"  # this project's component resources
+# What the offline plan's mock engine answers an invoke's looked-up values with (it looks
+# nothing up): the one answer the code that reads a lookup may take for "not looked up".
+DEPLOY_TIME = "<looked up at deploy time>"
 
 # --- Google Cloud: GKE --------------------------------------------------------------------
 CLUSTER = "gcp:container/cluster:Cluster"

@@ -30,7 +30,6 @@ provider (``provider/server.py`` ``Construct``) passes it on as the construct's 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 
@@ -44,7 +43,7 @@ from components.gke.subnetwork_ranges import (
     range_issues,
     unchecked_note,
 )
-from components.tokens import GET_SUBNETWORK
+from components.tokens import DEPLOY_TIME, GET_SUBNETWORK
 
 GCP_PACKAGE = "gcp"
 
@@ -119,20 +118,9 @@ def look_up_subnetwork(
         issue = _not_found(project, region, subnetwork, key, answer)
         raise ConfigError([issue], f"the existing subnetwork {subnetwork!r}") from None
     if claims:
-        answered = _is_range(found.ip_cidr_range)
+        answered = found.ip_cidr_range != DEPLOY_TIME
         check_pod_ranges(subnetwork, claims, found.secondary_ip_ranges, answered)
     return found.ip_cidr_range
-
-
-def _is_range(primary: str | None) -> bool:
-    """Whether the lookup's answer is GCP's: a subnetwork always has its primary range. The
-    offline plan's mock engine looks nothing up and answers a placeholder there
-    (``components.plan.mocks``); a real preview reads the subnetwork as `pulumi up` does."""
-    try:
-        ipaddress.ip_network(primary or "", strict=False)
-    except ValueError:
-        return False
-    return True
 
 
 def one_line(text: str) -> str:
@@ -164,9 +152,11 @@ def check_pod_ranges(
 ) -> None:
     """The teams' ranges checked against the subnetwork's (``found``, from its lookup): a
     ``ConfigError`` naming every range it lacks or has with other addresses. ``answered``:
-    whether GCP answered (``_is_range``); the offline plan's mock engine does not, and the plan
-    warns that they are checked at deploy time. An answer without secondary ranges (the
-    provider may send an empty list as null) is a subnetwork without any, in a preview too."""
+    whether GCP answered: only the offline plan's mock engine does not (its placeholder,
+    ``DEPLOY_TIME``, for the primary range), and the plan warns that they are checked at deploy
+    time; any other answer, with or without a primary range, is checked. An answer without
+    secondary ranges (the provider may send an empty list as null) is a subnetwork without any,
+    in a preview too."""
     if not answered:
         pulumi.log.warn(unchecked_note(subnetwork, claims))
         return

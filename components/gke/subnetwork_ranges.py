@@ -70,7 +70,7 @@ def range_issues(
 
 def unchecked_note(subnetwork: str, claims: Sequence[RangeClaim]) -> str:
     """What the offline plan says, whose mock engine asks GCP nothing (its answer has a
-    placeholder for the primary range and no secondary ranges: ``pod_range_check._is_range``):
+    placeholder, ``tokens.DEPLOY_TIME``, for the primary range and no secondary ranges):
     the claims are checked when `pulumi preview` or `pulumi up` looks the subnetwork up."""
     named = ", ".join(f"{c.name_key} {c.name!r} with {c.cidr}" for c in claims)
     return (

@@ -17,6 +17,7 @@ from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 from components.tokens import (
     BUCKET,
     CLUSTER,
+    DEPLOY_TIME,
     FILESTORE_INSTANCE,
     GET_CLIENT_CONFIG,
     GET_CLUSTER,
@@ -25,8 +26,6 @@ from components.tokens import (
     SERVICE_ACCOUNT,
     STACK_REFERENCE,
 )
-
-DEPLOY_TIME = "<looked up at deploy time>"
 
 
 def _service_account(inputs: dict[str, Any]) -> dict[str, Any]:

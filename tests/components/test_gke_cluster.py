@@ -380,6 +380,22 @@ def test_gcps_answer_without_ranges_is_a_subnetwork_without_any(monkeypatch, ran
     )
 
 
+@pytest.mark.parametrize("update", [False, True], ids=["preview", "update"])
+@pytest.mark.parametrize("primary", ["", "not a range"], ids=["none", "unreadable"])
+def test_gcps_answer_without_a_readable_primary_range_is_still_checked(
+    monkeypatch, primary, update
+):
+    """Only the offline plan's own placeholder defers the check: an answer from GCP whose
+    primary range is missing or unreadable (an IPv6-only subnetwork has none) is checked like
+    any other, in a preview as in `pulumi up`, and its missing Pods range refused."""
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: not update)
+    assert failed_run(SubnetworkWithRanges({}, primary=primary)) == (
+        "the secondary ranges of subnetwork 'shared-subnet': 1 problem\n"
+        "  - teamCpuPools[0].podsRange: 'nlp-pods' is not a secondary range of subnetwork "
+        "'shared-subnet' (it has none); add it there first, or name one of those"
+    )
+
+
 # The reference the engine gets for an explicit provider named "other" of this test stack (the
 # mock engine gives it no ID: an unknown one, pulumi runtime/rpc.py UNKNOWN).
 OTHER_GCP_URN = "urn:pulumi:test::tpu-pathways::pulumi:pulumi:Stack$pulumi:providers:gcp::other"
@@ -438,12 +454,16 @@ def test_a_shared_vpc_hosts_network_is_refused_by_the_component():
     args = replace(
         ON_SHARED_SUBNET, existing_network="projects/net-host/global/networks/shared-vpc"
     )
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ConfigError) as caught:
         register(lambda: {"name": GkeCluster("pc", args).cluster_name}, mocks)
-    assert str(caught.value) == (
-        "the existing network 'projects/net-host/global/networks/shared-vpc' is in project "
-        "'net-host', not the cluster's 'acme-ml': a Shared VPC host's network is not supported"
-    )
+    assert [(i.key, i.message) for i in caught.value.issues] == [
+        (
+            "existing_network",
+            "'projects/net-host/global/networks/shared-vpc' is in project 'net-host', not the "
+            "cluster's 'acme-ml': a Shared VPC host's network is not supported; name a network "
+            "of project 'acme-ml'",
+        )
+    ]
     assert (mocks.created, mocks.invoked) == ([], [])
 
 
