@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from components.errors import ConfigError, ConfigIssue
 from components.gke.pod_range_check import look_up_subnetwork
 from components.gke.subnetwork_ranges import RangeClaim
 from components.pathways.spec import PROXY_PORT, PYTHON_SIDECAR_PORT, RM_PORTS, WORKER_PORTS
@@ -335,23 +336,29 @@ def existing_subnetwork(
     or has with other addresses otherwise (``look_up_subnetwork``). Blocks until GCP answers:
     call it before registering anything a failed check must stop. None (nothing looked up):
     the cluster's own VPC. ``network`` is the cluster's project's, and ``subnetwork`` is
-    looked up there; one of a Shared VPC host is a ValueError (the cluster would need, there,
+    looked up there; one of a Shared VPC host is a ConfigError (the cluster would need, there,
     named secondary ranges for its own Pods and Services, and its firewall rules in the host
     project: it makes neither). ``key``: what named ``subnetwork``, in the error when GCP does
     not give it; ``opts``: the lookup's provider (``invoke_options``)."""
     if network is None or subnetwork is None:
         return None
     if (host := network_project(network, args.project)) != args.project:
-        raise ValueError(
-            f"the existing network {network!r} is in project {host!r}, not the cluster's "
-            f"{args.project!r}: a Shared VPC host's network is not supported"
+        message = (
+            f"{network!r} is in project {host!r}, not the cluster's {args.project!r}: a Shared "
+            f"VPC host's network is not supported; name a network of project {args.project!r}"
         )
+        raise ConfigError([ConfigIssue("existing_network", message)], "the cluster's network")
     unnamed = [team for team, pods in args.team_pod_ranges.items() if pods.name is None]
     if unnamed:
-        raise ValueError(
-            f"the Pod ranges of {', '.join(unnamed)} name no secondary range of the existing "
-            f"subnetwork {subnetwork!r} (TeamPodRange.name)"
-        )
+        issues = [
+            ConfigIssue(
+                f"team_pod_ranges[{team!r}].name",
+                f"none: on the existing subnetwork {subnetwork!r} a team's Pod range is one of "
+                "its secondary ranges, by name",
+            )
+            for team in unnamed
+        ]
+        raise ConfigError(issues, "the cluster's network")
     claims = [pods.claim(team) for team, pods in args.team_pod_ranges.items()]
     nodes_range = look_up_subnetwork(args.project, args.region, subnetwork, claims, key, opts)
     return ExistingSubnetwork(network, subnetwork, nodes_range)

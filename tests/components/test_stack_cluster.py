@@ -288,12 +288,15 @@ def test_an_unnamed_team_range_on_an_existing_subnetwork_is_refused_by_the_compo
     args = ClusterNetworkArgs(
         project="p", region="us-west4", team_pod_ranges={"nlp": TeamPodRange("10.64.0.0/16")}
     )
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ConfigError) as caught:
         existing_subnetwork(args, "shared-vpc", "shared-subnet")
-    assert str(caught.value) == (
-        "the Pod ranges of nlp name no secondary range of the existing subnetwork "
-        "'shared-subnet' (TeamPodRange.name)"
-    )
+    assert [(i.key, i.message) for i in caught.value.issues] == [
+        (
+            "team_pod_ranges['nlp'].name",
+            "none: on the existing subnetwork 'shared-subnet' a team's Pod range is one of its "
+            "secondary ranges, by name",
+        )
+    ]
 
 
 # --- the deploy-time range check stops the whole stack --------------------------------------
