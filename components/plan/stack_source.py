@@ -1,6 +1,6 @@
 """A stack file read and validated for the offline plan (``read_stack``), without the engine
 and the provider SDKs: a mistake in a stack file is reported in the time it takes to read and
-validate it (about 0.3 s of CPU), not after the SDKs' imports (about 1 s more). Another stack
+validate it (about 0.2 s of CPU), not after the SDKs' imports (about 1 s more). Another stack
 this one reads (a team stack's owner, a fleet's workers) is planned by the caller's
 ``OutputsOf``: its offline plan's outputs stand for its StackReference (the engine's
 ``plan_file``, which the CLI loads only then).
