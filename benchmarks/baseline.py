@@ -315,16 +315,13 @@ def run_shape(shape: list[dict[str, Any]], independent: bool = False) -> list[di
 
 
 def main(argv: list[str]) -> int:
-    """``[--independent] SHAPE.json``. SHAPE.json is one shape, or {"runs": [shape, ...]}: several
-    programs registered one after the other in fresh mock engines (a team stack's plan also
-    plans its owner stack)."""
+    """``[--independent] SHAPE.json``: register the shape's resources, print the records."""
     independent = argv[:1] == ["--independent"]
     with open(argv[-1]) as handle:
-        document = json.load(handle)
-    shapes = document["runs"] if isinstance(document, dict) else [document]
-    records = [record for shape in shapes for record in run_shape(shape, independent)]
+        shape = json.load(handle)
+    records = run_shape(shape, independent)
     sys.stdout.write(json.dumps({"resources": records}))
-    return 0 if len(records) == sum(len(shape) for shape in shapes) else 1
+    return 0 if len(records) == len(shape) else 1
 
 
 if __name__ == "__main__":

@@ -197,13 +197,13 @@ def shape_of(plan: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def write_shape(plan: dict[str, Any], path: Path, before: Sequence[dict[str, Any]] = ()) -> int:
-    """The baseline's shape file: ``plan``'s resources, after those of the plans ``before`` it
-    (a team stack's offline plan first plans its owner stack, so the baseline registers the
-    owner's resources too). Returns how many resources the project's own plan registers."""
-    runs = [*(shape_of(p) for p in before), shape_of(plan)]
-    path.write_text(json.dumps({"runs": runs} if before else runs[0]))
-    return len(runs[-1])
+def write_shape(plan: dict[str, Any], path: Path) -> int:
+    """The baseline's shape file: ``plan``'s resources. A team stack's or a fleet's plan reads
+    its owner's or workers' contracts from their stack files, without planning them, so the
+    baseline registers the plan's own resources alone. Returns how many there are."""
+    shape = shape_of(plan)
+    path.write_text(json.dumps(shape))
+    return len(shape)
 
 
 @dataclass(frozen=True)
@@ -218,12 +218,9 @@ class Case:
 
 
 def prepare(stack: str, stacks_dir: Path, work: Path) -> Case:
-    """Plan ``stack`` with the CLI once (also a warm-up); its plan gives the baseline's shape
-    (after the plans of the stacks its own plan plans first: a team stack's owner, a fleet
-    stack's workers)."""
-    before = [_cli_plan(other, stacks_dir) for other in planned_before(stack, stacks_dir)]
+    """Plan ``stack`` with the CLI once (also a warm-up); its plan gives the baseline's shape."""
     shape = work / f"{stack}.shape.json"
-    return Case(stack, stacks_dir, shape, write_shape(_cli_plan(stack, stacks_dir), shape, before))
+    return Case(stack, stacks_dir, shape, write_shape(_cli_plan(stack, stacks_dir), shape))
 
 
 def generated_case(work: Path, slices: int) -> Case:
@@ -242,19 +239,6 @@ def _cli_plan(stack: str, stacks_dir: Path) -> dict[str, Any]:
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()}")
     return json.loads(done.stdout)
-
-
-def planned_before(stack: str, stacks_dir: Path) -> list[str]:
-    """The stacks ``stack``'s offline plan plans first, to answer its StackReferences: the owner
-    stack a team stack names (``owner: <stack>`` of this project), a fleet stack's workers."""
-    from components.config.grammars import parse_owner_ref
-    from components.resolve.stack_files import decode_engine_values, read_stack_file
-
-    values = decode_engine_values(read_stack_file(stack, stacks_dir))
-    owner, fleet = values.get("owner"), values.get("fleet")
-    if isinstance(owner, str):
-        return [parse_owner_ref(owner)[1]]
-    return list(fleet.get("workers", [])) if isinstance(fleet, dict) else []
 
 
 def plan_command(stack: str, stacks_dir: Path) -> list[str]:
@@ -276,10 +260,9 @@ def _cpu() -> float:
     return time.process_time()  # the whole process: the SDK registers from worker threads
 
 
-def read_shapes(path: str) -> list[list[dict[str, Any]]]:
-    """The runs of a shape file (see ``write_shape``)."""
-    document = json.loads(Path(path).read_text())
-    return document["runs"] if isinstance(document, dict) else [document]
+def read_shape(path: str) -> list[dict[str, Any]]:
+    """A shape file's resources (see ``write_shape``)."""
+    return json.loads(Path(path).read_text())
 
 
 def worker_fixed(side: str, case: dict[str, Any]) -> dict[str, float]:
@@ -287,9 +270,8 @@ def worker_fixed(side: str, case: dict[str, Any]) -> dict[str, float]:
     import baseline
     import pulumi
 
-    shapes = read_shapes(case["shape"])
-    for shape in shapes:  # imports the SDK modules of every type: shared by both sides
-        baseline.classes_of(shape)
+    shape = read_shape(case["shape"])
+    baseline.classes_of(shape)  # imports the SDK modules of every type: shared by both sides
     first: list[float] = []
     construct = pulumi.Resource.__init__
 
@@ -303,8 +285,7 @@ def worker_fixed(side: str, case: dict[str, Any]) -> dict[str, float]:
     if side == "project":
         project_plan(case["stack"], Path(case["stacks_dir"]))
     else:
-        for shape in shapes:
-            baseline.run_shape(shape)
+        baseline.run_shape(shape)
     return {"first_resource_s": first[0] - start, "total_s": _cpu() - start}
 
 
@@ -312,11 +293,11 @@ def worker_slope(cases: list[dict[str, Any]], pairs: int) -> dict[str, Any]:
     """Alternating in-process runs of each case: CPU and wall seconds per side."""
     import baseline
 
-    shapes = {c["stack"]: read_shapes(c["shape"]) for c in cases}
+    shapes = {c["stack"]: read_shape(c["shape"]) for c in cases}
     sides: dict[str, Callable[[dict[str, Any]], Any]] = {
         "project": lambda c: project_plan(c["stack"], Path(c["stacks_dir"])),
-        "baseline": lambda c: [baseline.run_shape(s) for s in shapes[c["stack"]]],
-        "independent": lambda c: [baseline.run_shape(s, True) for s in shapes[c["stack"]]],
+        "baseline": lambda c: baseline.run_shape(shapes[c["stack"]]),
+        "independent": lambda c: baseline.run_shape(shapes[c["stack"]], True),
     }
     for case in cases:  # warm-up: lazy SDK submodules, project imports
         for run in sides.values():

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from components.errors import ConfigError
-from components.plan.engine import plan_file
 from components.plan.render import manifest
+from components.resolve.loader import reference_reader
 from components.resolve.tenancy.fleet import load_fleet
 
 V5E = "tpu-v5-lite-podslice-2x4-4t"
@@ -74,7 +74,7 @@ def write(stacks: Path, name: str, config: dict) -> None:
 def refusal(stacks: Path) -> list[tuple[str, str]]:
     """(key, message) of each problem the fleet stack of ``stacks`` is refused with."""
     with pytest.raises(ConfigError) as caught:
-        load_fleet("fleet", lambda w: plan_file(w, stacks).outputs, stacks)
+        load_fleet("fleet", reference_reader(stacks), stacks)
     return [(i.key, i.message) for i in caught.value.issues]
 
 

@@ -268,15 +268,13 @@ def current_plan(stack: str, directory: Path, program: Path | None = None) -> Pl
 
 def diff_all(directory: Path, base_dir: Path, program: Path | None = None) -> list[StackDiff]:
     """Every stack against ``base_dir/<stack>.json``; a stack that fails to plan is reported."""
-    from components.plan.shared_plans import each_stack_planned_once
     from components.resolve.stack_files import available_stacks
 
     stacks = available_stacks(directory)
     base_only = sorted(p.stem for p in base_dir.glob("*.json") if p.stem not in stacks)
     diffs = []
-    with each_stack_planned_once():  # an owner or fleet worker planned once, not once a reader
-        for stack in sorted([*stacks, *base_only]):
-            diffs.append(_diff_one(stack, directory, base_dir, program, stack in base_only))
+    for stack in sorted([*stacks, *base_only]):
+        diffs.append(_diff_one(stack, directory, base_dir, program, stack in base_only))
     return diffs
 
 

@@ -55,7 +55,6 @@ def _error(key: str, message: str) -> ConfigError:
 
 def run(args: argparse.Namespace) -> int:
     from components.cli.diff import stacks_dir
-    from components.cli.plan import planned_outputs
     from components.plan.stack_source import read_stack
     from components.resolve.stack_files import check_stack_name, stack_path
 
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     text = stack_text(args)
     path.write_text(text, encoding="utf-8")
     try:  # checked as `plan` checks it: the file stays only if it would plan
-        read_stack(args.stack, directory, planned_outputs(directory))
+        read_stack(args.stack, directory)
     except ConfigError:
         path.unlink()
         raise

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from components.cli import diff as diff_cli
 from components.cli import path_argument, usage_error
@@ -166,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
         # The stack file read and validated before the engine (and the provider SDKs) load: a
         # mistake in it is reported about 1 s of CPU sooner.
         stacks_dir = diff_cli.stacks_dir(args)
-        source = read_stack(args.stack, stacks_dir, planned_outputs(stacks_dir))
+        source = read_stack(args.stack, stacks_dir)
         from components.plan.engine import PROGRAM, plan_read
 
         plan = plan_read(source, args.program or PROGRAM)
@@ -175,18 +174,6 @@ def _run(args: argparse.Namespace) -> int:
         environment = source.config.environment.value
         return _policy(plan, environment, sys.stderr if args.json else sys.stdout)
     return code
-
-
-def planned_outputs(stacks_dir: Path) -> Callable[[str], Mapping[str, Any]]:
-    """Another stack of ``stacks_dir`` (an owner, a fleet worker) -> its offline plan's outputs,
-    the engine loaded only when one is asked for."""
-
-    def outputs(stack: str) -> Mapping[str, Any]:
-        from components.plan.engine import plan_file
-
-        return plan_file(stack, stacks_dir).outputs
-
-    return outputs
 
 
 # What a program directory's plan is not made with: a diff base and the guardrails belong to

@@ -29,7 +29,6 @@ from components.plan.main_module import MainProgram, main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.plan.monitor import RecordingMonitor
-from components.plan.shared_plans import shared
 from components.plan.stack_source import StackFile
 from components.plan.wire import readable
 from components.program_failure import ProgramFailed
@@ -250,18 +249,13 @@ def load_stack(
     stacks_dir: Path = STACKS_DIR,
     raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
-    """``stack_source.load_stack``, another stack it reads planned here (``plan_file``)."""
-    return stack_source.load_stack(stack, stacks_dir, _outputs_of(stacks_dir), raw)
+    """``stack_source.load_stack``."""
+    return stack_source.load_stack(stack, stacks_dir, raw)
 
 
 def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
-    """``stack_source.read_stack``, another stack it reads planned here (``plan_file``)."""
-    return stack_source.read_stack(stack, stacks_dir, _outputs_of(stacks_dir))
-
-
-def _outputs_of(stacks_dir: Path) -> stack_source.OutputsOf:
-    """Another stack of ``stacks_dir`` -> its offline plan's outputs."""
-    return lambda stack: plan_file(stack, stacks_dir).outputs
+    """``stack_source.read_stack``."""
+    return stack_source.read_stack(stack, stacks_dir)
 
 
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
@@ -279,15 +273,13 @@ def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:
 
 
 def plan_file(stack: str, stacks_dir: Path = STACKS_DIR, program: Path = PROGRAM) -> Plan:
-    """The offline plan of ``stacks_dir/Pulumi.<stack>.yaml`` (``read_stack``, ``plan_read``);
-    made once within ``shared_plans.each_stack_planned_once`` (``plan --all``)."""
-    key = (stack, stacks_dir.resolve(), program)
-    return shared(key, lambda: plan_read(read_stack(stack, stacks_dir), program))
+    """The offline plan of ``stacks_dir/Pulumi.<stack>.yaml`` (``read_stack``, ``plan_read``)."""
+    return plan_read(read_stack(stack, stacks_dir), program)
 
 
 def owner_outputs(config: StackConfig) -> dict[str, dict[str, Any]]:
-    """A team stack's StackReference answers: what its owner's offline plan exported (the
-    loader validated the team config with it)."""
+    """A team stack's StackReference answers: the contract its owner exports, as the loader
+    read it from the owner's stack file and validated the team config with it."""
     if config.owner is None or config.shared_cluster is None:
         return {}
     return {config.owner: contract_outputs(config.shared_cluster)}

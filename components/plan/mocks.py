@@ -4,7 +4,8 @@ New resources get no ID (as in a real preview). Outputs echo the inputs, plus th
 providers derive deterministically from inputs (a service account's email, a bucket's URL).
 Everything else only the cloud knows, so it stays unknown and shows as ``[unknown]``.
 Invokes answer with a placeholder that says the value is looked up at deploy time.
-A StackReference (a team stack's owner) answers with the outputs of the owner's offline plan.
+A StackReference (a team stack's owner, a fleet's worker) answers with the contract that stack
+exports, read from its stack file (``loader.reference_reader``).
 """
 
 from __future__ import annotations

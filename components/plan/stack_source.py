@@ -1,14 +1,14 @@
 """A stack file read and validated for the offline plan (``read_stack``), without the engine
 and the provider SDKs: a mistake in a stack file is reported in the time it takes to read and
 validate it (about 0.2 s of CPU), not after the SDKs' imports (about 1 s more). Another stack
-this one reads (a team stack's owner, a fleet's workers) is planned by the caller's
-``OutputsOf``: its offline plan's outputs stand for its StackReference (the engine's
-``plan_file``, which the CLI loads only then).
+this one reads (a team stack's owner, a fleet's workers) is read and validated too, and what it
+exports for StackReferences (its contract) computed from its config
+(``loader.reference_reader``): its program does not run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,6 @@ from components.resolve.stack_files import (
     stack_path,
 )
 from components.resolve.tenancy.ownership import classify_stacks
-
-OutputsOf = Callable[[str], Mapping[str, Any]]
-"""Another stack of the directory (an owner, a fleet worker) -> its offline plan's outputs."""
 
 
 @dataclass(frozen=True)
@@ -47,29 +44,28 @@ class StackFile:
 def load_stack(
     stack: str,
     stacks_dir: Path,
-    outputs_of: OutputsOf,
     raw: Mapping[str, str] | None = None,
 ) -> StackConfig:
     """Read (unless ``raw`` is the file's config map already read) and validate a stack file for
-    the offline plan: a team stack's owner contract is what the owner stack's own offline plan
-    exports (same project, no network)."""
-    return loader.load_stack(stack, stacks_dir, outputs_of, raw)
+    the offline plan: a team stack's owner contract is what the owner stack exports, computed
+    from the owner's stack file (same project, no network)."""
+    return loader.load_stack(stack, stacks_dir, loader.reference_reader(stacks_dir), raw)
 
 
-def read_stack(stack: str, stacks_dir: Path, outputs_of: OutputsOf) -> StackFile:
+def read_stack(stack: str, stacks_dir: Path) -> StackFile:
     """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
     (ConfigError), before anything registers; so are the problems between it and the other
     stacks of the directory (``tenancy.ownership.classify_stacks``: names both would create, a
     namespace both would own)."""
     raw = read_stack_file(stack, stacks_dir)
-    if is_fleet(decode_engine_values(raw)):  # its workers planned offline, as owners are
+    if is_fleet(decode_engine_values(raw)):  # its workers read as owners are
         # Only a fleet's plan loads the fleet modules (MultiKueue models, dispatch, sets).
         from components.resolve.tenancy.fleet import load_fleet, worker_outputs
 
-        fleet = load_fleet(stack, outputs_of, stacks_dir, raw)
+        fleet = load_fleet(stack, loader.reference_reader(stacks_dir), stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
         return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
-    config = load_stack(stack, stacks_dir, outputs_of, raw=raw)
+    config = load_stack(stack, stacks_dir, raw=raw)
     label = stack_path(stack, stacks_dir).name
     if conflicts := classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
         raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")

@@ -44,7 +44,7 @@ from components.pathways.preflight import PreflightReport
 from components.resolve.image_checks import image_warnings
 from components.resolve.preflight import run_preflight
 from components.resolve.tenancy.isolation import tenancy_summary
-from components.resolve.tenancy.shared_cluster import OUTPUT, export_contract
+from components.resolve.tenancy.shared_cluster import reference_outputs
 from components.resolve.zone_checks import zone_warnings
 from components.stack import args
 from components.stack.installs import build_installs
@@ -122,8 +122,8 @@ def build_stack(
     }
     if isinstance(cluster, GkeCluster):
         outputs["node_service_account"] = cluster.node_service_account
-    if config.creates_cluster:  # what team stacks read through their StackReference
-        outputs[OUTPUT] = export_contract(config, pulumi.get_stack())
+    # What team stacks and fleets read through their StackReference.
+    outputs.update(reference_outputs(config, pulumi.get_stack()))
     if config.owner is not None:
         outputs["owner_stack"] = config.owner
     return outputs

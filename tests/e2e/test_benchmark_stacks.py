@@ -300,27 +300,19 @@ def _secrets_shown(value):
     return value
 
 
-def test_a_fleets_baseline_registers_its_workers_plans_first(bench):
-    stacks_dir = BENCH_DIR.parent / "stacks"
-    assert bench.planned_before("fleet", stacks_dir) == ["research-v5p", "dev"]
-    assert bench.planned_before("team-research", stacks_dir) == ["research-v5p"]
-    assert bench.planned_before("dev", stacks_dir) == []
-
-
-def test_a_team_stacks_baseline_registers_its_owners_resources_first(
-    example_plan, bench, baseline, tmp_path, capsys
+@pytest.mark.parametrize("stack", ["team-research", "fleet"])
+def test_a_plan_that_reads_other_stacks_registers_its_own_resources_alone(
+    stack, example_plan, registrations
 ):
-    """A team stack's offline plan also plans its owner stack, so the baseline registers both."""
-    owner, team = example_plan("research-v5p"), example_plan("team-research")
-    shape_path = tmp_path / "shape.json"
-    assert bench.write_shape(team.to_dict(), shape_path, [owner.to_dict()]) == len(team.resources)
-    assert bench.read_shapes(str(shape_path))[0][0]["name"] == owner.resources[0].name
-    assert baseline.main([str(shape_path)]) == 0
-    records = json.loads(capsys.readouterr().out)["resources"]
-    assert len(records) == len(owner.resources) + len(team.resources)
-    assert _registered(records) == _registered(
-        [*(r.to_dict() for r in owner.resources), *(r.to_dict() for r in team.resources)]
-    )
+    """A team stack's plan reads its owner's contract, a fleet's plan its workers', from their
+    stack files without running their programs: the engine registers the plan's own resources
+    and its stack, nothing else, so the floor's shape (the plan's resources) is all the plan
+    registers."""
+    plan_file(stack, EXAMPLES_DIR)
+    stack_type, reference = "pulumi:pulumi:Stack", "pulumi:pulumi:StackReference"
+    own = [(r.type, r.name) for r in example_plan(stack).resources if r.type != reference]
+    assert sorted(t for t in registrations if t[0] != stack_type) == sorted(own)
+    assert [t for t, _ in registrations].count(stack_type) == 1
 
 
 # --- the diff base shape (benchmarks/diff_base.py, benchmarks/scaling.py) -----------------------

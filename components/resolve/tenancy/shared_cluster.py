@@ -189,6 +189,15 @@ def held_node_pools(config: StackConfig) -> dict[str, list[HeldNodePool]]:
     return held
 
 
+def reference_outputs(config: StackConfig, stack: str) -> dict[str, Any]:
+    """What stack ``stack`` exports for the StackReferences of other stacks (its program exports
+    it beside its other outputs): a cluster owner's contract; nothing from a stack that creates
+    no cluster. A function of the validated config alone: the offline plan reads another
+    stack's contract with it, without running that stack's program
+    (``loader.reference_reader``)."""
+    return {OUTPUT: export_contract(config, stack)} if config.creates_cluster else {}
+
+
 def contract_outputs(contract: SharedCluster) -> dict[str, Any]:
     """A stack's outputs holding ``contract`` (what a StackReference to its owner answers)."""
     return {OUTPUT: contract.model_dump(mode="json")}

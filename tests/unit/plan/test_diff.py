@@ -523,7 +523,7 @@ def test_end_to_end_all_stacks_against_a_base_dir(tmp_path, capsys, monkeypatch)
     code, out, err = run_cli(capsys, "plan", *argv, "--format", "markdown")
     assert code == 0, err
     # Each stack file planned once: research-v5p is team-research's owner and a fleet worker,
-    # dev a fleet worker too; each read those plans instead of planning them again.
+    # dev a fleet worker too; their readers read their contracts from their stack files.
     assert planned == dict.fromkeys(
         ["dev", "fleet", "research-jobset", "research-v5p", "serving-v6e", "team-research"], 1
     )

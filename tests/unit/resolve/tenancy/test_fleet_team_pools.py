@@ -9,6 +9,7 @@ import copy
 
 from components.plan.engine import plan_file
 from components.plan.render import manifest
+from components.resolve.loader import reference_reader
 from components.resolve.tenancy.fleet import load_fleet
 from tests.fleet_stacks import fleet, kueue_manifests, refusal, worker, write
 from tests.object_schemas import custom_resource_errors
@@ -39,7 +40,7 @@ def test_a_workload_on_a_dedicated_shape_no_shared_pool_has_is_admitted_on_its_t
     ]
     write(tmp_path, "rvwb", worker("rvwb", tpuPools=pools))
     write(tmp_path, "fleet", FLEET)
-    loaded = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
+    loaded = load_fleet("fleet", reference_reader(tmp_path), tmp_path)
     (alpha,) = loaded.nominations.dedicated["mk-rvwb"]
     assert (alpha.name, dict(alpha.chips)) == ("mk-rvwb.alpha", {"v5litepod-16": 16})
 
@@ -117,7 +118,7 @@ def test_a_fleet_teams_group_must_be_the_workers_group_for_that_namespace(tmp_pa
     config["tpu-pathways:teams"] = [{"name": "alpha", "group": "ml-research@example.com"}]
     config["tpu-pathways:teams"].append({"name": "beta"})
     write(tmp_path, "fleet", config)
-    fleet_stack = load_fleet("fleet", lambda w: plan_file(w, tmp_path).outputs, tmp_path)
+    fleet_stack = load_fleet("fleet", reference_reader(tmp_path), tmp_path)
     assert [t.group for t in fleet_stack.config.teams] == ["ml-research@example.com", None]
 
 
