@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
@@ -47,7 +48,9 @@ from components.tokens import DEPLOY_TIME, GET_SUBNETWORK
 
 GCP_PACKAGE = "gcp"
 
-FoundRanges = Sequence[gcp.compute.outputs.GetSubnetworkSecondaryIpRangeResult]
+if TYPE_CHECKING:  # not at run time: it would load pulumi_gcp.compute (about 0.3 s of CPU) for a
+    # stack that uses none of it (a team stack, a fleet's manager)
+    FoundRanges = Sequence[gcp.compute.outputs.GetSubnetworkSecondaryIpRangeResult]
 
 # What GCP answers for a subnetwork that is not there or that the credentials may not read, as
 # the provider passes it on. pulumi-gcp 10.x bridges terraform-provider-google, whose data
