@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.schema import NAMESPACE, StackConfig
+from components.errors import ConfigError
 from components.resolve.checks import parse_stack_config
 from components.resolve.stack_files import (
     STACKS_DIR,
@@ -18,7 +19,7 @@ from components.resolve.stack_files import (
     read_stack_file,
     stack_path,
 )
-from components.resolve.tenancy.ownership import owner_stack_of
+from components.resolve.tenancy.ownership import StackKinds, classify_stacks, owner_stack_of
 from components.resolve.tenancy.shared_cluster import read_contract, reference_outputs
 
 OwnerReader = Callable[[str], Mapping[str, Any] | None]
@@ -52,9 +53,17 @@ def reference_reader(stacks_dir: Path = STACKS_DIR) -> OwnerReader:
     StackReference answers in the offline plan: the outputs it exports for other stacks,
     ``reference_outputs`` of its validated config. Its program exports them with that same
     function, so the other stack's program need not run: only its file is read and validated
-    (planning it whole cost about 0.2-0.4 s of CPU for each owner or worker read)."""
+    (planning it whole cost about 0.2-0.4 s of CPU for each owner or worker read), and refused,
+    as its own plan refuses it, when it is in conflict with another stack of the directory
+    (``classify_stacks``: two owners of one cluster, two clusters in one project)."""
+    kinds: list[StackKinds] = []  # the directory classified once, when a stack is first read
 
     def read(other: str) -> Mapping[str, Any]:
-        return reference_outputs(load_stack(other, stacks_dir, read), other)
+        config = load_stack(other, stacks_dir, read)
+        kinds[:] = kinds or [classify_stacks(stacks_dir)]
+        if conflicts := kinds[0].conflicts_of(other):
+            label = f"{stack_path(other, stacks_dir).name} (with the other stacks of "
+            raise ConfigError(conflicts, f"{label}{stacks_dir.name}/)")
+        return reference_outputs(config, other)
 
     return read

@@ -104,3 +104,39 @@ def test_a_fleet_worker_is_read_as_its_own_program_exports_it(changes, tmp_path)
     values = worker("w1") | changes
     _write(tmp_path, "w1", values, prefixed=True)
     _agree(tmp_path, "w1")
+
+
+# --- an owner or worker in conflict with another stack (review) ---------------------------------
+# Planned whole (until fb269cc) its read_stack refused the conflict, and so the plan of every stack
+# that read it; read from its file alone, the conflict went unseen by its readers.
+
+SECOND_OWNER = "Pulumi.lab.yaml (with the other stacks of "
+
+
+def _refused(directory, stack: str) -> str:
+    from components.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        plan_file(stack, directory)
+    return str(caught.value)
+
+
+def test_a_team_stack_on_an_owner_in_conflict_is_refused_naming_the_owners_file(tmp_path):
+    _write(tmp_path, "lab", OWNER)
+    _write(tmp_path, "lab2", OWNER)  # a second owner of cluster 'lab' in project tpu-pathways-lab
+    _write(tmp_path, "vision", {"owner": "lab", "teams": [{"name": "vision"}]})
+    error = _refused(tmp_path, "vision")
+    assert SECOND_OWNER in error
+    assert "stacks 'lab' and 'lab2' would both own cluster 'lab'" in error
+
+
+def test_a_fleet_on_a_worker_sharing_its_project_is_refused_naming_the_workers_file(tmp_path):
+    from tests.fleet_stacks import fleet
+
+    _write(tmp_path, "w1", worker("w1"), prefixed=True)
+    place = {"project": "tpu-w1", "region": "us-west4", "zone": "us-west4-a"}
+    _write(tmp_path, "other", worker("other", gcp=place), prefixed=True)
+    _write(tmp_path, "fleet", fleet(["w1"]), prefixed=True)
+    error = _refused(tmp_path, "fleet")
+    assert "Pulumi.w1.yaml (with the other stacks of " in error
+    assert "would each create a cluster in project 'tpu-w1'" in error
