@@ -300,18 +300,27 @@ def _secrets_shown(value):
     return value
 
 
-@pytest.mark.parametrize("stack", ["team-research", "fleet"])
+@pytest.mark.parametrize(
+    ("stack", "reads"),
+    [("team-research", ["research-v5p"]), ("fleet", ["worker-dev", "worker-research-v5p"])],
+)
 def test_a_plan_that_reads_other_stacks_registers_its_own_resources_alone(
-    stack, example_plan, registrations
+    stack, reads, example_plan, bench, registrations, tmp_path
 ):
     """A team stack's plan reads its owner's contract, a fleet's plan its workers', from their
     stack files without running their programs: the engine registers the plan's own resources
-    and its stack, nothing else, so the floor's shape (the plan's resources) is all the plan
-    registers."""
-    plan_file(stack, EXAMPLES_DIR)
+    and its stack, nothing else, so the floor's shape (``write_shape``: the plan's resources)
+    is all the plan registers; the other stacks are StackReferences (reads) in both."""
+    plan = example_plan(stack)  # first: it plans here when no earlier test of the run did
+    shape_path = tmp_path / "shape.json"
+    assert bench.write_shape(plan.to_dict(), shape_path) == len(plan.resources)
+    shape = bench.read_shape(str(shape_path))
     stack_type, reference = "pulumi:pulumi:Stack", "pulumi:pulumi:StackReference"
-    own = [(r.type, r.name) for r in example_plan(stack).resources if r.type != reference]
-    assert sorted(t for t in registrations if t[0] != stack_type) == sorted(own)
+    assert sorted(r["name"] for r in shape if r["type"] == reference) == reads
+    registrations.clear()
+    plan_file(stack, EXAMPLES_DIR)
+    floor = [(r["type"], r["name"]) for r in shape if r["type"] != reference]
+    assert sorted(t for t in registrations if t[0] != stack_type) == sorted(floor)
     assert [t for t, _ in registrations].count(stack_type) == 1
 
 
