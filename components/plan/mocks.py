@@ -90,7 +90,7 @@ _INVOKES = {
 
 class PlanMocks(Mocks):
     def __init__(self, stack_outputs: dict[str, dict[str, Any]] | None = None) -> None:
-        # Outputs of the stacks a team stack references, from each one's own offline plan.
+        # Outputs of the stacks a team stack or a fleet references (``loader.reference_reader``).
         self.stack_outputs = stack_outputs or {}
 
     def echoes(self, type_token: str) -> bool:

@@ -781,7 +781,7 @@ def test_owner_exports_the_node_pools_its_jobs_hold(tmp_path):
 
 def test_team_colocated_job_is_pinned_past_the_owners_node_pools(tmp_path):
     stacks = _v6e_stacks(tmp_path, 3, [_inference("inf1", "platform")])
-    # the team stack's offline plan reads the contract from the owner's offline plan
+    # the team stack's offline plan reads the contract from the owner's stack file
     plan = plan_stack(load_stack("t3", stacks), "t3")
     (job,) = plan.by_type(PATHWAYS_JOB)
     selector = job.inputs["spec"]["workers"][0]["nodeSelector"]

@@ -1,5 +1,5 @@
-"""The example fleet stack plans offline: a CPU-only manager cluster, its workers read from their
-own offline plans, no credential in plain text anywhere in the plan or its --out manifests."""
+"""The example fleet stack plans offline: a CPU-only manager cluster, its workers' contracts read
+from their stack files, no credential in plain text anywhere in the plan or its --out manifests."""
 
 from __future__ import annotations
 

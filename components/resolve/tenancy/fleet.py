@@ -80,7 +80,8 @@ from components.resolve.tenancy.shared_cluster import contract_outputs, read_con
 from components.vocabulary import WorkloadBackend
 
 WorkerReader = Callable[[str], Mapping[str, Any] | None]
-"""A worker stack's name -> its exported outputs (the offline plan: its own offline plan)."""
+"""A worker stack's name -> its exported outputs (the offline plan: ``loader.reference_reader``,
+computed from its stack file)."""
 
 
 @dataclass(frozen=True)

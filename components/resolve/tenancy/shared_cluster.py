@@ -20,8 +20,9 @@ StackReference (a read: it creates nothing) and waits for its outputs the way th
 synchronous invokes wait; only then is the team config validated and the rest of the program
 registered.
 
-The offline plan answers the StackReference from the owner stack's own offline plan (same
-project, no network, no credentials): see ``components/plan/engine.py``.
+The offline plan answers the StackReference with ``reference_outputs`` of the owner's validated
+stack file (same project, no network, no credentials; the owner's program does not run): see
+``components/resolve/loader.py`` ``reference_reader``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The contract the offline plan answers for another stack's StackReference (``reference_reader``,
 from the stack file) is, for many owner configs, exactly what that stack's own program exports
 (its own offline plan's ``shared_cluster`` output): team and dedicated TPU pools, team CPU pools,
-buckets, DNS, Kueue on and off with quotas, shared services, jobs that hold node pools, a
-Shared VPC-less existing network, fleet workers (tests/fleet_stacks.py)."""
+buckets, DNS, Kueue on and off with quotas, shared services, jobs that hold node pools, no
+installs, fleet workers (tests/fleet_stacks.py)."""
 
 from __future__ import annotations
 
