@@ -56,12 +56,13 @@ def reference_reader(stacks_dir: Path = STACKS_DIR) -> OwnerReader:
     (planning it whole cost about 0.2-0.4 s of CPU for each owner or worker read), and refused,
     as its own plan refuses it, when it is in conflict with another stack of the directory
     (``classify_stacks``: two owners of one cluster, two clusters in one project)."""
-    kinds: list[StackKinds] = []  # the directory classified once, when a stack is first read
+    classified: list[StackKinds] = []  # the directory, classified when a stack is first read
 
     def read(other: str) -> Mapping[str, Any]:
         config = load_stack(other, stacks_dir, read)
-        kinds[:] = kinds or [classify_stacks(stacks_dir)]
-        if conflicts := kinds[0].conflicts_of(other):
+        if not classified:
+            classified.append(classify_stacks(stacks_dir))
+        if conflicts := classified[0].conflicts_of(other):
             label = f"{stack_path(other, stacks_dir).name} (with the other stacks of "
             raise ConfigError(conflicts, f"{label}{stacks_dir.name}/)")
         return reference_outputs(config, other)

@@ -50,7 +50,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 T = TypeVar("T")
 
-PULUMI_WINDOW = ">=3.237,<3.273"
+PULUMI_WINDOW = ">=3.261,<3.273"
 """The ``pulumi`` releases the tests of this module were run on (pyproject's pin)."""
 
 SIG_KEY: str = _rpc._special_sig_key

@@ -205,7 +205,7 @@ def _get_resource(monitor, urn: str):
     return monitor.Invoke(request).__getattribute__("return")
 
 
-# ExistsResource came after 3.237 (the oldest release of the window), which never asks it.
+# ExistsResource came after 3.261 (the oldest release of the window), which never asks it.
 HAS_EXISTS = hasattr(resource_pb2, "ExistsResourceRequest")
 
 
