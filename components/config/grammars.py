@@ -427,11 +427,17 @@ _OWNER_REF = re.compile(rf"(?:({_STACK_PART})/)?(?:({_STACK_PART})/)?({_STACK_PA
 
 def parse_owner_ref(ref: str) -> tuple[str | None, str]:
     """`stack`, `org/stack` or `org/project/stack` -> (project or None, stack)."""
+    _org, project, stack = owner_ref_parts(ref)
+    return project, stack
+
+
+def owner_ref_parts(ref: str) -> tuple[str | None, str | None, str]:
+    """`stack`, `org/stack` or `org/project/stack` -> (org or None, project or None, stack)."""
     match = _OWNER_REF.fullmatch(ref)
     if match is None:
         raise ValueError(
             f"{ref!r} is not a stack reference; use a stack name of this project "
             "(research-v5p) or <org>/<project>/<stack>"
         )
-    _org, project, stack = match.groups()
-    return project, stack
+    org, project, stack = match.groups()
+    return org, project, stack

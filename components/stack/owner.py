@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pulumi
 
+from components.config.grammars import owner_ref_parts
 from components.config.schema.contract import SharedCluster
+from components.errors import ConfigError, ConfigIssue
 from components.resolve.tenancy.shared_cluster import OUTPUT, contract_from_outputs
 from components.sdk.pulumi_private import sync_await
 
@@ -26,8 +28,28 @@ def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
 
 
 def read_owner_contract(owner: str) -> SharedCluster:
-    """A team stack's first registration: the StackReference to its owner, read and validated."""
+    """A team stack's first registration: the StackReference to its owner, read and validated
+    (an owner of another organization refused before it is read)."""
+    check_owner_organization(owner, pulumi.get_organization())
     return read_owner(owner_reference(owner, owner), owner)
+
+
+def check_owner_organization(owner: str, organization: str | None) -> None:
+    """Refuse an owner named in an organization other than the one this stack deploys in. The
+    offline plan reads an owner from this project's stack files whatever organization its name
+    gives, so a team stack reviewed against the owner there could otherwise deploy against a
+    stack of the same name in another organization, whose contract names other clusters and
+    projects. ``organization``: the engine's (None under the offline plan's mocks, which know
+    none; organization names are compared as Pulumi Cloud's are, regardless of case)."""
+    org, project, stack = owner_ref_parts(owner)
+    if org is None or organization is None or org.casefold() == organization.casefold():
+        return
+    same = f"{organization}/{project}/{stack}" if project else f"{organization}/{stack}"
+    message = (
+        f"{owner!r} names organization {org!r}, but this stack deploys in {organization!r}; "
+        f"an owner is a stack of this organization: {stack!r} or {same!r}"
+    )
+    raise ConfigError([ConfigIssue("owner", message)], "owner stack")
 
 
 def read_worker_outputs(worker: str) -> dict:

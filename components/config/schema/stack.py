@@ -111,8 +111,9 @@ class StackConfig(ConfigModel):
     """Price overrides for the plan's cost estimate (e.g. your reservation's chip-hour rate)."""
     owner: Annotated[str, AfterValidator(lambda v: _owner_ref(v))] | None = None
     """Team stack: the stack that owns the cluster (a stack name of this project, or
-    <org>/<project>/<stack>). Its pools, bucket and queues are read from it (StackReference);
-    this stack then owns only its team namespaces and what is in them."""
+    <org>/<project>/<stack> with the organization this stack deploys in: `pulumi up` refuses
+    another). Its pools, bucket and queues are read from it (StackReference); this stack then
+    owns only its team namespaces and what is in them."""
 
     _owner: SharedCluster | None = PrivateAttr(None)
     # The preflight the parse ran against this stack's own pools and grants (None: not run, or
