@@ -65,8 +65,9 @@ def read_stack(stack: str, stacks_dir: Path) -> StackFile:
         fleet = load_fleet(stack, loader.reference_reader(stacks_dir), stacks_dir, raw)
         label = stack_path(stack, stacks_dir).name
         return StackFile(stack, fleet.manager, raw, label, worker_outputs(fleet), stacks_dir)
-    config = load_stack(stack, stacks_dir, raw=raw)
+    kinds = classify_stacks(stacks_dir, {stack: raw})  # once, for this stack and its owner
+    config = loader.load_stack(stack, stacks_dir, loader.reference_reader(stacks_dir, kinds), raw)
     label = stack_path(stack, stacks_dir).name
-    if conflicts := classify_stacks(stacks_dir, {stack: raw}).conflicts_of(stack):
+    if conflicts := kinds.conflicts_of(stack):
         raise ConfigError(conflicts, f"{label} (with the other stacks of {stacks_dir.name}/)")
     return StackFile(stack, config, raw, label, stacks_dir=stacks_dir)

@@ -48,15 +48,16 @@ def load_stack(
     return parse_stack_config(values, source, contract, misspelled)
 
 
-def reference_reader(stacks_dir: Path = STACKS_DIR) -> OwnerReader:
+def reference_reader(stacks_dir: Path = STACKS_DIR, kinds: StackKinds | None = None) -> OwnerReader:
     """Another stack of ``stacks_dir`` (a team stack's owner, a fleet's worker) -> what its
     StackReference answers in the offline plan: the outputs it exports for other stacks,
     ``reference_outputs`` of its validated config. Its program exports them with that same
     function, so the other stack's program need not run: only its file is read and validated
     (planning it whole cost about 0.2-0.4 s of CPU for each owner or worker read), and refused,
     as its own plan refuses it, when it is in conflict with another stack of the directory
-    (``classify_stacks``: two owners of one cluster, two clusters in one project)."""
-    classified: list[StackKinds] = []  # the directory, classified when a stack is first read
+    (``classify_stacks``: two owners of one cluster, two clusters in one project). ``kinds``:
+    the directory classified already (else it is, when a stack is first read)."""
+    classified: list[StackKinds] = [] if kinds is None else [kinds]
 
     def read(other: str) -> Mapping[str, Any]:
         config = load_stack(other, stacks_dir, read)
