@@ -138,7 +138,7 @@ def derived_name_conflicts(
     accounts: dict[tuple[str, str], list[str]] = {}
     buckets: dict[str, list[str]] = {}
     for stack, values in owners.items():
-        project, cluster = _text(values, "gcp", "project"), _text(values, "cluster", "name")
+        project, cluster = text_at(values, "gcp", "project"), text_at(values, "cluster", "name")
         if project is None or cluster is None:
             continue
         accounts.setdefault((project, node_account_id(cluster)), []).append(stack)
@@ -220,7 +220,7 @@ def _cluster_of(values: Mapping[str, Any]) -> str | None:
         return None
     name, context = existing.get("name"), existing.get("kubeconfigContext")
     if isinstance(name, str):
-        return f"existing cluster {name!r} of project {_text(values, 'gcp', 'project')!r}"
+        return f"existing cluster {name!r} of project {text_at(values, 'gcp', 'project')!r}"
     return f"kubeconfig context {context!r}" if isinstance(context, str) else None
 
 
@@ -231,18 +231,21 @@ def _team_names(values: Mapping[str, Any]) -> list[str]:
     if not isinstance(teams, list):
         return []
     names = [t.get("name") for t in teams if isinstance(t, Mapping)]
-    return [n for n in dict.fromkeys(names) if isinstance(n, str)]
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
 def _same_cluster(owners: Mapping[str, Mapping[str, Any]], stacks: list[str]) -> bool:
     """Stacks that name one cluster of one project (reported as two owners of it)."""
     pairs = {
-        (_text(owners[s], "gcp", "project"), _text(owners[s], "cluster", "name")) for s in stacks
+        (text_at(values, "gcp", "project"), text_at(values, "cluster", "name"))
+        for values in (owners[s] for s in stacks)
     }
     return len(pairs) == 1
 
 
-def _text(values: Mapping[str, Any], section: str, key: str) -> str | None:
+def text_at(values: Mapping[str, Any], section: str, key: str) -> str | None:
+    """``values[section][key]`` if it is text, else None (a list or mapping there is the
+    stack's own schema's to refuse; here it would be an unhashable key)."""
     part = values.get(section)
     value = part.get(key) if isinstance(part, Mapping) else None
     return value if isinstance(value, str) else None

@@ -32,6 +32,7 @@ from components.resolve.tenancy.cross_stack import (
     namespace_conflicts,
     shared_worker_conflicts,
     stack_names,
+    text_at,
 )
 from components.resolve.tenancy.shared_cluster import fleet_owner_message
 
@@ -180,21 +181,21 @@ class _Roles:
             self.teams.append(stack)
             self.fleets[stack] = fleet_workers(decoded)
             self.values_of[stack] = manager
-            cluster = (manager["gcp"]["project"], manager["cluster"]["name"])
+            cluster = (text_at(manager, "gcp", "project"), text_at(manager, "cluster", "name"))
             self.claims.setdefault(cluster, []).append(stack)
             return
         self.values_of[stack] = decoded
-        gcp, cluster = decoded.get("gcp"), decoded.get("cluster")
-        project = gcp.get("project") if isinstance(gcp, dict) else None
+        # Text or None only: a list or mapping here is the stack's own schema's to refuse.
+        project, cluster = text_at(decoded, "gcp", "project"), decoded.get("cluster")
         cluster = cluster if isinstance(cluster, dict) else {}
         target = cluster.get("existing")
         if decoded.get("owner") is not None or target is not None:
             self.teams.append(stack)
             if decoded.get("owner") is None and isinstance(target, dict):
-                self.existing.append((stack, (project, target.get("name"))))
+                self.existing.append((stack, (project, text_at(cluster, "existing", "name"))))
             return
         self.owners.append(stack)
-        self.claims.setdefault((project, cluster.get("name")), []).append(stack)
+        self.claims.setdefault((project, text_at(decoded, "cluster", "name")), []).append(stack)
 
     def conflicts(self) -> list[Conflict]:
         claims, fleets = self.claims, self.fleets
