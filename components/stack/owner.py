@@ -15,9 +15,29 @@ from components.errors import ConfigError, ConfigIssue
 from components.resolve.tenancy.shared_cluster import OUTPUT, contract_from_outputs
 from components.sdk.pulumi_private import sync_await
 
+# What a DIY backend (a local directory or a bucket) reports as the organization: it has none,
+# and takes no other in a stack name (pulumi/pulumi pkg/backend/diy/state.go and store.go,
+# read at 1b59498, 2026-08).
+DIY_ORGANIZATION = "organization"
+
 
 def owner_reference(resource_name: str, owner: str) -> pulumi.StackReference:
-    return pulumi.StackReference(resource_name, stack_name=owner)
+    name = reference_name(owner, pulumi.get_organization(), pulumi.get_project())
+    return pulumi.StackReference(resource_name, stack_name=name)
+
+
+def reference_name(ref: str, organization: str | None, project: str) -> str:
+    """The name a StackReference to stack ``ref`` (`stack`, `org/stack` or `org/project/stack`)
+    is given. Pulumi Cloud reads another stack's outputs only by a name of the form
+    <organization>/<project>/<stack> (pulumi/pulumi pkg/backend/httpstate/backend.go
+    ``GetStackOutputs`` refuses any other, at 1b59498), so there the parts the name leaves out
+    are this stack's. A DIY backend
+    (``DIY_ORGANIZATION``) takes the name as written (its old layout takes a bare stack name
+    only), and so does the offline plan (``organization`` None: its mocks know none)."""
+    if not organization or organization == DIY_ORGANIZATION:
+        return ref
+    org, named_project, stack = owner_ref_parts(ref)
+    return f"{org or organization}/{named_project or project}/{stack}"
 
 
 def read_owner(reference: pulumi.StackReference, owner: str) -> SharedCluster:
@@ -40,9 +60,9 @@ def check_owner_organization(owner: str, organization: str | None) -> None:
     gives, so a team stack reviewed against the owner there could otherwise deploy against a
     stack of the same name in another organization, whose contract names other clusters and
     projects. ``organization``: the engine's (None under the offline plan's mocks, which know
-    none; organization names are compared as Pulumi Cloud's are, regardless of case)."""
+    none)."""
     org, project, stack = owner_ref_parts(owner)
-    if org is None or organization is None or org.casefold() == organization.casefold():
+    if org is None or organization is None or org == organization:
         return
     same = f"{organization}/{project}/{stack}" if project else f"{organization}/{stack}"
     message = (
