@@ -25,12 +25,20 @@ from components.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
 sdks = sorted({name.split(".")[0] for name in sys.modules} & {"pulumi_gcp", "pulumi_kubernetes"})
-print(json.dumps({"code": code, "sdks": sdks}), flush=True)
+# pulumi-gcp's modules are lazy: each is in sys.modules from the start, its _inputs once it ran.
+ran = [m.split(".") for m in sys.modules if m.startswith("pulumi_gcp.") and m.endswith("._inputs")]
+gcp = sorted(parts[1] for parts in ran if len(parts) == 3)
+print(json.dumps({"code": code, "sdks": sdks, "gcp": gcp}), flush=True)
 os._exit(0)
 """
 
 
 def loaded_sdks(*argv: str) -> tuple[int, list[str]]:
+    result = probe(*argv)
+    return result["code"], result["sdks"]
+
+
+def probe(*argv: str) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         cwd=ROOT,
@@ -39,8 +47,7 @@ def loaded_sdks(*argv: str) -> tuple[int, list[str]]:
         timeout=180,
         check=True,
     )
-    result = json.loads(done.stdout)
-    return result["code"], result["sdks"]
+    return json.loads(done.stdout)
 
 
 @pytest.mark.parametrize(
@@ -58,6 +65,19 @@ def test_a_plan_loads_the_provider_sdks():
     code, sdks = loaded_sdks("plan", "--stack", "dev", "--json")
     assert code == 0
     assert sdks == list(SDKS)
+
+
+def test_a_plan_runs_the_gcp_modules_of_what_it_makes_and_looks_up_only():
+    """A team stack makes a bucket grant and looks up its cluster and project number, no
+    Compute Engine resource: pulumi_gcp.compute (about 0.3 s of CPU) never runs in its plan.
+    The dev stack makes a VPC, so its plan runs it."""
+    from tests.examples import EXAMPLES_DIR
+
+    team = probe("plan", "--stack", "team-research", "--stacks-dir", str(EXAMPLES_DIR), "--json")
+    assert team["code"] == 0
+    assert team["gcp"] == ["container", "organizations", "storage"]
+    dev = probe("plan", "--stack", "dev", "--stacks-dir", str(EXAMPLES_DIR), "--json")
+    assert "compute" in dev["gcp"]
 
 
 # What `shapes NAME` imports beyond the catalog; its time (at most 60 ms wall on the reference
