@@ -31,9 +31,9 @@ def reference_name(ref: str, organization: str | None, project: str) -> str:
     is given. Pulumi Cloud reads another stack's outputs only by a name of the form
     <organization>/<project>/<stack> (pulumi/pulumi pkg/backend/httpstate/backend.go
     ``GetStackOutputs`` refuses any other, at 1b59498), so there the parts the name leaves out
-    are this stack's. A DIY backend
-    (``DIY_ORGANIZATION``) takes the name as written (its old layout takes a bare stack name
-    only), and so does the offline plan (``organization`` None: its mocks know none)."""
+    are this stack's. A DIY backend (``DIY_ORGANIZATION``) takes the name as written (its old
+    layout takes a bare stack name only), and so does the offline plan (``organization`` None:
+    its mocks know none)."""
     if not organization or organization == DIY_ORGANIZATION:
         return ref
     org, named_project, stack = owner_ref_parts(ref)
