@@ -24,6 +24,7 @@ from components.resolve.tenancy.ownership import owner_stacks
 from components.resolve.tenancy.shared_cluster import contract_from_outputs, read_contract
 from components.vocabulary import node_account_id
 from tests.helpers import deep_merge
+from tests.owner_stacks import OWNER, write_stacks
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 PATHWAYS_JOB = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -41,29 +42,13 @@ OWNER_ONLY_TYPES = {
 }
 RESEARCH_BUCKET = "tpu-pathways-research-pathways-research-pathways"
 
-# A small owner and team, written as stack files so they take the CLI's path.
-OWNER: dict[str, Any] = {
-    "gcp": {"project": "tpu-pathways-lab", "region": "us-east5", "zone": "us-east5-a"},
-    "cluster": {"name": "lab", "deletionProtection": False},
-    "cpuPool": {"maxNodes": 4},
-    "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}],
-    "addons": {"kueue": {"enabled": True}},
-    # The owner's team and the team stack's share the owner's pools, and say so.
-    "teams": [{"name": "platform", "isolation": "shared"}],
-}
+# A small team on the owner (tests/owner_stacks.py), written as stack files so they take the
+# CLI's path.
 TEAM: dict[str, Any] = {
     "owner": "lab",
     "teams": [{"name": "vision", "isolation": "shared"}],
     "workloads": [{"name": "train", "team": "vision", "pool": "v5p", "mode": "headless"}],
 }
-
-
-def write_stacks(directory: Path, stacks: dict[str, dict[str, Any]]) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, values in stacks.items():
-        config = {f"tpu-pathways:{k}": v for k, v in values.items()}
-        (directory / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
-    return directory
 
 
 def team_error(tmp_path: Path, team: dict[str, Any], owner: dict[str, Any] = OWNER) -> ConfigError:

@@ -10,20 +10,11 @@ import copy
 from typing import Any
 
 import pytest
-import yaml
 
 from components.plan.engine import plan_file
 from components.resolve.loader import reference_reader
-from tests.fleet_stacks import worker
-
-OWNER: dict[str, Any] = {
-    "gcp": {"project": "tpu-pathways-lab", "region": "us-east5", "zone": "us-east5-a"},
-    "cluster": {"name": "lab", "deletionProtection": False},
-    "cpuPool": {"maxNodes": 4},
-    "tpuPools": [{"name": "v5p", "accelerator": "v5p-16", "slices": 2}],
-    "addons": {"kueue": {"enabled": True}},
-    "teams": [{"name": "platform", "isolation": "shared"}],
-}
+from tests.fleet_stacks import worker, write
+from tests.owner_stacks import OWNER, write_stacks
 
 
 def _with(**changes: Any) -> dict[str, Any]:
@@ -78,11 +69,6 @@ OWNERS: dict[str, dict[str, Any]] = {
 }
 
 
-def _write(directory, name: str, values: dict[str, Any], prefixed: bool = False) -> None:
-    config = values if prefixed else {f"tpu-pathways:{k}": v for k, v in values.items()}
-    (directory / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
-
-
 def _agree(directory, name: str) -> None:
     exported = plan_file(name, directory).outputs
     assert "shared_cluster" in exported
@@ -91,7 +77,7 @@ def _agree(directory, name: str) -> None:
 
 @pytest.mark.parametrize("case", sorted(OWNERS))
 def test_an_owner_is_read_as_its_own_program_exports_it(case, tmp_path):
-    _write(tmp_path, "lab", OWNERS[case])
+    write_stacks(tmp_path, {"lab": OWNERS[case]})
     _agree(tmp_path, "lab")
 
 
@@ -102,7 +88,7 @@ def test_an_owner_is_read_as_its_own_program_exports_it(case, tmp_path):
 )
 def test_a_fleet_worker_is_read_as_its_own_program_exports_it(changes, tmp_path):
     values = worker("w1") | changes
-    _write(tmp_path, "w1", values, prefixed=True)
+    write(tmp_path, "w1", values)
     _agree(tmp_path, "w1")
 
 
@@ -122,9 +108,9 @@ def _refused(directory, stack: str) -> str:
 
 
 def test_a_team_stack_on_an_owner_in_conflict_is_refused_naming_the_owners_file(tmp_path):
-    _write(tmp_path, "lab", OWNER)
-    _write(tmp_path, "lab2", OWNER)  # a second owner of cluster 'lab' in project tpu-pathways-lab
-    _write(tmp_path, "vision", {"owner": "lab", "teams": [{"name": "vision"}]})
+    # a second owner of cluster 'lab' in project tpu-pathways-lab
+    vision = {"owner": "lab", "teams": [{"name": "vision"}]}
+    write_stacks(tmp_path, {"lab": OWNER, "lab2": OWNER, "vision": vision})
     error = _refused(tmp_path, "vision")
     assert SECOND_OWNER in error
     assert "stacks 'lab' and 'lab2' would both own cluster 'lab'" in error
@@ -133,10 +119,10 @@ def test_a_team_stack_on_an_owner_in_conflict_is_refused_naming_the_owners_file(
 def test_a_fleet_on_a_worker_sharing_its_project_is_refused_naming_the_workers_file(tmp_path):
     from tests.fleet_stacks import fleet
 
-    _write(tmp_path, "w1", worker("w1"), prefixed=True)
+    write(tmp_path, "w1", worker("w1"))
     place = {"project": "tpu-w1", "region": "us-west4", "zone": "us-west4-a"}
-    _write(tmp_path, "other", worker("other", gcp=place), prefixed=True)
-    _write(tmp_path, "fleet", fleet(["w1"]), prefixed=True)
+    write(tmp_path, "other", worker("other", gcp=place))
+    write(tmp_path, "fleet", fleet(["w1"]))
     error = _refused(tmp_path, "fleet")
     assert "Pulumi.w1.yaml (with the other stacks of " in error
     assert "would each create a cluster in project 'tpu-w1'" in error

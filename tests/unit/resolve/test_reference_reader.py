@@ -23,6 +23,21 @@ def test_a_cluster_owner_is_read_as_its_own_plan_exports_it(stack, example_plan)
     assert reference_reader(EXAMPLES_DIR)(stack) == {CONTRACT: exported[CONTRACT]}
 
 
+def test_the_contract_read_from_research_v5p_is_its_stack_files():
+    """Known answers from stacks/Pulumi.research-v5p.yaml (both sides of the test above run
+    the same export function: this one checks what it exports)."""
+    contract = reference_reader(EXAMPLES_DIR)("research-v5p")[CONTRACT]
+    assert contract["owner_stack"] == "research-v5p"
+    assert (contract["project"], contract["region"], contract["zone"]) == (
+        "tpu-pathways-research",
+        "us-east5",
+        "us-east5-a",
+    )
+    assert contract["cluster_name"] == "pathways-research"
+    pools = {p["name"]: (p["node_pools"], p.get("team")) for p in contract["tpu_pools"]}
+    assert pools == {"v5p": (["v5p-0", "v5p-1"], None), "v5p-nlp": (["v5p-nlp-0"], "nlp")}
+
+
 def test_a_stack_that_creates_no_cluster_exports_no_contract(example_plan):
     assert CONTRACT not in example_plan("team-research").outputs
     assert reference_reader(EXAMPLES_DIR)("team-research") == {}
