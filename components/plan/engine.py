@@ -21,7 +21,6 @@ import pulumi
 from components.config.schema import StackConfig
 from components.errors import ConfigError, ConfigIssue
 from components.pathways.preflight import PreflightReport
-from components.plan import stack_source
 from components.plan.cost import cost_summary
 from components.plan.fresh_stack import on_fresh_stack
 from components.plan.links import add_dashboard
@@ -29,7 +28,7 @@ from components.plan.main_module import MainProgram, main_program
 from components.plan.mocks import PlanMocks
 from components.plan.model import SECRET, TPU_COUNTS, UNKNOWN, Plan, PlannedResource
 from components.plan.monitor import RecordingMonitor
-from components.plan.stack_source import StackFile
+from components.plan.stack_source import StackFile, read_stack
 from components.plan.wire import readable
 from components.program_failure import ProgramFailed
 from components.resolve.stack_files import (
@@ -242,20 +241,6 @@ def engine_config(raw: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ..
     """A stack file's config in the engine's form: every value a string, and the keys the
     engine marks secret (``tpu-pathways:secrets``, whose values are encrypted in the file)."""
     return dict(raw), (SECRETS_KEY,) if SECRETS_KEY in raw else ()
-
-
-def load_stack(
-    stack: str,
-    stacks_dir: Path = STACKS_DIR,
-    raw: Mapping[str, str] | None = None,
-) -> StackConfig:
-    """``stack_source.load_stack``."""
-    return stack_source.load_stack(stack, stacks_dir, raw)
-
-
-def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
-    """``stack_source.read_stack``."""
-    return stack_source.read_stack(stack, stacks_dir)
 
 
 def plan_read(source: StackFile, program: Path = PROGRAM) -> Plan:

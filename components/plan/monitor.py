@@ -37,8 +37,9 @@ class RecordingMonitor(sdk.EchoingMockMonitor):
         """A resource's URN as the SDK's monitor makes it (the parent's type qualifies the
         type: ``<parent type>$<type>``), with this run's stack and project. The SDK's reads
         them from context variables, which the executor threads its monitor calls run on see
-        only where the SDK copies the program's context there (3.272.0 does; 3.237.0 did not,
-        and every URN of a plan read ``stack::project``)."""
+        only where the SDK copies the program's context there (3.261.0 and 3.272.0 do, in
+        ``runtime/resource.py`` ``wrap_with_context``; 3.237.0 did not, and every URN of a
+        plan read ``stack::project``): the plan's URNs do not hang on that."""
         if parent:
             type_ = f"{parent.split('::')[2].split('$')[-1]}${type_}"
         return f"urn:pulumi:{self._stack}::{self._project}::{type_}::{name}"

@@ -8,7 +8,6 @@ exports for StackReferences (its contract) computed from its config
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,18 +40,7 @@ class StackFile:
     """The directory it was read from: the program checks other stacks there too."""
 
 
-def load_stack(
-    stack: str,
-    stacks_dir: Path,
-    raw: Mapping[str, str] | None = None,
-) -> StackConfig:
-    """Read (unless ``raw`` is the file's config map already read) and validate a stack file for
-    the offline plan: a team stack's owner contract is what the owner stack exports, computed
-    from the owner's stack file (same project, no network)."""
-    return loader.load_stack(stack, stacks_dir, loader.reference_reader(stacks_dir), raw)
-
-
-def read_stack(stack: str, stacks_dir: Path) -> StackFile:
+def read_stack(stack: str, stacks_dir: Path = STACKS_DIR) -> StackFile:
     """Read and validate ``stacks_dir/Pulumi.<stack>.yaml``: every problem is reported at once
     (ConfigError), before anything registers; so are the problems between it and the other
     stacks of the directory (``tenancy.ownership.classify_stacks``: names both would create, a

@@ -19,7 +19,8 @@ from components.cli import main as cli
 from components.config.grammars import parse_owner_ref
 from components.config.schema.contract import SharedCluster
 from components.errors import ConfigError, ConfigIssue
-from components.plan.engine import load_stack, plan_stack, run_program
+from components.plan.engine import plan_stack, run_program
+from components.resolve.loader import load_stack
 from components.resolve.tenancy.ownership import owner_stacks
 from components.resolve.tenancy.shared_cluster import contract_from_outputs, read_contract
 from components.vocabulary import node_account_id

@@ -13,7 +13,8 @@ from types import ModuleType
 
 import pytest
 
-from components.plan.engine import load_stack, plan_file
+from components.plan.engine import plan_file
+from components.resolve.loader import load_stack
 from components.sdk.pulumi_private import SECRET_SIG, SIG_KEY
 from tests.examples import EXAMPLES_DIR
 

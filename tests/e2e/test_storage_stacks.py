@@ -105,7 +105,7 @@ def test_the_plan_summary_gives_each_job_its_logs_and_mounts(example_plan):
 def test_the_program_creates_the_jobset_the_preflight_checked(switched, stack):
     """One rendering of a JobSet-backend job: what the program registers is what the preflight
     read the pods from (``workload_specs.deployment_jobset``)."""
-    from components.plan.engine import load_stack
+    from components.resolve.loader import load_stack
     from components.resolve.workload_specs import deployment_jobset, node_pool_pins
 
     config = load_stack(stack, switched)

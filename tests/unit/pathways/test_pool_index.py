@@ -17,7 +17,7 @@ from components.pathways.controller_model import PodModel, expand
 from components.pathways.head_sizing import PodResources
 from components.pathways.scheduler_model import TPU_TAINT, NodePoolModel, PoolIndex
 from components.pathways.spec import PathwaysJobSpec
-from components.plan.engine import load_stack
+from components.resolve.loader import load_stack
 from components.resolve.preflight import bucket_grants, planned_pools, preflight
 from components.tpu.machines import tpu_host
 

@@ -279,7 +279,7 @@ def test_a_stack_on_an_existing_cluster_cannot_grant_its_nodes(config_error, sta
 
 
 def test_a_team_stack_asks_its_owner_for_data_buckets():
-    from components.plan.engine import load_stack
+    from components.resolve.loader import load_stack
     from tests.examples import EXAMPLES_DIR as STACKS_DIR
 
     owner = load_stack("team-research", STACKS_DIR).shared_cluster
@@ -303,8 +303,8 @@ def test_a_team_stack_asks_its_owner_for_data_buckets():
 def test_a_team_stack_grants_its_buckets_to_its_dedicated_pools(example_plan):
     """nlp's pools are dedicated to it in the owner: this team stack may grant nlp's node
     account its own buckets (a bucket IAM member, which the owner does not own)."""
-    from components.plan.engine import load_stack
     from components.resolve.checks import parse_stack_config
+    from components.resolve.loader import load_stack
     from components.resolve.stack_files import STACKS_DIR
 
     owner = load_stack("team-research", STACKS_DIR).shared_cluster

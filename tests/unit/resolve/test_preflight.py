@@ -284,8 +284,8 @@ def test_too_few_slices_for_a_job_is_refused(config_of, stack_values):
 def test_team_stack_identity_on_the_shared_pools_is_reported_unverified():
     """A team stack on its owner's shared pools (both sides declared isolation: shared): its
     pods act as the owner's node account, whose grants this stack cannot see."""
-    from components.plan.engine import load_stack
     from components.resolve.checks import parse_stack_config
+    from components.resolve.loader import load_stack
     from components.resolve.stack_files import STACKS_DIR
 
     owner = load_stack("team-research", STACKS_DIR).shared_cluster
@@ -303,7 +303,7 @@ def test_team_stack_identity_on_the_shared_pools_is_reported_unverified():
 
 
 def test_a_dedicated_team_stacks_pods_act_as_its_own_account():
-    from components.plan.engine import load_stack
+    from components.resolve.loader import load_stack
     from tests.examples import EXAMPLES_DIR as STACKS_DIR
 
     config = load_stack("team-research", STACKS_DIR)

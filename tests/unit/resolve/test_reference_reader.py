@@ -9,7 +9,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.plan import engine
-from components.resolve.loader import reference_reader
+from components.resolve.loader import load_stack, reference_reader
 from components.resolve.tenancy.shared_cluster import read_contract
 from tests.examples import EXAMPLES_DIR
 
@@ -45,7 +45,7 @@ def test_a_stack_that_creates_no_cluster_exports_no_contract(example_plan):
 
 def test_a_team_stack_is_validated_against_the_contract_its_owners_plan_exports(example_plan):
     owner = read_contract(example_plan("research-v5p").outputs, "research-v5p")
-    assert engine.load_stack("team-research", EXAMPLES_DIR).shared_cluster == owner
+    assert load_stack("team-research", EXAMPLES_DIR).shared_cluster == owner
 
 
 @pytest.mark.parametrize("stack", ["team-research", "fleet"])

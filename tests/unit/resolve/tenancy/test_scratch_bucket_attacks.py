@@ -21,7 +21,7 @@ def _values(stack: str) -> dict:
 @pytest.fixture(scope="module")
 def contract():
     """What team-research reads of its owner research-v5p (from the owner's stack file)."""
-    from components.plan.engine import load_stack
+    from components.resolve.loader import load_stack
     from components.resolve.stack_files import STACKS_DIR
 
     return load_stack("team-research", STACKS_DIR).shared_cluster

@@ -167,8 +167,8 @@ def test_2_each_node_account_reaches_its_own_teams_data_only(owner):
 
 
 def test_2_a_team_stack_job_naming_the_owners_bucket_is_refused():
-    from components.plan.engine import load_stack
     from components.resolve.checks import parse_stack_config
+    from components.resolve.loader import load_stack
     from components.resolve.stack_files import STACKS_DIR
 
     contract = load_stack("team-research", STACKS_DIR).shared_cluster
